@@ -1,0 +1,54 @@
+"""memoryclaw: deterministic, file-based long-term memory for AI agents.
+
+Memories are markdown files with YAML frontmatter in a vault; a SQLite FTS5 index derived
+from them serves explainable keyword retrieval.  Start with :class:`Vault`.
+"""
+
+from __future__ import annotations
+
+__version__ = "0.1.0"
+
+from .api import ForgetReport, IngestReport, Vault
+from .config import Settings, load_settings
+from .errors import (
+    ConfigError,
+    InvalidInputError,
+    LockTimeoutError,
+    MemoryclawError,
+    NotFoundError,
+    ParseError,
+    UnsafePathError,
+    VaultNotFoundError,
+)
+from .notes import Episode, Fact, RawLog, Turn
+from .retrieval import EpisodeResult, FactResult, RetrievePayload, SearchResult, extract_keywords
+from .sync import SyncReport
+from .transcripts import LoggedTurn
+
+__all__ = [
+    "ConfigError",
+    "Episode",
+    "EpisodeResult",
+    "Fact",
+    "FactResult",
+    "ForgetReport",
+    "IngestReport",
+    "InvalidInputError",
+    "LockTimeoutError",
+    "LoggedTurn",
+    "MemoryclawError",
+    "NotFoundError",
+    "ParseError",
+    "RawLog",
+    "RetrievePayload",
+    "SearchResult",
+    "Settings",
+    "SyncReport",
+    "Turn",
+    "UnsafePathError",
+    "Vault",
+    "VaultNotFoundError",
+    "__version__",
+    "extract_keywords",
+    "load_settings",
+]

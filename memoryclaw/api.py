@@ -1,0 +1,467 @@
+"""``memoryclaw.Vault``: the one API the CLI, the servers and the plugins are layers over."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import shutil
+import sqlite3
+import subprocess
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from types import TracebackType
+from typing import Any
+
+from . import __version__
+from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
+from .errors import InvalidInputError, MemoryclawError, NotFoundError, ParseError
+from .index import Index
+from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells
+from .retrieval import RetrievePayload, SearchResult, render_payload, search
+from .sync import Progress, SyncReport, is_stale, sync
+from .transcripts import LoggedTurn, NewTurn, append_turns, close_session, now_utc, unprocessed_logs, validate_turn
+from .vault import (
+    STATE_DIR,
+    VAULT_FOLDERS,
+    atomic_write,
+    ensure_dir,
+    file_lock,
+    read_text,
+    require_vault,
+    resolve_inside,
+)
+
+INDEX_FILE = "index.db"
+GITIGNORE = ".memoryclaw/\n"
+
+
+@dataclass(frozen=True)
+class ForgetReport:
+    """What ``forget`` removed (or would remove, on a dry run)."""
+
+    episodes: tuple[str, ...] = ()
+    facts: tuple[str, ...] = ()
+    files_deleted: tuple[str, ...] = ()
+    files_edited: tuple[str, ...] = ()
+    dry_run: bool = False
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        return {
+            "episodes": list(self.episodes),
+            "facts": list(self.facts),
+            "files_deleted": list(self.files_deleted),
+            "files_edited": list(self.files_edited),
+            "dry_run": self.dry_run,
+        }
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What ``ingest`` wrote: turns, and the logs they went to (now closed)."""
+
+    turns: int
+    logs: tuple[str, ...]
+    sessions: tuple[str, ...] = field(default=())
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        return {"turns": self.turns, "logs": list(self.logs), "sessions": list(self.sessions)}
+
+
+class Vault:
+    """A memory vault on disk and its index.
+
+    Open one with ``Vault(path)`` (or :meth:`Vault.open`, which honours ``MEMORYCLAW_VAULT``),
+    create one with :meth:`Vault.init`.  Use as a context manager to close the index.
+    """
+
+    def __init__(self, path: str | Path, settings: Settings | None = None, *, env: Mapping[str, str] | None = None) -> None:
+        self.root = require_vault(Path(path).expanduser())
+        self.settings = settings if settings is not None else load_settings(self.root, env)
+        self._index: Index | None = None
+
+    @classmethod
+    def open(cls, path: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Vault:
+        """Open the vault at ``path``, else ``$MEMORYCLAW_VAULT``, else the default location."""
+        return cls(resolve_vault_path(path, env), env=env)
+
+    @classmethod
+    def init(cls, path: str | Path, *, git: bool = False, env: Mapping[str, str] | None = None) -> Vault:
+        """Create a vault's folders, a default ``memoryclaw.yaml`` and ``.gitignore``; keep what exists."""
+        root = Path(path).expanduser()
+        if root.exists() and not root.is_dir():
+            raise InvalidInputError("path", f"{root} exists and is not a folder")
+        ensure_dir(root)
+        for folder in VAULT_FOLDERS:
+            ensure_dir(root / folder)
+        if not (root / CONFIG_FILE).exists():
+            atomic_write(root / CONFIG_FILE, default_config_yaml())
+        gitignore = root / ".gitignore"
+        if not gitignore.exists():
+            atomic_write(gitignore, GITIGNORE)
+        elif ".memoryclaw/" not in gitignore.read_text(encoding="utf-8").split():
+            atomic_write(gitignore, gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE)
+        if git and not (root / ".git").exists():
+            if shutil.which("git") is None:
+                raise InvalidInputError("--git", "git is not installed")
+            subprocess.run(["git", "init", "-q", str(root)], check=True)
+        return cls(root, env=env)
+
+    # ----------------------------------------------------------------- lifecycle
+
+    @property
+    def index(self) -> Index:
+        """The vault's index, opened on first use."""
+        if self._index is None:
+            self._index = Index(self.root / STATE_DIR / INDEX_FILE)
+        return self._index
+
+    def close(self) -> None:
+        """Close the index connection."""
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    def __enter__(self) -> Vault:
+        return self
+
+    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------- index
+
+    def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
+        """Bring the index up to date; ``full`` deletes it and rebuilds from the files."""
+        if full:
+            self.close()
+            state = self.root / STATE_DIR
+            for name in (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm"):
+                (state / name).unlink(missing_ok=True)
+        return sync(self.root, self.index, full=full, progress=progress)
+
+    def refresh(self) -> SyncReport | None:
+        """Sync when the vault changed since the last sync; None when it was current."""
+        if self.index.rebuilt or is_stale(self.root, self.index):
+            self.index.rebuilt = False
+            return sync(self.root, self.index)
+        return None
+
+    # --------------------------------------------------------------- retrieval
+
+    def search(self, query: str, *, limit: int | None = None, now: datetime | None = None, refresh: bool = True) -> SearchResult:
+        """Ranked, explained episodes and facts for ``query``."""
+        if refresh:
+            self.refresh()
+        limit = self.settings.retrieval.max_results if limit is None else limit
+        if limit < 0:
+            raise InvalidInputError("limit", f"must be >= 0, got {limit}")
+        return search(self.index, query, limit=limit, now=now or now_utc())
+
+    def retrieve(self, query: str, *, now: datetime | None = None, refresh: bool = True) -> RetrievePayload:
+        """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working memory."""
+        result = self.search(query, now=now, refresh=refresh)
+        return render_payload(result, self.settings.retrieval.budget_tokens)
+
+    def get(self, ident: str) -> dict[str, Any]:
+        """An episode (with details) or a fact by id."""
+        self.refresh()
+        rows = self.index.episode_rows("id = ?", [ident])
+        if rows:
+            row = rows[0]
+            return {
+                "kind": "episode",
+                "id": row["id"],
+                "path": row["path"],
+                "timestamp": row["timestamp"],
+                "summary": row["summary"],
+                "tags": json.loads(row["tags"]),
+                "entities": json.loads(row["entities"]),
+                "details": row["details"],
+                "source": row["source"],
+                "source_turns": [row["turn_first"], row["turn_last"]] if row["turn_first"] else None,
+                "session": row["session"],
+                "confidence": row["confidence"],
+            }
+        facts = self.index.fact_rows("id = ?", [ident])
+        if facts:
+            fact = facts[0]
+            return {"kind": "fact", **{k: fact[k] for k in fact if k != "rowid"}}
+        raise NotFoundError("memory", ident)
+
+    # ----------------------------------------------------------------- logging
+
+    def log_turn(
+        self,
+        session: str,
+        role: str,
+        text: str,
+        *,
+        name: str | None = None,
+        channel: str | None = None,
+        timestamp: datetime | str | None = None,
+        tool: str | None = None,
+        agent: str | None = None,
+    ) -> LoggedTurn:
+        """Append one turn to the session's raw log (secrets redacted when configured)."""
+        moment = _as_timestamp(timestamp, "timestamp")
+        turn = NewTurn(session, role, text, moment, name=name, channel=channel, tool=tool, agent=agent)
+        return append_turns(self.root, self.settings, [turn])[0]
+
+    def end_session(self, session: str) -> list[str]:
+        """Close the session's open log so consolidation can take it."""
+        return close_session(self.root, session)
+
+    def ingest(self, records: Iterable[Mapping[str, Any]], *, source: str = "<input>") -> IngestReport:
+        """Append many turns (``{session, role, content, timestamp?, name?, channel?, tool?}``).
+
+        Every record is checked before anything is written; each session's log is closed after.
+        """
+        turns: list[NewTurn] = []
+        for line, record in enumerate(records, start=1):
+            turns.append(_turn_from_record(record, source, line))
+        if not turns:
+            return IngestReport(0, ())
+        logged = append_turns(self.root, self.settings, turns, close=True)
+        logs = tuple(dict.fromkeys(t.path for t in logged))
+        sessions = tuple(dict.fromkeys(t.session for t in logged))
+        return IngestReport(len(logged), logs, sessions)
+
+    # ----------------------------------------------------------------- review
+
+    def audit(self, *, days: int = 7, now: datetime | None = None) -> dict[str, Any]:
+        """Episodes and machine-written facts added in the last ``days`` days, for review."""
+        self.refresh()
+        moment = now or now_utc()
+        since = moment - timedelta(days=days)
+        episodes = self.index.episode_rows("ts_epoch >= ?", [int(since.timestamp())])
+        facts = self.index.fact_rows("source != 'hand' AND updated >= ?", [since.strftime("%Y-%m-%d")])
+        return {
+            "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "episodes": [
+                {"id": r["id"], "path": r["path"], "timestamp": r["timestamp"], "summary": r["summary"],
+                 "confidence": r["confidence"], "source": r["source"]}
+                for r in episodes
+            ],
+            "facts": [
+                {"id": r["id"], "entity": r["entity"], "field": r["field"], "value": r["value"],
+                 "path": r["path"], "line": r["line"], "source": r["source"], "updated": r["updated"],
+                 "confidence": r["confidence"]}
+                for r in facts
+            ],
+            "errors": [{"path": p, "reason": r, "line": ln} for p, r, ln in self.index.errors()],
+        }
+
+    def forget(
+        self,
+        query: str | None = None,
+        *,
+        episode_id: str | None = None,
+        fact_id: str | None = None,
+        dry_run: bool = False,
+    ) -> ForgetReport:
+        """Remove memories from the vault and the index: by id, or every search hit of ``query``."""
+        chosen = [x for x in (query, episode_id, fact_id) if x is not None]
+        if len(chosen) != 1:
+            raise InvalidInputError("forget", "give exactly one of a query, an episode id or a fact id")
+        self.refresh()
+        episode_paths: dict[str, str] = {}
+        fact_rows: list[dict[str, Any]] = []
+        if episode_id is not None:
+            rows = self.index.episode_rows("id = ?", [episode_id])
+            if not rows:
+                raise NotFoundError("episode", episode_id)
+            episode_paths = {r["path"]: r["id"] for r in rows}
+        elif fact_id is not None:
+            fact_rows = self.index.fact_rows("id = ?", [fact_id])
+            if not fact_rows:
+                raise NotFoundError("fact", fact_id)
+        else:
+            assert query is not None
+            found = self.search(query, refresh=False)
+            episode_paths = {r.path: r.id for r in found.results}
+            fact_rows = [row for f in found.facts for row in self.index.fact_rows("id = ?", [f.id])]
+        edited: list[str] = []
+        if not dry_run:
+            with file_lock(self.root, "semantic"):
+                for path in sorted(episode_paths):
+                    resolve_inside(self.root, path).unlink(missing_ok=True)
+                by_file: dict[str, list[dict[str, Any]]] = {}
+                for row in fact_rows:
+                    by_file.setdefault(row["path"], []).append(row)
+                for path, rows in sorted(by_file.items()):
+                    self._remove_fact_lines(path, rows)
+                    edited.append(path)
+            sync(self.root, self.index)
+        return ForgetReport(
+            episodes=tuple(episode_paths[p] for p in sorted(episode_paths)),
+            facts=tuple(row["id"] for row in fact_rows),
+            files_deleted=tuple(sorted(episode_paths)),
+            files_edited=tuple(edited) if not dry_run else tuple(sorted({r["path"] for r in fact_rows})),
+            dry_run=dry_run,
+        )
+
+    def _remove_fact_lines(self, path: str, rows: list[dict[str, Any]]) -> None:
+        """Delete bullet/nested fact lines; blank a table fact's cell (other cells stay)."""
+        text = read_text(self.root, path)
+        lines = text.split("\n")
+        drop: set[int] = set()
+        for row in rows:
+            at = row["line"] - 1
+            if not 0 <= at < len(lines):
+                continue
+            if row["form"] == "table":
+                lines[at] = _blank_table_cell(lines[at], row["entity"], row["value"])
+            else:
+                drop.add(at)
+        kept = [line for i, line in enumerate(lines) if i not in drop]
+        atomic_write(resolve_inside(self.root, path), "\n".join(kept))
+
+    # ---------------------------------------------------------------- health
+
+    def stats(self) -> dict[str, Any]:
+        """Counts and sizes of the vault and its index."""
+        self.refresh()
+        counts = self.index.counts()
+        db = self.root / STATE_DIR / INDEX_FILE
+        index_bytes = sum(
+            p.stat().st_size for p in (db, db.with_name(INDEX_FILE + "-wal")) if p.exists()
+        )
+        vault_bytes = 0
+        for dirpath, dirnames, filenames in os.walk(self.root):
+            dirnames[:] = [d for d in dirnames if d not in {STATE_DIR, ".git"}]
+            vault_bytes += sum(os.lstat(os.path.join(dirpath, f)).st_size for f in filenames)
+        logs = unprocessed_logs(self.root)
+        return {
+            "vault": str(self.root),
+            "episodes": counts["episodes"],
+            "facts": counts["facts"],
+            "aliases": counts["aliases"],
+            "tags": counts["distinct_tags"],
+            "files_indexed": counts["files"] - counts["errors"],
+            "files_with_errors": counts["errors"],
+            "logs_unprocessed": len(logs),
+            "logs_open": sum(1 for log in logs if not log.meta.get("closed")),
+            "skills": len(list((self.root / "skills").glob("*/SKILL.md"))),
+            "top_tags": [{"tag": t, "count": n} for t, n in self.index.top_tags(10)],
+            "vault_bytes": vault_bytes,
+            "index_bytes": index_bytes,
+        }
+
+    def doctor(self) -> list[dict[str, str]]:
+        """Configuration, dependency and index health checks: ``{check, status, detail}``."""
+        checks: list[dict[str, str]] = []
+
+        def add(check: str, status: str, detail: str) -> None:
+            checks.append({"check": check, "status": status, "detail": detail})
+
+        add("version", "ok", f"memoryclaw {__version__}")
+        add("config", "ok", f"{self.root / CONFIG_FILE} valid" if (self.root / CONFIG_FILE).exists() else "no memoryclaw.yaml; defaults apply")
+        missing = [f for f in VAULT_FOLDERS if not (self.root / f).is_dir()]
+        add("folders", "warn" if missing else "ok", f"missing: {', '.join(missing)}" if missing else "all present")
+        add("sqlite", "ok", f"SQLite {sqlite3.sqlite_version} with FTS5" if _has_fts5() else "FTS5 missing")
+        try:
+            report = self.refresh()
+            problems = self.index.integrity_problems()
+            add("index", "error" if problems else "ok", "; ".join(problems) or f"{self.index.counts()['episodes']} episodes indexed")
+            if report is not None:
+                add("sync", "ok", f"index was stale; synced {len(report.added) + len(report.changed)} files")
+        except (MemoryclawError, sqlite3.DatabaseError) as exc:
+            add("index", "error", f"{exc} (run `memoryclaw reindex --full`)")
+            return checks
+        for path, reason, line in self.index.errors():
+            add("file", "warn", f"{path}{f':{line}' if line else ''}: {reason}")
+        broken_logs = [p for p in (self.root / "logs").glob("*.md") if _unparseable_log(self.root, p)]
+        for path in broken_logs:
+            add("log", "warn", f"logs/{path.name}: cannot be parsed; it will not be consolidated")
+        extras = {
+            "daemon": ("apscheduler", "watchdog"),
+            "ollama": ("ollama",),
+            "local-embeddings": ("sentence_transformers",),
+            "mcp": ("mcp",),
+        }
+        for extra, modules in extras.items():
+            have = all(importlib.util.find_spec(m) is not None for m in modules)
+            add(f"extra:{extra}", "ok" if have else "info",
+                "installed" if have else f"not installed (pip install 'memoryclaw[{extra}]')")
+        if self.settings.retrieval.fallback == "vector":
+            add("vector", "warn", "retrieval.fallback is 'vector' but vector search is not available in this version")
+        else:
+            add("vector", "info", "vector fallback off (set retrieval.fallback: vector to enable)")
+        git_dir = (self.root / ".git").exists()
+        add("git", "ok" if git_dir else "info", "vault is a git repository" if git_dir else "not a git repository (memoryclaw init --git)")
+        return checks
+
+
+def _has_fts5() -> bool:
+    conn = sqlite3.connect(":memory:")
+    try:
+        conn.execute("CREATE VIRTUAL TABLE t USING fts5(x)")
+        return True
+    except sqlite3.OperationalError:
+        return False
+    finally:
+        conn.close()
+
+
+def _unparseable_log(root: Path, path: Path) -> bool:
+    try:
+        parse_log(read_text(root, f"logs/{path.name}"), f"logs/{path.name}")
+        return False
+    except ParseError:
+        return True
+
+
+def _blank_table_cell(line: str, entity: str, value: str) -> str:
+    match = TRAILING_COMMENT_RE.search(line)
+    comment = match.group(0) if match else ""
+    body = line[: match.start()] if match else line
+    cells = table_cells(body)
+    if cells and cells[0] == entity:
+        cells = [cells[0], *("" if c == value else c for c in cells[1:])]
+    return "| " + " | ".join(cells) + " |" + comment
+
+
+def _as_timestamp(value: datetime | str | None, key: str) -> datetime:
+    if value is None:
+        return now_utc()
+    try:
+        return parse_timestamp(value)
+    except (ValueError, TypeError) as exc:
+        raise InvalidInputError(key, f"not an ISO timestamp: {value!r} ({exc})") from None
+
+
+_RECORD_KEYS = {"session", "role", "content", "timestamp", "name", "channel", "tool", "agent"}
+
+
+def _turn_from_record(record: Mapping[str, Any], source: str, line: int) -> NewTurn:
+    if not isinstance(record, Mapping):
+        raise InvalidInputError("record", f"expected a JSON object, got {type(record).__name__}", source=source, line=line)
+    unknown = sorted(set(record) - _RECORD_KEYS)
+    if unknown:
+        raise InvalidInputError(unknown[0], f"unknown key (known: {', '.join(sorted(_RECORD_KEYS))})", source=source, line=line)
+    for key in ("session", "role", "content"):
+        if not isinstance(record.get(key), str):
+            raise InvalidInputError(key, "required, and must be a string", source=source, line=line)
+    for key in ("name", "channel", "tool", "agent"):
+        if record.get(key) is not None and not isinstance(record[key], str):
+            raise InvalidInputError(key, "must be a string", source=source, line=line)
+    try:
+        moment = _as_timestamp(record.get("timestamp"), "timestamp")
+    except InvalidInputError as exc:
+        raise InvalidInputError("timestamp", exc.problem, source=source, line=line) from None
+    turn = NewTurn(
+        session=record["session"],
+        role=record["role"],
+        content=record["content"],
+        timestamp=moment,
+        name=record.get("name"),
+        channel=record.get("channel"),
+        tool=record.get("tool"),
+        agent=record.get("agent"),
+    )
+    validate_turn(turn, source=source, line=line)
+    return turn

@@ -1,0 +1,253 @@
+"""Settings: one frozen object, loaded from ``memoryclaw.yaml`` and the environment.
+
+Keys are camelCase in YAML (as in the spec) and snake_case in Python.  Unknown keys and
+wrong types fail with a :class:`ConfigError` naming the file, the key and what was expected.
+Environment variables ``MEMORYCLAW_<SECTION>_<KEY>`` override the file (``KEY`` may be written
+``MAXRESULTS`` or ``MAX_RESULTS``).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, get_args, get_origin, get_type_hints
+
+import yaml
+
+from .errors import ConfigError
+
+CONFIG_FILE = "memoryclaw.yaml"
+DEFAULT_VAULT = "~/.openclaw/workspace/memoryclaw"
+
+
+@dataclass(frozen=True)
+class RetrievalSettings:
+    """How queries are answered."""
+
+    primary: Literal["keyword"] = "keyword"
+    min_primary_results: int = 2
+    fallback: Literal["none", "vector"] = "none"
+    max_results: int = 5
+    blend_strategy: Literal["primary_first", "rrf"] = "primary_first"
+    budget_tokens: int = 800
+
+
+@dataclass(frozen=True)
+class LlmSettings:
+    """The model consolidation may use to summarize."""
+
+    provider: Literal["none", "ollama"] = "none"
+    base_url: str = "http://127.0.0.1:11434"
+    model: str = "llama3.1:8b"
+    timeout_seconds: float = 60.0
+
+
+@dataclass(frozen=True)
+class EmbeddingSettings:
+    """The embedder behind the vector fallback."""
+
+    provider: Literal["ollama", "sentence-transformers"] = "ollama"
+    model: str = "nomic-embed-text"
+
+
+@dataclass(frozen=True)
+class ConsolidationSettings:
+    """When and how raw logs become episodes, facts and skills."""
+
+    interval: int = 60
+    after_logs: int = 10
+    session_idle_minutes: int = 30
+    skill_threshold: int = 7
+    fact_validation: bool = True
+    pending_review: bool = True
+    log_retention_days: int = 30
+
+
+@dataclass(frozen=True)
+class PrivacySettings:
+    """What never reaches the vault."""
+
+    redact_secrets: bool = True
+
+
+@dataclass(frozen=True)
+class GitSettings:
+    """Versioning of the vault."""
+
+    auto_commit: bool = True
+
+
+@dataclass(frozen=True)
+class Settings:
+    """All configuration of one vault."""
+
+    retrieval: RetrievalSettings = field(default_factory=RetrievalSettings)
+    llm: LlmSettings = field(default_factory=LlmSettings)
+    embeddings: EmbeddingSettings = field(default_factory=EmbeddingSettings)
+    consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
+    privacy: PrivacySettings = field(default_factory=PrivacySettings)
+    git: GitSettings = field(default_factory=GitSettings)
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(part.title() for part in rest)
+
+
+def _squash(name: str) -> str:
+    return name.replace("_", "").replace("-", "").lower()
+
+
+def _type_name(tp: Any) -> str:
+    if get_origin(tp) is Literal:
+        return "one of " + ", ".join(repr(v) for v in get_args(tp))
+    return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}[tp]
+
+
+def _coerce(value: Any, tp: Any, *, path: str | None, key: str, from_env: bool) -> Any:
+    """Check ``value`` against ``tp``; environment strings are converted first."""
+    if from_env and isinstance(value, str):
+        text = value.strip()
+        if tp is bool:
+            lowered = text.lower()
+            if lowered in {"1", "true", "yes", "on"}:
+                return True
+            if lowered in {"0", "false", "no", "off"}:
+                return False
+        elif tp is int:
+            try:
+                return int(text)
+            except ValueError:
+                pass
+        elif tp is float:
+            try:
+                return float(text)
+            except ValueError:
+                pass
+        else:
+            value = text
+    if get_origin(tp) is Literal:
+        if value in get_args(tp):
+            return value
+    elif tp is bool:
+        if isinstance(value, bool):
+            return value
+    elif tp is float:
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            return float(value)
+    elif isinstance(value, tp) and not isinstance(value, bool):
+        return value
+    raise ConfigError(path, key, f"expected {_type_name(tp)}, got {value!r}")
+
+
+def _check_bounds(section: str, name: str, value: Any, path: str | None, key: str) -> None:
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        minimum = 0 if name in {"min_primary_results", "log_retention_days"} else 1
+        if value < minimum:
+            raise ConfigError(path, key, f"expected a number >= {minimum}, got {value!r}")
+
+
+def _build_section(
+    section: str,
+    cls: type[Any],
+    raw: Mapping[str, Any],
+    env: Mapping[str, str],
+    path: str | None,
+) -> Any:
+    hints = get_type_hints(cls)
+    by_camel = {_camel(f.name): f.name for f in dataclasses.fields(cls)}
+    values: dict[str, Any] = {}
+    for yaml_key, value in raw.items():
+        key = f"{section}.{yaml_key}"
+        name = by_camel.get(str(yaml_key))
+        if name is None:
+            known = ", ".join(sorted(by_camel))
+            raise ConfigError(path, key, f"unknown key (known keys: {known})")
+        values[name] = _coerce(value, hints[name], path=path, key=key, from_env=False)
+    for f in dataclasses.fields(cls):
+        var = _env_lookup(env, section, f.name)
+        if var is not None:
+            env_name, text = var
+            key = f"{section}.{_camel(f.name)}"
+            values[f.name] = _coerce(text, hints[f.name], path=env_name, key=key, from_env=True)
+    for name, value in values.items():
+        _check_bounds(section, name, value, path, f"{section}.{_camel(name)}")
+    return cls(**values)
+
+
+def _env_lookup(env: Mapping[str, str], section: str, name: str) -> tuple[str, str] | None:
+    wanted = "memoryclaw" + _squash(section) + _squash(name)
+    for var, text in env.items():
+        if var.upper().startswith("MEMORYCLAW_") and _squash(var) == wanted:
+            return var, text
+    return None
+
+
+def settings_from_mapping(
+    raw: Mapping[str, Any] | None,
+    *,
+    path: str | Path | None = None,
+    env: Mapping[str, str] | None = None,
+) -> Settings:
+    """Validate a parsed configuration mapping (plus environment overrides) into Settings."""
+    where = str(path) if path is not None else None
+    raw = raw or {}
+    if not isinstance(raw, Mapping):
+        raise ConfigError(where, "(top level)", f"expected a mapping, got {type(raw).__name__}")
+    env = env if env is not None else {}
+    sections = {f.name: get_type_hints(Settings)[f.name] for f in dataclasses.fields(Settings)}
+    for key in raw:
+        if key not in sections:
+            known = ", ".join(sorted(sections))
+            raise ConfigError(where, str(key), f"unknown section (known sections: {known})")
+    built: dict[str, Any] = {}
+    for name, cls in sections.items():
+        section_raw = raw.get(name) or {}
+        if not isinstance(section_raw, Mapping):
+            got = type(section_raw).__name__
+            raise ConfigError(where, name, f"expected a mapping of settings, got {got}")
+        built[name] = _build_section(name, cls, section_raw, env, where)
+    return Settings(**built)
+
+
+def load_settings(vault_path: str | Path, env: Mapping[str, str] | None = None) -> Settings:
+    """Read ``<vault>/memoryclaw.yaml`` (optional) and apply environment overrides."""
+    env = os.environ if env is None else env
+    path = Path(vault_path) / CONFIG_FILE
+    raw: Any = None
+    if path.is_file():
+        try:
+            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+        except UnicodeDecodeError as exc:
+            raise ConfigError(path, "(file)", f"not UTF-8 text ({exc.reason})") from exc
+        except yaml.YAMLError as exc:
+            mark = getattr(exc, "problem_mark", None)
+            line = f"line {mark.line + 1}: " if mark is not None else ""
+            problem = getattr(exc, "problem", None) or str(exc)
+            raise ConfigError(path, "(file)", f"{line}invalid YAML: {problem}") from exc
+    return settings_from_mapping(raw, path=path, env=env)
+
+
+def default_config_yaml() -> str:
+    """The commented default ``memoryclaw.yaml`` that ``init`` writes."""
+    lines = ["# memoryclaw configuration; every key is optional and shows its default."]
+    defaults = Settings()
+    for f in dataclasses.fields(Settings):
+        lines.append(f"{f.name}:")
+        section = getattr(defaults, f.name)
+        for sf in dataclasses.fields(section):
+            value = getattr(section, sf.name)
+            rendered = yaml.safe_dump(value, default_flow_style=True).strip()
+            rendered = rendered.removesuffix("\n...").removesuffix("...").strip()
+            lines.append(f"  {_camel(sf.name)}: {rendered}")
+    return "\n".join(lines) + "\n"
+
+
+def resolve_vault_path(explicit: str | Path | None, env: Mapping[str, str] | None = None) -> Path:
+    """The vault path: explicit argument, else ``MEMORYCLAW_VAULT``, else the default."""
+    env = os.environ if env is None else env
+    chosen = explicit or env.get("MEMORYCLAW_VAULT") or DEFAULT_VAULT
+    return Path(chosen).expanduser()

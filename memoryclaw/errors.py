@@ -1,0 +1,96 @@
+"""Every error memoryclaw raises on purpose, rooted at one class.
+
+The tree::
+
+    MemoryclawError
+    ├── ConfigError          bad memoryclaw.yaml or environment value (path, key, expected)
+    ├── ParseError           a vault file that cannot be read as memory (path, line, reason)
+    ├── UnsafePathError      an id, slug or path that would leave the vault (path)
+    ├── VaultNotFoundError   no vault at the given path (path)
+    ├── NotFoundError        no memory with that id (kind, ident)
+    ├── LockTimeoutError     another process holds the vault lock (path)
+    └── InvalidInputError    an argument or input record is unusable (field, problem, line)
+
+Each carries the data a caller needs to act on it; ``str(err)`` is a one-line message.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+
+class MemoryclawError(Exception):
+    """Root of all memoryclaw errors."""
+
+
+class ConfigError(MemoryclawError):
+    """A configuration value is unknown or of the wrong type."""
+
+    def __init__(self, path: str | Path | None, key: str, problem: str) -> None:
+        self.path = str(path) if path is not None else None
+        self.key = key
+        self.problem = problem
+        where = f"{self.path}: " if self.path else ""
+        super().__init__(f"{where}{key}: {problem}")
+
+
+class ParseError(MemoryclawError):
+    """A vault file cannot be parsed; indexing skips it and reports this."""
+
+    def __init__(self, path: str | Path, reason: str, line: int | None = None) -> None:
+        self.path = str(path)
+        self.reason = reason
+        self.line = line
+        at = f":{line}" if line is not None else ""
+        super().__init__(f"{self.path}{at}: {reason}")
+
+
+class UnsafePathError(MemoryclawError):
+    """A path, id or slug would point outside the vault."""
+
+    def __init__(self, path: str | Path, reason: str = "points outside the vault") -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason}")
+
+
+class VaultNotFoundError(MemoryclawError):
+    """The vault folder does not exist or is not a folder."""
+
+    def __init__(self, path: str | Path, reason: str = "no vault here") -> None:
+        self.path = str(path)
+        self.reason = reason
+        super().__init__(f"{self.path}: {reason} (create one with `memoryclaw init {self.path}`)")
+
+
+class NotFoundError(MemoryclawError):
+    """No memory with the given id."""
+
+    def __init__(self, kind: str, ident: str) -> None:
+        self.kind = kind
+        self.ident = ident
+        super().__init__(f"no {kind} with id {ident!r}")
+
+
+class LockTimeoutError(MemoryclawError):
+    """The vault lock could not be taken in time."""
+
+    def __init__(self, path: str | Path, seconds: float) -> None:
+        self.path = str(path)
+        self.seconds = seconds
+        super().__init__(f"{self.path}: still locked by another process after {seconds:g}s")
+
+
+class InvalidInputError(MemoryclawError):
+    """An argument or input record cannot be used (empty session, unknown role ...)."""
+
+    def __init__(self, field: str, problem: str, *, source: str | None = None, line: int | None = None) -> None:
+        self.field = field
+        self.problem = problem
+        self.source = source
+        self.line = line
+        where = source or ""
+        if line is not None:
+            where += f":{line}"
+        prefix = f"{where}: " if where else ""
+        super().__init__(f"{prefix}{field}: {problem}")

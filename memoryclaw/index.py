@@ -1,0 +1,414 @@
+"""The SQLite index at ``<vault>/.memoryclaw/index.db``: the only module that writes it.
+
+The index is derived from the vault and disposable.  It holds one row per indexed file (with
+the mtime, size and content hash that decide whether the file changed), the episodes with an
+FTS5 table over tags, entities, summary and details, the facts with an FTS5 table over entity,
+field, value and section, and the alias groups.  A schema version in ``meta`` triggers a
+rebuild when this module's layout changes.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import sqlite_utils
+
+from .notes import Episode, Fact
+from .vault import FILE_MODE, ensure_dir
+
+SCHEMA_VERSION = "3"
+TOKENIZER = "porter unicode61 remove_diacritics 2"
+# Column weights for bm25(): a tag outranks an entity, which outranks the summary and body.
+EPISODE_WEIGHTS = (10.0, 6.0, 4.0, 1.0)
+FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index last saw of a file."""
+
+    path: str
+    kind: str
+    mtime_ns: int
+    size: int
+    sha: str
+    error: str | None
+    error_line: int | None
+
+
+@dataclass(frozen=True)
+class EpisodeHit:
+    """An episode row returned by a keyword query, with its raw BM25 score (higher is better)."""
+
+    rowid: int
+    bm25: float
+    row: Mapping[str, Any]
+
+
+class Index:
+    """A connection to one vault's index database."""
+
+    def __init__(self, path: Path) -> None:
+        ensure_dir(path.parent)
+        created = not path.exists()
+        self.path = path
+        self.db = sqlite_utils.Database(path)
+        if created:
+            path.chmod(FILE_MODE)
+        self.db.execute("PRAGMA journal_mode=WAL")
+        self.db.execute("PRAGMA synchronous=NORMAL")
+        self.db.conn.execute("PRAGMA busy_timeout=10000")
+        self.rebuilt = self._ensure_schema()
+
+    def close(self) -> None:
+        """Close the connection."""
+        self.db.close()
+
+    # ------------------------------------------------------------------ schema
+
+    def _ensure_schema(self) -> bool:
+        """Create the tables, or drop and recreate them when the schema version changed."""
+        current = None
+        if self.db["meta"].exists():
+            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+            current = row[0] if row else None
+        if current == SCHEMA_VERSION:
+            return False
+        with self.transaction():
+            for name in self.db.table_names():
+                if not name.startswith("sqlite_") and self.db[name].exists():
+                    self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
+            self._create_tables()
+            self.db["meta"].upsert({"key": "schema_version", "value": SCHEMA_VERSION}, pk="key")
+        return current is not None
+
+    def _create_tables(self) -> None:
+        self.db["meta"].create({"key": str, "value": str}, pk="key")
+        self.db["files"].create(
+            {
+                "path": str,
+                "kind": str,
+                "mtime_ns": int,
+                "size": int,
+                "sha": str,
+                "error": str,
+                "error_line": int,
+            },
+            pk="path",
+        )
+        self.db["episodes"].create(
+            {
+                "rowid": int,
+                "id": str,
+                "path": str,
+                "timestamp": str,
+                "ts_epoch": int,
+                "summary": str,
+                "details": str,
+                "tags": str,
+                "tags_text": str,
+                "entities": str,
+                "entities_text": str,
+                "participants": str,
+                "confidence": str,
+                "source": str,
+                "turn_first": int,
+                "turn_last": int,
+                "session": str,
+            },
+            pk="rowid",
+        )
+        self.db["episodes"].create_index(["id"])
+        self.db["episodes"].create_index(["path"])
+        self.db["episodes"].enable_fts(
+            ["tags_text", "entities_text", "summary", "details"],
+            create_triggers=True,
+            tokenize=TOKENIZER,
+        )
+        self.db["tags"].create({"tag": str, "episode_rowid": int})
+        self.db["tags"].create_index(["tag"])
+        self.db["tags"].create_index(["episode_rowid"])
+        self.db["facts"].create(
+            {
+                "rowid": int,
+                "id": str,
+                "path": str,
+                "line": int,
+                "section": str,
+                "entity": str,
+                "field": str,
+                "value": str,
+                "form": str,
+                "source": str,
+                "updated": str,
+                "confidence": str,
+            },
+            pk="rowid",
+        )
+        self.db["facts"].create_index(["id"])
+        self.db["facts"].create_index(["path"])
+        self.db["facts"].enable_fts(
+            ["entity", "field", "value", "section"], create_triggers=True, tokenize=TOKENIZER
+        )
+        self.db["aliases"].create({"path": str, "term": str, "synonym": str})
+        self.db["aliases"].create_index(["term"])
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """Group writes so a crash leaves the index as it was before the block."""
+        conn = self.db.conn
+        if conn.in_transaction:
+            yield
+            return
+        conn.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            conn.rollback()
+            raise
+        else:
+            conn.commit()
+
+    # ------------------------------------------------------------------ files
+
+    def file_states(self) -> dict[str, FileState]:
+        """Every file the index knows, by path."""
+        rows = self.db.execute(
+            "SELECT path, kind, mtime_ns, size, sha, error, error_line FROM files"
+        ).fetchall()
+        return {row[0]: FileState(*row) for row in rows}
+
+    def set_file(
+        self,
+        path: str,
+        kind: str,
+        mtime_ns: int,
+        size: int,
+        sha: str,
+        error: str | None = None,
+        error_line: int | None = None,
+    ) -> None:
+        """Record what the index saw of a file (and the error it had, if any)."""
+        self.db.execute(
+            "INSERT OR REPLACE INTO files (path, kind, mtime_ns, size, sha, error, error_line)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [path, kind, mtime_ns, size, sha, error, error_line],
+        )
+
+    def remove_file(self, path: str) -> None:
+        """Forget a file and everything indexed from it."""
+        self._clear_content(path)
+        self.db.execute("DELETE FROM files WHERE path = ?", [path])
+
+    def _clear_content(self, path: str) -> None:
+        self.db.execute(
+            "DELETE FROM tags WHERE episode_rowid IN (SELECT rowid FROM episodes WHERE path = ?)",
+            [path],
+        )
+        self.db.execute("DELETE FROM episodes WHERE path = ?", [path])
+        self.db.execute("DELETE FROM facts WHERE path = ?", [path])
+        self.db.execute("DELETE FROM aliases WHERE path = ?", [path])
+
+    def put_episode(self, episode: Episode) -> None:
+        """Index an episode, replacing whatever its file held before."""
+        self._clear_content(episode.path)
+        first, last = episode.source_turns or (None, None)
+        cursor = self.db.execute(
+            "INSERT INTO episodes (id, path, timestamp, ts_epoch, summary, details, tags,"
+            " tags_text, entities, entities_text, participants, confidence, source,"
+            " turn_first, turn_last, session) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                episode.id,
+                episode.path,
+                episode.timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                int(episode.timestamp.timestamp()),
+                episode.summary,
+                episode.details,
+                json.dumps(list(episode.tags)),
+                " ".join(episode.tags),
+                json.dumps(list(episode.entities)),
+                " ".join(episode.entities),
+                json.dumps(list(episode.participants)),
+                episode.confidence,
+                episode.source,
+                first,
+                last,
+                episode.session,
+            ],
+        )
+        rowid = cursor.lastrowid
+        self.db.conn.executemany(
+            "INSERT INTO tags (tag, episode_rowid) VALUES (?, ?)",
+            [(tag, rowid) for tag in episode.tags],
+        )
+
+    def put_facts(self, path: str, facts: Sequence[Fact]) -> None:
+        """Index a fact file's facts, replacing what it held before."""
+        self._clear_content(path)
+        self.db.conn.executemany(
+            "INSERT INTO facts (id, path, line, section, entity, field, value, form, source,"
+            " updated, confidence) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (
+                    f.id,
+                    f.path,
+                    f.line,
+                    f.section,
+                    f.entity,
+                    f.field,
+                    f.value,
+                    f.form,
+                    f.source,
+                    f.updated,
+                    f.confidence,
+                )
+                for f in facts
+            ],
+        )
+
+    def put_aliases(self, path: str, groups: Mapping[str, Sequence[str]]) -> None:
+        """Index the alias groups of ``aliases.yaml``."""
+        self._clear_content(path)
+        self.db.conn.executemany(
+            "INSERT INTO aliases (path, term, synonym) VALUES (?, ?, ?)",
+            [(path, term, syn) for term, syns in groups.items() for syn in syns],
+        )
+
+    def set_meta(self, key: str, value: str) -> None:
+        """Store a small piece of index state."""
+        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [key, value])
+
+    def get_meta(self, key: str) -> str | None:
+        """Read a piece of index state stored with :meth:`set_meta`."""
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        return str(row[0]) if row else None
+
+    # ------------------------------------------------------------------ reads
+
+    def synonyms(self, terms: Iterable[str]) -> dict[str, list[str]]:
+        """Alias expansions for each term that has any."""
+        wanted = sorted(set(terms))
+        if not wanted:
+            return {}
+        marks = ",".join("?" * len(wanted))
+        rows = self.db.execute(
+            f"SELECT term, synonym FROM aliases WHERE term IN ({marks}) ORDER BY term, synonym",
+            wanted,
+        ).fetchall()
+        out: dict[str, list[str]] = {}
+        for term, synonym in rows:
+            out.setdefault(term, []).append(synonym)
+        return out
+
+    def search_episodes(self, match: str, limit: int) -> list[EpisodeHit]:
+        """Episodes matching an FTS5 expression, best BM25 first (ties: newer, then id)."""
+        weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
+        cursor = self.db.execute(
+            f"SELECT e.*, -bm25(episodes_fts, {weights}) AS score"
+            " FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid"
+            " WHERE episodes_fts MATCH ? ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
+            [match, limit],
+        )
+        columns = [c[0] for c in cursor.description]
+        hits = []
+        for values in cursor.fetchall():
+            row = dict(zip(columns, values))
+            hits.append(EpisodeHit(rowid=row["rowid"], bm25=float(row.pop("score")), row=row))
+        return hits
+
+    def bare_match(self, match: str, limit: int) -> list[tuple[int, float]]:
+        """The floor: a plain FTS5 MATCH ordered by rank, nothing else (for benchmarks)."""
+        return [
+            (int(r[0]), float(r[1]))
+            for r in self.db.execute(
+                "SELECT rowid, rank FROM episodes_fts WHERE episodes_fts MATCH ? ORDER BY rank LIMIT ?",
+                [match, limit],
+            ).fetchall()
+        ]
+
+    def terms_matching(self, table: str, rowids: Sequence[int], terms: Mapping[str, str]) -> dict[int, list[str]]:
+        """For each row, which of ``terms`` (label -> FTS5 phrase) it matches, in one query."""
+        if not rowids or not terms:
+            return {}
+        fts = {"episodes": "episodes_fts", "facts": "facts_fts"}[table]
+        marks = ",".join("?" * len(rowids))
+        parts, params = [], []
+        for position, phrase in enumerate(terms.values()):
+            parts.append(f"SELECT {position}, rowid FROM {fts} WHERE {fts} MATCH ? AND rowid IN ({marks})")
+            params.extend([phrase, *rowids])
+        labels = list(terms)
+        out: dict[int, list[str]] = {}
+        for position, rowid in self.db.execute(" UNION ALL ".join(parts), params).fetchall():
+            out.setdefault(rowid, []).append(labels[position])
+        return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}
+
+    def search_facts(self, entity_match: str, match: str, limit: int) -> list[dict[str, Any]]:
+        """Facts whose entity matches ``entity_match``, ranked by how much of ``match`` they hit."""
+        weights = ", ".join(str(w) for w in FACT_WEIGHTS)
+        expression = f"entity : ({entity_match}) AND ({match})"
+        cursor = self.db.execute(
+            f"SELECT f.*, -bm25(facts_fts, {weights}) AS score"
+            " FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid"
+            " WHERE facts_fts MATCH ? ORDER BY score DESC, f.updated DESC, f.path, f.line, f.id"
+            " LIMIT ?",
+            [expression, limit],
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def episode_rows(self, where: str, params: Sequence[Any], order: str = "ts_epoch DESC, id") -> list[dict[str, Any]]:
+        """Episode rows by a WHERE clause (module-internal callers only)."""
+        cursor = self.db.execute(f"SELECT * FROM episodes WHERE {where} ORDER BY {order}", list(params))
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def fact_rows(self, where: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        """Fact rows by a WHERE clause (module-internal callers only)."""
+        cursor = self.db.execute(
+            f"SELECT * FROM facts WHERE {where} ORDER BY path, line, id", list(params)
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables."""
+        out = {}
+        for table in ("files", "episodes", "facts", "tags", "aliases"):
+            out[table] = int(self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        out["errors"] = int(self.db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0])
+        out["distinct_tags"] = int(self.db.execute("SELECT count(DISTINCT tag) FROM tags").fetchone()[0])
+        return out
+
+    def errors(self) -> list[tuple[str, str, int | None]]:
+        """Files the last sync could not index: (path, reason, line)."""
+        return [
+            (r[0], r[1], r[2])
+            for r in self.db.execute(
+                "SELECT path, error, error_line FROM files WHERE error IS NOT NULL ORDER BY path"
+            ).fetchall()
+        ]
+
+    def top_tags(self, limit: int) -> list[tuple[str, int]]:
+        """The most used tags with their counts."""
+        return [
+            (r[0], int(r[1]))
+            for r in self.db.execute(
+                "SELECT tag, count(*) AS n FROM tags GROUP BY tag ORDER BY n DESC, tag LIMIT ?", [limit]
+            ).fetchall()
+        ]
+
+    def integrity_problems(self) -> list[str]:
+        """SQLite's own integrity check plus the FTS tables' consistency checks."""
+        problems = [r[0] for r in self.db.execute("PRAGMA quick_check").fetchall() if r[0] != "ok"]
+        for fts in ("episodes_fts", "facts_fts"):
+            try:
+                self.db.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('integrity-check', 1)")
+            except sqlite3.DatabaseError as exc:
+                problems.append(f"{fts}: {exc}")
+        return problems

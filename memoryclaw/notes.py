@@ -1,0 +1,654 @@
+"""Parse and write vault files: episodes, fact files, aliases and raw logs.
+
+Pure functions over text: no disk I/O, no clock.  Every parser takes the file's path
+(relative to the vault, for messages and ids) and raises :class:`ParseError` with a line
+number when it can point at one.  Every writer produces text its parser reads back to an
+equal value.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any
+
+import yaml
+
+from .errors import ParseError
+
+_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
+
+
+class _Dumper(_BaseDumper):  # type: ignore[misc]
+    """Block mappings at the top, flow lists of scalars (``tags: [a, b]``) as in the spec."""
+
+
+def _represent_list(dumper: Any, data: list[Any]) -> Any:
+    flow = all(not isinstance(item, (list, dict)) for item in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flow)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+CONFIDENCE_LEVELS = ("low", "medium", "high")
+_EPISODE_KEYS = (
+    "id",
+    "timestamp",
+    "summary",
+    "tags",
+    "participants",
+    "confidence",
+    "source",
+    "source_turns",
+    "session",
+    "entities",
+)
+_SUMMARY_FALLBACK_CHARS = 200
+_SLUG_RE = re.compile(r"[^a-z0-9]+")
+_FM_BOUNDARY_RE = re.compile(r"^---\s*$")
+
+EMAIL_RE = re.compile(r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$")
+URL_RE = re.compile(r"^https?://\S+$")
+PHONE_RE = re.compile(r"^\+?[\d\s().-]{7,20}$")
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+# --------------------------------------------------------------------------- time
+
+
+def utc_iso(moment: datetime) -> str:
+    """Format a datetime as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC (naive values are taken as UTC)."""
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def parse_timestamp(value: Any) -> datetime:
+    """Read a timestamp written as an ISO string, a YAML datetime or a date; UTC-aware result."""
+    if isinstance(value, datetime):
+        moment = value
+    elif isinstance(value, date):
+        moment = datetime(value.year, value.month, value.day)
+    elif isinstance(value, str):
+        text = value.strip()
+        if text.endswith(("Z", "z")):
+            text = text[:-1] + "+00:00"
+        moment = datetime.fromisoformat(text)
+    else:
+        raise ValueError(f"expected an ISO timestamp, got {value!r}")
+    if moment.tzinfo is None:
+        moment = moment.replace(tzinfo=timezone.utc)
+    return moment.astimezone(timezone.utc).replace(microsecond=0)
+
+
+def slugify(text: str, max_length: int = 48) -> str:
+    """A lowercase ASCII slug safe in a file name (never empty, never ``..``)."""
+    slug = _SLUG_RE.sub("-", text.lower()).strip("-")[:max_length].strip("-")
+    return slug or "memory"
+
+
+def short_hash(*parts: str, length: int = 12) -> str:
+    """A stable hexadecimal digest of the given strings."""
+    digest = hashlib.sha1("\x1f".join(parts).encode("utf-8"), usedforsecurity=False)
+    return digest.hexdigest()[:length]
+
+
+# --------------------------------------------------------------------- frontmatter
+
+
+def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str, int]:
+    """Split a document into (frontmatter mapping, body, 1-based line where the body starts).
+
+    Written by hand rather than with python-frontmatter so that line numbers in errors are
+    exact and blank lines after the closing ``---`` survive a round trip.
+    """
+    if "\x00" in text:
+        raise ParseError(path, "binary content (NUL byte), not a markdown file")
+    text = text.lstrip("\ufeff")
+    lines = text.split("\n")
+    if not _FM_BOUNDARY_RE.match(lines[0]):
+        return {}, text, 1
+    for end in range(1, len(lines)):
+        if _FM_BOUNDARY_RE.match(lines[end]):
+            break
+    else:
+        raise ParseError(path, "frontmatter is opened with '---' but never closed", 1)
+    block = "\n".join(lines[1:end])
+    try:
+        meta = yaml.load(block, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 2 if mark is not None else 1
+        problem = getattr(exc, "problem", None) or "cannot be parsed"
+        raise ParseError(path, f"invalid YAML frontmatter: {problem}", line) from None
+    if meta is None:
+        meta = {}
+    if not isinstance(meta, dict):
+        raise ParseError(path, f"frontmatter must be a mapping, not {type(meta).__name__}", 2)
+    return meta, "\n".join(lines[end + 1 :]), end + 2
+
+
+def _dump_yaml(data: Mapping[str, Any]) -> str:
+    text: str = yaml.dump(
+        dict(data),
+        Dumper=_Dumper,
+        sort_keys=False,
+        default_flow_style=False,
+        allow_unicode=True,
+        width=1_000_000,
+    )
+    return text
+
+
+def join_frontmatter(meta: Mapping[str, Any], body: str) -> str:
+    """Render frontmatter and body as one markdown document."""
+    body = body.strip("\n")
+    return f"---\n{_dump_yaml(meta)}---\n" + (f"{body}\n" if body else "")
+
+
+# ------------------------------------------------------------------------ episodes
+
+
+@dataclass(frozen=True)
+class Episode:
+    """One compressed record of a past interaction."""
+
+    id: str
+    path: str
+    timestamp: datetime
+    summary: str
+    details: str = ""
+    tags: tuple[str, ...] = ()
+    participants: tuple[str, ...] = ()
+    confidence: str = "medium"
+    source: str | None = None
+    source_turns: tuple[int, int] | None = None
+    session: str | None = None
+    entities: tuple[str, ...] = ()
+    extra: Mapping[str, Any] = field(default_factory=dict)
+
+
+def episode_id_for_path(rel_path: str) -> str:
+    """The id a hand-written episode without one gets: a hash of its vault-relative path."""
+    return f"ep-{short_hash(rel_path)}"
+
+
+def _string_list(meta: Mapping[str, Any], key: str, path: str, *, lower: bool) -> tuple[str, ...]:
+    value = meta.get(key)
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        items: list[Any] = [part for part in value.split(",")]
+    elif isinstance(value, list):
+        items = value
+    else:
+        raise ParseError(path, f"{key}: expected a list of strings, got {type(value).__name__}")
+    out: list[str] = []
+    for item in items:
+        if isinstance(item, (dict, list)):
+            raise ParseError(path, f"{key}: expected a list of strings, got a nested {item!r}")
+        if item is None:
+            continue
+        text = str(item).strip()
+        if lower:
+            text = text.lower()
+        if text and text not in out:
+            out.append(text)
+    return tuple(out)
+
+
+def _optional_str(meta: Mapping[str, Any], key: str, path: str) -> str | None:
+    value = meta.get(key)
+    if value is None:
+        return None
+    if isinstance(value, (dict, list)):
+        raise ParseError(path, f"{key}: expected a string, got {type(value).__name__}")
+    return str(value)
+
+
+def _source_turns(meta: Mapping[str, Any], path: str) -> tuple[int, int] | None:
+    value = meta.get("source_turns")
+    if value is None:
+        return None
+    ok = (
+        isinstance(value, list)
+        and len(value) == 2
+        and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
+        and 1 <= value[0] <= value[1]
+    )
+    if not ok:
+        raise ParseError(path, f"source_turns: expected [first, last] turn numbers, got {value!r}")
+    return (value[0], value[1])
+
+
+def _first_line(body: str) -> str:
+    for line in body.splitlines():
+        text = line.strip().lstrip("#>*-+ ").replace("**", "").strip()
+        if text:
+            return text[:_SUMMARY_FALLBACK_CHARS]
+    return ""
+
+
+def parse_episode(text: str, path: str, mtime: float) -> Episode:
+    """Parse an episode file; ``mtime`` (epoch seconds) stands in for a missing timestamp."""
+    meta, body, _ = split_frontmatter(text, path)
+    details = body.strip()
+    summary_value = meta.get("summary")
+    if isinstance(summary_value, (dict, list)):
+        raise ParseError(path, f"summary: expected a string, got {type(summary_value).__name__}")
+    summary = str(summary_value).strip() if summary_value is not None else ""
+    if not summary:
+        summary = _first_line(details)
+    if not summary:
+        raise ParseError(path, "episode has neither a summary nor a body")
+    raw_ts = meta.get("timestamp")
+    try:
+        if raw_ts is None:
+            timestamp = datetime.fromtimestamp(int(mtime), tz=timezone.utc)
+        else:
+            timestamp = parse_timestamp(raw_ts)
+    except (ValueError, OverflowError) as exc:
+        raise ParseError(path, f"timestamp: {exc}") from None
+    confidence = str(meta.get("confidence") or "medium").strip().lower()
+    if confidence not in CONFIDENCE_LEVELS:
+        raise ParseError(path, f"confidence: expected low, medium or high, got {confidence!r}")
+    ident = _optional_str(meta, "id", path) or episode_id_for_path(path)
+    return Episode(
+        id=ident.strip(),
+        path=path,
+        timestamp=timestamp,
+        summary=summary,
+        details=details,
+        tags=_string_list(meta, "tags", path, lower=True),
+        participants=_string_list(meta, "participants", path, lower=False),
+        confidence=confidence,
+        source=_optional_str(meta, "source", path),
+        source_turns=_source_turns(meta, path),
+        session=_optional_str(meta, "session", path),
+        entities=_string_list(meta, "entities", path, lower=False),
+        extra={k: v for k, v in meta.items() if k not in _EPISODE_KEYS},
+    )
+
+
+def dump_episode(episode: Episode) -> str:
+    """Render an episode as markdown with frontmatter, keys in the spec's order."""
+    meta: dict[str, Any] = {
+        "id": episode.id,
+        "timestamp": utc_iso(episode.timestamp),
+        "summary": episode.summary,
+        "tags": list(episode.tags),
+        "participants": list(episode.participants),
+        "confidence": episode.confidence,
+    }
+    if episode.source is not None:
+        meta["source"] = episode.source
+    if episode.source_turns is not None:
+        meta["source_turns"] = list(episode.source_turns)
+    if episode.session is not None:
+        meta["session"] = episode.session
+    meta["entities"] = list(episode.entities)
+    meta.update(episode.extra)
+    return join_frontmatter(meta, episode.details)
+
+
+def episode_filename(timestamp: datetime, slug: str) -> str:
+    """``YYYY-MM-DD_HH-MM-SS_<slug>.md`` for an episode."""
+    stamp = timestamp.astimezone(timezone.utc).strftime("%Y-%m-%d_%H-%M-%S")
+    return f"{stamp}_{slugify(slug)}.md"
+
+
+# --------------------------------------------------------------------------- facts
+
+
+@dataclass(frozen=True)
+class Fact:
+    """One (entity, field, value) with where it came from."""
+
+    id: str
+    path: str
+    line: int
+    section: str
+    entity: str
+    field: str
+    value: str
+    form: str  # bullet | nested | table | note
+    source: str = "hand"
+    updated: str = ""
+    confidence: str = "high"
+
+
+_HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
+_BULLET_RE = re.compile(r"^(?P<indent>\s*)[-*+]\s+(?P<text>.*?)\s*$")
+_KEY_VALUE_RE = re.compile(r"^(?P<key>[^:|]{1,120}?)\s*:(?:\s+(?P<value>.*?)|\s*)$")
+_INDENTED_KV_RE = re.compile(r"^(?P<indent>\s{2,})(?P<key>[^\s:-][^:]{0,119}?)\s*:\s+(?P<value>.*?)\s*$")
+TRAILING_COMMENT_RE = re.compile(r"\s*<!--(?P<body>.*?)-->\s*$")
+_COMMENT_LINE_RE = re.compile(r"^\s*<!--.*-->\s*$")
+_TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_FENCE_RE = re.compile(r"^\s*(```|~~~)")
+
+
+def value_kind(value: str) -> str | None:
+    """``email``, ``url``, ``date`` or ``phone`` when the value plainly is one, else None."""
+    text = value.strip()
+    if EMAIL_RE.match(text):
+        return "email"
+    if URL_RE.match(text):
+        return "url"
+    if DATE_RE.match(text):
+        return "date"
+    if PHONE_RE.match(text) and sum(ch.isdigit() for ch in text) >= 7:
+        return "phone"
+    return None
+
+
+def parse_provenance(comment: str) -> dict[str, str]:
+    """Read ``source: x; updated: y; confidence: z`` from a comment body."""
+    out: dict[str, str] = {}
+    for part in comment.split(";"):
+        key, sep, value = part.partition(":")
+        if sep and key.strip() and value.strip():
+            out[key.strip().lower()] = value.strip()
+    return out
+
+
+def format_provenance(source: str, updated: str, confidence: str) -> str:
+    """The trailing HTML comment a machine-written fact line carries."""
+    return f"<!-- source: {source}; updated: {updated}; confidence: {confidence} -->"
+
+
+def format_fact_line(entity: str, field: str, value: str, provenance: str | None = None) -> str:
+    """A bullet fact line; ``field`` is written only when the value does not imply it."""
+    implied = value_kind(value) == field or field in {"value", ""}
+    head = entity if implied else f"{entity} {field}"
+    tail = f" {provenance}" if provenance else ""
+    return f"- {head}: {value}{tail}"
+
+
+def _split_trailing_comment(text: str) -> tuple[str, dict[str, str]]:
+    match = TRAILING_COMMENT_RE.search(text)
+    if not match:
+        return text, {}
+    return text[: match.start()].rstrip(), parse_provenance(match.group("body"))
+
+
+def table_cells(line: str) -> list[str]:
+    """The stripped cells of a markdown table row."""
+    inner = line.strip()
+    if inner.startswith("|"):
+        inner = inner[1:]
+    if inner.endswith("|"):
+        inner = inner[:-1]
+    return [cell.strip() for cell in re.split(r"(?<!\\)\|", inner)]
+
+
+def _field_for(entity: str, value: str) -> tuple[str, str]:
+    """Split ``"John email"`` style keys; otherwise infer the field from the value."""
+    kind = value_kind(value)
+    words = entity.split()
+    if len(words) > 1 and kind is not None and words[-1].lower() == kind:
+        return " ".join(words[:-1]), kind
+    return entity, kind or "value"
+
+
+class _FactCollector:
+    def __init__(self, path: str, default_updated: str) -> None:
+        self.path = path
+        self.default_updated = default_updated
+        self.facts: list[Fact] = []
+        self._seen: dict[str, int] = {}
+
+    def add(
+        self,
+        line: int,
+        section: str,
+        entity: str,
+        field: str,
+        value: str,
+        form: str,
+        provenance: Mapping[str, str],
+    ) -> None:
+        entity, value = entity.strip().strip("*_`").strip(), value.strip()
+        if not entity or not value:
+            return
+        base = f"f-{short_hash(self.path, entity.lower(), field.lower(), value)}"
+        count = self._seen.get(base, 0) + 1
+        self._seen[base] = count
+        confidence = provenance.get("confidence", "high").lower()
+        if confidence not in CONFIDENCE_LEVELS:
+            confidence = "high"
+        self.facts.append(
+            Fact(
+                id=base if count == 1 else f"{base}-{count}",
+                path=self.path,
+                line=line,
+                section=section,
+                entity=entity,
+                field=field.strip().lower(),
+                value=value,
+                form=form,
+                source=provenance.get("source", "hand"),
+                updated=provenance.get("updated", self.default_updated),
+                confidence=confidence,
+            )
+        )
+
+
+def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
+    """Every fact in a semantic file, in file order, in all three accepted forms.
+
+    ``default_updated`` (``YYYY-MM-DD``, usually the file's mtime) dates hand lines that carry
+    no provenance comment.
+    """
+    if "\x00" in text:
+        raise ParseError(path, "binary content (NUL byte), not a markdown file")
+    _, body, first_line = split_frontmatter(text, path)
+    out = _FactCollector(path, default_updated)
+    section = ""
+    parent: str | None = None
+    parent_provenance: dict[str, str] = {}
+    header: list[str] | None = None
+    in_fence = False
+    for offset, raw in enumerate(body.splitlines()):
+        lineno = first_line + offset
+        if _FENCE_RE.match(raw):
+            in_fence = not in_fence
+            continue
+        if in_fence or not raw.strip() or _COMMENT_LINE_RE.match(raw):
+            header = None if not raw.strip() else header
+            continue
+        heading = _HEADING_RE.match(raw)
+        if heading:
+            section, parent, header = heading.group(2), None, None
+            continue
+        if raw.lstrip().startswith("|"):
+            parent = None
+            content, provenance = _split_trailing_comment(raw)
+            if _TABLE_SEP_RE.match(content):
+                continue
+            cells = table_cells(content)
+            if header is None:
+                header = [cell.lower() for cell in cells]
+                continue
+            entity = cells[0] if cells else ""
+            for column, value in zip(header[1:], cells[1:]):
+                out.add(lineno, section, entity, column or "value", value, "table", provenance)
+            continue
+        header = None
+        bullet = _BULLET_RE.match(raw)
+        if bullet and len(bullet.group("indent").expandtabs(4)) < 2:
+            content, provenance = _split_trailing_comment(bullet.group("text"))
+            kv = _KEY_VALUE_RE.match(content)
+            parent = None
+            if kv and kv.group("value"):
+                entity, field = _field_for(kv.group("key"), kv.group("value"))
+                out.add(lineno, section, entity, field, kv.group("value"), "bullet", provenance)
+            elif kv:
+                parent, parent_provenance = kv.group("key").strip(), provenance
+            else:
+                out.add(lineno, section, section or "note", "note", content, "note", provenance)
+            continue
+        if parent is not None:
+            nested_text = bullet.group("text") if bullet else raw.strip()
+            content, provenance = _split_trailing_comment(nested_text)
+            kv = _KEY_VALUE_RE.match(content)
+            if kv and kv.group("value"):
+                merged = {**parent_provenance, **provenance}
+                out.add(lineno, section, parent, kv.group("key"), kv.group("value"), "nested", merged)
+            continue
+        parent = None
+    return out.facts
+
+
+# ------------------------------------------------------------------------- aliases
+
+
+def parse_aliases(text: str, path: str) -> dict[str, tuple[str, ...]]:
+    """Read ``aliases.yaml`` into term -> every other term of its group, both directions."""
+    try:
+        raw = yaml.load(text, Loader=_Loader) if text.strip() else {}
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        line = mark.line + 1 if mark is not None else None
+        raise ParseError(path, f"invalid YAML: {getattr(exc, 'problem', exc)}", line) from None
+    if raw is None:
+        raw = {}
+    if not isinstance(raw, dict):
+        raise ParseError(path, f"expected a mapping of term: [synonyms], got {type(raw).__name__}")
+    groups: dict[str, set[str]] = {}
+    for key, value in raw.items():
+        if isinstance(value, str):
+            synonyms: list[Any] = [value]
+        elif isinstance(value, list):
+            synonyms = value
+        elif value is None:
+            synonyms = []
+        else:
+            raise ParseError(path, f"{key}: expected a list of synonyms, got {type(value).__name__}")
+        terms = {str(t).strip().lower() for t in [key, *synonyms] if str(t).strip()}
+        for term in terms:
+            groups.setdefault(term, set()).update(terms - {term})
+    return {term: tuple(sorted(others)) for term, others in sorted(groups.items())}
+
+
+# ------------------------------------------------------------------------ raw logs
+
+ROLE_RE = re.compile(r"^[a-z][a-z_]{0,31}$")
+_TURN_HEADER_RE = re.compile(
+    r"^### (?P<role>[a-z][a-z_]{0,31})"
+    r"(?: \((?P<name>[^()\n]*)\))?"
+    r"(?: · (?P<tool>[^·\n]+?))?"
+    r" · (?P<ts>\d{4}-\d\d-\d\dT[\d:]+(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))\s*$"
+)
+_ESCAPED_HEADING_RE = re.compile(r"^(\\*)(###)", re.MULTILINE)
+_UNESCAPED_HEADING_RE = re.compile(r"^(\\+)(###)", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Turn:
+    """One message of a raw log."""
+
+    role: str
+    timestamp: datetime
+    content: str
+    name: str | None = None
+    tool: str | None = None
+
+
+@dataclass(frozen=True)
+class RawLog:
+    """A raw transcript: its frontmatter and its turns (1-based in file order)."""
+
+    path: str
+    meta: Mapping[str, Any]
+    turns: tuple[Turn, ...]
+
+    @property
+    def session(self) -> str | None:
+        """The agent session this log belongs to."""
+        value = self.meta.get("session")
+        return str(value) if value is not None else None
+
+
+def clean_label(text: str | None) -> str | None:
+    """A speaker or tool name made safe for a turn header (no parentheses, dots, newlines)."""
+    if text is None:
+        return None
+    cleaned = re.sub(r"[()\n\r·]+", " ", text)
+    cleaned = " ".join(cleaned.split())
+    return cleaned or None
+
+
+def format_turn(turn: Turn) -> str:
+    """Render one turn: its header line, then its content with heading-like lines escaped."""
+    header = f"### {turn.role}"
+    name, tool = clean_label(turn.name), clean_label(turn.tool)
+    if name:
+        header += f" ({name})"
+    if tool:
+        header += f" · {tool}"
+    header += f" · {utc_iso(turn.timestamp)}"
+    content = normalize_content(turn.content)
+    escaped = _ESCAPED_HEADING_RE.sub(lambda m: "\\" + m.group(1) + m.group(2), content)
+    return f"{header}\n{escaped}\n" if escaped else f"{header}\n"
+
+
+def normalize_content(text: str) -> str:
+    """Turn content as stored: LF line ends, no leading or trailing blank lines."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    lines = text.split("\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    while lines and not lines[-1].strip():
+        lines.pop()
+    return "\n".join(line.rstrip() for line in lines)
+
+
+def dump_log(meta: Mapping[str, Any], turns: Iterable[Turn]) -> str:
+    """Render a raw log: frontmatter, then each turn separated by a blank line."""
+    body = "\n".join(format_turn(turn) for turn in turns)
+    return f"---\n{_dump_yaml(meta)}---\n" + body
+
+
+def parse_log(text: str, path: str) -> RawLog:
+    """Parse a raw log into its frontmatter and turns."""
+    meta, body, first_line = split_frontmatter(text, path)
+    turns: list[Turn] = []
+    current: dict[str, Any] | None = None
+    lines: list[str] = []
+
+    def close() -> None:
+        if current is not None:
+            content = _UNESCAPED_HEADING_RE.sub(lambda m: m.group(1)[1:] + m.group(2), "\n".join(lines))
+            turns.append(Turn(content=normalize_content(content), **current))
+
+    for offset, raw in enumerate(body.splitlines()):
+        header = _TURN_HEADER_RE.match(raw)
+        if header:
+            close()
+            try:
+                moment = parse_timestamp(header.group("ts"))
+            except ValueError:
+                raise ParseError(path, f"bad turn timestamp {header.group('ts')!r}", first_line + offset) from None
+            current = {
+                "role": header.group("role"),
+                "timestamp": moment,
+                "name": header.group("name") or None,
+                "tool": header.group("tool") or None,
+            }
+            lines = []
+        elif current is not None:
+            lines.append(raw)
+        elif raw.strip():
+            raise ParseError(path, "text before the first turn header ('### role · timestamp')", first_line + offset)
+    close()
+    return RawLog(path=path, meta=meta, turns=tuple(turns))
+
+
+def tool_call_json(arguments: Mapping[str, Any]) -> str:
+    """Tool-call arguments as the single JSON line a log turn stores."""
+    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)

@@ -1,0 +1,433 @@
+"""Explainable keyword retrieval: keywords, ranking, facts, and the budgeted hook payload.
+
+1. Keywords: lowercase, punctuation stripped, stopwords and 1-character words dropped;
+   emails, URLs, dates, numbers and paths kept whole; alias groups expanded both ways.
+2. Episodes: FTS5 BM25 with tags weighted above entities, summary and details, plus a bonus
+   per keyword that equals a tag exactly; ties go to the newer episode, then the smaller id.
+3. Facts about the entities the query names, each with its age in days.
+4. Every result lists the keywords it matched and its score.
+
+The rendered payload estimates tokens as characters / 4 and never exceeds the budget.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, timezone
+from typing import Any
+
+from .index import Index
+
+TAG_BONUS = 5.0
+CANDIDATE_FLOOR = 25
+CHARS_PER_TOKEN = 4
+_FACTS_PER_RESULT = 2
+_MIN_SUMMARY_CHARS = 40
+_DETAILED_EPISODES = 2
+_DETAILS_CHARS = 400
+
+_WHOLE_TOKEN_RE = re.compile(
+    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
+    r"|https?://\S+"  # url
+    r"|\d{4}-\d{2}-\d{2}(?:t[\d:]+z?)?"  # date
+    r"|(?:[\w.-]*/)+[\w.-]+"  # path
+    r"|\d+(?:[.,:]\d+)*%?"  # number
+    r"|[^\W\d_](?:[\w]|['’-](?=\w))*",  # word, keeping inner hyphens and apostrophes
+    re.UNICODE,
+)
+_PHRASE_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+
+STOPWORDS = frozenset(
+    """
+    a about above after again against all am an and any are aren't as at be because been before
+    being below between both but by can can't cannot could couldn't did didn't do does doesn't
+    doing don't down during each few for from further had hadn't has hasn't have haven't having
+    he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm
+    i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor not
+    of off on once only or other ought our ours ourselves out over own same shan't she she'd
+    she'll she's should shouldn't so some such than that that's the their theirs them
+    themselves then there there's these they they'd they'll they're they've this those through
+    to too under until up very was wasn't we we'd we'll we're we've were weren't what what's
+    when when's where where's which while who who's whom why why's will with won't would
+    wouldn't you you'd you'll you're you've your yours yourself yourselves also just like get
+    got tell told say said know remember recall anything something thing things ever yet
+    please thanks hey hi ok okay
+    """.split()
+)
+
+
+def extract_keywords(query: str) -> list[str]:
+    """The query's keywords in order of appearance, without duplicates."""
+    out: list[str] = []
+    for match in _WHOLE_TOKEN_RE.finditer(query.lower()):
+        token = match.group(0).rstrip(".,;:!?)'’")
+        if token.endswith(("'s", "’s")):
+            token = token[:-2]
+        token = token.replace("’", "'")
+        if len(token) < 2 or token in STOPWORDS or token in out:
+            continue
+        out.append(token)
+    return out
+
+
+def fts_phrase(term: str) -> str | None:
+    """An FTS5 phrase for a keyword (``john@example.com`` -> ``"john example com"``)."""
+    tokens = _PHRASE_TOKEN_RE.findall(term)
+    return '"' + " ".join(tokens) + '"' if tokens else None
+
+
+def _or_expression(terms: Sequence[str]) -> str | None:
+    phrases = sorted({p for p in (fts_phrase(t) for t in terms) if p})
+    return " OR ".join(phrases) if phrases else None
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """What a query was turned into: keywords, their alias expansions and the FTS5 expression."""
+
+    query: str
+    keywords: tuple[str, ...]
+    expansions: Mapping[str, tuple[str, ...]]
+    terms: tuple[str, ...]  # keywords then synonyms, no duplicates
+    match: str | None
+
+
+def plan_query(query: str, index: Index) -> QueryPlan:
+    """Extract keywords and expand them with alias groups (single words and adjacent pairs)."""
+    keywords = extract_keywords(query)
+    candidates = list(keywords)
+    for first, second in zip(keywords, keywords[1:]):
+        candidates += [f"{first} {second}", f"{first}-{second}"]
+    synonyms = index.synonyms(candidates)
+    terms = list(keywords)
+    for synonym_list in synonyms.values():
+        for synonym in synonym_list:
+            if synonym not in terms:
+                terms.append(synonym)
+    return QueryPlan(
+        query=query,
+        keywords=tuple(keywords),
+        expansions={term: tuple(syns) for term, syns in synonyms.items()},
+        terms=tuple(terms),
+        match=_or_expression(terms),
+    )
+
+
+@dataclass(frozen=True)
+class EpisodeResult:
+    """A ranked episode with the reasons it was found."""
+
+    id: str
+    path: str
+    summary: str
+    tags: tuple[str, ...]
+    timestamp: str
+    score: float
+    matched: tuple[str, ...]
+    exact_tags: tuple[str, ...]
+    via: str
+    source: str | None
+    source_turns: tuple[int, int] | None
+    session: str | None
+    details: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``search --json`` shape."""
+        return {
+            "kind": "episode",
+            "id": self.id,
+            "path": self.path,
+            "summary": self.summary,
+            "tags": list(self.tags),
+            "timestamp": self.timestamp,
+            "score": round(self.score, 4),
+            "matched": list(self.matched),
+            "exact_tags": list(self.exact_tags),
+            "via": self.via,
+            "source": self.source,
+            "source_turns": list(self.source_turns) if self.source_turns else None,
+            "session": self.session,
+        }
+
+
+@dataclass(frozen=True)
+class FactResult:
+    """A fact about an entity the query mentions, with its age."""
+
+    id: str
+    entity: str
+    field: str
+    value: str
+    path: str
+    line: int
+    updated: str
+    age_days: int | None
+    confidence: str
+    source: str
+    matched: tuple[str, ...]
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``search --json`` shape."""
+        return {
+            "id": self.id,
+            "entity": self.entity,
+            "field": self.field,
+            "value": self.value,
+            "path": self.path,
+            "line": self.line,
+            "updated": self.updated,
+            "age_days": self.age_days,
+            "confidence": self.confidence,
+            "source": self.source,
+            "matched": list(self.matched),
+        }
+
+    def render(self) -> str:
+        """``John email john@example.com (14d)``."""
+        age = f" ({self.age_days}d)" if self.age_days is not None else ""
+        if self.field in {"value", "note"}:
+            return f"{self.entity}: {self.value}{age}"
+        return f"{self.entity} {self.field} {self.value}{age}"
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """Ranked episodes and facts for one query, with how they were found."""
+
+    plan: QueryPlan
+    results: tuple[EpisodeResult, ...]
+    facts: tuple[FactResult, ...]
+    fallback_used: bool
+    took_ms: float
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``search --json`` document."""
+        return {
+            "query": self.plan.query,
+            "keywords": list(self.plan.keywords),
+            "expanded": {k: list(v) for k, v in self.plan.expansions.items()},
+            "results": [r.as_dict() for r in self.results],
+            "facts": [f.as_dict() for f in self.facts],
+            "fallback_used": self.fallback_used,
+            "took_ms": round(self.took_ms, 3),
+        }
+
+
+def age_in_days(updated: str, now: datetime) -> int | None:
+    """Whole days between a fact's ``updated`` date and ``now`` (None when unparseable)."""
+    try:
+        day = date.fromisoformat(updated.strip()[:10])
+    except ValueError:
+        return None
+    return max(0, (now.astimezone(timezone.utc).date() - day).days)
+
+
+def _episode_from_row(row: Mapping[str, Any], score: float, matched: Sequence[str], exact: Sequence[str]) -> EpisodeResult:
+    turns = (row["turn_first"], row["turn_last"]) if row["turn_first"] is not None else None
+    return EpisodeResult(
+        id=row["id"],
+        path=row["path"],
+        summary=row["summary"],
+        tags=tuple(json.loads(row["tags"])),
+        timestamp=row["timestamp"],
+        score=score,
+        matched=tuple(matched),
+        exact_tags=tuple(exact),
+        via="keyword",
+        source=row["source"],
+        source_turns=turns,
+        session=row["session"],
+        details=row["details"] or "",
+    )
+
+
+def search(index: Index, query: str, *, limit: int, now: datetime, fact_limit: int | None = None) -> SearchResult:
+    """Rank episodes and facts for ``query`` (see the module docstring for how)."""
+    started = time.perf_counter()
+    plan = plan_query(query, index)
+    episodes: list[EpisodeResult] = []
+    facts: list[FactResult] = []
+    if plan.match is not None and limit > 0:
+        episodes = _rank_episodes(index, plan, limit)
+        facts = _facts(index, plan, now, fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT)
+    took = (time.perf_counter() - started) * 1000
+    return SearchResult(plan, tuple(episodes), tuple(facts), False, took)
+
+
+def _rank_episodes(index: Index, plan: QueryPlan, limit: int) -> list[EpisodeResult]:
+    assert plan.match is not None
+    hits = index.search_episodes(plan.match, max(CANDIDATE_FLOOR, limit * 5))
+    wanted = set(plan.terms)
+    scored = []
+    for hit in hits:
+        exact = [tag for tag in json.loads(hit.row["tags"]) if tag in wanted]
+        scored.append((hit.bm25 + TAG_BONUS * len(exact), exact, hit))
+    scored.sort(key=lambda s: (-round(s[0], 9), -s[2].row["ts_epoch"], s[2].row["id"], s[2].row["path"]))
+    top = scored[:limit]
+    phrases = {term: p for term in plan.terms if (p := fts_phrase(term))}
+    matched = index.terms_matching("episodes", [s[2].rowid for s in top], phrases)
+    return [_episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact) for score, exact, hit in top]
+
+
+def _facts(index: Index, plan: QueryPlan, now: datetime, limit: int) -> list[FactResult]:
+    assert plan.match is not None
+    rows, seen = [], set()
+    for row in index.search_facts(plan.match, plan.match, limit * 2):
+        key = (row["entity"].lower(), row["field"], row["value"])
+        if key not in seen and len(rows) < limit:
+            seen.add(key)
+            rows.append(row)
+    phrases = {term: p for term in plan.terms if (p := fts_phrase(term))}
+    matched = index.terms_matching("facts", [r["rowid"] for r in rows], phrases)
+    return [
+        FactResult(
+            id=r["id"],
+            entity=r["entity"],
+            field=r["field"],
+            value=r["value"],
+            path=r["path"],
+            line=r["line"],
+            updated=r["updated"],
+            age_days=age_in_days(r["updated"], now),
+            confidence=r["confidence"],
+            source=r["source"],
+            matched=tuple(matched.get(r["rowid"], [])),
+        )
+        for r in rows
+    ]
+
+
+# ----------------------------------------------------------------- hook payload
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens as the payload budget counts them: one per four characters, rounded up."""
+    return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class RetrievePayload:
+    """What the retrieval hook injects: the rendered block and the working-memory object."""
+
+    query: str
+    context: str
+    working_memory: Mapping[str, Any]
+    tokens: int
+    budget: int
+    episodes: tuple[EpisodeResult, ...]
+    facts: tuple[FactResult, ...]
+    search: SearchResult | None = field(default=None, compare=False)
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``retrieve --json`` document."""
+        return {
+            "query": self.query,
+            "context": self.context,
+            "working_memory": dict(self.working_memory),
+            "tokens": self.tokens,
+            "budget": self.budget,
+            "episodes": [e.as_dict() for e in self.episodes],
+            "facts": [f.as_dict() for f in self.facts],
+        }
+
+
+_OPEN, _CLOSE = "<memoryclaw>", "</memoryclaw>"
+_FACTS_LABEL, _EPISODES_LABEL = "Facts (age):", "Episodes:"
+
+
+def _episode_line(episode: EpisodeResult, summary: str) -> str:
+    tags = f" [{', '.join(episode.tags)}]" if episode.tags else ""
+    return f"- {episode.timestamp[:10]} — {summary}{tags}"
+
+
+def _shorten(text: str, max_chars: int) -> str:
+    if len(text) <= max_chars:
+        return text
+    cut = text[: max(0, max_chars - 1)].rstrip()
+    space = cut.rfind(" ")
+    if space > max_chars // 2:
+        cut = cut[:space]
+    return cut + "…"
+
+
+def _flatten_details(details: str) -> str:
+    """Details as one line: no label lines like ``**Details:**``, no bold markers."""
+    kept = []
+    for line in details.splitlines():
+        text = line.strip().replace("**", "")
+        if text and not (text.endswith(":") and len(text) < 30 and not text.startswith("-")):
+            kept.append(text)
+    return " ".join(kept)
+
+
+def render_payload(result: SearchResult, budget: int) -> RetrievePayload:
+    """Fit facts, then episode summaries, then the top episodes' details into ``budget`` tokens."""
+    budget_chars = budget * CHARS_PER_TOKEN
+    fact_lines: list[str] = []
+    episode_blocks: list[list[str]] = []  # [summary line, optional details line]
+    used_facts: list[FactResult] = []
+    used_episodes: list[EpisodeResult] = []
+
+    def size() -> int:
+        total = len(_OPEN) + len(_CLOSE) + 1
+        if fact_lines:
+            total += len(_FACTS_LABEL) + 1 + sum(len(line) + 1 for line in fact_lines)
+        if episode_blocks:
+            total += len(_EPISODES_LABEL) + 1
+            total += sum(len(line) + 1 for block in episode_blocks for line in block)
+        return total
+
+    def room(label_needed: bool) -> int:
+        return budget_chars - size() - 1 - (len(_EPISODES_LABEL) + 1 if label_needed else 0)
+
+    for fact in result.facts:
+        line = f"- {fact.render()}"
+        if len(line) <= room(False) - (0 if fact_lines else len(_FACTS_LABEL) + 1):
+            fact_lines.append(line)
+            used_facts.append(fact)
+    for episode in result.results:
+        space = room(not episode_blocks)
+        line = _episode_line(episode, episode.summary)
+        if len(line) > space:
+            summary_room = space - len(_episode_line(episode, ""))
+            if summary_room < _MIN_SUMMARY_CHARS:
+                continue
+            line = _episode_line(episode, _shorten(episode.summary, summary_room))
+        episode_blocks.append([line])
+        used_episodes.append(episode)
+    for block, episode in zip(episode_blocks[:_DETAILED_EPISODES], used_episodes):
+        details = _flatten_details(episode.details)
+        space = min(room(False) - 2, _DETAILS_CHARS)
+        if details and space >= _MIN_SUMMARY_CHARS:
+            block.append("  " + _shorten(details, space))
+    context = ""
+    if (fact_lines or episode_blocks) and size() <= budget_chars:
+        parts = [_OPEN]
+        if fact_lines:
+            parts += [_FACTS_LABEL, *fact_lines]
+        if episode_blocks:
+            parts += [_EPISODES_LABEL, *(line for block in episode_blocks for line in block)]
+        parts.append(_CLOSE)
+        context = "\n".join(parts)
+    working_memory = {
+        "goal": result.plan.query,
+        "plan": [],
+        "facts": {f"{f.entity} {f.field}": f.value for f in used_facts},
+        "recent_observations": [e.summary for e in used_episodes],
+        "active_skill": None,
+    }
+    return RetrievePayload(
+        query=result.plan.query,
+        context=context,
+        working_memory=working_memory,
+        tokens=estimate_tokens(context),
+        budget=budget,
+        episodes=tuple(used_episodes),
+        facts=tuple(used_facts),
+        search=result,
+    )

@@ -1,0 +1,178 @@
+"""Bring the index up to date with the vault: scan, compare, then apply.
+
+A file is re-read only when its (mtime, size) changed, and re-parsed only when its content
+hash changed too.  Files that cannot be parsed are recorded with their reason and skipped;
+they never stop a sync.  A file that disappears while its twin (same content) appears is
+reported as moved.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from datetime import datetime, timezone
+from pathlib import Path
+
+from .errors import MemoryclawError, ParseError
+from .index import Index
+from .notes import parse_aliases, parse_episode, parse_facts
+from .vault import FileStat, Skipped, file_lock, folder_signature, read_text, scan
+
+Progress = Callable[[int, int], None]
+# Up to this many files a freshness check stats every file; above it only folder mtimes are
+# compared (in-place edits are then picked up by the daemon's watcher or `reindex`).
+FULL_STAT_LIMIT = 20_000
+_SIGNATURE_KEY = "folder_signature"
+
+
+@dataclass
+class SyncReport:
+    """What a sync found and did."""
+
+    added: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    deleted: list[str] = field(default_factory=list)
+    moved: list[tuple[str, str]] = field(default_factory=list)
+    unchanged: int = 0
+    skipped: list[Skipped] = field(default_factory=list)
+    took_ms: float = 0.0
+
+    @property
+    def changed_anything(self) -> bool:
+        """True when the index was modified."""
+        return bool(self.added or self.changed or self.deleted or self.moved)
+
+    def as_dict(self) -> dict[str, object]:
+        """A JSON-ready summary."""
+        return {
+            "added": len(self.added),
+            "changed": len(self.changed),
+            "deleted": len(self.deleted),
+            "moved": len(self.moved),
+            "unchanged": self.unchanged,
+            "skipped": [
+                {"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped
+            ],
+            "took_ms": round(self.took_ms, 1),
+        }
+
+
+def content_hash(text: str) -> str:
+    """The hash that decides whether a file's content changed."""
+    return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
+
+
+def _mtime_date(mtime_ns: int) -> str:
+    return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%d")
+
+
+def index_file(root: Path, index: Index, stat: FileStat, text: str, sha: str) -> None:
+    """Parse one file and store what it holds (raises ParseError for a bad file)."""
+    if stat.kind == "episode":
+        index.put_episode(parse_episode(text, stat.path, stat.mtime_ns / 1e9))
+    elif stat.kind == "facts":
+        index.put_facts(stat.path, parse_facts(text, stat.path, _mtime_date(stat.mtime_ns)))
+    elif stat.kind == "aliases":
+        index.put_aliases(stat.path, parse_aliases(text, stat.path))
+    index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
+
+
+def sync(root: Path, index: Index, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
+    """Make the index match the vault; ``full`` re-reads every file regardless of its stat."""
+    started = time.perf_counter()
+    report = SyncReport()
+    with file_lock(root, "index"):
+        found, report.skipped = scan(root)
+        signature = folder_signature(root)
+        states = index.file_states()
+        present = {f.path for f in found}
+        gone = sorted(set(states) - present)
+        todo: list[FileStat] = []
+        for stat in found:
+            known = states.get(stat.path)
+            if full or known is None or (known.mtime_ns, known.size) != (stat.mtime_ns, stat.size):
+                todo.append(stat)
+            elif known.error is not None:
+                report.skipped.append(Skipped(stat.path, known.error, known.error_line))
+                report.unchanged += 1
+            else:
+                report.unchanged += 1
+        shas_gone = {states[p].sha: p for p in gone if states[p].sha}
+        with index.transaction():
+            for done, stat in enumerate(todo, start=1):
+                _apply_one(root, index, stat, states.get(stat.path), full, shas_gone, report)
+                if progress is not None:
+                    progress(done, len(todo))
+            moved_from = {old for old, _ in report.moved}
+            for path in gone:
+                index.remove_file(path)
+                if path not in moved_from:
+                    report.deleted.append(path)
+            index.set_meta(_SIGNATURE_KEY, signature)
+    report.took_ms = (time.perf_counter() - started) * 1000
+    return report
+
+
+def _apply_one(
+    root: Path,
+    index: Index,
+    stat: FileStat,
+    known: object,
+    full: bool,
+    shas_gone: dict[str, str],
+    report: SyncReport,
+) -> None:
+    state = known if known is not None else None
+    try:
+        text = read_text(root, stat.path)
+    except ParseError as exc:
+        index.remove_file(stat.path)
+        index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, "", exc.reason, exc.line)
+        report.skipped.append(Skipped(stat.path, exc.reason, exc.line))
+        return
+    except MemoryclawError as exc:
+        report.skipped.append(Skipped(stat.path, str(exc)))
+        return
+    sha = content_hash(text)
+    previous_sha = getattr(state, "sha", None)
+    previous_error = getattr(state, "error", None)
+    if not full and previous_sha == sha and previous_error is None:
+        index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
+        report.unchanged += 1
+        return
+    try:
+        index_file(root, index, stat, text, sha)
+    except ParseError as exc:
+        index.remove_file(stat.path)
+        index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha, exc.reason, exc.line)
+        report.skipped.append(Skipped(stat.path, exc.reason, exc.line))
+        return
+    if state is not None:
+        report.changed.append(stat.path)
+    elif sha in shas_gone:
+        report.moved.append((shas_gone.pop(sha), stat.path))
+    else:
+        report.added.append(stat.path)
+
+
+def is_stale(root: Path, index: Index) -> bool:
+    """Whether the vault changed since the last sync, cheaply.
+
+    Small vaults (up to ``FULL_STAT_LIMIT`` files) stat every file, so in-place edits count;
+    larger ones compare folder mtimes, which catch additions, deletions and renames.
+    """
+    if index.get_meta(_SIGNATURE_KEY) != folder_signature(root):
+        return True
+    states = index.file_states()
+    if len(states) > FULL_STAT_LIMIT:
+        return False
+    found, _ = scan(root)
+    if len(found) != len(states):
+        return True
+    for stat in found:
+        known = states.get(stat.path)
+        if known is None or (known.mtime_ns, known.size) != (stat.mtime_ns, stat.size):
+            return True
+    return False

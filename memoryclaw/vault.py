@@ -1,0 +1,263 @@
+"""Disk I/O for the vault: layout, safe paths, atomic writes, bounded reads, scans and locks.
+
+Everything that touches the vault's files goes through here, so that every write is atomic
+(temp file + fsync + rename, 0600 files in 0700 folders) and every read is bounded and
+refuses to follow a link out of the vault.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import LockTimeoutError, ParseError, UnsafePathError, VaultNotFoundError
+
+EPISODES_DIR = "episodes"
+SEMANTIC_DIR = "semantic"
+LOGS_DIR = "logs"
+PROCESSED_DIR = "logs/processed"
+SKILLS_DIR = "skills"
+STATE_DIR = ".memoryclaw"
+ALIASES_FILE = "semantic/aliases.yaml"
+PENDING_FILE = "semantic/_pending.md"
+VAULT_FOLDERS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, PROCESSED_DIR, SKILLS_DIR)
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """A vault file found by a scan, with what decides whether it changed."""
+
+    path: str  # relative to the vault, POSIX separators
+    kind: str  # episode | facts | aliases
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file a scan or read passed over, and why."""
+
+    path: str
+    reason: str
+    line: int | None = None
+
+
+def require_vault(root: Path) -> Path:
+    """The vault's absolute path, or :class:`VaultNotFoundError` when it is not a folder."""
+    if not root.exists():
+        raise VaultNotFoundError(root, "no such folder")
+    if not root.is_dir():
+        raise VaultNotFoundError(root, "not a folder")
+    return root.resolve()
+
+
+def ensure_dir(path: Path) -> None:
+    """Create a folder (and parents) with 0700 permissions if missing."""
+    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+
+
+def safe_relpath(rel: str) -> str:
+    """Validate a vault-relative path written by a person or a program; POSIX form."""
+    text = rel.replace("\\", "/")
+    if not text or text.startswith("/") or "\x00" in text or (len(text) > 1 and text[1] == ":"):
+        raise UnsafePathError(rel, "must be a path relative to the vault")
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if not parts or any(part == ".." for part in parts):
+        raise UnsafePathError(rel, "must not contain '..'")
+    return "/".join(parts)
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """The absolute path of ``rel`` inside the vault; links that leave the vault are refused."""
+    rel = safe_relpath(rel)
+    candidate = root / rel
+    real = candidate.resolve()
+    if real != root and root not in real.parents:
+        raise UnsafePathError(rel, "is a link that points outside the vault")
+    return candidate
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` so readers see the old file or the new one, never a torn one."""
+    ensure_dir(path.parent)
+    data = text.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with _suppress_missing():
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+@contextmanager
+def _suppress_missing() -> Iterator[None]:
+    try:
+        yield
+    except FileNotFoundError:
+        pass
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_text(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """Read a vault file as UTF-8, refusing huge, binary or undecodable files with a reason."""
+    path = resolve_inside(root, rel)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise ParseError(rel, "file disappeared before it could be read") from None
+    if size > max_bytes:
+        limit = max_bytes // (1024 * 1024)
+        raise ParseError(rel, f"file is {size / 1048576:.1f} MiB, over the {limit} MiB limit")
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise ParseError(rel, "is a folder, not a file") from None
+    except PermissionError:
+        raise ParseError(rel, "permission denied") from None
+    if b"\x00" in data:
+        raise ParseError(rel, "binary content (NUL byte), not a text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ParseError(rel, f"not valid UTF-8 (byte 0x{data[exc.start]:02x})", line) from None
+
+
+def classify(rel: str) -> str | None:
+    """Which kind of indexed file ``rel`` is: episode, facts, aliases, or None (not indexed)."""
+    if rel == ALIASES_FILE:
+        return "aliases"
+    name = rel.rsplit("/", 1)[-1]
+    if not name.endswith(".md") or name.startswith((".", "_")):
+        return None
+    if rel.startswith(EPISODES_DIR + "/"):
+        return "episode"
+    if rel.startswith(SEMANTIC_DIR + "/"):
+        return "facts"
+    return None
+
+
+def scan(root: Path) -> tuple[list[FileStat], list[Skipped]]:
+    """Every indexed file under episodes/ and semantic/, sorted by path, plus what was skipped."""
+    found: list[FileStat] = []
+    skipped: list[Skipped] = []
+    for top in (EPISODES_DIR, SEMANTIC_DIR):
+        folder = root / top
+        if folder.is_dir() and not folder.is_symlink():
+            _walk(root, folder, top, found, skipped)
+        elif folder.is_symlink():
+            _check_link(root, folder, top, found, skipped)
+    found.sort(key=lambda f: f.path)
+    return found, skipped
+
+
+def _walk(root: Path, folder: Path, rel: str, found: list[FileStat], skipped: list[Skipped]) -> None:
+    try:
+        entries = list(os.scandir(folder))
+    except OSError as exc:
+        skipped.append(Skipped(rel, f"cannot list folder: {exc.strerror}"))
+        return
+    for entry in entries:
+        child = f"{rel}/{entry.name}"
+        if entry.name.startswith("."):
+            continue
+        if entry.is_symlink():
+            _check_link(root, Path(entry.path), child, found, skipped)
+        elif entry.is_dir(follow_symlinks=False):
+            _walk(root, Path(entry.path), child, found, skipped)
+        elif entry.is_file(follow_symlinks=False):
+            kind = classify(child)
+            if kind is not None:
+                st = entry.stat(follow_symlinks=False)
+                found.append(FileStat(child, kind, st.st_mtime_ns, st.st_size))
+
+
+def _check_link(root: Path, link: Path, rel: str, found: list[FileStat], skipped: list[Skipped]) -> None:
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        skipped.append(Skipped(rel, "broken symbolic link"))
+        return
+    if root not in target.parents:
+        skipped.append(Skipped(rel, "symbolic link points outside the vault"))
+        return
+    if target.is_dir():
+        skipped.append(Skipped(rel, "symbolic link to a folder is not followed"))
+        return
+    kind = classify(rel)
+    if kind is not None:
+        st = target.stat()
+        found.append(FileStat(rel, kind, st.st_mtime_ns, st.st_size))
+
+
+def folder_signature(root: Path) -> str:
+    """A cheap fingerprint of the indexed folders' own mtimes (changes on add, delete, rename)."""
+    parts: list[str] = []
+    for top in (EPISODES_DIR, SEMANTIC_DIR):
+        for dirpath, dirnames, _ in os.walk(root / top):
+            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
+            try:
+                parts.append(f"{dirpath}:{os.stat(dirpath).st_mtime_ns}")
+            except FileNotFoundError:
+                continue
+    return "|".join(parts)
+
+
+@contextmanager
+def file_lock(root: Path, name: str, timeout: float = 10.0) -> Iterator[None]:
+    """Hold an exclusive advisory lock ``.memoryclaw/locks/<name>.lock`` for the block."""
+    lock_dir = root / STATE_DIR / "locks"
+    ensure_dir(lock_dir)
+    path = lock_dir / f"{name}.lock"
+    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise LockTimeoutError(path, timeout) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)
+
+
+def unique_path(folder: Path, filename: str) -> Path:
+    """``folder/filename``, or ``name-2.md``, ``name-3.md`` ... when that is taken."""
+    candidate = folder / filename
+    stem, dot, ext = filename.rpartition(".")
+    counter = 2
+    while candidate.exists():
+        candidate = folder / f"{stem}-{counter}{dot}{ext}"
+        counter += 1
+    return candidate
