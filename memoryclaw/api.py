@@ -22,7 +22,15 @@ from .index import Index
 from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells
 from .retrieval import RetrievePayload, SearchResult, render_payload, search
 from .sync import Progress, SyncReport, is_stale, sync
-from .transcripts import LoggedTurn, NewTurn, append_turns, close_session, now_utc, unprocessed_logs, validate_turn
+from .transcripts import (
+    LoggedTurn,
+    NewTurn,
+    append_turns,
+    close_session,
+    now_utc,
+    unprocessed_logs,
+    validate_turn,
+)
 from .vault import (
     STATE_DIR,
     VAULT_FOLDERS,
@@ -79,7 +87,13 @@ class Vault:
     create one with :meth:`Vault.init`.  Use as a context manager to close the index.
     """
 
-    def __init__(self, path: str | Path, settings: Settings | None = None, *, env: Mapping[str, str] | None = None) -> None:
+    def __init__(
+        self,
+        path: str | Path,
+        settings: Settings | None = None,
+        *,
+        env: Mapping[str, str] | None = None,
+    ) -> None:
         self.root = require_vault(Path(path).expanduser())
         self.settings = settings if settings is not None else load_settings(self.root, env)
         self._index: Index | None = None
@@ -90,8 +104,10 @@ class Vault:
         return cls(resolve_vault_path(path, env), env=env)
 
     @classmethod
-    def init(cls, path: str | Path, *, git: bool = False, env: Mapping[str, str] | None = None) -> Vault:
-        """Create a vault's folders, a default ``memoryclaw.yaml`` and ``.gitignore``; keep what exists."""
+    def init(
+        cls, path: str | Path, *, git: bool = False, env: Mapping[str, str] | None = None
+    ) -> Vault:
+        """Create a vault: folders, default ``memoryclaw.yaml``, ``.gitignore``; keeps what exists."""
         root = Path(path).expanduser()
         if root.exists() and not root.is_dir():
             raise InvalidInputError("path", f"{root} exists and is not a folder")
@@ -104,7 +120,9 @@ class Vault:
         if not gitignore.exists():
             atomic_write(gitignore, GITIGNORE)
         elif ".memoryclaw/" not in gitignore.read_text(encoding="utf-8").split():
-            atomic_write(gitignore, gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE)
+            atomic_write(
+                gitignore, gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE
+            )
         if git and not (root / ".git").exists():
             if shutil.which("git") is None:
                 raise InvalidInputError("--git", "git is not installed")
@@ -129,7 +147,12 @@ class Vault:
     def __enter__(self) -> Vault:
         return self
 
-    def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
+    def __exit__(
+        self,
+        exc_type: type[BaseException] | None,
+        exc: BaseException | None,
+        tb: TracebackType | None,
+    ) -> None:
         self.close()
 
     # ------------------------------------------------------------------- index
@@ -152,7 +175,14 @@ class Vault:
 
     # --------------------------------------------------------------- retrieval
 
-    def search(self, query: str, *, limit: int | None = None, now: datetime | None = None, refresh: bool = True) -> SearchResult:
+    def search(
+        self,
+        query: str,
+        *,
+        limit: int | None = None,
+        now: datetime | None = None,
+        refresh: bool = True,
+    ) -> SearchResult:
         """Ranked, explained episodes and facts for ``query``."""
         if refresh:
             self.refresh()
@@ -161,7 +191,9 @@ class Vault:
             raise InvalidInputError("limit", f"must be >= 0, got {limit}")
         return search(self.index, query, limit=limit, now=now or now_utc())
 
-    def retrieve(self, query: str, *, now: datetime | None = None, refresh: bool = True) -> RetrievePayload:
+    def retrieve(
+        self, query: str, *, now: datetime | None = None, refresh: bool = True
+    ) -> RetrievePayload:
         """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working memory."""
         result = self.search(query, now=now, refresh=refresh)
         return render_payload(result, self.settings.retrieval.budget_tokens)
@@ -182,7 +214,9 @@ class Vault:
                 "entities": json.loads(row["entities"]),
                 "details": row["details"],
                 "source": row["source"],
-                "source_turns": [row["turn_first"], row["turn_last"]] if row["turn_first"] else None,
+                "source_turns": [row["turn_first"], row["turn_last"]]
+                if row["turn_first"]
+                else None,
                 "session": row["session"],
                 "confidence": row["confidence"],
             }
@@ -208,14 +242,18 @@ class Vault:
     ) -> LoggedTurn:
         """Append one turn to the session's raw log (secrets redacted when configured)."""
         moment = _as_timestamp(timestamp, "timestamp")
-        turn = NewTurn(session, role, text, moment, name=name, channel=channel, tool=tool, agent=agent)
+        turn = NewTurn(
+            session, role, text, moment, name=name, channel=channel, tool=tool, agent=agent
+        )
         return append_turns(self.root, self.settings, [turn])[0]
 
     def end_session(self, session: str) -> list[str]:
         """Close the session's open log so consolidation can take it."""
         return close_session(self.root, session)
 
-    def ingest(self, records: Iterable[Mapping[str, Any]], *, source: str = "<input>") -> IngestReport:
+    def ingest(
+        self, records: Iterable[Mapping[str, Any]], *, source: str = "<input>"
+    ) -> IngestReport:
         """Append many turns (``{session, role, content, timestamp?, name?, channel?, tool?}``).
 
         Every record is checked before anything is written; each session's log is closed after.
@@ -238,18 +276,34 @@ class Vault:
         moment = now or now_utc()
         since = moment - timedelta(days=days)
         episodes = self.index.episode_rows("ts_epoch >= ?", [int(since.timestamp())])
-        facts = self.index.fact_rows("source != 'hand' AND updated >= ?", [since.strftime("%Y-%m-%d")])
+        facts = self.index.fact_rows(
+            "source != 'hand' AND updated >= ?", [since.strftime("%Y-%m-%d")]
+        )
         return {
             "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
             "episodes": [
-                {"id": r["id"], "path": r["path"], "timestamp": r["timestamp"], "summary": r["summary"],
-                 "confidence": r["confidence"], "source": r["source"]}
+                {
+                    "id": r["id"],
+                    "path": r["path"],
+                    "timestamp": r["timestamp"],
+                    "summary": r["summary"],
+                    "confidence": r["confidence"],
+                    "source": r["source"],
+                }
                 for r in episodes
             ],
             "facts": [
-                {"id": r["id"], "entity": r["entity"], "field": r["field"], "value": r["value"],
-                 "path": r["path"], "line": r["line"], "source": r["source"], "updated": r["updated"],
-                 "confidence": r["confidence"]}
+                {
+                    "id": r["id"],
+                    "entity": r["entity"],
+                    "field": r["field"],
+                    "value": r["value"],
+                    "path": r["path"],
+                    "line": r["line"],
+                    "source": r["source"],
+                    "updated": r["updated"],
+                    "confidence": r["confidence"],
+                }
                 for r in facts
             ],
             "errors": [{"path": p, "reason": r, "line": ln} for p, r, ln in self.index.errors()],
@@ -266,7 +320,9 @@ class Vault:
         """Remove memories from the vault and the index: by id, or every search hit of ``query``."""
         chosen = [x for x in (query, episode_id, fact_id) if x is not None]
         if len(chosen) != 1:
-            raise InvalidInputError("forget", "give exactly one of a query, an episode id or a fact id")
+            raise InvalidInputError(
+                "forget", "give exactly one of a query, an episode id or a fact id"
+            )
         self.refresh()
         episode_paths: dict[str, str] = {}
         fact_rows: list[dict[str, Any]] = []
@@ -300,7 +356,9 @@ class Vault:
             episodes=tuple(episode_paths[p] for p in sorted(episode_paths)),
             facts=tuple(row["id"] for row in fact_rows),
             files_deleted=tuple(sorted(episode_paths)),
-            files_edited=tuple(edited) if not dry_run else tuple(sorted({r["path"] for r in fact_rows})),
+            files_edited=tuple(edited)
+            if not dry_run
+            else tuple(sorted({r["path"] for r in fact_rows})),
             dry_run=dry_run,
         )
 
@@ -359,24 +417,46 @@ class Vault:
             checks.append({"check": check, "status": status, "detail": detail})
 
         add("version", "ok", f"memoryclaw {__version__}")
-        add("config", "ok", f"{self.root / CONFIG_FILE} valid" if (self.root / CONFIG_FILE).exists() else "no memoryclaw.yaml; defaults apply")
+        add(
+            "config",
+            "ok",
+            f"{self.root / CONFIG_FILE} valid"
+            if (self.root / CONFIG_FILE).exists()
+            else "no memoryclaw.yaml; defaults apply",
+        )
         missing = [f for f in VAULT_FOLDERS if not (self.root / f).is_dir()]
-        add("folders", "warn" if missing else "ok", f"missing: {', '.join(missing)}" if missing else "all present")
-        add("sqlite", "ok", f"SQLite {sqlite3.sqlite_version} with FTS5" if _has_fts5() else "FTS5 missing")
+        add(
+            "folders",
+            "warn" if missing else "ok",
+            f"missing: {', '.join(missing)}" if missing else "all present",
+        )
+        add(
+            "sqlite",
+            "ok",
+            f"SQLite {sqlite3.sqlite_version} with FTS5" if _has_fts5() else "FTS5 missing",
+        )
         try:
             report = self.refresh()
             problems = self.index.integrity_problems()
-            add("index", "error" if problems else "ok", "; ".join(problems) or f"{self.index.counts()['episodes']} episodes indexed")
+            add(
+                "index",
+                "error" if problems else "ok",
+                "; ".join(problems) or f"{self.index.counts()['episodes']} episodes indexed",
+            )
             if report is not None:
-                add("sync", "ok", f"index was stale; synced {len(report.added) + len(report.changed)} files")
+                add(
+                    "sync",
+                    "ok",
+                    f"index was stale; synced {len(report.added) + len(report.changed)} files",
+                )
         except (MemoryclawError, sqlite3.DatabaseError) as exc:
             add("index", "error", f"{exc} (run `memoryclaw reindex --full`)")
             return checks
         for path, reason, line in self.index.errors():
             add("file", "warn", f"{path}{f':{line}' if line else ''}: {reason}")
-        broken_logs = [p for p in (self.root / "logs").glob("*.md") if _unparseable_log(self.root, p)]
-        for path in broken_logs:
-            add("log", "warn", f"logs/{path.name}: cannot be parsed; it will not be consolidated")
+        for log_file in sorted((self.root / "logs").glob("*.md")):
+            if _unparseable_log(self.root, log_file):
+                add("log", "warn", f"logs/{log_file.name}: cannot be parsed; not consolidated")
         extras = {
             "daemon": ("apscheduler", "watchdog"),
             "ollama": ("ollama",),
@@ -385,14 +465,27 @@ class Vault:
         }
         for extra, modules in extras.items():
             have = all(importlib.util.find_spec(m) is not None for m in modules)
-            add(f"extra:{extra}", "ok" if have else "info",
-                "installed" if have else f"not installed (pip install 'memoryclaw[{extra}]')")
+            add(
+                f"extra:{extra}",
+                "ok" if have else "info",
+                "installed" if have else f"not installed (pip install 'memoryclaw[{extra}]')",
+            )
         if self.settings.retrieval.fallback == "vector":
-            add("vector", "warn", "retrieval.fallback is 'vector' but vector search is not available in this version")
+            add(
+                "vector",
+                "warn",
+                "retrieval.fallback is 'vector' but vector search is not available in this version",
+            )
         else:
             add("vector", "info", "vector fallback off (set retrieval.fallback: vector to enable)")
         git_dir = (self.root / ".git").exists()
-        add("git", "ok" if git_dir else "info", "vault is a git repository" if git_dir else "not a git repository (memoryclaw init --git)")
+        add(
+            "git",
+            "ok" if git_dir else "info",
+            "vault is a git repository"
+            if git_dir
+            else "not a git repository (memoryclaw init --git)",
+        )
         return checks
 
 
@@ -439,10 +532,20 @@ _RECORD_KEYS = {"session", "role", "content", "timestamp", "name", "channel", "t
 
 def _turn_from_record(record: Mapping[str, Any], source: str, line: int) -> NewTurn:
     if not isinstance(record, Mapping):
-        raise InvalidInputError("record", f"expected a JSON object, got {type(record).__name__}", source=source, line=line)
+        raise InvalidInputError(
+            "record",
+            f"expected a JSON object, got {type(record).__name__}",
+            source=source,
+            line=line,
+        )
     unknown = sorted(set(record) - _RECORD_KEYS)
     if unknown:
-        raise InvalidInputError(unknown[0], f"unknown key (known: {', '.join(sorted(_RECORD_KEYS))})", source=source, line=line)
+        raise InvalidInputError(
+            unknown[0],
+            f"unknown key (known: {', '.join(sorted(_RECORD_KEYS))})",
+            source=source,
+            line=line,
+        )
     for key in ("session", "role", "content"):
         if not isinstance(record.get(key), str):
             raise InvalidInputError(key, "required, and must be a string", source=source, line=line)

@@ -84,7 +84,9 @@ class LockTimeoutError(MemoryclawError):
 class InvalidInputError(MemoryclawError):
     """An argument or input record cannot be used (empty session, unknown role ...)."""
 
-    def __init__(self, field: str, problem: str, *, source: str | None = None, line: int | None = None) -> None:
+    def __init__(
+        self, field: str, problem: str, *, source: str | None = None, line: int | None = None
+    ) -> None:
         self.field = field
         self.problem = problem
         self.source = source

@@ -75,22 +75,24 @@ class Index:
     def _ensure_schema(self) -> bool:
         """Create the tables, or drop and recreate them when the schema version changed."""
         current = None
-        if self.db["meta"].exists():
+        if self.db.table("meta").exists():
             row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             current = row[0] if row else None
         if current == SCHEMA_VERSION:
             return False
         with self.transaction():
             for name in self.db.table_names():
-                if not name.startswith("sqlite_") and self.db[name].exists():
+                if not name.startswith("sqlite_") and self.db.table(name).exists():
                     self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
             self._create_tables()
-            self.db["meta"].upsert({"key": "schema_version", "value": SCHEMA_VERSION}, pk="key")
+            self.db.table("meta").upsert(
+                {"key": "schema_version", "value": SCHEMA_VERSION}, pk="key"
+            )
         return current is not None
 
     def _create_tables(self) -> None:
-        self.db["meta"].create({"key": str, "value": str}, pk="key")
-        self.db["files"].create(
+        self.db.table("meta").create({"key": str, "value": str}, pk="key")
+        self.db.table("files").create(
             {
                 "path": str,
                 "kind": str,
@@ -102,7 +104,7 @@ class Index:
             },
             pk="path",
         )
-        self.db["episodes"].create(
+        self.db.table("episodes").create(
             {
                 "rowid": int,
                 "id": str,
@@ -124,17 +126,17 @@ class Index:
             },
             pk="rowid",
         )
-        self.db["episodes"].create_index(["id"])
-        self.db["episodes"].create_index(["path"])
-        self.db["episodes"].enable_fts(
+        self.db.table("episodes").create_index(["id"])
+        self.db.table("episodes").create_index(["path"])
+        self.db.table("episodes").enable_fts(
             ["tags_text", "entities_text", "summary", "details"],
             create_triggers=True,
             tokenize=TOKENIZER,
         )
-        self.db["tags"].create({"tag": str, "episode_rowid": int})
-        self.db["tags"].create_index(["tag"])
-        self.db["tags"].create_index(["episode_rowid"])
-        self.db["facts"].create(
+        self.db.table("tags").create({"tag": str, "episode_rowid": int})
+        self.db.table("tags").create_index(["tag"])
+        self.db.table("tags").create_index(["episode_rowid"])
+        self.db.table("facts").create(
             {
                 "rowid": int,
                 "id": str,
@@ -151,13 +153,13 @@ class Index:
             },
             pk="rowid",
         )
-        self.db["facts"].create_index(["id"])
-        self.db["facts"].create_index(["path"])
-        self.db["facts"].enable_fts(
+        self.db.table("facts").create_index(["id"])
+        self.db.table("facts").create_index(["path"])
+        self.db.table("facts").enable_fts(
             ["entity", "field", "value", "section"], create_triggers=True, tokenize=TOKENIZER
         )
-        self.db["aliases"].create({"path": str, "term": str, "synonym": str})
-        self.db["aliases"].create_index(["term"])
+        self.db.table("aliases").create({"path": str, "term": str, "synonym": str})
+        self.db.table("aliases").create_index(["term"])
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -327,12 +329,15 @@ class Index:
         return [
             (int(r[0]), float(r[1]))
             for r in self.db.execute(
-                "SELECT rowid, rank FROM episodes_fts WHERE episodes_fts MATCH ? ORDER BY rank LIMIT ?",
+                "SELECT rowid, rank FROM episodes_fts WHERE episodes_fts MATCH ?"
+                " ORDER BY rank LIMIT ?",
                 [match, limit],
             ).fetchall()
         ]
 
-    def terms_matching(self, table: str, rowids: Sequence[int], terms: Mapping[str, str]) -> dict[int, list[str]]:
+    def terms_matching(
+        self, table: str, rowids: Sequence[int], terms: Mapping[str, str]
+    ) -> dict[int, list[str]]:
         """For each row, which of ``terms`` (label -> FTS5 phrase) it matches, in one query."""
         if not rowids or not terms:
             return {}
@@ -340,7 +345,9 @@ class Index:
         marks = ",".join("?" * len(rowids))
         parts, params = [], []
         for position, phrase in enumerate(terms.values()):
-            parts.append(f"SELECT {position}, rowid FROM {fts} WHERE {fts} MATCH ? AND rowid IN ({marks})")
+            parts.append(
+                f"SELECT {position}, rowid FROM {fts} WHERE {fts} MATCH ? AND rowid IN ({marks})"
+            )
             params.extend([phrase, *rowids])
         labels = list(terms)
         out: dict[int, list[str]] = {}
@@ -362,9 +369,13 @@ class Index:
         columns = [c[0] for c in cursor.description]
         return [dict(zip(columns, values)) for values in cursor.fetchall()]
 
-    def episode_rows(self, where: str, params: Sequence[Any], order: str = "ts_epoch DESC, id") -> list[dict[str, Any]]:
+    def episode_rows(
+        self, where: str, params: Sequence[Any], order: str = "ts_epoch DESC, id"
+    ) -> list[dict[str, Any]]:
         """Episode rows by a WHERE clause (module-internal callers only)."""
-        cursor = self.db.execute(f"SELECT * FROM episodes WHERE {where} ORDER BY {order}", list(params))
+        cursor = self.db.execute(
+            f"SELECT * FROM episodes WHERE {where} ORDER BY {order}", list(params)
+        )
         columns = [c[0] for c in cursor.description]
         return [dict(zip(columns, values)) for values in cursor.fetchall()]
 
@@ -381,8 +392,12 @@ class Index:
         out = {}
         for table in ("files", "episodes", "facts", "tags", "aliases"):
             out[table] = int(self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
-        out["errors"] = int(self.db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0])
-        out["distinct_tags"] = int(self.db.execute("SELECT count(DISTINCT tag) FROM tags").fetchone()[0])
+        out["errors"] = int(
+            self.db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
+        )
+        out["distinct_tags"] = int(
+            self.db.execute("SELECT count(DISTINCT tag) FROM tags").fetchone()[0]
+        )
         return out
 
     def errors(self) -> list[tuple[str, str, int | None]]:
@@ -399,7 +414,8 @@ class Index:
         return [
             (r[0], int(r[1]))
             for r in self.db.execute(
-                "SELECT tag, count(*) AS n FROM tags GROUP BY tag ORDER BY n DESC, tag LIMIT ?", [limit]
+                "SELECT tag, count(*) AS n FROM tags GROUP BY tag ORDER BY n DESC, tag LIMIT ?",
+                [limit],
             ).fetchall()
         ]
 

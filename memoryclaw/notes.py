@@ -234,8 +234,28 @@ def _first_line(body: str) -> str:
     return ""
 
 
+_FILENAME_STAMP_RE = re.compile(r"(\d{4}-\d{2}-\d{2})_(\d{2})-(\d{2})-(\d{2})")
+
+
+def timestamp_from_filename(path: str) -> datetime | None:
+    """The ``YYYY-MM-DD_HH-MM-SS`` stamp that starts a vault file name, as UTC."""
+    match = _FILENAME_STAMP_RE.match(path.rsplit("/", 1)[-1])
+    if not match:
+        return None
+    try:
+        return parse_timestamp(
+            f"{match.group(1)}T{match.group(2)}:{match.group(3)}:{match.group(4)}Z"
+        )
+    except ValueError:
+        return None
+
+
 def parse_episode(text: str, path: str, mtime: float) -> Episode:
-    """Parse an episode file; ``mtime`` (epoch seconds) stands in for a missing timestamp."""
+    """Parse an episode file.
+
+    A missing timestamp is taken from the file name's ``YYYY-MM-DD_HH-MM-SS`` stamp, else from
+    ``mtime`` (epoch seconds); a missing id is a hash of the path.
+    """
     meta, body, _ = split_frontmatter(text, path)
     details = body.strip()
     summary_value = meta.get("summary")
@@ -249,7 +269,9 @@ def parse_episode(text: str, path: str, mtime: float) -> Episode:
     raw_ts = meta.get("timestamp")
     try:
         if raw_ts is None:
-            timestamp = datetime.fromtimestamp(int(mtime), tz=timezone.utc)
+            timestamp = timestamp_from_filename(path) or datetime.fromtimestamp(
+                int(mtime), tz=timezone.utc
+            )
         else:
             timestamp = parse_timestamp(raw_ts)
     except (ValueError, OverflowError) as exc:
@@ -325,7 +347,9 @@ class Fact:
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
 _BULLET_RE = re.compile(r"^(?P<indent>\s*)[-*+]\s+(?P<text>.*?)\s*$")
 _KEY_VALUE_RE = re.compile(r"^(?P<key>[^:|]{1,120}?)\s*:(?:\s+(?P<value>.*?)|\s*)$")
-_INDENTED_KV_RE = re.compile(r"^(?P<indent>\s{2,})(?P<key>[^\s:-][^:]{0,119}?)\s*:\s+(?P<value>.*?)\s*$")
+_INDENTED_KV_RE = re.compile(
+    r"^(?P<indent>\s{2,})(?P<key>[^\s:-][^:]{0,119}?)\s*:\s+(?P<value>.*?)\s*$"
+)
 TRAILING_COMMENT_RE = re.compile(r"\s*<!--(?P<body>.*?)-->\s*$")
 _COMMENT_LINE_RE = re.compile(r"^\s*<!--.*-->\s*$")
 _TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
@@ -498,7 +522,9 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
             kv = _KEY_VALUE_RE.match(content)
             if kv and kv.group("value"):
                 merged = {**parent_provenance, **provenance}
-                out.add(lineno, section, parent, kv.group("key"), kv.group("value"), "nested", merged)
+                out.add(
+                    lineno, section, parent, kv.group("key"), kv.group("value"), "nested", merged
+                )
             continue
         parent = None
     return out.facts
@@ -528,7 +554,9 @@ def parse_aliases(text: str, path: str) -> dict[str, tuple[str, ...]]:
         elif value is None:
             synonyms = []
         else:
-            raise ParseError(path, f"{key}: expected a list of synonyms, got {type(value).__name__}")
+            raise ParseError(
+                path, f"{key}: expected a list of synonyms, got {type(value).__name__}"
+            )
         terms = {str(t).strip().lower() for t in [key, *synonyms] if str(t).strip()}
         for term in terms:
             groups.setdefault(term, set()).update(terms - {term})
@@ -623,7 +651,9 @@ def parse_log(text: str, path: str) -> RawLog:
 
     def close() -> None:
         if current is not None:
-            content = _UNESCAPED_HEADING_RE.sub(lambda m: m.group(1)[1:] + m.group(2), "\n".join(lines))
+            content = _UNESCAPED_HEADING_RE.sub(
+                lambda m: m.group(1)[1:] + m.group(2), "\n".join(lines)
+            )
             turns.append(Turn(content=normalize_content(content), **current))
 
     for offset, raw in enumerate(body.splitlines()):
@@ -633,7 +663,9 @@ def parse_log(text: str, path: str) -> RawLog:
             try:
                 moment = parse_timestamp(header.group("ts"))
             except ValueError:
-                raise ParseError(path, f"bad turn timestamp {header.group('ts')!r}", first_line + offset) from None
+                raise ParseError(
+                    path, f"bad turn timestamp {header.group('ts')!r}", first_line + offset
+                ) from None
             current = {
                 "role": header.group("role"),
                 "timestamp": moment,
@@ -644,7 +676,11 @@ def parse_log(text: str, path: str) -> RawLog:
         elif current is not None:
             lines.append(raw)
         elif raw.strip():
-            raise ParseError(path, "text before the first turn header ('### role · timestamp')", first_line + offset)
+            raise ParseError(
+                path,
+                "text before the first turn header ('### role · timestamp')",
+                first_line + offset,
+            )
     close()
     return RawLog(path=path, meta=meta, turns=tuple(turns))
 

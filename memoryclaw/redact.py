@@ -38,8 +38,10 @@ def redact(text: str) -> str:
     for kind, pattern in _PATTERNS:
         text = pattern.sub(f"[REDACTED:{kind}]", text)
     return _ASSIGNMENT_RE.sub(
-        lambda m: m.group(0)
-        if m.group("value").startswith("[REDACTED")
-        else f"{m.group('key')}[REDACTED:secret]",
+        lambda m: (
+            m.group(0)
+            if m.group("value").startswith("[REDACTED")
+            else f"{m.group('key')}[REDACTED:secret]"
+        ),
         text,
     )

@@ -19,6 +19,7 @@ import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
+from itertools import pairwise
 from typing import Any
 
 from .index import Index
@@ -101,7 +102,7 @@ def plan_query(query: str, index: Index) -> QueryPlan:
     """Extract keywords and expand them with alias groups (single words and adjacent pairs)."""
     keywords = extract_keywords(query)
     candidates = list(keywords)
-    for first, second in zip(keywords, keywords[1:]):
+    for first, second in pairwise(keywords):
         candidates += [f"{first} {second}", f"{first}-{second}"]
     synonyms = index.synonyms(candidates)
     terms = list(keywords)
@@ -227,7 +228,9 @@ def age_in_days(updated: str, now: datetime) -> int | None:
     return max(0, (now.astimezone(timezone.utc).date() - day).days)
 
 
-def _episode_from_row(row: Mapping[str, Any], score: float, matched: Sequence[str], exact: Sequence[str]) -> EpisodeResult:
+def _episode_from_row(
+    row: Mapping[str, Any], score: float, matched: Sequence[str], exact: Sequence[str]
+) -> EpisodeResult:
     turns = (row["turn_first"], row["turn_last"]) if row["turn_first"] is not None else None
     return EpisodeResult(
         id=row["id"],
@@ -246,7 +249,9 @@ def _episode_from_row(row: Mapping[str, Any], score: float, matched: Sequence[st
     )
 
 
-def search(index: Index, query: str, *, limit: int, now: datetime, fact_limit: int | None = None) -> SearchResult:
+def search(
+    index: Index, query: str, *, limit: int, now: datetime, fact_limit: int | None = None
+) -> SearchResult:
     """Rank episodes and facts for ``query`` (see the module docstring for how)."""
     started = time.perf_counter()
     plan = plan_query(query, index)
@@ -254,7 +259,9 @@ def search(index: Index, query: str, *, limit: int, now: datetime, fact_limit: i
     facts: list[FactResult] = []
     if plan.match is not None and limit > 0:
         episodes = _rank_episodes(index, plan, limit)
-        facts = _facts(index, plan, now, fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT)
+        facts = _facts(
+            index, plan, now, fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT
+        )
     took = (time.perf_counter() - started) * 1000
     return SearchResult(plan, tuple(episodes), tuple(facts), False, took)
 
@@ -267,16 +274,22 @@ def _rank_episodes(index: Index, plan: QueryPlan, limit: int) -> list[EpisodeRes
     for hit in hits:
         exact = [tag for tag in json.loads(hit.row["tags"]) if tag in wanted]
         scored.append((hit.bm25 + TAG_BONUS * len(exact), exact, hit))
-    scored.sort(key=lambda s: (-round(s[0], 9), -s[2].row["ts_epoch"], s[2].row["id"], s[2].row["path"]))
+    scored.sort(
+        key=lambda s: (-round(s[0], 9), -s[2].row["ts_epoch"], s[2].row["id"], s[2].row["path"])
+    )
     top = scored[:limit]
     phrases = {term: p for term in plan.terms if (p := fts_phrase(term))}
     matched = index.terms_matching("episodes", [s[2].rowid for s in top], phrases)
-    return [_episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact) for score, exact, hit in top]
+    return [
+        _episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact)
+        for score, exact, hit in top
+    ]
 
 
 def _facts(index: Index, plan: QueryPlan, now: datetime, limit: int) -> list[FactResult]:
     assert plan.match is not None
-    rows, seen = [], set()
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str]] = set()
     for row in index.search_facts(plan.match, plan.match, limit * 2):
         key = (row["entity"].lower(), row["field"], row["value"])
         if key not in seen and len(rows) < limit:

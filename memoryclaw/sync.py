@@ -52,9 +52,7 @@ class SyncReport:
             "deleted": len(self.deleted),
             "moved": len(self.moved),
             "unchanged": self.unchanged,
-            "skipped": [
-                {"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped
-            ],
+            "skipped": [{"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped],
             "took_ms": round(self.took_ms, 1),
         }
 
@@ -79,7 +77,9 @@ def index_file(root: Path, index: Index, stat: FileStat, text: str, sha: str) ->
     index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
 
 
-def sync(root: Path, index: Index, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
+def sync(
+    root: Path, index: Index, *, full: bool = False, progress: Progress | None = None
+) -> SyncReport:
     """Make the index match the vault; ``full`` re-reads every file regardless of its stat."""
     started = time.perf_counter()
     report = SyncReport()

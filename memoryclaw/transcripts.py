@@ -50,16 +50,22 @@ class LoggedTurn:
 def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None = None) -> None:
     """Raise :class:`InvalidInputError` for a turn that must not be written."""
     if not turn.session.strip() or "\n" in turn.session:
-        raise InvalidInputError("session", "must be a non-empty single line", source=source, line=line)
+        raise InvalidInputError(
+            "session", "must be a non-empty single line", source=source, line=line
+        )
     if not ROLE_RE.match(turn.role):
         raise InvalidInputError(
-            "role", f"{turn.role!r} is not a role (lowercase letters and _, e.g. user, assistant)",
-            source=source, line=line,
+            "role",
+            f"{turn.role!r} is not a role (lowercase letters and _, e.g. user, assistant)",
+            source=source,
+            line=line,
         )
     if len(turn.content) > MAX_TURN_CHARS:
         raise InvalidInputError(
-            "content", f"{len(turn.content)} characters, over the {MAX_TURN_CHARS} limit of one turn",
-            source=source, line=line,
+            "content",
+            f"{len(turn.content)} characters, over the {MAX_TURN_CHARS} limit of one turn",
+            source=source,
+            line=line,
         )
 
 
@@ -105,7 +111,9 @@ def _closed(meta: Any) -> dict[str, Any]:
     return {**meta, "closed": True}
 
 
-def append_turns(root: Path, settings: Settings, turns: Sequence[NewTurn], *, close: bool = False) -> list[LoggedTurn]:
+def append_turns(
+    root: Path, settings: Settings, turns: Sequence[NewTurn], *, close: bool = False
+) -> list[LoggedTurn]:
     """Append turns (in order) to their sessions' open logs; ``close`` closes those logs after."""
     for turn in turns:
         validate_turn(turn)

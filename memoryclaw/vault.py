@@ -13,7 +13,7 @@ import os
 import tempfile
 import time
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -101,18 +101,10 @@ def atomic_write(path: Path, text: str) -> None:
             os.fsync(handle.fileno())
         os.replace(tmp, path)
     except BaseException:
-        with _suppress_missing():
+        with suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
     _fsync_dir(path.parent)
-
-
-@contextmanager
-def _suppress_missing() -> Iterator[None]:
-    try:
-        yield
-    except FileNotFoundError:
-        pass
 
 
 def _fsync_dir(folder: Path) -> None:
@@ -176,7 +168,9 @@ def scan(root: Path) -> tuple[list[FileStat], list[Skipped]]:
     return found, skipped
 
 
-def _walk(root: Path, folder: Path, rel: str, found: list[FileStat], skipped: list[Skipped]) -> None:
+def _walk(
+    root: Path, folder: Path, rel: str, found: list[FileStat], skipped: list[Skipped]
+) -> None:
     try:
         entries = list(os.scandir(folder))
     except OSError as exc:
@@ -197,7 +191,9 @@ def _walk(root: Path, folder: Path, rel: str, found: list[FileStat], skipped: li
                 found.append(FileStat(child, kind, st.st_mtime_ns, st.st_size))
 
 
-def _check_link(root: Path, link: Path, rel: str, found: list[FileStat], skipped: list[Skipped]) -> None:
+def _check_link(
+    root: Path, link: Path, rel: str, found: list[FileStat], skipped: list[Skipped]
+) -> None:
     try:
         target = link.resolve(strict=True)
     except (OSError, RuntimeError):

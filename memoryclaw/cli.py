@@ -1,0 +1,374 @@
+"""The ``memoryclaw`` command: a thin layer over :class:`memoryclaw.Vault`.
+
+Exit codes: 0 success, 1 a user error (one line on stderr), 2 a usage error.  With ``--json``
+stdout carries exactly one JSON document (JSON lines where noted) and nothing else.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from . import __version__
+from .api import Vault
+from .config import resolve_vault_path
+from .errors import InvalidInputError, MemoryclawError
+from .retrieval import SearchResult
+
+
+class _Group(click.Group):
+    """Turns every expected failure into one line on stderr and exit code 1, in one place."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except MemoryclawError as exc:
+            _fail(str(exc))
+        except sqlite3.DatabaseError as exc:
+            _fail(f"index database: {exc} (rebuild it with `memoryclaw reindex --full`)")
+        except OSError as exc:
+            where = f"{exc.filename}: " if exc.filename else ""
+            _fail(f"{where}{exc.strerror or exc}")
+
+
+def _fail(message: str) -> NoReturn:
+    click.echo(f"memoryclaw: error: {message}", err=True)
+    sys.exit(1)
+
+
+def _emit(data: Any) -> None:
+    click.echo(json.dumps(data, ensure_ascii=False, sort_keys=False))
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--vault",
+    "vault_path",
+    type=click.Path(file_okay=False, path_type=Path),
+    help="Vault folder (default: $MEMORYCLAW_VAULT or ~/.openclaw/workspace/memoryclaw).",
+)
+@click.version_option(__version__, prog_name="memoryclaw")
+@click.pass_context
+def cli(ctx: click.Context, vault_path: Path | None) -> None:
+    """Deterministic, file-based long-term memory for AI agents."""
+    ctx.obj = vault_path
+
+
+def _vault(ctx: click.Context) -> Vault:
+    vault = Vault.open(ctx.find_root().obj)
+    ctx.call_on_close(vault.close)
+    return vault
+
+
+@cli.command()
+@click.argument("path", required=False, type=click.Path(path_type=Path))
+@click.option("--git", is_flag=True, help="Also make the vault a git repository.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def init(ctx: click.Context, path: Path | None, git: bool, as_json: bool) -> None:
+    """Create a vault (folders, memoryclaw.yaml, .gitignore)."""
+    target = path or resolve_vault_path(ctx.find_root().obj)
+    with Vault.init(target, git=git) as vault:
+        if as_json:
+            _emit({"vault": str(vault.root), "git": (vault.root / ".git").exists()})
+        else:
+            click.echo(f"vault ready at {vault.root}")
+
+
+@cli.command()
+@click.option("--session", required=True, help="Agent session id.")
+@click.option("--role", required=True, help="user, assistant, tool_call, tool_result, system ...")
+@click.option("--name", help="Speaker name, e.g. Caroline.")
+@click.option("--channel", help="Channel (telegram, cli ...); names a new log file.")
+@click.option("--timestamp", help="ISO timestamp of the turn (default: now).")
+@click.option("--tool", help="Tool name for tool_call / tool_result turns.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.argument("text")
+@click.pass_context
+def log(
+    ctx: click.Context,
+    session: str,
+    role: str,
+    name: str | None,
+    channel: str | None,
+    timestamp: str | None,
+    tool: str | None,
+    as_json: bool,
+    text: str,
+) -> None:
+    """Append one turn to the session's raw log (TEXT '-' reads stdin)."""
+    if text == "-":
+        text = sys.stdin.read()
+    logged = _vault(ctx).log_turn(
+        session, role, text, name=name, channel=channel, timestamp=timestamp, tool=tool
+    )
+    if as_json:
+        _emit({"path": logged.path, "turn": logged.turn, "session": logged.session})
+    else:
+        click.echo(f"{logged.path} turn {logged.turn}")
+
+
+def _jsonl_records(path: str) -> Iterator[dict[str, Any]]:
+    handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    with handle:
+        for number, line in enumerate(handle, start=1):
+            if not line.strip():
+                continue
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as exc:
+                raise InvalidInputError(
+                    "line", f"not JSON: {exc.msg}", source=path, line=number
+                ) from None
+            if not isinstance(record, dict):
+                raise InvalidInputError("line", "expected a JSON object", source=path, line=number)
+            yield record
+
+
+@cli.command()
+@click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def ingest(ctx: click.Context, file: str, as_json: bool) -> None:
+    """Append many turns from a JSON-lines file; each session's log is then closed."""
+    vault = _vault(ctx)
+    try:
+        records = list(_jsonl_records(file))
+    except UnicodeDecodeError as exc:
+        raise InvalidInputError("file", f"not UTF-8 text ({exc.reason})", source=file) from None
+    report = vault.ingest(records, source=file)
+    if as_json:
+        _emit(report.as_dict())
+    else:
+        click.echo(
+            f"{report.turns} turns into {len(report.logs)} logs ({len(report.sessions)} sessions)"
+        )
+
+
+def _print_search(result: SearchResult) -> None:
+    keywords = ", ".join(result.plan.keywords) or "(none)"
+    click.echo(f"keywords: {keywords}")
+    for term, synonyms in result.plan.expansions.items():
+        click.echo(f"aliases:  {term} -> {', '.join(synonyms)}")
+    if not result.results and not result.facts:
+        click.echo("no memories found")
+        return
+    for rank, episode in enumerate(result.results, start=1):
+        click.echo(f"{rank}. {episode.timestamp[:10]}  {episode.summary}")
+        click.echo(
+            f"   score {episode.score:.2f} via {episode.via};"
+            f" matched {', '.join(episode.matched) or '-'}"
+            f"; tags {', '.join(episode.tags) or '-'}"
+        )
+        click.echo(f"   {episode.path}  ({episode.id})")
+    if result.facts:
+        click.echo("facts:")
+        for fact in result.facts:
+            click.echo(f"   {fact.render()}  {fact.path}:{fact.line}")
+
+
+@cli.command("search")
+@click.argument("query", required=False)
+@click.option(
+    "--limit",
+    type=click.IntRange(min=0),
+    help="Number of episodes (default: retrieval.maxResults).",
+)
+@click.option(
+    "--queries",
+    type=click.Path(dir_okay=False, allow_dash=True),
+    help="File of queries, one per line.",
+)
+@click.option("--json", "as_json", is_flag=True, help="Print JSON (JSON lines with --queries).")
+@click.pass_context
+def search_command(
+    ctx: click.Context, query: str | None, limit: int | None, queries: str | None, as_json: bool
+) -> None:
+    """Ranked, explained episodes and facts for QUERY."""
+    if (query is None) == (queries is None):
+        raise click.UsageError("give a QUERY or --queries FILE (not both)")
+    vault = _vault(ctx)
+    if queries is not None:
+        if not as_json:
+            raise click.UsageError("--queries needs --json")
+        handle = sys.stdin if queries == "-" else open(queries, encoding="utf-8")  # noqa: SIM115
+        with handle:
+            lines = [line.rstrip("\n") for line in handle]
+        vault.refresh()
+        for line in lines:
+            if line.strip():
+                _emit(vault.search(line, limit=limit, refresh=False).as_dict())
+        return
+    assert query is not None
+    result = vault.search(query, limit=limit)
+    if as_json:
+        _emit(result.as_dict())
+    else:
+        _print_search(result)
+
+
+@cli.command()
+@click.argument("query")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def retrieve(ctx: click.Context, query: str, as_json: bool) -> None:
+    """The hook payload for QUERY: context block, working memory, token count."""
+    payload = _vault(ctx).retrieve(query)
+    if as_json:
+        _emit(payload.as_dict())
+        return
+    click.echo(payload.context or "(no memories for this query)")
+    click.echo(f"tokens: {payload.tokens} of {payload.budget}", err=True)
+
+
+@cli.command()
+@click.option("--full", is_flag=True, help="Delete the index and rebuild it from the files.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def reindex(ctx: click.Context, full: bool, as_json: bool) -> None:
+    """Bring the index up to date with the vault."""
+    vault = _vault(ctx)
+    if sys.stderr.isatty() and not as_json:
+        with click.progressbar(length=1, label="indexing", file=sys.stderr) as bar:
+
+            def progress(done: int, total: int) -> None:
+                bar.length = total
+                bar.update(done - bar.pos)
+
+            report = vault.reindex(full=full, progress=progress)
+    else:
+        report = vault.reindex(full=full)
+    if as_json:
+        _emit(report.as_dict())
+        return
+    click.echo(
+        f"{len(report.added)} added, {len(report.changed)} changed, {len(report.deleted)} deleted,"
+        f" {len(report.moved)} moved, {report.unchanged} unchanged in {report.took_ms:.0f} ms"
+    )
+    for skipped in report.skipped:
+        line = f":{skipped.line}" if skipped.line else ""
+        click.echo(f"skipped {skipped.path}{line}: {skipped.reason}", err=True)
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def stats(ctx: click.Context, as_json: bool) -> None:
+    """Counts, sizes and index health."""
+    data = _vault(ctx).stats()
+    if as_json:
+        _emit(data)
+        return
+    for key, value in data.items():
+        if key == "top_tags":
+            value = ", ".join(f"{t['tag']} ({t['count']})" for t in value) or "-"
+        click.echo(f"{key:18} {value}")
+
+
+@cli.command()
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def doctor(ctx: click.Context, as_json: bool) -> None:
+    """Configuration, dependency and index checks (exit 1 when one fails)."""
+    checks = _vault(ctx).doctor()
+    if as_json:
+        _emit({"checks": checks, "ok": all(c["status"] != "error" for c in checks)})
+    else:
+        for check in checks:
+            click.echo(f"[{check['status']:>5}] {check['check']}: {check['detail']}")
+    if any(c["status"] == "error" for c in checks):
+        sys.exit(1)
+
+
+@cli.command()
+@click.option(
+    "--days", type=click.IntRange(min=0), default=7, show_default=True, help="How far back."
+)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def audit(ctx: click.Context, days: int, as_json: bool) -> None:
+    """Recently added episodes and machine-written facts, and files that could not be read."""
+    data = _vault(ctx).audit(days=days)
+    if as_json:
+        _emit(data)
+        return
+    click.echo(f"since {data['since']}:")
+    for episode in data["episodes"]:
+        click.echo(
+            f"  episode {episode['timestamp'][:10]} [{episode['confidence']}]"
+            f" {episode['summary']}  ({episode['id']})"
+        )
+    for fact in data["facts"]:
+        click.echo(
+            f"  fact {fact['entity']} {fact['field']} {fact['value']}"
+            f" [{fact['confidence']}] {fact['path']}:{fact['line']}"
+        )
+    for error in data["errors"]:
+        line = f":{error['line']}" if error["line"] else ""
+        click.echo(f"  unreadable {error['path']}{line}: {error['reason']}")
+    if not (data["episodes"] or data["facts"] or data["errors"]):
+        click.echo("  nothing new")
+
+
+@cli.command()
+@click.argument("query", required=False)
+@click.option("--episode", "episode_id", help="Episode id to remove.")
+@click.option("--fact", "fact_id", help="Fact id to remove.")
+@click.option("--dry-run", is_flag=True, help="Show what would be removed, remove nothing.")
+@click.option("--yes", is_flag=True, help="Do not ask before removing what a QUERY matched.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def forget(
+    ctx: click.Context,
+    query: str | None,
+    episode_id: str | None,
+    fact_id: str | None,
+    dry_run: bool,
+    yes: bool,
+    as_json: bool,
+) -> None:
+    """Remove memories from the vault and the index (by QUERY, --episode or --fact)."""
+    if sum(x is not None for x in (query, episode_id, fact_id)) != 1:
+        raise click.UsageError("give exactly one of QUERY, --episode ID or --fact ID")
+    vault = _vault(ctx)
+    if query is not None and not dry_run and not yes:
+        preview = vault.forget(query, dry_run=True)
+        count = len(preview.episodes) + len(preview.facts)
+        if count == 0:
+            dry_run = True
+        elif not sys.stdin.isatty():
+            raise InvalidInputError(
+                "--yes", f"QUERY matches {count} memories; add --yes to remove them"
+            )
+        else:
+            for ident in (*preview.episodes, *preview.facts):
+                click.echo(f"  {ident}", err=True)
+            click.confirm(f"remove these {count} memories?", abort=True, err=True)
+    report = vault.forget(query, episode_id=episode_id, fact_id=fact_id, dry_run=dry_run)
+    if as_json:
+        _emit(report.as_dict())
+        return
+    verb = "would remove" if report.dry_run else "removed"
+    click.echo(f"{verb} {len(report.episodes)} episodes and {len(report.facts)} facts")
+    for path in report.files_deleted:
+        click.echo(f"  {'would delete' if report.dry_run else 'deleted'} {path}")
+    for path in report.files_edited:
+        click.echo(f"  {'would edit' if report.dry_run else 'edited'} {path}")
+
+
+cli.add_command(forget, name="delete")
+
+
+def main() -> None:
+    """Console-script entry point."""
+    cli(prog_name="memoryclaw")
+
+
+if __name__ == "__main__":  # pragma: no cover
+    main()
