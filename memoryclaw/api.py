@@ -107,7 +107,7 @@ class Vault:
     def init(
         cls, path: str | Path, *, git: bool = False, env: Mapping[str, str] | None = None
     ) -> Vault:
-        """Create a vault: folders, default ``memoryclaw.yaml``, ``.gitignore``; keeps what exists."""
+        """Create a vault: folders, default config and .gitignore; existing files are kept."""
         root = Path(path).expanduser()
         if root.exists() and not root.is_dir():
             raise InvalidInputError("path", f"{root} exists and is not a folder")
