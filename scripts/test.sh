@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Every check the project has: lint, format, types, then the test suite.
+# Creates .venv on first use and installs the package with its dev extra.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if [ ! -x .venv/bin/python ]; then
+  "${PYTHON:-python3}" -m venv .venv
+fi
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[dev]'
+.venv/bin/ruff check .
+.venv/bin/ruff format --check .
+.venv/bin/mypy
+exec .venv/bin/python -m pytest "$@"

@@ -1,0 +1,38 @@
+"""Shared fixtures: every test works on its own copy of ``sample_vault/``."""
+
+from __future__ import annotations
+
+import shutil
+from collections.abc import Iterator
+from datetime import datetime, timezone
+from pathlib import Path
+
+import pytest
+
+from memoryclaw import Vault
+
+SAMPLE_VAULT = Path(__file__).resolve().parent.parent / "sample_vault"
+# A fixed "now" so ages in days are reproducible.
+NOW = datetime(2025, 11, 1, 12, 0, 0, tzinfo=timezone.utc)
+
+
+@pytest.fixture
+def vault_dir(tmp_path: Path) -> Path:
+    """A fresh copy of the sample vault (without any index)."""
+    target = tmp_path / "vault"
+    shutil.copytree(SAMPLE_VAULT, target, ignore=shutil.ignore_patterns(".memoryclaw"))
+    return target
+
+
+@pytest.fixture
+def vault(vault_dir: Path) -> Iterator[Vault]:
+    """The sample vault copy, opened, with its environment overrides ignored."""
+    with Vault(vault_dir, env={}) as opened:
+        yield opened
+
+
+@pytest.fixture
+def empty_vault(tmp_path: Path) -> Iterator[Vault]:
+    """A brand-new vault made by ``Vault.init``."""
+    with Vault.init(tmp_path / "empty", env={}) as opened:
+        yield opened
