@@ -26,6 +26,7 @@ class _Group(click.Group):
     """Turns every expected failure into one line on stderr and exit code 1, in one place."""
 
     def invoke(self, ctx: click.Context) -> Any:
+        """Run the command; expected errors become a message and exit code 1."""
         try:
             return super().invoke(ctx)
         except MemoryclawError as exc:

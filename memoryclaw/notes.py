@@ -122,15 +122,23 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str, int]:
     try:
         meta = yaml.load(block, Loader=_Loader)
     except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 2 if mark is not None else 1
         problem = getattr(exc, "problem", None) or "cannot be parsed"
-        raise ParseError(path, f"invalid YAML frontmatter: {problem}", line) from None
+        raise ParseError(path, f"invalid YAML frontmatter: {problem}", _yaml_line(exc, end)) from None
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
         raise ParseError(path, f"frontmatter must be a mapping, not {type(meta).__name__}", 2)
     return meta, "\n".join(lines[end + 1 :]), end + 2
+
+
+def _yaml_line(exc: yaml.YAMLError, last_line: int) -> int:
+    """The file line of a YAML error inside frontmatter ending at ``last_line``; a problem found
+    only past the block is blamed on where the unfinished construct began."""
+    for name in ("problem_mark", "context_mark"):
+        mark = getattr(exc, name, None)
+        if mark is not None and mark.line + 2 <= last_line:
+            return int(mark.line) + 2
+    return last_line
 
 
 def _dump_yaml(data: Mapping[str, Any]) -> str:
@@ -436,6 +444,7 @@ class _FactCollector:
         form: str,
         provenance: Mapping[str, str],
     ) -> None:
+        """Record one fact; blank entities or values are not facts."""
         entity, value = entity.strip().strip("*_`").strip(), value.strip()
         if not entity or not value:
             return

@@ -1,0 +1,119 @@
+"""The public API surface and the import direction between modules."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+import memoryclaw
+
+PACKAGE = Path(memoryclaw.__file__).parent
+UI_MODULES = {"click", "rich"}
+# Modules allowed to import the UI libraries: only the command line.
+UI_LAYER = {"cli.py", "__main__.py"}
+
+
+def test_all_is_sorted_and_unique() -> None:
+    assert list(memoryclaw.__all__) == sorted(set(memoryclaw.__all__))
+
+
+@pytest.mark.parametrize("name", memoryclaw.__all__, ids=str)
+def test_every_public_name_resolves(name: str) -> None:
+    assert getattr(memoryclaw, name) is not None
+
+
+def test_public_api_names() -> None:
+    expected = {
+        "ConfigError",
+        "Episode",
+        "EpisodeResult",
+        "Fact",
+        "FactResult",
+        "ForgetReport",
+        "IngestReport",
+        "InvalidInputError",
+        "LockTimeoutError",
+        "LoggedTurn",
+        "MemoryclawError",
+        "NotFoundError",
+        "ParseError",
+        "RawLog",
+        "RetrievePayload",
+        "SearchResult",
+        "Settings",
+        "SyncReport",
+        "Turn",
+        "UnsafePathError",
+        "Vault",
+        "VaultNotFoundError",
+        "__version__",
+        "extract_keywords",
+        "load_settings",
+    }
+    assert set(memoryclaw.__all__) == expected
+
+
+def test_every_error_derives_from_the_root() -> None:
+    errors = [getattr(memoryclaw, n) for n in memoryclaw.__all__ if n.endswith("Error")]
+    assert errors
+    for error in errors:
+        assert issubclass(error, memoryclaw.MemoryclawError)
+
+
+def _imported_modules(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
+            names.add("." + node.module.split(".")[0])
+    return names
+
+
+LIBRARY_FILES = sorted(p for p in PACKAGE.glob("*.py") if p.name not in UI_LAYER)
+
+
+@pytest.mark.parametrize("path", LIBRARY_FILES, ids=lambda p: p.name)
+def test_no_ui_imports_below_the_cli(path: Path) -> None:
+    imported = _imported_modules(path)
+    assert not imported & UI_MODULES, f"{path.name} imports {imported & UI_MODULES}"
+    assert ".cli" not in imported, f"{path.name} imports the CLI"
+
+
+def test_notes_module_does_no_io() -> None:
+    imported = _imported_modules(PACKAGE / "notes.py")
+    assert not imported & {"os", "pathlib", "shutil", "sqlite3", "sqlite_utils", "subprocess"}
+
+
+def test_only_index_module_imports_sqlite_utils() -> None:
+    users = {p.name for p in PACKAGE.glob("*.py") if "sqlite_utils" in _imported_modules(p)}
+    assert users == {"index.py"}
+
+
+def _module_and_class_defs(tree: ast.Module) -> list[ast.AST]:
+    defs: list[ast.AST] = []
+    for node in tree.body:
+        defs.append(node)
+        if isinstance(node, ast.ClassDef):
+            defs.extend(node.body)
+    return defs
+
+
+def test_every_public_function_has_a_docstring() -> None:
+    missing = []
+    kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+    for path in sorted(PACKAGE.glob("*.py")):
+        for node in _module_and_class_defs(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, kinds) and not node.name.startswith("_"):
+                if ast.get_docstring(node) is None:
+                    missing.append(f"{path.name}:{node.lineno} {node.name}")
+    assert missing == []
+
+
+def test_py_typed_marker_ships() -> None:
+    assert (PACKAGE / "py.typed").exists()

@@ -1,0 +1,138 @@
+"""Incremental sync: additions, edits, deletions, moves, touches and bad files."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+from memoryclaw import Vault
+from memoryclaw.sync import is_stale
+
+JOHN = "episodes/2025-04-08_14-32-10_email-john.md"
+
+
+def _episode(summary: str, tags: str = "[demo]") -> str:
+    return f"---\nsummary: {summary}\ntags: {tags}\n---\nBody text.\n"
+
+
+def test_first_sync_indexes_every_file(vault: Vault, vault_dir: Path) -> None:
+    report = vault.reindex()
+    episodes = list((vault_dir / "episodes").glob("*.md"))
+    semantic = [p for p in (vault_dir / "semantic").iterdir() if not p.name.startswith("_")]
+    assert len(report.added) == len(episodes) + len(semantic)
+    assert report.skipped == []
+    assert vault.index.counts()["episodes"] == len(episodes)
+
+
+def test_second_sync_changes_nothing(vault: Vault) -> None:
+    vault.reindex()
+    again = vault.reindex()
+    assert not again.changed_anything
+    assert again.unchanged == vault.index.counts()["files"]
+
+
+def test_edit_is_picked_up(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    path = vault_dir / JOHN
+    path.write_text(path.read_text().replace("project update", "zanzibar update"))
+    report = vault.reindex()
+    assert report.changed == [JOHN]
+    assert [r.path for r in vault.search("zanzibar", refresh=False).results] == [JOHN]
+
+
+def test_touch_without_content_change_is_not_reparsed(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    path = vault_dir / JOHN
+    stat = path.stat()
+    os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
+    report = vault.reindex()
+    assert report.changed == [] and report.added == []
+    assert vault.index.file_states()[JOHN].mtime_ns == stat.st_mtime_ns + 5_000_000_000
+
+
+def test_delete_removes_from_index(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    (vault_dir / JOHN).unlink()
+    report = vault.reindex()
+    assert report.deleted == [JOHN]
+    assert vault.index.episode_rows("path = ?", [JOHN]) == []
+
+
+def test_move_is_reported_and_followed(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    target = vault_dir / "episodes" / "2025" / "john.md"
+    target.parent.mkdir()
+    shutil.move(vault_dir / JOHN, target)
+    report = vault.reindex()
+    assert report.moved == [(JOHN, "episodes/2025/john.md")]
+    assert report.deleted == [] and report.added == []
+    rows = vault.index.episode_rows("id = ?", ["ep-20250408-143210-email-john"])
+    assert [r["path"] for r in rows] == ["episodes/2025/john.md"]
+
+
+def test_bad_file_is_skipped_and_recovers(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    path = vault_dir / JOHN
+    good = path.read_text()
+    path.write_text("---\nsummary: [unclosed\n---\nbody\n")
+    report = vault.reindex()
+    assert [(s.path, s.line) for s in report.skipped] == [(JOHN, 2)]
+    assert vault.index.episode_rows("path = ?", [JOHN]) == []
+    assert vault.index.counts()["episodes"] > 30
+    path.write_text(good)
+    report = vault.reindex()
+    assert report.skipped == [] and report.changed == [JOHN]
+
+
+def test_unchanged_bad_file_is_still_reported(vault: Vault, vault_dir: Path) -> None:
+    (vault_dir / "episodes" / "bad.md").write_text("---\ntags: {a: 1}\nsummary: x\n---\n")
+    first = vault.reindex()
+    second = vault.reindex()
+    assert [s.path for s in first.skipped] == [s.path for s in second.skipped]
+    assert "tags" in second.skipped[0].reason
+
+
+def test_full_reindex_gives_identical_rows(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    before = vault.index.episode_rows("1", [], order="id, path")
+    shutil.rmtree(vault_dir / ".memoryclaw")
+    vault.close()
+    with Vault(vault_dir, env={}) as fresh:
+        fresh.reindex()
+        after = fresh.index.episode_rows("1", [], order="id, path")
+    strip = [{k: v for k, v in row.items() if k != "rowid"} for row in before]
+    assert strip == [{k: v for k, v in row.items() if k != "rowid"} for row in after]
+
+
+def test_staleness_detects_in_place_edit(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    assert not is_stale(vault.root, vault.index)
+    with open(vault_dir / JOHN, "a", encoding="utf-8") as handle:
+        handle.write("- appended by hand\n")
+    assert is_stale(vault.root, vault.index)
+
+
+def test_staleness_detects_new_file(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    (vault_dir / "episodes" / "new.md").write_text(_episode("brand new memory"))
+    assert is_stale(vault.root, vault.index)
+    assert vault.refresh() is not None
+    assert vault.refresh() is None
+
+
+def test_progress_callback_counts_every_file(vault: Vault) -> None:
+    calls: list[tuple[int, int]] = []
+    report = vault.reindex(progress=lambda done, total: calls.append((done, total)))
+    assert calls[-1] == (len(report.added), len(report.added))
+    assert [c[0] for c in calls] == list(range(1, len(report.added) + 1))
+
+
+def test_schema_change_triggers_rebuild(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    vault.index.set_meta("schema_version", "0")
+    vault.close()
+    with Vault(vault_dir, env={}) as reopened:
+        assert reopened.index.rebuilt
+        assert reopened.index.counts()["episodes"] == 0
+        assert reopened.search("John").results  # refresh rebuilds before answering
