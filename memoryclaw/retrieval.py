@@ -36,7 +36,7 @@ _WHOLE_TOKEN_RE = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
     r"|https?://\S+"  # url
     r"|\d{4}-\d{2}-\d{2}(?:t[\d:]+z?)?"  # date
-    r"|(?:[\w.-]*/)+[\w.-]+"  # path
+    r"|~?(?:[\w.-]*/)+[\w.-]+"  # path
     r"|\d+(?:[.,:]\d+)*%?"  # number
     r"|[^\W\d_](?:[\w]|['’-](?=\w))*",  # word, keeping inner hyphens and apostrophes
     re.UNICODE,

@@ -1,0 +1,159 @@
+"""Keyword extraction, ranking, explanations, facts and the budgeted payload."""
+
+from __future__ import annotations
+
+from datetime import date
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memoryclaw import Vault
+from memoryclaw.retrieval import estimate_tokens, extract_keywords, fts_phrase, render_payload
+
+from .conftest import NOW
+
+
+@pytest.mark.parametrize(
+    ("query", "expected"),
+    [
+        ("What did I email John about?", ["email", "john"]),
+        ("Send it to john@example.com by 2025-04-10", ["send", "john@example.com", "2025-04-10"]),
+        ("open ~/notes/todo.md and docs/plan.txt", ["~/notes/todo.md", "docs/plan.txt", "open"]),
+        ("John's budget: 1,200.50 dollars", ["john", "budget", "1,200.50", "dollars"]),
+        ("the Q3 campaign-team review", ["q3", "campaign-team", "review"]),
+        ("a I x", []),
+        ("", []),
+        ("Email EMAIL email", ["email"]),
+    ],
+    ids=["stopwords", "email-date", "paths", "possessive-number", "hyphen", "short", "empty", "dedup"],
+)
+def test_extract_keywords(query: str, expected: list[str]) -> None:
+    assert sorted(extract_keywords(query)) == sorted(expected)
+
+
+def test_keywords_keep_order_of_appearance() -> None:
+    assert extract_keywords("zebra apple mango") == ["zebra", "apple", "mango"]
+
+
+@given(st.text(max_size=200))
+@settings(max_examples=300, deadline=None)
+def test_keywords_are_lowercase_long_and_no_stopwords(query: str) -> None:
+    keywords = extract_keywords(query)
+    assert len(keywords) == len(set(keywords))
+    for keyword in keywords:
+        assert keyword == keyword.lower()
+        assert len(keyword) >= 2
+        assert keyword not in {"the", "what", "did", "about"}
+
+
+@given(st.text(max_size=100))
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_text_is_a_safe_query(vault: Vault, query: str) -> None:
+    vault.search(query, now=NOW)  # FTS5 syntax in user text must never raise
+
+
+def test_fts_phrase_quotes_tokens() -> None:
+    assert fts_phrase("john@example.com") == '"john example com"'
+    assert fts_phrase('say "hi" OR NOT') == '"say hi OR NOT"'
+    assert fts_phrase("!!!") is None
+
+
+def test_email_john_query(vault: Vault) -> None:
+    result = vault.search("what did I email John about", now=NOW)
+    ids = [r.id for r in result.results]
+    assert "ep-20250408-143210-email-john" in ids
+    for episode in result.results[:4]:
+        assert set(episode.matched) >= {"email", "john"}
+        assert episode.via == "keyword"
+        assert "email" in episode.exact_tags
+    john = [(f.field, f.value) for f in result.facts if f.entity == "John"]
+    assert ("email", "john@example.com") in john
+
+
+def test_results_are_sorted_by_score_then_newer(vault: Vault) -> None:
+    results = vault.search("email john", now=NOW, limit=10).results
+    keys = [(-round(r.score, 9), r.timestamp) for r in results]
+    for first, second in zip(keys, keys[1:]):
+        assert first[0] < second[0] or (first[0] == second[0] and first[1] >= second[1])
+
+
+def test_exact_tag_outranks_body_mention(vault: Vault) -> None:
+    results = vault.search("invoice", now=NOW).results
+    assert results[0].id == "ep-20250402-124018-freelance-invoice"
+    assert results[0].exact_tags == ("invoice",)
+    body_only = [r for r in results if r.id == "ep-20250115-194002-dentist-appointment"]
+    assert body_only and body_only[0].exact_tags == ()
+    assert body_only[0].score < results[0].score
+
+
+def test_alias_expansion_finds_paraphrase(vault: Vault) -> None:
+    result = vault.search("that budget conversation with marketing", now=NOW)
+    assert "campaign-team" in result.plan.expansions["marketing"]
+    assert result.results[0].id == "ep-20250708-160552-q3-budget-review"
+    assert "campaign-team" in result.results[0].matched
+
+
+def test_alias_expansion_works_backwards(vault: Vault) -> None:
+    plan = vault.search("campaign-team", now=NOW).plan
+    assert "marketing" in plan.expansions["campaign-team"]
+
+
+def test_fact_age_in_days(vault: Vault) -> None:
+    facts = vault.search("Dentist Sarah John", now=NOW).facts
+    assert facts
+    for fact in facts:
+        assert fact.age_days == max(0, (NOW.date() - date.fromisoformat(fact.updated)).days)
+    assert any(f.source != "hand" and f.age_days and f.age_days > 30 for f in facts)
+
+
+def test_no_keywords_no_results(vault: Vault) -> None:
+    result = vault.search("what is the", now=NOW)
+    assert result.plan.keywords == () and result.results == () and result.facts == ()
+
+
+def test_limit_is_respected(vault: Vault) -> None:
+    assert len(vault.search("falcon", limit=3, now=NOW).results) == 3
+    assert vault.search("falcon", limit=0, now=NOW).results == ()
+
+
+def test_search_is_deterministic(vault: Vault) -> None:
+    first = vault.search("flight lisbon conference", now=NOW).as_dict()
+    second = vault.search("flight lisbon conference", now=NOW).as_dict()
+    first.pop("took_ms"), second.pop("took_ms")
+    assert first == second
+
+
+@pytest.mark.parametrize("budget", [1, 10, 30, 60, 120, 200, 800, 5000], ids=str)
+def test_payload_never_exceeds_budget(vault: Vault, budget: int) -> None:
+    result = vault.search("email John projectX deadline", now=NOW)
+    payload = render_payload(result, budget)
+    assert payload.tokens <= budget
+    assert payload.tokens == estimate_tokens(payload.context)
+    if payload.context:
+        assert payload.context.startswith("<memoryclaw>\n")
+        assert payload.context.endswith("\n</memoryclaw>")
+
+
+def test_payload_holds_facts_and_episodes(vault: Vault) -> None:
+    payload = vault.retrieve("what did I email John about", now=NOW)
+    assert "John email john@example.com" in payload.context
+    assert "2025-04-08 — User asked to send a project update email to John" in payload.context
+    memory = payload.working_memory
+    assert memory["goal"] == "what did I email John about"
+    assert memory["facts"]["John email"] == "john@example.com"
+    assert len(memory["recent_observations"]) == len(payload.episodes)
+    assert payload.budget == 800
+
+
+def test_tiny_budget_drops_everything_rather_than_overflowing(vault: Vault) -> None:
+    payload = vault.retrieve("email John", now=NOW)
+    tiny = render_payload(payload.search, 5) if payload.search else None
+    assert tiny is not None and tiny.context == "" and tiny.tokens == 0
+
+
+@given(budget=st.integers(min_value=0, max_value=1200), query=st.text(max_size=60))
+@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_payload_budget_property(vault: Vault, budget: int, query: str) -> None:
+    result = vault.search(query + " john email falcon", now=NOW)
+    assert render_payload(result, budget).tokens <= budget
