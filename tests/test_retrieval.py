@@ -26,7 +26,16 @@ from .conftest import NOW
         ("", []),
         ("Email EMAIL email", ["email"]),
     ],
-    ids=["stopwords", "email-date", "paths", "possessive-number", "hyphen", "short", "empty", "dedup"],
+    ids=[
+        "stopwords",
+        "email-date",
+        "paths",
+        "possessive-number",
+        "hyphen",
+        "short",
+        "empty",
+        "dedup",
+    ],
 )
 def test_extract_keywords(query: str, expected: list[str]) -> None:
     assert sorted(extract_keywords(query)) == sorted(expected)
@@ -48,7 +57,9 @@ def test_keywords_are_lowercase_long_and_no_stopwords(query: str) -> None:
 
 
 @given(st.text(max_size=100))
-@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=300, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 def test_any_text_is_a_safe_query(vault: Vault, query: str) -> None:
     vault.search(query, now=NOW)  # FTS5 syntax in user text must never raise
 
@@ -153,7 +164,9 @@ def test_tiny_budget_drops_everything_rather_than_overflowing(vault: Vault) -> N
 
 
 @given(budget=st.integers(min_value=0, max_value=1200), query=st.text(max_size=60))
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=150, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 def test_payload_budget_property(vault: Vault, budget: int, query: str) -> None:
     result = vault.search(query + " john email falcon", now=NOW)
     assert render_payload(result, budget).tokens <= budget

@@ -1,0 +1,150 @@
+"""Raw logs: appending turns, session segments, closing, redaction and concurrent writers."""
+
+from __future__ import annotations
+
+import stat
+import subprocess
+import sys
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memoryclaw import InvalidInputError, Vault
+from memoryclaw.config import Settings, settings_from_mapping
+from memoryclaw.notes import parse_log
+from memoryclaw.transcripts import MAX_TURN_CHARS, NewTurn, append_turns, unprocessed_logs
+
+T0 = datetime(2025, 4, 8, 14, 30, 2, tzinfo=timezone.utc)
+
+
+def _turn(session: str, role: str, text: str, minutes: float = 0, **extra: str) -> NewTurn:
+    return NewTurn(session, role, text, T0 + timedelta(minutes=minutes), **extra)
+
+
+def _read(root: Path, rel: str) -> tuple[dict[str, object], list[tuple[str, str]]]:
+    log = parse_log((root / rel).read_text(encoding="utf-8"), rel)
+    return dict(log.meta), [(t.role, t.content) for t in log.turns]
+
+
+def test_first_turn_creates_log_in_spec_format(empty_vault: Vault) -> None:
+    root = empty_vault.root
+    [logged] = append_turns(
+        root, Settings(), [_turn("agent:main:telegram:1", "user", "Hi", channel="telegram")]
+    )
+    assert logged.path == "logs/2025-04-08_14-30-02_telegram_raw.md"
+    assert logged.turn == 1
+    meta, turns = _read(root, logged.path)
+    assert meta["session"] == "agent:main:telegram:1"
+    assert meta["channel"] == "telegram" and meta["processed"] is False and meta["agent"] == "main"
+    assert str(meta["id"]).startswith("log-2025-04-08T14-30-02-telegram-")
+    assert turns == [("user", "Hi")]
+    assert stat.S_IMODE((root / logged.path).stat().st_mode) == 0o600
+    assert "### user · 2025-04-08T14:30:02Z\nHi\n" in (root / logged.path).read_text()
+
+
+def test_turns_of_one_session_share_a_log(empty_vault: Vault) -> None:
+    root = empty_vault.root
+    first = append_turns(root, Settings(), [_turn("s1", "user", "one")])
+    second = append_turns(
+        root,
+        Settings(),
+        [_turn("s1", "tool_call", '{"q": 1}', 1, tool="search"), _turn("s2", "user", "other", 1)],
+    )
+    assert second[0].path == first[0].path and second[0].turn == 2
+    assert second[1].path != first[0].path
+    _, turns = _read(root, first[0].path)
+    assert turns == [("user", "one"), ("tool_call", '{"q": 1}')]
+
+
+def test_idle_gap_starts_a_new_segment(empty_vault: Vault) -> None:
+    root = empty_vault.root
+    settings = settings_from_mapping({"consolidation": {"sessionIdleMinutes": 30}})
+    a = append_turns(root, settings, [_turn("s", "user", "early")])[0]
+    b = append_turns(root, settings, [_turn("s", "user", "still early", 29)])[0]
+    c = append_turns(root, settings, [_turn("s", "user", "much later", 29 + 31)])[0]
+    assert a.path == b.path != c.path
+    assert _read(root, a.path)[0]["closed"] is True
+    assert "closed" not in _read(root, c.path)[0]
+
+
+def test_closed_session_gets_a_new_log(empty_vault: Vault) -> None:
+    first = empty_vault.log_turn("s", "user", "before", timestamp=T0)
+    assert empty_vault.end_session("s") == [first.path]
+    after = empty_vault.log_turn("s", "user", "after", timestamp=T0 + timedelta(seconds=1))
+    assert after.path != first.path and after.turn == 1
+
+
+def test_processed_logs_are_never_appended_to(vault: Vault) -> None:
+    [log] = [log for log in unprocessed_logs(vault.root) if "telegram" in log.path]
+    path = vault.root / log.path
+    path.write_text(path.read_text().replace("processed: false", "processed: true"))
+    before = path.read_bytes()
+    assert log.session is not None
+    logged = vault.log_turn(log.session, "user", "new turn", timestamp=T0)
+    assert logged.path != log.path and logged.turn == 1
+    assert path.read_bytes() == before
+
+
+@pytest.mark.parametrize("redact", [True, False], ids=["redact-on", "redact-off"])
+def test_secrets_are_redacted_when_configured(empty_vault: Vault, redact: bool) -> None:
+    settings = settings_from_mapping({"privacy": {"redactSecrets": redact}})
+    secret = "sk-abcdefghijklmnopqrstuvwxyz123456"
+    [logged] = append_turns(empty_vault.root, settings, [_turn("s", "user", f"my key is {secret}")])
+    text = (empty_vault.root / logged.path).read_text()
+    assert (secret in text) is not redact
+    assert ("[REDACTED:api-key]" in text) is redact
+
+
+@pytest.mark.parametrize(
+    ("turn", "field"),
+    [
+        (_turn("", "user", "x"), "session"),
+        (_turn("a\nb", "user", "x"), "session"),
+        (_turn("s", "User", "x"), "role"),
+        (_turn("s", "bad role", "x"), "role"),
+        (_turn("s", "user", "x" * (MAX_TURN_CHARS + 1)), "content"),
+    ],
+    ids=["empty-session", "multiline-session", "uppercase-role", "space-role", "huge"],
+)
+def test_invalid_turns_are_refused_and_nothing_is_written(
+    empty_vault: Vault, turn: NewTurn, field: str
+) -> None:
+    with pytest.raises(InvalidInputError) as info:
+        append_turns(empty_vault.root, Settings(), [_turn("ok", "user", "fine"), turn])
+    assert info.value.field == field
+    assert list((empty_vault.root / "logs").glob("*.md")) == []
+
+
+def test_heading_lines_in_content_survive(empty_vault: Vault) -> None:
+    text = "### user · 2025-01-01T00:00:00Z\nnot a real turn"
+    logged = empty_vault.log_turn("s", "assistant", text, timestamp=T0)
+    _, turns = _read(empty_vault.root, logged.path)
+    assert turns == [("assistant", text)]
+
+
+_WRITER = """
+import sys
+from memoryclaw import Vault
+vault = Vault(sys.argv[1], env={})
+for i in range(int(sys.argv[3])):
+    vault.log_turn("shared", "user", f"writer {sys.argv[2]} turn {i}", timestamp="2025-04-08T14:30:02Z")
+"""
+
+
+def test_concurrent_writers_lose_nothing(empty_vault: Vault) -> None:
+    writers, turns_each = 4, 25
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-c", _WRITER, str(empty_vault.root), str(w), str(turns_each)]
+        )
+        for w in range(writers)
+    ]
+    assert all(p.wait(timeout=120) == 0 for p in procs)
+    [log] = unprocessed_logs(empty_vault.root)
+    contents = sorted(t.content for t in log.turns)
+    expected = sorted(f"writer {w} turn {i}" for w in range(writers) for i in range(turns_each))
+    assert contents == expected
+    for w in range(writers):  # each writer's turns stay in its own order
+        mine = [t.content for t in log.turns if t.content.startswith(f"writer {w} ")]
+        assert mine == [f"writer {w} turn {i}" for i in range(turns_each)]
