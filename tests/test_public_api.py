@@ -109,9 +109,9 @@ def test_every_public_function_has_a_docstring() -> None:
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
     for path in sorted(PACKAGE.glob("*.py")):
         for node in _module_and_class_defs(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, kinds) and not node.name.startswith("_"):
-                if ast.get_docstring(node) is None:
-                    missing.append(f"{path.name}:{node.lineno} {node.name}")
+            public = isinstance(node, kinds) and not node.name.startswith("_")
+            if public and ast.get_docstring(node) is None:
+                missing.append(f"{path.name}:{node.lineno} {node.name}")
     assert missing == []
 
 

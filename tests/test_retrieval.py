@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from datetime import date
+from itertools import pairwise
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -85,7 +86,7 @@ def test_email_john_query(vault: Vault) -> None:
 def test_results_are_sorted_by_score_then_newer(vault: Vault) -> None:
     results = vault.search("email john", now=NOW, limit=10).results
     keys = [(-round(r.score, 9), r.timestamp) for r in results]
-    for first, second in zip(keys, keys[1:]):
+    for first, second in pairwise(keys):
         assert first[0] < second[0] or (first[0] == second[0] and first[1] >= second[1])
 
 

@@ -128,7 +128,8 @@ import sys
 from memoryclaw import Vault
 vault = Vault(sys.argv[1], env={})
 for i in range(int(sys.argv[3])):
-    vault.log_turn("shared", "user", f"writer {sys.argv[2]} turn {i}", timestamp="2025-04-08T14:30:02Z")
+    text = f"writer {sys.argv[2]} turn {i}"
+    vault.log_turn("shared", "user", text, timestamp="2025-04-08T14:30:02Z")
 """
 
 
