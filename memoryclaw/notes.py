@@ -448,7 +448,7 @@ class _FactCollector:
         entity, value = entity.strip().strip("*_`").strip(), value.strip()
         if not entity or not value:
             return
-        base = f"f-{short_hash(self.path, entity.lower(), field.lower(), value)}"
+        base = f"f-{short_hash(self.path, form, entity.lower(), field.lower(), value)}"
         count = self._seen.get(base, 0) + 1
         self._seen[base] = count
         confidence = provenance.get("confidence", "high").lower()
