@@ -8,7 +8,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
 from pathlib import Path
@@ -32,14 +32,17 @@ from .transcripts import (
     validate_turn,
 )
 from .vault import (
+    LOGS_DIR,
     STATE_DIR,
     VAULT_FOLDERS,
+    Skipped,
     atomic_write,
     ensure_dir,
     file_lock,
     read_text,
     require_vault,
     resolve_inside,
+    scan,
 )
 
 INDEX_FILE = "index.db"
@@ -252,14 +255,20 @@ class Vault:
         return close_session(self.root, session)
 
     def ingest(
-        self, records: Iterable[Mapping[str, Any]], *, source: str = "<input>"
+        self,
+        records: Iterable[Mapping[str, Any]],
+        *,
+        source: str = "<input>",
+        line_numbers: Sequence[int] | None = None,
     ) -> IngestReport:
         """Append many turns (``{session, role, content, timestamp?, name?, channel?, tool?}``).
 
         Every record is checked before anything is written; each session's log is closed after.
+        ``line_numbers`` (one per record) are used in error messages instead of positions.
         """
         turns: list[NewTurn] = []
-        for line, record in enumerate(records, start=1):
+        for position, record in enumerate(records):
+            line = line_numbers[position] if line_numbers is not None else position + 1
             turns.append(_turn_from_record(record, source, line))
         if not turns:
             return IngestReport(0, ())
@@ -306,7 +315,9 @@ class Vault:
                 }
                 for r in facts
             ],
-            "errors": [{"path": p, "reason": r, "line": ln} for p, r, ln in self.index.errors()],
+            "errors": [
+                {"path": p.path, "reason": p.reason, "line": p.line} for p in self.problems()
+            ],
         }
 
     def forget(
@@ -380,6 +391,19 @@ class Vault:
 
     # ---------------------------------------------------------------- health
 
+    def problems(self) -> list[Skipped]:
+        """Every vault file memoryclaw cannot use, with the reason (and line where known)."""
+        self.refresh()
+        _, skipped = scan(self.root)
+        found = [Skipped(path, reason, line) for path, reason, line in self.index.errors()]
+        for log_file in sorted((self.root / LOGS_DIR).glob("*.md")):
+            rel = f"{LOGS_DIR}/{log_file.name}"
+            try:
+                parse_log(read_text(self.root, rel), rel)
+            except ParseError as exc:
+                found.append(Skipped(rel, f"{exc.reason}; it will not be consolidated", exc.line))
+        return sorted([*found, *skipped], key=lambda s: (s.path, s.line or 0))
+
     def stats(self) -> dict[str, Any]:
         """Counts and sizes of the vault and its index."""
         self.refresh()
@@ -452,11 +476,9 @@ class Vault:
         except (MemoryclawError, sqlite3.DatabaseError) as exc:
             add("index", "error", f"{exc} (run `memoryclaw reindex --full`)")
             return checks
-        for path, reason, line in self.index.errors():
-            add("file", "warn", f"{path}{f':{line}' if line else ''}: {reason}")
-        for log_file in sorted((self.root / "logs").glob("*.md")):
-            if _unparseable_log(self.root, log_file):
-                add("log", "warn", f"logs/{log_file.name}: cannot be parsed; not consolidated")
+        for problem in self.problems():
+            line = f":{problem.line}" if problem.line else ""
+            add("file", "warn", f"{problem.path}{line}: {problem.reason}")
         extras = {
             "daemon": ("apscheduler", "watchdog"),
             "ollama": ("ollama",),
@@ -498,14 +520,6 @@ def _has_fts5() -> bool:
         return False
     finally:
         conn.close()
-
-
-def _unparseable_log(root: Path, path: Path) -> bool:
-    try:
-        parse_log(read_text(root, f"logs/{path.name}"), f"logs/{path.name}")
-        return False
-    except ParseError:
-        return True
 
 
 def _blank_table_cell(line: str, entity: str, value: str) -> str:

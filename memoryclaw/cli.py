@@ -51,7 +51,7 @@ def _emit(data: Any) -> None:
 @click.option(
     "--vault",
     "vault_path",
-    type=click.Path(file_okay=False, path_type=Path),
+    type=click.Path(path_type=Path),
     help="Vault folder (default: $MEMORYCLAW_VAULT or ~/.openclaw/workspace/memoryclaw).",
 )
 @click.version_option(__version__, prog_name="memoryclaw")
@@ -115,7 +115,7 @@ def log(
         click.echo(f"{logged.path} turn {logged.turn}")
 
 
-def _jsonl_records(path: str) -> Iterator[dict[str, Any]]:
+def _jsonl_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
     handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
     with handle:
         for number, line in enumerate(handle, start=1):
@@ -129,7 +129,7 @@ def _jsonl_records(path: str) -> Iterator[dict[str, Any]]:
                 ) from None
             if not isinstance(record, dict):
                 raise InvalidInputError("line", "expected a JSON object", source=path, line=number)
-            yield record
+            yield number, record
 
 
 @cli.command()
@@ -140,10 +140,12 @@ def ingest(ctx: click.Context, file: str, as_json: bool) -> None:
     """Append many turns from a JSON-lines file; each session's log is then closed."""
     vault = _vault(ctx)
     try:
-        records = list(_jsonl_records(file))
+        numbered = list(_jsonl_records(file))
     except UnicodeDecodeError as exc:
         raise InvalidInputError("file", f"not UTF-8 text ({exc.reason})", source=file) from None
-    report = vault.ingest(records, source=file)
+    report = vault.ingest(
+        [record for _, record in numbered], source=file, line_numbers=[n for n, _ in numbered]
+    )
     if as_json:
         _emit(report.as_dict())
     else:

@@ -9,6 +9,7 @@ Environment variables ``MEMORYCLAW_<SECTION>_<KEY>`` override the file (``KEY`` 
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -17,7 +18,8 @@ from typing import Any, Literal, get_args, get_origin, get_type_hints
 
 import yaml
 
-from .errors import ConfigError
+from .errors import ConfigError, ParseError
+from .notes import load_yaml
 
 CONFIG_FILE = "memoryclaw.yaml"
 DEFAULT_VAULT = "~/.openclaw/workspace/memoryclaw"
@@ -143,7 +145,9 @@ def _coerce(value: Any, tp: Any, *, path: str | None, key: str, from_env: bool) 
     raise ConfigError(path, key, f"expected {_type_name(tp)}, got {value!r}")
 
 
-def _check_bounds(section: str, name: str, value: Any, path: str | None, key: str) -> None:
+def _check_bounds(name: str, value: Any, path: str | None, key: str) -> None:
+    if isinstance(value, float) and not math.isfinite(value):
+        raise ConfigError(path, key, f"expected a finite number, got {value!r}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         minimum = 0 if name in {"min_primary_results", "log_retention_days"} else 1
         if value < minimum:
@@ -167,14 +171,14 @@ def _build_section(
             known = ", ".join(sorted(by_camel))
             raise ConfigError(path, key, f"unknown key (known keys: {known})")
         values[name] = _coerce(value, hints[name], path=path, key=key, from_env=False)
+        _check_bounds(name, values[name], path, key)
     for f in dataclasses.fields(cls):
         var = _env_lookup(env, section, f.name)
         if var is not None:
             env_name, text = var
             key = f"{section}.{_camel(f.name)}"
             values[f.name] = _coerce(text, hints[f.name], path=env_name, key=key, from_env=True)
-    for name, value in values.items():
-        _check_bounds(section, name, value, path, f"{section}.{_camel(name)}")
+            _check_bounds(f.name, values[f.name], env_name, key)
     return cls(**values)
 
 
@@ -194,7 +198,7 @@ def settings_from_mapping(
 ) -> Settings:
     """Validate a parsed configuration mapping (plus environment overrides) into Settings."""
     where = str(path) if path is not None else None
-    raw = raw or {}
+    raw = {} if raw is None else raw
     if not isinstance(raw, Mapping):
         raise ConfigError(where, "(top level)", f"expected a mapping, got {type(raw).__name__}")
     env = env if env is not None else {}
@@ -205,7 +209,8 @@ def settings_from_mapping(
             raise ConfigError(where, str(key), f"unknown section (known sections: {known})")
     built: dict[str, Any] = {}
     for name, cls in sections.items():
-        section_raw = raw.get(name) or {}
+        section_raw = raw.get(name)
+        section_raw = {} if section_raw is None else section_raw
         if not isinstance(section_raw, Mapping):
             got = type(section_raw).__name__
             raise ConfigError(where, name, f"expected a mapping of settings, got {got}")
@@ -220,14 +225,12 @@ def load_settings(vault_path: str | Path, env: Mapping[str, str] | None = None) 
     raw: Any = None
     if path.is_file():
         try:
-            raw = yaml.safe_load(path.read_text(encoding="utf-8"))
+            raw = load_yaml(path.read_text(encoding="utf-8"), str(path))
         except UnicodeDecodeError as exc:
             raise ConfigError(path, "(file)", f"not UTF-8 text ({exc.reason})") from exc
-        except yaml.YAMLError as exc:
-            mark = getattr(exc, "problem_mark", None)
-            line = f"line {mark.line + 1}: " if mark is not None else ""
-            problem = getattr(exc, "problem", None) or str(exc)
-            raise ConfigError(path, "(file)", f"{line}invalid YAML: {problem}") from exc
+        except ParseError as exc:
+            line = f"line {exc.line}: " if exc.line is not None else ""
+            raise ConfigError(path, "(file)", f"{line}{exc.reason}") from exc
     return settings_from_mapping(raw, path=path, env=env)
 
 

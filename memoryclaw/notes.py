@@ -20,12 +20,24 @@ import yaml
 
 from .errors import ParseError
 
-_Loader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+_BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
+
+class _Loader(_BaseLoader):  # type: ignore[misc]
+    """Safe loader that leaves dates and times as text: the parsers read them, so an
+    impossible date is reported against its key instead of failing inside YAML."""
+
+
+_Loader.yaml_implicit_resolvers = {
+    first: [(tag, regexp) for tag, regexp in resolvers if tag != "tag:yaml.org,2002:timestamp"]
+    for first, resolvers in _BaseLoader.yaml_implicit_resolvers.items()
+}
 _BaseDumper: Any = getattr(yaml, "CSafeDumper", yaml.SafeDumper)
 
 
 class _Dumper(_BaseDumper):  # type: ignore[misc]
-    """Block mappings at the top, flow lists of scalars (``tags: [a, b]``) as in the spec."""
+    """Block mappings at the top, flow lists of scalars (``tags: [a, b]``) as in the spec.
+    Date-like strings stay quoted, so any other YAML reader sees the same text."""
 
 
 def _represent_list(dumper: Any, data: list[Any]) -> Any:
@@ -49,6 +61,7 @@ _EPISODE_KEYS = (
     "entities",
 )
 _SUMMARY_FALLBACK_CHARS = 200
+MAX_TURN_NUMBER = 1_000_000
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 _FM_BOUNDARY_RE = re.compile(r"^---\s*$")
 
@@ -98,6 +111,61 @@ def short_hash(*parts: str, length: int = 12) -> str:
     return digest.hexdigest()[:length]
 
 
+# --------------------------------------------------------------------------- yaml
+
+MAX_YAML_NESTING = 64
+
+
+def _flow_depth(text: str) -> int:
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth = max(0, depth - 1)
+    return deepest
+
+
+def load_yaml(text: str, path: str, first_line: int = 1, what: str = "YAML") -> Any:
+    """Parse YAML written by a person, turning every way it can fail into a :class:`ParseError`.
+
+    ``first_line`` is the file line the text starts on.  Nesting is bounded before parsing
+    because libyaml overflows its stack on absurdly deep input instead of raising.
+    """
+    if _flow_depth(text) > MAX_YAML_NESTING:
+        raise ParseError(path, f"YAML nested deeper than {MAX_YAML_NESTING} levels", first_line)
+    last_line = first_line + len(text.rstrip("\n").split("\n")) - 1
+    try:
+        return yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        problem = getattr(exc, "problem", None) or "cannot be parsed"
+        line = _yaml_line(exc, first_line, last_line)
+        raise ParseError(path, f"invalid {what}: {problem}", line) from None
+    except (ValueError, OverflowError) as exc:
+        raise ParseError(path, f"invalid value in {what}: {exc}") from None
+    except RecursionError:
+        raise ParseError(path, f"{what} nested too deeply", first_line) from None
+
+
+def _yaml_line(exc: yaml.YAMLError, first_line: int, last_line: int) -> int:
+    """The file line to blame for a YAML error.
+
+    An unterminated quote swallows the lines after it, so it is blamed on where it opened.
+    Anything else is blamed where it was found, or, when that is past the end of the text,
+    where the unfinished construct began.
+    """
+    context = str(getattr(exc, "context", "") or "")
+    order = ("problem_mark", "context_mark")
+    if "quoted scalar" in context:
+        order = ("context_mark", "problem_mark")
+    for name in order:
+        mark = getattr(exc, name, None)
+        if mark is not None and mark.line + first_line <= last_line:
+            return int(mark.line) + first_line
+    return last_line
+
+
 # --------------------------------------------------------------------- frontmatter
 
 
@@ -118,27 +186,12 @@ def split_frontmatter(text: str, path: str) -> tuple[dict[str, Any], str, int]:
             break
     else:
         raise ParseError(path, "frontmatter is opened with '---' but never closed", 1)
-    block = "\n".join(lines[1:end])
-    try:
-        meta = yaml.load(block, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        problem = getattr(exc, "problem", None) or "cannot be parsed"
-        raise ParseError(path, f"invalid YAML frontmatter: {problem}", _yaml_line(exc, end)) from None
+    meta = load_yaml("\n".join(lines[1:end]), path, first_line=2, what="YAML frontmatter")
     if meta is None:
         meta = {}
     if not isinstance(meta, dict):
         raise ParseError(path, f"frontmatter must be a mapping, not {type(meta).__name__}", 2)
     return meta, "\n".join(lines[end + 1 :]), end + 2
-
-
-def _yaml_line(exc: yaml.YAMLError, last_line: int) -> int:
-    """The file line of a YAML error inside frontmatter ending at ``last_line``; a problem found
-    only past the block is blamed on where the unfinished construct began."""
-    for name in ("problem_mark", "context_mark"):
-        mark = getattr(exc, name, None)
-        if mark is not None and mark.line + 2 <= last_line:
-            return int(mark.line) + 2
-    return last_line
 
 
 def _dump_yaml(data: Mapping[str, Any]) -> str:
@@ -227,7 +280,7 @@ def _source_turns(meta: Mapping[str, Any], path: str) -> tuple[int, int] | None:
         isinstance(value, list)
         and len(value) == 2
         and all(isinstance(v, int) and not isinstance(v, bool) for v in value)
-        and 1 <= value[0] <= value[1]
+        and 1 <= value[0] <= value[1] <= MAX_TURN_NUMBER
     )
     if not ok:
         raise ParseError(path, f"source_turns: expected [first, last] turn numbers, got {value!r}")
@@ -235,7 +288,7 @@ def _source_turns(meta: Mapping[str, Any], path: str) -> tuple[int, int] | None:
 
 
 def _first_line(body: str) -> str:
-    for line in body.splitlines():
+    for line in _lines(body):
         text = line.strip().lstrip("#>*-+ ").replace("**", "").strip()
         if text:
             return text[:_SUMMARY_FALLBACK_CHARS]
@@ -264,6 +317,27 @@ def parse_episode(text: str, path: str, mtime: float) -> Episode:
     A missing timestamp is taken from the file name's ``YYYY-MM-DD_HH-MM-SS`` stamp, else from
     ``mtime`` (epoch seconds); a missing id is a hash of the path.
     """
+    try:
+        return _parse_episode(text, path, mtime)
+    except ParseError as exc:
+        raise _with_key_line(exc, text) from None
+
+
+def _with_key_line(exc: ParseError, text: str) -> ParseError:
+    """Point a ``key: problem`` error at the frontmatter line that sets that key."""
+    if exc.line is not None:
+        return exc
+    key = exc.reason.split(":", 1)[0]
+    lines = _lines(text)
+    for number, line in enumerate(lines[1:], start=2):
+        if _FM_BOUNDARY_RE.match(line):
+            break
+        if line.startswith(f"{key}:"):
+            return ParseError(exc.path, exc.reason, number)
+    return exc
+
+
+def _parse_episode(text: str, path: str, mtime: float) -> Episode:
     meta, body, _ = split_frontmatter(text, path)
     details = body.strip()
     summary_value = meta.get("summary")
@@ -287,7 +361,7 @@ def parse_episode(text: str, path: str, mtime: float) -> Episode:
     confidence = str(meta.get("confidence") or "medium").strip().lower()
     if confidence not in CONFIDENCE_LEVELS:
         raise ParseError(path, f"confidence: expected low, medium or high, got {confidence!r}")
-    ident = _optional_str(meta, "id", path) or episode_id_for_path(path)
+    ident = (_optional_str(meta, "id", path) or "").strip() or episode_id_for_path(path)
     return Episode(
         id=ident.strip(),
         path=path,
@@ -362,6 +436,13 @@ TRAILING_COMMENT_RE = re.compile(r"\s*<!--(?P<body>.*?)-->\s*$")
 _COMMENT_LINE_RE = re.compile(r"^\s*<!--.*-->\s*$")
 _TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
 _FENCE_RE = re.compile(r"^\s*(```|~~~)")
+_COMMENT_OPEN_RE = re.compile(r"^\s*<!--(?!.*-->)")
+
+
+def _lines(text: str) -> list[str]:
+    """Split on LF only (as editors count lines); ``str.splitlines`` would also split on
+    U+2028, form feeds and other characters that may legitimately sit inside a line."""
+    return [line.removesuffix("\r") for line in text.split("\n")]
 
 
 def value_kind(value: str) -> str | None:
@@ -394,9 +475,9 @@ def format_provenance(source: str, updated: str, confidence: str) -> str:
 
 
 def format_fact_line(entity: str, field: str, value: str, provenance: str | None = None) -> str:
-    """A bullet fact line; ``field`` is written only when the value does not imply it."""
+    """A bullet fact line; a field the value does not imply is written as ``Entity (field)``."""
     implied = value_kind(value) == field or field in {"value", ""}
-    head = entity if implied else f"{entity} {field}"
+    head = entity if implied else f"{entity} ({field})"
     tail = f" {provenance}" if provenance else ""
     return f"- {head}: {value}{tail}"
 
@@ -418,8 +499,14 @@ def table_cells(line: str) -> list[str]:
     return [cell.strip() for cell in re.split(r"(?<!\\)\|", inner)]
 
 
+_EXPLICIT_FIELD_RE = re.compile(r"^(?P<entity>.+?)\s*\((?P<field>[\w][\w .-]{0,39})\)$")
+
+
 def _field_for(entity: str, value: str) -> tuple[str, str]:
-    """Split ``"John email"`` style keys; otherwise infer the field from the value."""
+    """Read ``John (role)`` and ``John email`` keys; otherwise infer the field from the value."""
+    explicit = _EXPLICIT_FIELD_RE.match(entity.strip())
+    if explicit:
+        return explicit.group("entity"), explicit.group("field")
     kind = value_kind(value)
     words = entity.split()
     if len(words) > 1 and kind is not None and words[-1].lower() == kind:
@@ -486,8 +573,15 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
     parent_provenance: dict[str, str] = {}
     header: list[str] | None = None
     in_fence = False
-    for offset, raw in enumerate(body.splitlines()):
+    in_comment = False
+    for offset, raw in enumerate(_lines(body)):
         lineno = first_line + offset
+        if in_comment:  # inside a multi-line <!-- comment -->, invisible when rendered
+            in_comment = "-->" not in raw
+            continue
+        if _COMMENT_OPEN_RE.match(raw):
+            in_comment = True
+            continue
         if _FENCE_RE.match(raw):
             in_fence = not in_fence
             continue
@@ -544,12 +638,7 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
 
 def parse_aliases(text: str, path: str) -> dict[str, tuple[str, ...]]:
     """Read ``aliases.yaml`` into term -> every other term of its group, both directions."""
-    try:
-        raw = yaml.load(text, Loader=_Loader) if text.strip() else {}
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        line = mark.line + 1 if mark is not None else None
-        raise ParseError(path, f"invalid YAML: {getattr(exc, 'problem', exc)}", line) from None
+    raw = load_yaml(text, path) if text.strip() else {}
     if raw is None:
         raw = {}
     if not isinstance(raw, dict):
@@ -615,7 +704,7 @@ def clean_label(text: str | None) -> str | None:
     """A speaker or tool name made safe for a turn header (no parentheses, dots, newlines)."""
     if text is None:
         return None
-    cleaned = re.sub(r"[()\n\r·]+", " ", text)
+    cleaned = re.sub(r"[()\n\r·\x00]+", " ", text)
     cleaned = " ".join(cleaned.split())
     return cleaned or None
 
@@ -635,8 +724,9 @@ def format_turn(turn: Turn) -> str:
 
 
 def normalize_content(text: str) -> str:
-    """Turn content as stored: LF line ends, no leading or trailing blank lines."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
+    """Turn content as stored: LF line ends, no leading or trailing blank lines, and no NUL
+    (replaced by U+FFFD, since a NUL would make the whole log read as binary)."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\x00", "\ufffd")
     lines = text.split("\n")
     while lines and not lines[0].strip():
         lines.pop(0)
@@ -665,7 +755,7 @@ def parse_log(text: str, path: str) -> RawLog:
             )
             turns.append(Turn(content=normalize_content(content), **current))
 
-    for offset, raw in enumerate(body.splitlines()):
+    for offset, raw in enumerate(_lines(body)):
         header = _TURN_HEADER_RE.match(raw)
         if header:
             close()

@@ -26,22 +26,44 @@ _PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
     ("bearer", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")),
     ("url-credentials", re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)")),
 )
-_ASSIGNMENT_RE = re.compile(
-    r"(?i)(?P<key>\b(?:password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token"
-    r"|auth[_-]?token|client[_-]?secret|token)\b[\"']?\s*(?:[:=]|\bis\b)\s*[\"']?)"
-    r"(?P<value>[^\s\"',;]{4,})"
+_KEYWORDS = (
+    r"password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token"
+    r"|client[_-]?secret|token"
 )
+# `password: x`, `api_key="x y"`, `token=x`: whatever follows is the secret (quoted values whole).
+_ASSIGNMENT_RE = re.compile(
+    rf"(?i)(?P<key>\b(?:{_KEYWORDS})\b[\"']?\s*[:=]\s*)"
+    r"(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s\"',;]{4,}))"
+)
+# `my password is X` is prose: the word after "is" is a secret unless it is an ordinary word.
+_IS_RE = re.compile(
+    rf"(?i)(?P<key>\b(?:{_KEYWORDS})\s+is\s+)(?P<bare>[^\s\"',;]{{4,}}?)(?=[.!?]*(?:\s|$))"
+)
+_PROSE_WORDS = frozenset(
+    """
+    also back been being broken changed correct different empty enough expired fine gone good
+    hidden incorrect invalid just long lost missing needed never newer older only optional ready
+    really required reset revoked right same saved secure shared short still stored strong sure
+    that there this too unknown used valid very visible weak what where which wrong safe kept
+    """.split()
+)
+
+
+def _replace_value(match: re.Match[str]) -> str:
+    groups = match.groupdict()
+    value = groups.get("dq") or groups.get("sq") or groups.get("bare") or ""
+    if value.startswith("[REDACTED") or value.lower() in _PROSE_WORDS:
+        return match.group(0)
+    if match.groupdict().get("dq"):
+        return f'{match.group("key")}"[REDACTED:secret]"'
+    if match.groupdict().get("sq"):
+        return f"{match.group('key')}'[REDACTED:secret]'"
+    return f"{match.group('key')}[REDACTED:secret]"
 
 
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
     for kind, pattern in _PATTERNS:
         text = pattern.sub(f"[REDACTED:{kind}]", text)
-    return _ASSIGNMENT_RE.sub(
-        lambda m: (
-            m.group(0)
-            if m.group("value").startswith("[REDACTED")
-            else f"{m.group('key')}[REDACTED:secret]"
-        ),
-        text,
-    )
+    text = _ASSIGNMENT_RE.sub(_replace_value, text)
+    return _IS_RE.sub(_replace_value, text)

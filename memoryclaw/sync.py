@@ -9,6 +9,7 @@ reported as moved.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -16,7 +17,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .errors import MemoryclawError, ParseError
-from .index import Index
+from .index import FileState, Index
 from .notes import parse_aliases, parse_episode, parse_facts
 from .vault import FileStat, Skipped, file_lock, folder_signature, read_text, scan
 
@@ -119,12 +120,12 @@ def _apply_one(
     root: Path,
     index: Index,
     stat: FileStat,
-    known: object,
+    known: FileState | None,
     full: bool,
     shas_gone: dict[str, str],
     report: SyncReport,
 ) -> None:
-    state = known if known is not None else None
+    state = known
     try:
         text = read_text(root, stat.path)
     except ParseError as exc:
@@ -136,18 +137,22 @@ def _apply_one(
         report.skipped.append(Skipped(stat.path, str(exc)))
         return
     sha = content_hash(text)
-    previous_sha = getattr(state, "sha", None)
-    previous_error = getattr(state, "error", None)
-    if not full and previous_sha == sha and previous_error is None:
+    if not full and state is not None and state.sha == sha and state.error is None:
         index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
         report.unchanged += 1
         return
     try:
         index_file(root, index, stat, text, sha)
-    except ParseError as exc:
+    except (ParseError, ValueError, OverflowError, sqlite3.InterfaceError) as exc:
+        # Whatever a hand-edited file contains, it is skipped and reported, never fatal.
+        reason, line = (
+            (exc.reason, exc.line)
+            if isinstance(exc, ParseError)
+            else (f"cannot be indexed: {exc}", None)
+        )
         index.remove_file(stat.path)
-        index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha, exc.reason, exc.line)
-        report.skipped.append(Skipped(stat.path, exc.reason, exc.line))
+        index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha, reason, line)
+        report.skipped.append(Skipped(stat.path, reason, line))
         return
     if state is not None:
         report.changed.append(stat.path)

@@ -1,0 +1,465 @@
+"""Settings from ``memoryclaw.yaml`` and the environment (SPEC section 3)."""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+import yaml
+
+from memoryclaw.config import (
+    CONFIG_FILE,
+    DEFAULT_VAULT,
+    Settings,
+    default_config_yaml,
+    load_settings,
+    resolve_vault_path,
+    settings_from_mapping,
+)
+from memoryclaw.errors import ConfigError
+
+SAMPLE_VAULT = Path(__file__).resolve().parent.parent / "sample_vault"
+
+
+def _write(vault: Path, text: str | bytes) -> Path:
+    vault.mkdir(parents=True, exist_ok=True)
+    path = vault / CONFIG_FILE
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text, encoding="utf-8")
+    return path
+
+
+def _config_error(vault: Path, env: dict[str, str] | None = None) -> ConfigError:
+    with pytest.raises(ConfigError) as info:
+        load_settings(vault, env=env or {})
+    return info.value
+
+
+# ------------------------------------------------------------------------------ defaults
+
+
+def test_defaults_match_spec() -> None:
+    s = Settings()
+    assert (s.retrieval.primary, s.retrieval.min_primary_results, s.retrieval.fallback) == (
+        "keyword",
+        2,
+        "none",
+    )
+    assert (s.retrieval.max_results, s.retrieval.blend_strategy, s.retrieval.budget_tokens) == (
+        5,
+        "primary_first",
+        800,
+    )
+    assert (s.llm.provider, s.llm.base_url, s.llm.model, s.llm.timeout_seconds) == (
+        "none",
+        "http://127.0.0.1:11434",
+        "llama3.1:8b",
+        60,
+    )
+    assert (s.embeddings.provider, s.embeddings.model) == ("ollama", "nomic-embed-text")
+    c = s.consolidation
+    assert (c.interval, c.after_logs, c.session_idle_minutes, c.skill_threshold) == (60, 10, 30, 7)
+    assert (c.fact_validation, c.pending_review, c.log_retention_days) == (True, True, 30)
+    assert s.privacy.redact_secrets is True
+    assert s.git.auto_commit is True
+
+
+def test_missing_file_gives_defaults(tmp_path: Path) -> None:
+    assert load_settings(tmp_path, env={}) == Settings()
+    assert load_settings(tmp_path / "does-not-exist", env={}) == Settings()
+    assert settings_from_mapping(None) == Settings()
+    assert settings_from_mapping({}) == Settings()
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["", "# only comments\n", "retrieval:\nllm:\n", "retrieval: {}\n", "---\n...\n"],
+    ids=["empty", "comments", "null-sections", "empty-mapping", "empty-document"],
+)
+def test_empty_configs_give_defaults(tmp_path: Path, text: str) -> None:
+    _write(tmp_path, text)
+    assert load_settings(tmp_path, env={}) == Settings()
+
+
+def test_default_config_yaml_parses_back_to_defaults(tmp_path: Path) -> None:
+    text = default_config_yaml()
+    raw = yaml.safe_load(text)
+    assert settings_from_mapping(raw) == Settings()
+    # every key of every section is shown
+    for section in dataclasses.fields(Settings):
+        shown = raw[section.name]
+        assert len(shown) == len(dataclasses.fields(getattr(Settings(), section.name)))
+    assert raw["retrieval"]["maxResults"] == 5
+    assert raw["llm"]["baseUrl"] == "http://127.0.0.1:11434"
+    assert raw["llm"]["model"] == "llama3.1:8b"
+    _write(tmp_path, text)
+    assert load_settings(tmp_path, env={}) == Settings()
+
+
+def test_sample_vault_config() -> None:
+    s = load_settings(SAMPLE_VAULT, env={})
+    assert s.git.auto_commit is False
+    assert s.retrieval.max_results == 5
+    assert s.consolidation.skill_threshold == 7
+    assert s.llm == Settings().llm
+
+
+def test_values_from_file(tmp_path: Path) -> None:
+    _write(
+        tmp_path,
+        "retrieval:\n  maxResults: 9\n  fallback: vector\n  blendStrategy: rrf\n"
+        "llm:\n  timeoutSeconds: 5\n  provider: ollama\n"
+        "embeddings:\n  provider: sentence-transformers\n"
+        "consolidation:\n  factValidation: false\n  logRetentionDays: 0\n"
+        "privacy:\n  redactSecrets: no\n",
+    )
+    s = load_settings(tmp_path, env={})
+    assert s.retrieval.max_results == 9
+    assert s.retrieval.fallback == "vector"
+    assert s.retrieval.blend_strategy == "rrf"
+    assert s.llm.timeout_seconds == 5.0 and isinstance(s.llm.timeout_seconds, float)
+    assert s.llm.provider == "ollama"
+    assert s.embeddings.provider == "sentence-transformers"
+    assert s.consolidation.fact_validation is False
+    assert s.consolidation.log_retention_days == 0
+    assert s.privacy.redact_secrets is False
+    assert s.git == Settings().git
+
+
+# ----------------------------------------------------------------------------- bad files
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "expected"),
+    [
+        ("retrieval:\n  maxResults: five\n", "retrieval.maxResults", "an integer"),
+        ("retrieval:\n  maxResults: true\n", "retrieval.maxResults", "an integer"),
+        ("retrieval:\n  maxResults: 5.5\n", "retrieval.maxResults", "an integer"),
+        ("retrieval:\n  maxResults: '5'\n", "retrieval.maxResults", "an integer"),
+        ("retrieval:\n  budgetTokens: [800]\n", "retrieval.budgetTokens", "an integer"),
+        ("retrieval:\n  fallback: vectors\n", "retrieval.fallback", "one of 'none', 'vector'"),
+        ("retrieval:\n  primary: vector\n", "retrieval.primary", "one of 'keyword'"),
+        ("retrieval:\n  blendStrategy: 1\n", "retrieval.blendStrategy", "'primary_first'"),
+        ("llm:\n  timeoutSeconds: soon\n", "llm.timeoutSeconds", "a number"),
+        ("llm:\n  timeoutSeconds: true\n", "llm.timeoutSeconds", "a number"),
+        ("llm:\n  baseUrl: 8080\n", "llm.baseUrl", "a string"),
+        ("llm:\n  model: [llama]\n", "llm.model", "a string"),
+        ("llm:\n  provider: openai\n", "llm.provider", "one of 'none', 'ollama'"),
+        ("embeddings:\n  provider: openai\n", "embeddings.provider", "'sentence-transformers'"),
+        ("consolidation:\n  factValidation: 1\n", "consolidation.factValidation", "true or false"),
+        ("consolidation:\n  pendingReview: 'no'\n", "consolidation.pendingReview", "true or false"),
+        ("consolidation:\n  interval: 1h\n", "consolidation.interval", "an integer"),
+        ("privacy:\n  redactSecrets: null\n", "privacy.redactSecrets", "true or false"),
+        ("git:\n  autoCommit: 'false'\n", "git.autoCommit", "true or false"),
+    ],
+    ids=[
+        "int-word",
+        "int-bool",
+        "int-float",
+        "int-quoted",
+        "int-list",
+        "literal-typo",
+        "literal-other",
+        "literal-int",
+        "float-word",
+        "float-bool",
+        "str-int",
+        "str-list",
+        "llm-provider",
+        "embeddings-provider",
+        "bool-int",
+        "bool-quoted-no",
+        "int-unit",
+        "bool-null",
+        "bool-quoted-false",
+    ],
+)
+def test_wrong_type_names_file_key_and_type(
+    tmp_path: Path, text: str, key: str, expected: str
+) -> None:
+    path = _write(tmp_path, text)
+    err = _config_error(tmp_path)
+    assert err.path == str(path)
+    assert err.key == key
+    assert expected in err.problem
+    message = str(err)
+    assert str(path) in message and key in message and expected in message
+
+
+def test_unknown_section(tmp_path: Path) -> None:
+    path = _write(tmp_path, "retrival:\n  maxResults: 3\n")
+    err = _config_error(tmp_path)
+    assert (err.path, err.key) == (str(path), "retrival")
+    assert "unknown section" in err.problem and "retrieval" in err.problem
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("retrieval:\n  max_results: 3\n", "retrieval.max_results"),
+        ("retrieval:\n  maxresults: 3\n", "retrieval.maxresults"),
+        ("llm:\n  temperature: 0.2\n", "llm.temperature"),
+        ("git:\n  autoCommit: true\n  autoPush: true\n", "git.autoPush"),
+        ("privacy:\n  1: x\n", "privacy.1"),
+    ],
+    ids=["snake-case", "lowercase", "unknown-llm", "unknown-after-valid", "int-key"],
+)
+def test_unknown_key(tmp_path: Path, text: str, key: str) -> None:
+    path = _write(tmp_path, text)
+    err = _config_error(tmp_path)
+    assert (err.path, err.key) == (str(path), key)
+    assert "unknown key" in err.problem
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["retrieval: 5\n", "retrieval: [maxResults]\n", "git: true\n", "llm: ollama\n"],
+    ids=["int", "list", "bool", "string"],
+)
+def test_non_mapping_section(tmp_path: Path, text: str) -> None:
+    path = _write(tmp_path, text)
+    err = _config_error(tmp_path)
+    assert err.path == str(path)
+    assert err.key == text.split(":")[0]
+    assert "mapping" in err.problem
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["retrieval: []\n", "retrieval: 0\n", "git: false\n", "[]\n"],
+    ids=["empty-list", "zero", "false", "top-level-empty-list"],
+)
+def test_falsy_non_mapping_is_rejected(tmp_path: Path, text: str) -> None:
+    _write(tmp_path, text)
+    err = _config_error(tmp_path)
+    assert "mapping" in err.problem
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["- retrieval\n", "just a string\n", "42\n"],
+    ids=["list", "string", "number"],
+)
+def test_non_mapping_top_level(tmp_path: Path, text: str) -> None:
+    path = _write(tmp_path, text)
+    err = _config_error(tmp_path)
+    assert err.path == str(path)
+    assert err.key == "(top level)"
+    assert "mapping" in err.problem
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("retrieval:\n  maxResults: 5\n bad: x\n", 3),
+        ("a: b: c\n", 1),
+        ("retrieval:\n  maxResults: 5\n\tfallback: none\n", 3),
+        ("retrieval:\n  fallback: [none\n  maxResults: 5\nllm: {}\n", 3),
+    ],
+    ids=["bad-indent", "mapping-in-scalar", "tab", "unclosed-flow"],
+)
+def test_invalid_yaml_names_line(tmp_path: Path, text: str, line: int) -> None:
+    path = _write(tmp_path, text)
+    err = _config_error(tmp_path)
+    assert err.path == str(path)
+    assert err.key == "(file)"
+    assert f"line {line}:" in err.problem
+    assert "invalid YAML" in err.problem
+
+
+def test_invalid_yaml_at_end_of_file_names_a_line_in_the_file(tmp_path: Path) -> None:
+    _write(tmp_path, "retrieval:\n  maxResults: [5\n")
+    assert "line 2:" in _config_error(tmp_path).problem
+
+
+@pytest.mark.parametrize(
+    "data",
+    [b"retrieval:\n  fallback: caf\xe9\n", b"\xff\xfe\x00r\x00"],
+    ids=["latin1", "utf16-bom"],
+)
+def test_non_utf8_file(tmp_path: Path, data: bytes) -> None:
+    path = _write(tmp_path, data)
+    err = _config_error(tmp_path)
+    assert err.path == str(path)
+    assert err.key == "(file)"
+    assert "UTF-8" in err.problem
+
+
+@pytest.mark.parametrize(
+    ("text", "key", "minimum"),
+    [
+        ("retrieval:\n  maxResults: -1\n", "retrieval.maxResults", 1),
+        ("retrieval:\n  maxResults: 0\n", "retrieval.maxResults", 1),
+        ("retrieval:\n  budgetTokens: -800\n", "retrieval.budgetTokens", 1),
+        ("retrieval:\n  minPrimaryResults: -2\n", "retrieval.minPrimaryResults", 0),
+        ("llm:\n  timeoutSeconds: -1.5\n", "llm.timeoutSeconds", 1),
+        ("consolidation:\n  interval: 0\n", "consolidation.interval", 1),
+        ("consolidation:\n  skillThreshold: -7\n", "consolidation.skillThreshold", 1),
+        ("consolidation:\n  logRetentionDays: -1\n", "consolidation.logRetentionDays", 0),
+    ],
+    ids=[
+        "max-results-negative",
+        "max-results-zero",
+        "budget-negative",
+        "min-primary-negative",
+        "timeout-negative",
+        "interval-zero",
+        "skill-threshold-negative",
+        "retention-negative",
+    ],
+)
+def test_out_of_range_numbers_rejected(tmp_path: Path, text: str, key: str, minimum: int) -> None:
+    path = _write(tmp_path, text)
+    err = _config_error(tmp_path)
+    assert (err.path, err.key) == (str(path), key)
+    assert f">= {minimum}" in err.problem
+
+
+@pytest.mark.parametrize(
+    ("text", "attr", "value"),
+    [
+        ("retrieval:\n  minPrimaryResults: 0\n", ("retrieval", "min_primary_results"), 0),
+        ("consolidation:\n  logRetentionDays: 0\n", ("consolidation", "log_retention_days"), 0),
+        ("llm:\n  timeoutSeconds: 1\n", ("llm", "timeout_seconds"), 1.0),
+    ],
+    ids=["min-primary-zero", "retention-zero", "timeout-one"],
+)
+def test_boundary_values_accepted(
+    tmp_path: Path, text: str, attr: tuple[str, str], value: float
+) -> None:
+    _write(tmp_path, text)
+    s = load_settings(tmp_path, env={})
+    assert getattr(getattr(s, attr[0]), attr[1]) == value
+
+
+@pytest.mark.parametrize(
+    ("text", "env"),
+    [("llm:\n  timeoutSeconds: .nan\n", {}), ("", {"MEMORYCLAW_LLM_TIMEOUTSECONDS": "nan"})],
+    ids=["file", "env"],
+)
+def test_nan_timeout_rejected(tmp_path: Path, text: str, env: dict[str, str]) -> None:
+    _write(tmp_path, text)
+    err = _config_error(tmp_path, env)
+    assert err.key == "llm.timeoutSeconds"
+
+
+# --------------------------------------------------------------------------- environment
+
+
+@pytest.mark.parametrize(
+    "var",
+    [
+        "MEMORYCLAW_RETRIEVAL_MAXRESULTS",
+        "MEMORYCLAW_RETRIEVAL_MAX_RESULTS",
+        "memoryclaw_retrieval_max_results",
+    ],
+    ids=["squashed", "snake", "lowercase"],
+)
+def test_env_override_spellings(tmp_path: Path, var: str) -> None:
+    _write(tmp_path, "retrieval:\n  maxResults: 3\n  budgetTokens: 500\n")
+    s = load_settings(tmp_path, env={var: " 9 "})
+    assert s.retrieval.max_results == 9
+    assert s.retrieval.budget_tokens == 500  # the file still applies to other keys
+
+
+def test_env_override_without_file(tmp_path: Path) -> None:
+    env = {
+        "MEMORYCLAW_RETRIEVAL_FALLBACK": "vector",
+        "MEMORYCLAW_LLM_TIMEOUT_SECONDS": "2.5",
+        "MEMORYCLAW_LLM_BASE_URL": "http://ollama:11434",
+        "MEMORYCLAW_CONSOLIDATION_LOG_RETENTION_DAYS": "0",
+        "MEMORYCLAW_VAULT": "/elsewhere",
+        "HOME": "/home/x",
+    }
+    s = load_settings(tmp_path, env=env)
+    assert s.retrieval.fallback == "vector"
+    assert s.llm.timeout_seconds == 2.5
+    assert s.llm.base_url == "http://ollama:11434"
+    assert s.consolidation.log_retention_days == 0
+    assert s.git == Settings().git
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("false", False),
+        ("0", False),
+        ("no", False),
+        (" OFF ", False),
+        ("yes", True),
+        ("TRUE", True),
+        ("1", True),
+        ("on", True),
+    ],
+    ids=["false", "zero", "no", "off-padded", "yes", "true-upper", "one", "on"],
+)
+def test_env_bool_values(tmp_path: Path, text: str, expected: bool) -> None:
+    s = load_settings(tmp_path, env={"MEMORYCLAW_PRIVACY_REDACTSECRETS": text})
+    assert s.privacy.redact_secrets is expected
+    s = load_settings(tmp_path, env={"MEMORYCLAW_GIT_AUTO_COMMIT": text})
+    assert s.git.auto_commit is expected
+
+
+@pytest.mark.parametrize(
+    ("var", "value", "key", "expected"),
+    [
+        ("MEMORYCLAW_RETRIEVAL_MAXRESULTS", "lots", "retrieval.maxResults", "an integer"),
+        ("MEMORYCLAW_RETRIEVAL_MAX_RESULTS", "5.0", "retrieval.maxResults", "an integer"),
+        ("MEMORYCLAW_PRIVACY_REDACT_SECRETS", "maybe", "privacy.redactSecrets", "true or false"),
+        ("MEMORYCLAW_LLM_TIMEOUTSECONDS", "soon", "llm.timeoutSeconds", "a number"),
+        ("MEMORYCLAW_RETRIEVAL_FALLBACK", "bm25", "retrieval.fallback", "one of"),
+    ],
+    ids=["int-word", "int-float", "bool-word", "float-word", "literal"],
+)
+def test_bad_env_value_names_the_variable(
+    tmp_path: Path, var: str, value: str, key: str, expected: str
+) -> None:
+    _write(tmp_path, "retrieval:\n  maxResults: 3\n")
+    err = _config_error(tmp_path, {var: value})
+    assert err.path == var
+    assert err.key == key
+    assert expected in err.problem
+    assert var in str(err)
+
+
+def test_out_of_range_env_value_names_the_variable(tmp_path: Path) -> None:
+    _write(tmp_path, "retrieval:\n  budgetTokens: 500\n")
+    err = _config_error(tmp_path, {"MEMORYCLAW_RETRIEVAL_MAXRESULTS": "-1"})
+    assert err.key == "retrieval.maxResults"
+    assert err.path == "MEMORYCLAW_RETRIEVAL_MAXRESULTS"
+
+
+def test_env_does_not_hide_a_bad_file(tmp_path: Path) -> None:
+    path = _write(tmp_path, "retrieval:\n  maxResults: many\n")
+    err = _config_error(tmp_path, {"MEMORYCLAW_RETRIEVAL_MAXRESULTS": "4"})
+    assert err.path == str(path)
+
+
+def test_explicit_env_mapping_isolates_process_environment(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("MEMORYCLAW_RETRIEVAL_MAXRESULTS", "42")
+    assert load_settings(tmp_path, env={}).retrieval.max_results == 5
+    assert load_settings(tmp_path).retrieval.max_results == 42
+
+
+# ---------------------------------------------------------------------------- vault path
+
+
+def test_resolve_vault_path_precedence(tmp_path: Path) -> None:
+    env = {"MEMORYCLAW_VAULT": str(tmp_path / "from-env")}
+    assert resolve_vault_path(tmp_path / "explicit", env) == tmp_path / "explicit"
+    assert resolve_vault_path(str(tmp_path / "explicit"), env) == tmp_path / "explicit"
+    assert resolve_vault_path(None, env) == tmp_path / "from-env"
+    assert resolve_vault_path(None, {}) == Path(DEFAULT_VAULT).expanduser()
+    assert resolve_vault_path(None, {}) == Path.home() / ".openclaw" / "workspace" / "memoryclaw"
+    assert resolve_vault_path(None, {"MEMORYCLAW_VAULT": ""}) == Path(DEFAULT_VAULT).expanduser()
+
+
+def test_resolve_vault_path_expands_user() -> None:
+    got = resolve_vault_path("~/notes/vault", {})
+    assert got == Path.home() / "notes" / "vault"
+    assert resolve_vault_path(None, {"MEMORYCLAW_VAULT": "~/v"}) == Path.home() / "v"

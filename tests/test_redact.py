@@ -1,0 +1,262 @@
+"""Secret redaction before turns reach the vault (SPEC sections 2 and 8)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryclaw.redact import redact
+
+OPENAI_PROJECT = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv"
+OPENAI_CLASSIC = "sk-" + "a1B2c3D4" * 6
+ANTHROPIC = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1"
+AWS = "AKIAIOSFODNN7EXAMPLE"
+AWS_TEMP = "ASIAY34FZKBOKMUTVV7A"
+GITHUB = "ghp_" + "A1b2C3d4E5" * 3 + "xyZ9"
+GITHUB_PAT = "github_pat_11ABCDEFG0123456789_abcdefghijklmnopqrstuvwxyzABCDEF"
+SLACK = "xoxb-123456789012-1234567890123-AbCdEfGhIjKlMnOpQrStUvWx"
+GOOGLE = "AIzaSyA-1234567890abcdefghijklmnopqrstu"
+JWT = (
+    "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
+)
+PEM = (
+    "-----BEGIN RSA PRIVATE KEY-----\n"
+    "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun\n"
+    "VTLw7onLRnrq0/IzW7yWR7QkrmBL7jTKEn5u+qKhbwKfBstIs+bMY2Zkp18gnTxK\n"
+    "-----END RSA PRIVATE KEY-----"
+)
+PEM_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
+
+
+@pytest.mark.parametrize(
+    ("text", "secret", "kind"),
+    [
+        (f"my key is {OPENAI_PROJECT} ok", OPENAI_PROJECT, "api-key"),
+        (f"OPENAI_API_KEY {OPENAI_CLASSIC}", OPENAI_CLASSIC, "api-key"),
+        (f"export ANTHROPIC={ANTHROPIC}", ANTHROPIC, "api-key"),
+        (f"aws {AWS} here", AWS, "aws-key"),
+        (f"temporary {AWS_TEMP}, expires soon", AWS_TEMP, "aws-key"),
+        (f"gh {GITHUB} ok", GITHUB, "github-token"),
+        (f"{GITHUB_PAT} done", GITHUB_PAT, "github-token"),
+        (f"slack {SLACK} end", SLACK, "slack-token"),
+        (f"maps {GOOGLE} end", GOOGLE, "google-key"),
+        ("Authorization: Bearer abcdef0123456789abcdef", "abcdef0123456789abcdef", "bearer"),
+        (
+            "curl -H 'authorization: bearer AbC.dEf-GhI_jKl~mNoPq'",
+            "AbC.dEf-GhI_jKl~mNoPq",
+            "bearer",
+        ),
+        (f"session {JWT} end", JWT, "jwt"),
+        (
+            "db postgres://admin:s3cr3tPass@db.example.com:5432/app",
+            "s3cr3tPass",
+            "url-credentials",
+        ),
+        ("clone https://bob:hunter2@git.example.com/r.git", "bob:hunter2", "url-credentials"),
+        (f"key:\n{PEM}\nafter", PEM_BODY, "private-key"),
+        (
+            "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\ntruncated here",
+            "b3BlbnNzaC1rZXktdjEAAAAA",
+            "private-key",
+        ),
+        ("password: hunter22", "hunter22", "secret"),
+        ("PASSWORD=hunter22;", "hunter22", "secret"),
+        ("password = 'hunter22' ok", "hunter22", "secret"),
+        ("my password is hunter22", "hunter22", "secret"),
+        ("the wifi pwd is Pa55w0rd!", "Pa55w0rd!", "secret"),
+        ('api_key = "abcd1234xyz"', "abcd1234xyz", "secret"),
+        ("API-KEY: zzzz9999", "zzzz9999", "secret"),
+        ("apikey is q1w2e3r4", "q1w2e3r4", "secret"),
+        ('{"access_token": "ya29.a0AfH6SMBx"}', "ya29.a0AfH6SMBx", "secret"),
+        ("client_secret=s3cr3t-val", "s3cr3t-val", "secret"),
+        ("auth-token: 9f8e7d6c5b4a", "9f8e7d6c5b4a", "secret"),
+        ("token: 9f8e7d6c", "9f8e7d6c", "secret"),
+        ("secret is opensesame", "opensesame", "secret"),
+    ],
+    ids=[
+        "openai-project",
+        "openai-classic",
+        "anthropic",
+        "aws-akia",
+        "aws-asia",
+        "github-ghp",
+        "github-pat",
+        "slack-xoxb",
+        "google-aiza",
+        "bearer",
+        "bearer-lowercase-punct",
+        "jwt",
+        "url-credentials-postgres",
+        "url-credentials-https",
+        "pem-block",
+        "pem-truncated",
+        "password-colon",
+        "password-equals-upper",
+        "password-quoted",
+        "password-is",
+        "pwd-is",
+        "api-key-equals-quoted",
+        "api-key-dash-colon",
+        "apikey-is",
+        "json-access-token",
+        "client-secret",
+        "auth-token",
+        "token-colon",
+        "secret-is",
+    ],
+)
+def test_secret_is_redacted(text: str, secret: str, kind: str) -> None:
+    out = redact(text)
+    assert secret not in out
+    assert "[REDACTED:" in out
+    assert f"[REDACTED:{kind}]" in out
+
+
+def test_surrounding_text_is_kept() -> None:
+    text = f"before {AWS} middle\n{PEM}\nafter password: hunter22 end"
+    out = redact(text)
+    assert out == (
+        "before [REDACTED:aws-key] middle\n[REDACTED:private-key]\n"
+        "after password: [REDACTED:secret] end"
+    )
+
+
+def test_every_occurrence_is_redacted() -> None:
+    text = f"{GITHUB} and {GITHUB} and token={GITHUB[:10]}x"
+    out = redact(text)
+    assert GITHUB not in out and GITHUB[4:14] not in out
+    assert out.count("[REDACTED:") == 3
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the password policy is strict",
+        "email john@example.com about the roadmap",
+        "see https://example.com/docs?page=2&sort=asc",
+        "fixed in 3f2a9c1e8b7d6a5f4e3d2c1b0a9f8e7d6c5b4a39",
+        "request 550e8400-e29b-41d4-a716-446655440000 failed",
+        "password reset link sent",
+        "tokens: 500 per minute",
+        "max_tokens=800",
+        "we use scikit-learn (sk-learn) for this",
+        "ssh-rsa AAAAB3NzaC1yc2E user@host",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B\n-----END PUBLIC KEY-----",
+        "my password is",
+        "",
+    ],
+    ids=[
+        "password-policy",
+        "email",
+        "normal-url",
+        "git-sha",
+        "uuid",
+        "password-reset",
+        "token-count",
+        "max-tokens",
+        "sk-learn",
+        "ssh-public-key",
+        "pem-public-key",
+        "password-nothing-after",
+        "empty",
+    ],
+)
+def test_harmless_text_is_unchanged(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["the token is expired", "the password is wrong", "that secret is safe with me"],
+    ids=["token-expired", "password-wrong", "secret-safe"],
+)
+def test_prose_with_is_is_unchanged(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_quoted_password_with_spaces_is_fully_redacted() -> None:
+    out = redact('password: "correct horse battery" ok')
+    assert "horse" not in out and "battery" not in out
+    assert out.endswith(" ok")
+
+
+def test_redacted_text_is_stable() -> None:
+    once = redact(f"a {AWS} b password: hunter22 c https://u:p4ss@h.example/x {JWT}")
+    assert redact(once) == once
+    assert "[REDACTED:secret]" in once and "[REDACTED:jwt]" in once
+
+
+_FRAGMENTS = [
+    OPENAI_PROJECT,
+    OPENAI_CLASSIC,
+    AWS,
+    GITHUB,
+    GITHUB_PAT,
+    SLACK,
+    GOOGLE,
+    JWT,
+    PEM,
+    "-----BEGIN EC PRIVATE KEY-----",
+    "-----END EC PRIVATE KEY-----",
+    "Bearer ",
+    "bearer abcdefghijklmnop0123",
+    "https://",
+    "://user:pass@",
+    "@",
+    ":",
+    "=",
+    " is ",
+    "password",
+    "passwd",
+    "token",
+    "secret",
+    "api_key",
+    "api-key",
+    "access_token",
+    "client_secret",
+    "[REDACTED:secret]",
+    "[REDACTED",
+    "]",
+    '"',
+    "'",
+    ",",
+    ";",
+    "sk-",
+    "xoxb-",
+    "AKIA",
+    "ghp_",
+    "AIza",
+    "eyJ",
+    "hunter22",
+    "abcd",
+    "0123456789abcdef",
+    " ",
+    "\n",
+]
+_TEXT = st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=12)), max_size=14).map(
+    "".join
+)
+
+
+@settings(max_examples=500, deadline=None)
+@given(_TEXT)
+def test_property_redact_is_idempotent(text: str) -> None:
+    once = redact(text)
+    assert redact(once) == once
+
+
+_TOKENS = [AWS, GITHUB, GITHUB_PAT, SLACK, GOOGLE, JWT, OPENAI_PROJECT, OPENAI_CLASSIC]
+_NOISE = st.lists(
+    st.one_of(st.sampled_from([f for f in _FRAGMENTS if f not in _TOKENS]), st.text(max_size=12)),
+    max_size=10,
+).map("".join)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.sampled_from(_TOKENS), _NOISE, _NOISE)
+def test_property_known_token_never_survives(secret: str, before: str, after: str) -> None:
+    out = redact(f"{before} {secret} {after}")
+    assert secret not in out
+    assert "[REDACTED:" in out
