@@ -17,8 +17,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-import sqlite_utils
-
 from .notes import Episode, Fact
 from .vault import FILE_MODE, ensure_dir
 
@@ -58,41 +56,50 @@ class Index:
         ensure_dir(path.parent)
         created = not path.exists()
         self.path = path
-        self.db = sqlite_utils.Database(path)
+        self.conn = sqlite3.connect(path, isolation_level=None)
         if created:
             path.chmod(FILE_MODE)
-        self.db.execute("PRAGMA journal_mode=WAL")
-        self.db.execute("PRAGMA synchronous=NORMAL")
-        self.db.conn.execute("PRAGMA busy_timeout=10000")
+        self.conn.execute("PRAGMA busy_timeout=10000")
+        self.conn.execute("PRAGMA journal_mode=WAL")
+        self.conn.execute("PRAGMA synchronous=NORMAL")
         self.rebuilt = self._ensure_schema()
 
     def close(self) -> None:
         """Close the connection."""
-        self.db.close()
+        self.conn.close()
+
+    def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
+        """Run one statement on the index connection."""
+        return self.conn.execute(sql, list(params))
 
     # ------------------------------------------------------------------ schema
 
     def _ensure_schema(self) -> bool:
         """Create the tables, or drop and recreate them when the schema version changed."""
         current = None
-        if self.db.table("meta").exists():
-            row = self.db.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        if self.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+            row = self.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
             current = row[0] if row else None
         if current == SCHEMA_VERSION:
             return False
         with self.transaction():
-            for name in self.db.table_names():
-                if not name.startswith("sqlite_") and self.db.table(name).exists():
-                    self.db.execute(f'DROP TABLE IF EXISTS "{name}"')
+            tables = self.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
+            ).fetchall()
+            for (name,) in tables:
+                self.execute(f'DROP TABLE IF EXISTS "{name}"')
             self._create_tables()
-            self.db.table("meta").upsert(
-                {"key": "schema_version", "value": SCHEMA_VERSION}, pk="key"
-            )
+            self.set_meta("schema_version", SCHEMA_VERSION)
         return current is not None
 
     def _create_tables(self) -> None:
-        self.db.table("meta").create({"key": str, "value": str}, pk="key")
-        self.db.table("files").create(
+        # sqlite-utils builds the schema and the FTS5 tables with their sync triggers; it is
+        # imported here only, because importing it costs more than a whole search.
+        import sqlite_utils
+
+        db = sqlite_utils.Database(self.conn)
+        db.table("meta").create({"key": str, "value": str}, pk="key")
+        db.table("files").create(
             {
                 "path": str,
                 "kind": str,
@@ -104,7 +111,7 @@ class Index:
             },
             pk="path",
         )
-        self.db.table("episodes").create(
+        db.table("episodes").create(
             {
                 "rowid": int,
                 "id": str,
@@ -126,17 +133,17 @@ class Index:
             },
             pk="rowid",
         )
-        self.db.table("episodes").create_index(["id"])
-        self.db.table("episodes").create_index(["path"])
-        self.db.table("episodes").enable_fts(
+        db.table("episodes").create_index(["id"])
+        db.table("episodes").create_index(["path"])
+        db.table("episodes").enable_fts(
             ["tags_text", "entities_text", "summary", "details"],
             create_triggers=True,
             tokenize=TOKENIZER,
         )
-        self.db.table("tags").create({"tag": str, "episode_rowid": int})
-        self.db.table("tags").create_index(["tag"])
-        self.db.table("tags").create_index(["episode_rowid"])
-        self.db.table("facts").create(
+        db.table("tags").create({"tag": str, "episode_rowid": int})
+        db.table("tags").create_index(["tag"])
+        db.table("tags").create_index(["episode_rowid"])
+        db.table("facts").create(
             {
                 "rowid": int,
                 "id": str,
@@ -153,18 +160,18 @@ class Index:
             },
             pk="rowid",
         )
-        self.db.table("facts").create_index(["id"])
-        self.db.table("facts").create_index(["path"])
-        self.db.table("facts").enable_fts(
+        db.table("facts").create_index(["id"])
+        db.table("facts").create_index(["path"])
+        db.table("facts").enable_fts(
             ["entity", "field", "value", "section"], create_triggers=True, tokenize=TOKENIZER
         )
-        self.db.table("aliases").create({"path": str, "term": str, "synonym": str})
-        self.db.table("aliases").create_index(["term"])
+        db.table("aliases").create({"path": str, "term": str, "synonym": str})
+        db.table("aliases").create_index(["term"])
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
         """Group writes so a crash leaves the index as it was before the block."""
-        conn = self.db.conn
+        conn = self.conn
         if conn.in_transaction:
             yield
             return
@@ -172,16 +179,16 @@ class Index:
         try:
             yield
         except BaseException:
-            conn.rollback()
+            conn.execute("ROLLBACK")
             raise
         else:
-            conn.commit()
+            conn.execute("COMMIT")
 
     # ------------------------------------------------------------------ files
 
     def file_states(self) -> dict[str, FileState]:
         """Every file the index knows, by path."""
-        rows = self.db.execute(
+        rows = self.execute(
             "SELECT path, kind, mtime_ns, size, sha, error, error_line FROM files"
         ).fetchall()
         return {row[0]: FileState(*row) for row in rows}
@@ -197,7 +204,7 @@ class Index:
         error_line: int | None = None,
     ) -> None:
         """Record what the index saw of a file (and the error it had, if any)."""
-        self.db.execute(
+        self.execute(
             "INSERT OR REPLACE INTO files (path, kind, mtime_ns, size, sha, error, error_line)"
             " VALUES (?, ?, ?, ?, ?, ?, ?)",
             [path, kind, mtime_ns, size, sha, error, error_line],
@@ -206,22 +213,22 @@ class Index:
     def remove_file(self, path: str) -> None:
         """Forget a file and everything indexed from it."""
         self._clear_content(path)
-        self.db.execute("DELETE FROM files WHERE path = ?", [path])
+        self.execute("DELETE FROM files WHERE path = ?", [path])
 
     def _clear_content(self, path: str) -> None:
-        self.db.execute(
+        self.execute(
             "DELETE FROM tags WHERE episode_rowid IN (SELECT rowid FROM episodes WHERE path = ?)",
             [path],
         )
-        self.db.execute("DELETE FROM episodes WHERE path = ?", [path])
-        self.db.execute("DELETE FROM facts WHERE path = ?", [path])
-        self.db.execute("DELETE FROM aliases WHERE path = ?", [path])
+        self.execute("DELETE FROM episodes WHERE path = ?", [path])
+        self.execute("DELETE FROM facts WHERE path = ?", [path])
+        self.execute("DELETE FROM aliases WHERE path = ?", [path])
 
     def put_episode(self, episode: Episode) -> None:
         """Index an episode, replacing whatever its file held before."""
         self._clear_content(episode.path)
         first, last = episode.source_turns or (None, None)
-        cursor = self.db.execute(
+        cursor = self.execute(
             "INSERT INTO episodes (id, path, timestamp, ts_epoch, summary, details, tags,"
             " tags_text, entities, entities_text, participants, confidence, source,"
             " turn_first, turn_last, session) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
@@ -245,7 +252,7 @@ class Index:
             ],
         )
         rowid = cursor.lastrowid
-        self.db.conn.executemany(
+        self.conn.executemany(
             "INSERT INTO tags (tag, episode_rowid) VALUES (?, ?)",
             [(tag, rowid) for tag in episode.tags],
         )
@@ -253,7 +260,7 @@ class Index:
     def put_facts(self, path: str, facts: Sequence[Fact]) -> None:
         """Index a fact file's facts, replacing what it held before."""
         self._clear_content(path)
-        self.db.conn.executemany(
+        self.conn.executemany(
             "INSERT INTO facts (id, path, line, section, entity, field, value, form, source,"
             " updated, confidence) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [
@@ -277,18 +284,18 @@ class Index:
     def put_aliases(self, path: str, groups: Mapping[str, Sequence[str]]) -> None:
         """Index the alias groups of ``aliases.yaml``."""
         self._clear_content(path)
-        self.db.conn.executemany(
+        self.conn.executemany(
             "INSERT INTO aliases (path, term, synonym) VALUES (?, ?, ?)",
             [(path, term, syn) for term, syns in groups.items() for syn in syns],
         )
 
     def set_meta(self, key: str, value: str) -> None:
         """Store a small piece of index state."""
-        self.db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [key, value])
+        self.execute("INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)", [key, value])
 
     def get_meta(self, key: str) -> str | None:
         """Read a piece of index state stored with :meth:`set_meta`."""
-        row = self.db.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
+        row = self.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
         return str(row[0]) if row else None
 
     # ------------------------------------------------------------------ reads
@@ -299,7 +306,7 @@ class Index:
         if not wanted:
             return {}
         marks = ",".join("?" * len(wanted))
-        rows = self.db.execute(
+        rows = self.execute(
             f"SELECT term, synonym FROM aliases WHERE term IN ({marks}) ORDER BY term, synonym",
             wanted,
         ).fetchall()
@@ -311,7 +318,7 @@ class Index:
     def search_episodes(self, match: str, limit: int) -> list[EpisodeHit]:
         """Episodes matching an FTS5 expression, best BM25 first (ties: newer, then id)."""
         weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
-        cursor = self.db.execute(
+        cursor = self.execute(
             f"SELECT e.*, -bm25(episodes_fts, {weights}) AS score"
             " FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid"
             " WHERE episodes_fts MATCH ? ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
@@ -328,7 +335,7 @@ class Index:
         """The floor: a plain FTS5 MATCH ordered by rank, nothing else (for benchmarks)."""
         return [
             (int(r[0]), float(r[1]))
-            for r in self.db.execute(
+            for r in self.execute(
                 "SELECT rowid, rank FROM episodes_fts WHERE episodes_fts MATCH ?"
                 " ORDER BY rank LIMIT ?",
                 [match, limit],
@@ -351,7 +358,7 @@ class Index:
             params.extend([phrase, *rowids])
         labels = list(terms)
         out: dict[int, list[str]] = {}
-        for position, rowid in self.db.execute(" UNION ALL ".join(parts), params).fetchall():
+        for position, rowid in self.execute(" UNION ALL ".join(parts), params).fetchall():
             out.setdefault(rowid, []).append(labels[position])
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}
 
@@ -359,7 +366,7 @@ class Index:
         """Facts whose entity matches ``entity_match``, ranked by how much of ``match`` they hit."""
         weights = ", ".join(str(w) for w in FACT_WEIGHTS)
         expression = f"entity : ({entity_match}) AND ({match})"
-        cursor = self.db.execute(
+        cursor = self.execute(
             f"SELECT f.*, -bm25(facts_fts, {weights}) AS score"
             " FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid"
             " WHERE facts_fts MATCH ? ORDER BY score DESC, f.updated DESC, f.path, f.line, f.id"
@@ -373,7 +380,7 @@ class Index:
         self, where: str, params: Sequence[Any], order: str = "ts_epoch DESC, id"
     ) -> list[dict[str, Any]]:
         """Episode rows by a WHERE clause (module-internal callers only)."""
-        cursor = self.db.execute(
+        cursor = self.execute(
             f"SELECT * FROM episodes WHERE {where} ORDER BY {order}", list(params)
         )
         columns = [c[0] for c in cursor.description]
@@ -381,7 +388,7 @@ class Index:
 
     def fact_rows(self, where: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         """Fact rows by a WHERE clause (module-internal callers only)."""
-        cursor = self.db.execute(
+        cursor = self.execute(
             f"SELECT * FROM facts WHERE {where} ORDER BY path, line, id", list(params)
         )
         columns = [c[0] for c in cursor.description]
@@ -391,12 +398,12 @@ class Index:
         """Row counts of the main tables."""
         out = {}
         for table in ("files", "episodes", "facts", "tags", "aliases"):
-            out[table] = int(self.db.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+            out[table] = int(self.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
         out["errors"] = int(
-            self.db.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
+            self.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
         )
         out["distinct_tags"] = int(
-            self.db.execute("SELECT count(DISTINCT tag) FROM tags").fetchone()[0]
+            self.execute("SELECT count(DISTINCT tag) FROM tags").fetchone()[0]
         )
         return out
 
@@ -404,7 +411,7 @@ class Index:
         """Files the last sync could not index: (path, reason, line)."""
         return [
             (r[0], r[1], r[2])
-            for r in self.db.execute(
+            for r in self.execute(
                 "SELECT path, error, error_line FROM files WHERE error IS NOT NULL ORDER BY path"
             ).fetchall()
         ]
@@ -413,7 +420,7 @@ class Index:
         """The most used tags with their counts."""
         return [
             (r[0], int(r[1]))
-            for r in self.db.execute(
+            for r in self.execute(
                 "SELECT tag, count(*) AS n FROM tags GROUP BY tag ORDER BY n DESC, tag LIMIT ?",
                 [limit],
             ).fetchall()
@@ -421,10 +428,10 @@ class Index:
 
     def integrity_problems(self) -> list[str]:
         """SQLite's own integrity check plus the FTS tables' consistency checks."""
-        problems = [r[0] for r in self.db.execute("PRAGMA quick_check").fetchall() if r[0] != "ok"]
+        problems = [r[0] for r in self.execute("PRAGMA quick_check").fetchall() if r[0] != "ok"]
         for fts in ("episodes_fts", "facts_fts"):
             try:
-                self.db.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('integrity-check', 1)")
+                self.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('integrity-check', 1)")
             except sqlite3.DatabaseError as exc:
                 problems.append(f"{fts}: {exc}")
         return problems
