@@ -394,7 +394,7 @@ class Vault:
     def problems(self) -> list[Skipped]:
         """Every vault file memoryclaw cannot use, with the reason (and line where known)."""
         self.refresh()
-        _, skipped = scan(self.root)
+        skipped = scan(self.root).skipped
         found = [Skipped(path, reason, line) for path, reason, line in self.index.errors()]
         for log_file in sorted((self.root / LOGS_DIR).glob("*.md")):
             rel = f"{LOGS_DIR}/{log_file.name}"

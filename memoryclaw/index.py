@@ -186,6 +186,10 @@ class Index:
 
     # ------------------------------------------------------------------ files
 
+    def file_count(self) -> int:
+        """How many files the index knows."""
+        return int(self.execute("SELECT count(*) FROM files").fetchone()[0])
+
     def file_states(self) -> dict[str, FileState]:
         """Every file the index knows, by path."""
         rows = self.execute(
@@ -224,9 +228,10 @@ class Index:
         self.execute("DELETE FROM facts WHERE path = ?", [path])
         self.execute("DELETE FROM aliases WHERE path = ?", [path])
 
-    def put_episode(self, episode: Episode) -> None:
-        """Index an episode, replacing whatever its file held before."""
-        self._clear_content(episode.path)
+    def put_episode(self, episode: Episode, *, replace: bool = True) -> None:
+        """Index an episode; ``replace`` first removes what its file held before."""
+        if replace:
+            self._clear_content(episode.path)
         first, last = episode.source_turns or (None, None)
         cursor = self.execute(
             "INSERT INTO episodes (id, path, timestamp, ts_epoch, summary, details, tags,"
@@ -257,9 +262,10 @@ class Index:
             [(tag, rowid) for tag in episode.tags],
         )
 
-    def put_facts(self, path: str, facts: Sequence[Fact]) -> None:
-        """Index a fact file's facts, replacing what it held before."""
-        self._clear_content(path)
+    def put_facts(self, path: str, facts: Sequence[Fact], *, replace: bool = True) -> None:
+        """Index a fact file's facts; ``replace`` first removes what it held before."""
+        if replace:
+            self._clear_content(path)
         self.conn.executemany(
             "INSERT INTO facts (id, path, line, section, entity, field, value, form, source,"
             " updated, confidence) VALUES (?,?,?,?,?,?,?,?,?,?,?)",

@@ -9,6 +9,7 @@ reported as moved.
 from __future__ import annotations
 
 import hashlib
+import json
 import sqlite3
 import time
 from collections.abc import Callable
@@ -19,13 +20,13 @@ from pathlib import Path
 from .errors import MemoryclawError, ParseError
 from .index import FileState, Index
 from .notes import parse_aliases, parse_episode, parse_facts
-from .vault import FileStat, Skipped, file_lock, folder_signature, read_text, scan
+from .vault import FileStat, Skipped, file_lock, folders_changed, read_text, scan
 
 Progress = Callable[[int, int], None]
 # Up to this many files a freshness check stats every file; above it only folder mtimes are
 # compared (in-place edits are then picked up by the daemon's watcher or `reindex`).
-FULL_STAT_LIMIT = 20_000
-_SIGNATURE_KEY = "folder_signature"
+FULL_STAT_LIMIT = 5_000
+_FOLDERS_KEY = "folder_mtimes"
 
 
 @dataclass
@@ -67,12 +68,17 @@ def _mtime_date(mtime_ns: int) -> str:
     return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
-def index_file(root: Path, index: Index, stat: FileStat, text: str, sha: str) -> None:
-    """Parse one file and store what it holds (raises ParseError for a bad file)."""
+def index_file(index: Index, stat: FileStat, text: str, sha: str, *, replace: bool) -> None:
+    """Parse one file and store what it holds (raises ParseError for a bad file).
+
+    ``replace`` is False only for a file the index has never seen, which has no rows to remove.
+    """
     if stat.kind == "episode":
-        index.put_episode(parse_episode(text, stat.path, stat.mtime_ns / 1e9))
+        episode = parse_episode(text, stat.path, stat.mtime_ns / 1e9)
+        index.put_episode(episode, replace=replace)
     elif stat.kind == "facts":
-        index.put_facts(stat.path, parse_facts(text, stat.path, _mtime_date(stat.mtime_ns)))
+        facts = parse_facts(text, stat.path, _mtime_date(stat.mtime_ns))
+        index.put_facts(stat.path, facts, replace=replace)
     elif stat.kind == "aliases":
         index.put_aliases(stat.path, parse_aliases(text, stat.path))
     index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
@@ -85,8 +91,8 @@ def sync(
     started = time.perf_counter()
     report = SyncReport()
     with file_lock(root, "index"):
-        found, report.skipped = scan(root)
-        signature = folder_signature(root)
+        walked = scan(root)
+        found, report.skipped = walked.files, walked.skipped
         states = index.file_states()
         present = {f.path for f in found}
         gone = sorted(set(states) - present)
@@ -111,7 +117,7 @@ def sync(
                 index.remove_file(path)
                 if path not in moved_from:
                     report.deleted.append(path)
-            index.set_meta(_SIGNATURE_KEY, signature)
+            index.set_meta(_FOLDERS_KEY, json.dumps(walked.folders, sort_keys=True))
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
 
@@ -142,7 +148,7 @@ def _apply_one(
         report.unchanged += 1
         return
     try:
-        index_file(root, index, stat, text, sha)
+        index_file(index, stat, text, sha, replace=state is not None)
     except (ParseError, ValueError, OverflowError, sqlite3.InterfaceError) as exc:
         # Whatever a hand-edited file contains, it is skipped and reported, never fatal.
         reason, line = (
@@ -165,15 +171,17 @@ def _apply_one(
 def is_stale(root: Path, index: Index) -> bool:
     """Whether the vault changed since the last sync, cheaply.
 
-    Small vaults (up to ``FULL_STAT_LIMIT`` files) stat every file, so in-place edits count;
-    larger ones compare folder mtimes, which catch additions, deletions and renames.
+    Any folder whose mtime moved means a file was added, removed or renamed (editors that save
+    by rename included).  Vaults of up to ``FULL_STAT_LIMIT`` files also stat every file, so an
+    in-place edit counts; larger ones leave those to the daemon's watcher or ``reindex``.
     """
-    if index.get_meta(_SIGNATURE_KEY) != folder_signature(root):
+    stored = index.get_meta(_FOLDERS_KEY)
+    if stored is None or folders_changed(root, json.loads(stored)):
         return True
-    states = index.file_states()
-    if len(states) > FULL_STAT_LIMIT:
+    if index.file_count() > FULL_STAT_LIMIT:
         return False
-    found, _ = scan(root)
+    found = scan(root).files
+    states = index.file_states()
     if len(found) != len(states):
         return True
     for stat in found:

@@ -154,74 +154,85 @@ def classify(rel: str) -> str | None:
     return None
 
 
-def scan(root: Path) -> tuple[list[FileStat], list[Skipped]]:
-    """Every indexed file under episodes/ and semantic/, sorted by path, plus what was skipped."""
-    found: list[FileStat] = []
-    skipped: list[Skipped] = []
+@dataclass
+class Scan:
+    """What a walk of the indexed folders found."""
+
+    files: list[FileStat]
+    skipped: list[Skipped]
+    folders: dict[str, int]  # vault-relative folder -> its mtime_ns
+
+
+def scan(root: Path) -> Scan:
+    """Every indexed file under episodes/ and semantic/ (sorted by path), what was skipped,
+    and the mtime of every folder walked."""
+    result = Scan([], [], {})
     for top in (EPISODES_DIR, SEMANTIC_DIR):
         folder = root / top
-        if folder.is_dir() and not folder.is_symlink():
-            _walk(root, folder, top, found, skipped)
-        elif folder.is_symlink():
-            _check_link(root, folder, top, found, skipped)
-    found.sort(key=lambda f: f.path)
-    return found, skipped
+        if folder.is_symlink():
+            _check_link(root, folder, top, result)
+        elif folder.is_dir():
+            _walk(root, folder, top, result)
+    result.files.sort(key=lambda f: f.path)
+    return result
 
 
-def _walk(
-    root: Path, folder: Path, rel: str, found: list[FileStat], skipped: list[Skipped]
-) -> None:
+def _walk(root: Path, folder: Path, rel: str, result: Scan) -> None:
     try:
+        result.folders[rel] = folder.stat().st_mtime_ns
         entries = list(os.scandir(folder))
     except OSError as exc:
-        skipped.append(Skipped(rel, f"cannot list folder: {exc.strerror}"))
+        result.skipped.append(Skipped(rel, f"cannot list folder: {exc.strerror}"))
         return
     for entry in entries:
         child = f"{rel}/{entry.name}"
         if entry.name.startswith("."):
             continue
         if entry.is_symlink():
-            _check_link(root, Path(entry.path), child, found, skipped)
+            _check_link(root, Path(entry.path), child, result)
         elif entry.is_dir(follow_symlinks=False):
-            _walk(root, Path(entry.path), child, found, skipped)
+            _walk(root, Path(entry.path), child, result)
         elif entry.is_file(follow_symlinks=False):
             kind = classify(child)
             if kind is not None:
                 st = entry.stat(follow_symlinks=False)
-                found.append(FileStat(child, kind, st.st_mtime_ns, st.st_size))
+                result.files.append(FileStat(child, kind, st.st_mtime_ns, st.st_size))
 
 
-def _check_link(
-    root: Path, link: Path, rel: str, found: list[FileStat], skipped: list[Skipped]
-) -> None:
+def _check_link(root: Path, link: Path, rel: str, result: Scan) -> None:
     try:
         target = link.resolve(strict=True)
     except (OSError, RuntimeError):
-        skipped.append(Skipped(rel, "broken symbolic link"))
+        result.skipped.append(Skipped(rel, "broken symbolic link"))
         return
     if root not in target.parents:
-        skipped.append(Skipped(rel, "symbolic link points outside the vault"))
+        result.skipped.append(Skipped(rel, "symbolic link points outside the vault"))
         return
     if target.is_dir():
-        skipped.append(Skipped(rel, "symbolic link to a folder is not followed"))
+        result.skipped.append(Skipped(rel, "symbolic link to a folder is not followed"))
         return
     kind = classify(rel)
     if kind is not None:
         st = target.stat()
-        found.append(FileStat(rel, kind, st.st_mtime_ns, st.st_size))
+        result.files.append(FileStat(rel, kind, st.st_mtime_ns, st.st_size))
 
 
-def folder_signature(root: Path) -> str:
-    """A cheap fingerprint of the indexed folders' own mtimes (changes on add, delete, rename)."""
-    parts: list[str] = []
+def folders_changed(root: Path, folders: dict[str, int]) -> bool:
+    """Whether any of these folders changed (a file or folder added, removed or renamed in it)
+    since their mtimes were taken, or the indexed top folders appeared or vanished.
+
+    Only the folders are stat-ed, not listed: a new subfolder changes its parent's mtime.
+    """
     for top in (EPISODES_DIR, SEMANTIC_DIR):
-        for dirpath, dirnames, _ in os.walk(root / top):
-            dirnames[:] = sorted(d for d in dirnames if not d.startswith("."))
-            try:
-                parts.append(f"{dirpath}:{os.stat(dirpath).st_mtime_ns}")
-            except FileNotFoundError:
-                continue
-    return "|".join(parts)
+        if (top in folders) != (root / top).is_dir():
+            return True
+    for rel, mtime_ns in folders.items():
+        try:
+            if os.stat(root / rel).st_mtime_ns != mtime_ns:
+                return True
+        except OSError:
+            return True
+    return False
 
 
 @contextmanager

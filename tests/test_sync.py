@@ -6,6 +6,8 @@ import os
 import shutil
 from pathlib import Path
 
+import pytest
+
 from memoryclaw import Vault
 from memoryclaw.sync import is_stale
 
@@ -136,3 +138,25 @@ def test_schema_change_triggers_rebuild(vault: Vault, vault_dir: Path) -> None:
         assert reopened.index.rebuilt
         assert reopened.index.counts()["episodes"] == 0
         assert reopened.search("John").results  # refresh rebuilds before answering
+
+
+def test_large_vault_freshness_uses_folder_mtimes_only(
+    vault: Vault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memoryclaw.sync.FULL_STAT_LIMIT", 0)
+    vault.reindex()
+    assert not is_stale(vault.root, vault.index)
+    with open(vault_dir / JOHN, "a", encoding="utf-8") as handle:
+        handle.write("- appended in place\n")
+    assert not is_stale(vault.root, vault.index)  # documented: left to the daemon or reindex
+    nested = vault_dir / "episodes" / "2026" / "01"
+    nested.mkdir(parents=True)
+    vault.reindex()
+    (nested / "deep.md").write_text(_episode("deep new memory"))
+    assert is_stale(vault.root, vault.index)  # a file added two folders down is noticed
+
+
+def test_renaming_a_file_marks_the_index_stale(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    (vault_dir / JOHN).rename(vault_dir / "episodes" / "renamed.md")
+    assert is_stale(vault.root, vault.index)

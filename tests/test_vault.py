@@ -109,9 +109,10 @@ def test_scan_reports_links_out_and_follows_links_in(tmp_path: Path) -> None:
     (root / "episodes" / "out.md").symlink_to(tmp_path / "outside.md")
     (root / "episodes" / "in.md").symlink_to(root / "episodes" / "a.md")
     (root / "episodes" / "dangling.md").symlink_to(root / "nope.md")
-    found, skipped = scan(root.resolve())
-    assert [f.path for f in found] == ["episodes/a.md", "episodes/in.md"]
-    reasons = {s.path: s.reason for s in skipped}
+    walked = scan(root.resolve())
+    assert [f.path for f in walked.files] == ["episodes/a.md", "episodes/in.md"]
+    assert set(walked.folders) == {"episodes", "semantic"}
+    reasons = {s.path: s.reason for s in walked.skipped}
     assert "outside the vault" in reasons["episodes/out.md"]
     assert "broken" in reasons["episodes/dangling.md"]
 
