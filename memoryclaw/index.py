@@ -20,11 +20,15 @@ from typing import Any
 from .notes import Episode, Fact
 from .vault import FILE_MODE, ensure_dir
 
-SCHEMA_VERSION = "3"
+SCHEMA_VERSION = "4"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 # Column weights for bm25(): a tag outranks an entity, which outranks the summary and body.
 EPISODE_WEIGHTS = (10.0, 6.0, 4.0, 1.0)
 FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
+_FTS_COLUMNS = {
+    "episodes_fts": ("tags_text", "entities_text", "summary", "details"),
+    "facts_fts": ("entity", "field", "value", "section"),
+}
 
 
 @dataclass(frozen=True)
@@ -62,6 +66,7 @@ class Index:
         self.conn.execute("PRAGMA busy_timeout=10000")
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
+        self._defer_fts = False
         self.rebuilt = self._ensure_schema()
 
     def close(self) -> None:
@@ -137,7 +142,7 @@ class Index:
         db.table("episodes").create_index(["path"])
         db.table("episodes").enable_fts(
             ["tags_text", "entities_text", "summary", "details"],
-            create_triggers=True,
+            create_triggers=False,
             tokenize=TOKENIZER,
         )
         db.table("tags").create({"tag": str, "episode_rowid": int})
@@ -163,7 +168,7 @@ class Index:
         db.table("facts").create_index(["id"])
         db.table("facts").create_index(["path"])
         db.table("facts").enable_fts(
-            ["entity", "field", "value", "section"], create_triggers=True, tokenize=TOKENIZER
+            ["entity", "field", "value", "section"], create_triggers=False, tokenize=TOKENIZER
         )
         db.table("aliases").create({"path": str, "term": str, "synonym": str})
         db.table("aliases").create_index(["term"])
@@ -190,12 +195,22 @@ class Index:
         """How many files the index knows."""
         return int(self.execute("SELECT count(*) FROM files").fetchone()[0])
 
-    def file_states(self) -> dict[str, FileState]:
-        """Every file the index knows, by path."""
-        rows = self.execute(
-            "SELECT path, kind, mtime_ns, size, sha, error, error_line FROM files"
-        ).fetchall()
-        return {row[0]: FileState(*row) for row in rows}
+    def file_stats(self) -> dict[str, tuple[int, int, str | None, int | None]]:
+        """Every known file's (mtime_ns, size, error, error_line): all a no-op sync compares."""
+        rows = self.execute("SELECT path, mtime_ns, size, error, error_line FROM files")
+        return {row[0]: (row[1], row[2], row[3], row[4]) for row in rows}
+
+    def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:
+        """What the index knows of these files (all files when ``paths`` is None), by path."""
+        sql = "SELECT path, kind, mtime_ns, size, sha, error, error_line FROM files"
+        if paths is None:
+            return {row[0]: FileState(*row) for row in self.execute(sql)}
+        out: dict[str, FileState] = {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            rows = self.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk)
+            out.update((row[0], FileState(*row)) for row in rows)
+        return out
 
     def set_file(
         self,
@@ -219,7 +234,46 @@ class Index:
         self._clear_content(path)
         self.execute("DELETE FROM files WHERE path = ?", [path])
 
+    @contextmanager
+    def bulk_load(self) -> Iterator[None]:
+        """Load many new rows with the full-text tables rebuilt once at the end.
+
+        Keeping FTS5 in step row by row costs more than parsing a file; rebuilding it from the
+        content tables in one statement is several times cheaper for a full reindex.
+        """
+        with self.transaction():
+            self._defer_fts = True
+            try:
+                yield
+            finally:
+                self._defer_fts = False
+            for fts in _FTS_COLUMNS:
+                self.execute(f"INSERT INTO {fts}({fts}) VALUES('rebuild')")
+
+    def _fts_delete(self, table: str, path: str) -> None:
+        fts = f"{table}_fts"
+        columns = ", ".join(_FTS_COLUMNS[fts])
+        self.execute(
+            f"INSERT INTO {fts}({fts}, rowid, {columns})"
+            f" SELECT 'delete', rowid, {columns} FROM {table} WHERE path = ?",
+            [path],
+        )
+
+    def _fts_insert(self, table: str, path: str) -> None:
+        if self._defer_fts:
+            return
+        fts = f"{table}_fts"
+        columns = ", ".join(_FTS_COLUMNS[fts])
+        self.execute(
+            f"INSERT INTO {fts}(rowid, {columns})"
+            f" SELECT rowid, {columns} FROM {table} WHERE path = ?",
+            [path],
+        )
+
     def _clear_content(self, path: str) -> None:
+        if not self._defer_fts:
+            self._fts_delete("episodes", path)
+            self._fts_delete("facts", path)
         self.execute(
             "DELETE FROM tags WHERE episode_rowid IN (SELECT rowid FROM episodes WHERE path = ?)",
             [path],
@@ -257,6 +311,7 @@ class Index:
             ],
         )
         rowid = cursor.lastrowid
+        self._fts_insert("episodes", episode.path)
         self.conn.executemany(
             "INSERT INTO tags (tag, episode_rowid) VALUES (?, ?)",
             [(tag, rowid) for tag in episode.tags],
@@ -286,6 +341,7 @@ class Index:
                 for f in facts
             ],
         )
+        self._fts_insert("facts", path)
 
     def put_aliases(self, path: str, groups: Mapping[str, Sequence[str]]) -> None:
         """Index the alias groups of ``aliases.yaml``."""
@@ -322,14 +378,30 @@ class Index:
         return out
 
     def search_episodes(self, match: str, limit: int) -> list[EpisodeHit]:
-        """Episodes matching an FTS5 expression, best BM25 first (ties: newer, then id)."""
+        """Episodes matching an FTS5 expression, best BM25 first (ties: newer, then id).
+
+        The top ``limit + 1`` are picked inside the FTS table and only they are joined to their
+        rows; when the last two tie, the exact (slower) query decides who is in.
+        """
         weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
-        cursor = self.execute(
-            f"SELECT e.*, -bm25(episodes_fts, {weights}) AS score"
-            " FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid"
-            " WHERE episodes_fts MATCH ? ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
-            [match, limit],
+        score = f"-bm25(episodes_fts, {weights})"
+        hits = self._episode_hits(
+            f"SELECT e.*, c.score FROM (SELECT rowid, {score} AS score FROM episodes_fts"
+            " WHERE episodes_fts MATCH ? ORDER BY score DESC LIMIT ?) c"
+            " JOIN episodes e ON e.rowid = c.rowid ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
+            [match, limit + 1],
         )
+        if len(hits) > limit and hits[limit - 1].bm25 == hits[limit].bm25:
+            hits = self._episode_hits(
+                f"SELECT e.*, {score} AS score FROM episodes_fts"
+                " JOIN episodes e ON e.rowid = episodes_fts.rowid WHERE episodes_fts MATCH ?"
+                " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
+                [match, limit],
+            )
+        return hits[:limit]
+
+    def _episode_hits(self, sql: str, params: Sequence[Any]) -> list[EpisodeHit]:
+        cursor = self.execute(sql, params)
         columns = [c[0] for c in cursor.description]
         hits = []
         for values in cursor.fetchall():

@@ -93,21 +93,22 @@ def sync(
     with file_lock(root, "index"):
         walked = scan(root)
         found, report.skipped = walked.files, walked.skipped
-        states = index.file_states()
+        seen = index.file_stats()
         present = {f.path for f in found}
-        gone = sorted(set(states) - present)
+        gone = sorted(set(seen) - present)
         todo: list[FileStat] = []
         for stat in found:
-            known = states.get(stat.path)
-            if full or known is None or (known.mtime_ns, known.size) != (stat.mtime_ns, stat.size):
+            known = seen.get(stat.path)
+            if full or known is None or (known[0], known[1]) != (stat.mtime_ns, stat.size):
                 todo.append(stat)
-            elif known.error is not None:
-                report.skipped.append(Skipped(stat.path, known.error, known.error_line))
-                report.unchanged += 1
-            else:
-                report.unchanged += 1
+                continue
+            report.unchanged += 1
+            if known[2] is not None:
+                report.skipped.append(Skipped(stat.path, known[2], known[3]))
+        states = index.file_states([s.path for s in todo if s.path in seen] + gone)
         shas_gone = {states[p].sha: p for p in gone if states[p].sha}
-        with index.transaction():
+        # An empty index is loaded in bulk: rows first, full-text tables rebuilt once.
+        with index.bulk_load() if not seen else index.transaction():
             for done, stat in enumerate(todo, start=1):
                 _apply_one(root, index, stat, states.get(stat.path), full, shas_gone, report)
                 if progress is not None:
@@ -133,7 +134,7 @@ def _apply_one(
 ) -> None:
     state = known
     try:
-        text = read_text(root, stat.path)
+        text = read_text(root, stat.path, scanned=True)
     except ParseError as exc:
         index.remove_file(stat.path)
         index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, "", exc.reason, exc.line)
@@ -181,11 +182,11 @@ def is_stale(root: Path, index: Index) -> bool:
     if index.file_count() > FULL_STAT_LIMIT:
         return False
     found = scan(root).files
-    states = index.file_states()
-    if len(found) != len(states):
+    seen = index.file_stats()
+    if len(found) != len(seen):
         return True
     for stat in found:
-        known = states.get(stat.path)
-        if known is None or (known.mtime_ns, known.size) != (stat.mtime_ns, stat.size):
+        known = seen.get(stat.path)
+        if known is None or (known[0], known[1]) != (stat.mtime_ns, stat.size):
             return True
     return False

@@ -115,9 +115,14 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
-def read_text(root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES) -> str:
-    """Read a vault file as UTF-8, refusing huge, binary or undecodable files with a reason."""
-    path = resolve_inside(root, rel)
+def read_text(
+    root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES, *, scanned: bool = False
+) -> str:
+    """Read a vault file as UTF-8, refusing huge, binary or undecodable files with a reason.
+
+    ``scanned`` marks a path that :func:`scan` produced, whose links it already checked.
+    """
+    path = root / rel if scanned else resolve_inside(root, rel)
     try:
         size = path.stat().st_size
     except FileNotFoundError:

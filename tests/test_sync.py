@@ -160,3 +160,22 @@ def test_renaming_a_file_marks_the_index_stale(vault: Vault, vault_dir: Path) ->
     vault.reindex()
     (vault_dir / JOHN).rename(vault_dir / "episodes" / "renamed.md")
     assert is_stale(vault.root, vault.index)
+
+
+def test_incremental_changes_match_a_full_rebuild(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()  # bulk-loaded first
+    (vault_dir / JOHN).write_text((vault_dir / JOHN).read_text().replace("deadline", "cutoff"))
+    (vault_dir / "episodes" / "2025-01-09_08-12-45_gym-membership.md").unlink()
+    (vault_dir / "episodes" / "fresh.md").write_text(_episode("gym cutoff reminder", "[gym]"))
+    contacts = vault_dir / "semantic" / "contacts.md"
+    contacts.write_text(contacts.read_text() + "- Zoe: zoe@example.com\n")
+    vault.reindex()
+    assert vault.index.integrity_problems() == []
+    queries = ["cutoff", "gym", "deadline", "Zoe", "John email"]
+    incremental = [vault.search(q, refresh=False).as_dict() for q in queries]
+    vault.reindex(full=True)
+    rebuilt = [vault.search(q, refresh=False).as_dict() for q in queries]
+    for doc in incremental + rebuilt:
+        doc.pop("took_ms")
+    assert incremental == rebuilt
+    assert incremental[0]["results"][0]["path"] in {JOHN, "episodes/fresh.md"}
