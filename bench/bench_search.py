@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import cProfile
+import hashlib
 import io
 import itertools
 import json
@@ -476,6 +477,24 @@ def summarize_ms(samples_ns: Sequence[int]) -> dict[str, float]:
     }
 
 
+def count_matches(db: Path, expressions: Sequence[str | None]) -> list[int]:
+    """How many episodes each FTS5 expression matches (on a separate read-only connection)."""
+    conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+    try:
+        sql = "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?"
+        return [int(conn.execute(sql, [e]).fetchone()[0]) if e else 0 for e in expressions]
+    finally:
+        conn.close()
+
+
+def source_digest() -> str:
+    """A digest of the memoryclaw sources, to notice the code changing during a run."""
+    digest = hashlib.sha256()
+    for path in sorted(Path(memoryclaw.__file__).parent.glob("*.py")):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
 def timed_ns(action: Callable[[], object]) -> int:
     """Nanoseconds one call of ``action`` took."""
     started = time.perf_counter_ns()
@@ -550,10 +569,7 @@ def measure_size(
     # 2. In-process search against the bare FTS5 floor, interleaved, after a warm-up pass.
     index = vault.index
     plans = [plan_query(q, index) for q in queries]
-    count_sql = "SELECT count(*) FROM episodes_fts WHERE episodes_fts MATCH ?"
-    matches = [
-        int(index.db.execute(count_sql, [p.match]).fetchone()[0]) if p.match else 0 for p in plans
-    ]
+    matches = count_matches(db, [p.match for p in plans])
     result["matching_episodes"] = {
         "p50": percentile(matches, 0.5),
         "p95": percentile(matches, 0.95),
@@ -738,6 +754,7 @@ def machine_info() -> dict[str, Any]:
         "sqlite": sqlite3.sqlite_version,
         "memoryclaw": memoryclaw.__version__,
         "git": revision or "unknown",
+        "source_digest": source_digest(),
     }
 
 
@@ -763,7 +780,7 @@ def render_table(report: dict[str, Any]) -> str:
         "",
         f"Machine: {m['cpu']}, {m['cores']} cores, {m['ram_gib']} GiB RAM, {m['os']}; "
         f"Python {m['python']}, SQLite {m['sqlite']}; memoryclaw {m['memoryclaw']} "
-        f"(git {m['git']})",
+        f"(git {m['git']}, sources {m['source_digest']})",
         "",
         f"Setup: seed {cfg['seed']}, {cfg['queries']} queries × {cfg['repeats']} repeats "
         f"in-process (after one warm-up pass), limit 5 (maxResults default); grep on the first "
@@ -774,6 +791,11 @@ def render_table(report: dict[str, Any]) -> str:
         "| episodes | measurement (what was timed) | result | n | target | met |",
         "|---:|---|---|---:|---|:-:|",
     ]
+    if report.get("source_digest_after", m["source_digest"]) != m["source_digest"]:
+        lines[-2:-2] = [
+            "**Warning: memoryclaw/ changed during this run; the numbers mix two versions.**",
+            "",
+        ]
     base = report["baselines"]
     for label, what in (
         ("python", "fresh `python -c pass` (interpreter floor)"),
@@ -878,11 +900,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     sizes = [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]
     out: Path = args.out.resolve()
     out.mkdir(parents=True, exist_ok=True)
-    command = (
-        shlex.join([Path(sys.executable).name, *sys.argv])
-        if argv is None
-        else shlex.join(["bench_search.py", *argv])
-    )
+    python = os.path.relpath(sys.executable, PROJECT_DIR)
+    script = os.path.relpath(__file__, PROJECT_DIR)
+    command = shlex.join([python, *(sys.argv if argv is None else [script, *argv])])
     child_env = subprocess_env(out)
     vocab = Vocabulary.build(args.seed)
     queries = build_queries(vocab, args.seed, args.queries)
@@ -919,6 +939,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
         result["generate_s"] = generated
         report["results"].append(result)
+    report["source_digest_after"] = source_digest()
     table = render_table(report)
     print(table)
     (out / "search.md").write_text(table, encoding="utf-8")

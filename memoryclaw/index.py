@@ -392,6 +392,15 @@ class Index:
             [match, limit + 1],
         )
         if len(hits) > limit and hits[limit - 1].bm25 == hits[limit].bm25:
+            wider = self._episode_hits(
+                f"SELECT e.*, c.score FROM (SELECT rowid, {score} AS score FROM episodes_fts"
+                " WHERE episodes_fts MATCH ? ORDER BY score DESC LIMIT ?) c"
+                " JOIN episodes e ON e.rowid = c.rowid"
+                " ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
+                [match, limit * 8 + 1],
+            )
+            if len(wider) <= limit * 8 or wider[-1].bm25 != hits[limit - 1].bm25:
+                return wider[:limit]
             hits = self._episode_hits(
                 f"SELECT e.*, {score} AS score FROM episodes_fts"
                 " JOIN episodes e ON e.rowid = episodes_fts.rowid WHERE episodes_fts MATCH ?"
@@ -408,6 +417,24 @@ class Index:
             row = dict(zip(columns, values))
             hits.append(EpisodeHit(rowid=row["rowid"], bm25=float(row.pop("score")), row=row))
         return hits
+
+    def match_count(self, match: str, cap: int) -> int:
+        """How many episodes match an FTS5 expression, counting no further than ``cap``."""
+        row = self.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)",
+            [match, cap],
+        ).fetchone()
+        return int(row[0])
+
+    def episode_count(self) -> int:
+        """How many episodes are indexed (kept in ``meta`` by every sync)."""
+        value = self.get_meta("episode_count")
+        return int(value) if value is not None else 0
+
+    def record_episode_count(self) -> None:
+        """Store the episode count that :meth:`episode_count` reads."""
+        count = self.execute("SELECT count(*) FROM episodes").fetchone()[0]
+        self.set_meta("episode_count", str(count))
 
     def bare_match(self, match: str, limit: int) -> list[tuple[int, float]]:
         """The floor: a plain FTS5 MATCH ordered by rank, nothing else (for benchmarks)."""

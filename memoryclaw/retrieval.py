@@ -25,6 +25,8 @@ from typing import Any
 from .index import Index
 
 TAG_BONUS = 5.0
+PRUNE_FROM_EPISODES = 5_000
+COMMON_SHARE = 0.05
 CANDIDATE_FLOOR = 25
 CHARS_PER_TOKEN = 4
 _FACTS_PER_RESULT = 2
@@ -95,7 +97,9 @@ class QueryPlan:
     keywords: tuple[str, ...]
     expansions: Mapping[str, tuple[str, ...]]
     terms: tuple[str, ...]  # keywords then synonyms, no duplicates
-    match: str | None
+    match: str | None  # every term: what facts are matched with
+    common: tuple[str, ...] = ()  # terms left out of episode ranking (see COMMON_SHARE)
+    episode_match: str | None = None  # the expression episodes are ranked with
 
 
 def plan_query(query: str, index: Index) -> QueryPlan:
@@ -110,13 +114,37 @@ def plan_query(query: str, index: Index) -> QueryPlan:
         for synonym in synonym_list:
             if synonym not in terms:
                 terms.append(synonym)
+    common = _common_terms(index, terms, keywords)
     return QueryPlan(
         query=query,
         keywords=tuple(keywords),
         expansions={term: tuple(syns) for term, syns in synonyms.items()},
         terms=tuple(terms),
         match=_or_expression(terms),
+        common=common,
+        episode_match=_or_expression([t for t in terms if t not in common]),
     )
+
+
+def _common_terms(index: Index, terms: Sequence[str], keywords: Sequence[str]) -> tuple[str, ...]:
+    """Terms found in more than ``COMMON_SHARE`` of a large vault's episodes, when the query
+    also has a rarer keyword of its own (a rarer synonym is not enough).
+
+    BM25 gives such a term little weight, yet scoring it means visiting every episode it is
+    in: at 100,000 episodes that is most of a query's time.  Leaving it out of the ranking is
+    a deterministic rule, reported with the results.
+    """
+    total = index.episode_count()
+    if total < PRUNE_FROM_EPISODES or len(terms) < 2:
+        return ()
+    cap = int(total * COMMON_SHARE)
+    common = []
+    for term in terms:
+        phrase = fts_phrase(term)
+        if phrase is not None and index.match_count(phrase, cap + 1) > cap:
+            common.append(term)
+    rare_keywords = [k for k in keywords if k not in common and fts_phrase(k) is not None]
+    return tuple(common) if rare_keywords else ()
 
 
 @dataclass(frozen=True)
@@ -212,6 +240,7 @@ class SearchResult:
             "query": self.plan.query,
             "keywords": list(self.plan.keywords),
             "expanded": {k: list(v) for k, v in self.plan.expansions.items()},
+            "common": list(self.plan.common),
             "results": [r.as_dict() for r in self.results],
             "facts": [f.as_dict() for f in self.facts],
             "fallback_used": self.fallback_used,
@@ -267,8 +296,8 @@ def search(
 
 
 def _rank_episodes(index: Index, plan: QueryPlan, limit: int) -> list[EpisodeResult]:
-    assert plan.match is not None
-    hits = index.search_episodes(plan.match, max(CANDIDATE_FLOOR, limit * 5))
+    assert plan.episode_match is not None
+    hits = index.search_episodes(plan.episode_match, max(CANDIDATE_FLOOR, limit * 5))
     wanted = set(plan.terms)
     scored = []
     for hit in hits:

@@ -119,6 +119,7 @@ def sync(
                 if path not in moved_from:
                     report.deleted.append(path)
             index.set_meta(_FOLDERS_KEY, json.dumps(walked.folders, sort_keys=True))
+            index.record_episode_count()
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
 

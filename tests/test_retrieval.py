@@ -171,3 +171,28 @@ def test_tiny_budget_drops_everything_rather_than_overflowing(vault: Vault) -> N
 def test_payload_budget_property(vault: Vault, budget: int, query: str) -> None:
     result = vault.search(query + " john email falcon", now=NOW)
     assert render_payload(result, budget).tokens <= budget
+
+
+def test_common_terms_are_left_out_of_ranking_in_large_vaults(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memoryclaw.retrieval.PRUNE_FROM_EPISODES", 10)
+    monkeypatch.setattr("memoryclaw.retrieval.COMMON_SHARE", 0.2)
+    result = vault.search("falcon lisbon", now=NOW, limit=10)
+    assert result.plan.common == ("falcon",)
+    assert result.as_dict()["common"] == ["falcon"]
+    assert result.results and all(set(r.matched) - {"falcon"} for r in result.results)
+    assert any("falcon" in r.matched for r in result.results)  # still explained in full
+
+
+def test_a_query_of_only_common_terms_keeps_them(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("memoryclaw.retrieval.PRUNE_FROM_EPISODES", 10)
+    monkeypatch.setattr("memoryclaw.retrieval.COMMON_SHARE", 0.2)
+    result = vault.search("falcon", now=NOW)
+    assert result.plan.common == () and len(result.results) == 5
+
+
+def test_small_vaults_rank_with_every_term(vault: Vault) -> None:
+    assert vault.search("falcon lisbon", now=NOW).plan.common == ()
