@@ -7,6 +7,7 @@ stdout carries exactly one JSON document (JSON lines where noted) and nothing el
 from __future__ import annotations
 
 import json
+import os
 import sqlite3
 import sys
 from collections.abc import Iterator
@@ -33,6 +34,10 @@ class _Group(click.Group):
             _fail(str(exc))
         except sqlite3.DatabaseError as exc:
             _fail(f"index database: {exc} (rebuild it with `memoryclaw reindex --full`)")
+        except BrokenPipeError:
+            # The reader went away (`| head`): stop quietly, as other command-line tools do.
+            os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+            sys.exit(1)
         except OSError as exc:
             where = f"{exc.filename}: " if exc.filename else ""
             _fail(f"{where}{exc.strerror or exc}")

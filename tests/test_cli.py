@@ -888,3 +888,22 @@ def test_console_script_matches_module(vault_dir: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     assert stable(json.loads(proc.stdout)) == stable(run_json(vault_dir, "search", EMAIL_QUERY))
+
+
+def test_closed_pipe_is_quiet(vault_dir: Path, tmp_path: Path) -> None:
+    queries = tmp_path / "many.txt"
+    queries.write_text("email John falcon lisbon\n" * 400)  # far more than a pipe buffer
+    command = ["search", "--queries", str(queries), "--json"]
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), *command],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_env(),
+    )
+    assert proc.stdout is not None and proc.stderr is not None
+    proc.stdout.readline()
+    proc.stdout.close()
+    err = proc.stderr.read()
+    proc.stderr.close()
+    assert proc.wait(timeout=60) == 1  # stopped early, quietly
+    assert b"Traceback" not in err and b"error" not in err
