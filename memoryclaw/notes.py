@@ -9,7 +9,6 @@ equal value.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
@@ -782,8 +781,3 @@ def parse_log(text: str, path: str) -> RawLog:
             )
     close()
     return RawLog(path=path, meta=meta, turns=tuple(turns))
-
-
-def tool_call_json(arguments: Mapping[str, Any]) -> str:
-    """Tool-call arguments as the single JSON line a log turn stores."""
-    return json.dumps(arguments, ensure_ascii=False, sort_keys=True)
