@@ -132,8 +132,12 @@ def load_yaml(text: str, path: str, first_line: int = 1, what: str = "YAML") -> 
     ``first_line`` is the file line the text starts on.  Nesting is bounded before parsing
     because libyaml overflows its stack on absurdly deep input instead of raising.
     """
-    if _flow_depth(text) > MAX_YAML_NESTING:
+    brackets = text.count("[") + text.count("{")
+    if brackets > MAX_YAML_NESTING and _flow_depth(text) > MAX_YAML_NESTING:
         raise ParseError(path, f"YAML nested deeper than {MAX_YAML_NESTING} levels", first_line)
+    flat = flat_yaml(text)
+    if flat is not None:
+        return flat
     last_line = first_line + len(text.rstrip("\n").split("\n")) - 1
     try:
         return yaml.load(text, Loader=_Loader)
@@ -145,6 +149,83 @@ def load_yaml(text: str, path: str, first_line: int = 1, what: str = "YAML") -> 
         raise ParseError(path, f"invalid value in {what}: {exc}") from None
     except RecursionError:
         raise ParseError(path, f"{what} nested too deeply", first_line) from None
+
+
+_FLAT_LINE_RE = re.compile(r"^([A-Za-z_][\w-]*):(?: (.*))?$")
+_PLAIN_RE = re.compile(r"^[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^#]*[^\s#])?$")
+_FLOW_ITEM_RE = re.compile(r"^[^\s\-?:,\[\]{}#&*!|>'\"%@`](?:[^#,\[\]{}]*[^\s#,\[\]{}])?$")
+_SQUOTED_RE = re.compile(r"^'((?:[^']|'')*)'$")
+_DQUOTED_RE = re.compile(r'^"([^"\\]*)"$')
+_DECIMAL_RE = re.compile(r"^(?:0|[1-9][0-9]*)$")
+_STR_TAG = "tag:yaml.org,2002:str"
+# Characters YAML refuses or reads as line breaks; text holding them takes the full parser.
+_YAML_SPECIAL_CHARS_RE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u2028\u2029\ufeff\t]")
+
+
+def _implicit_tag(value: str) -> str:
+    """The tag PyYAML's resolver gives a plain scalar (as ``BaseResolver.resolve`` does)."""
+    table = _Loader.yaml_implicit_resolvers
+    for tag, regexp in table.get(value[:1], []) + table.get(None, []):
+        if regexp.match(value):
+            return str(tag)
+    return _STR_TAG
+
+
+def _flat_scalar(text: str, pattern: re.Pattern[str]) -> tuple[bool, Any]:
+    """(True, value) for a scalar whose YAML meaning is certain, else (False, None)."""
+    quoted = _SQUOTED_RE.match(text)
+    if quoted:
+        return True, quoted.group(1).replace("''", "'")
+    quoted = _DQUOTED_RE.match(text)
+    if quoted:
+        return True, quoted.group(1)
+    if not pattern.match(text) or ": " in text or text.endswith(":"):
+        return False, None
+    tag = _implicit_tag(text)
+    if tag == _STR_TAG:
+        return True, text
+    if tag == "tag:yaml.org,2002:int" and _DECIMAL_RE.match(text):
+        return True, int(text)
+    return False, None
+
+
+def flat_yaml(text: str) -> dict[str, Any] | None:
+    """Read a flat mapping of plain scalars and flow lists without the YAML machinery.
+
+    Frontmatter as memoryclaw writes it (``key: value``, ``tags: [a, b]``) is most of what a
+    reindex parses, and PyYAML builds it in Python at ~0.2 ms a file.  Whatever is not
+    certainly that shape returns None and goes to PyYAML; scalars are typed by PyYAML's own
+    resolver, so both paths give the same value.
+    """
+    if _YAML_SPECIAL_CHARS_RE.search(text):
+        return None
+    out: dict[str, Any] = {}
+    for line in text.split("\n"):
+        if not line:
+            continue
+        match = _FLAT_LINE_RE.match(line)
+        if match is None or match.group(1) in out or line.endswith(" "):
+            return None
+        if _implicit_tag(match.group(1)) != _STR_TAG:  # `yes:` is a boolean key in YAML
+            return None
+        value = match.group(2)
+        if not value:
+            return None
+        if value.startswith("[") and value.endswith("]"):
+            inner = value[1:-1]
+            items: list[Any] = []
+            for part in inner.split(", ") if inner else []:
+                ok, item = _flat_scalar(part, _FLOW_ITEM_RE)
+                if not ok or (isinstance(item, str) and any(c in item for c in ",[]{}")):
+                    return None
+                items.append(item)
+            out[match.group(1)] = items
+            continue
+        ok, scalar = _flat_scalar(value, _PLAIN_RE)
+        if not ok:
+            return None
+        out[match.group(1)] = scalar
+    return out or None
 
 
 def _yaml_line(exc: yaml.YAMLError, first_line: int, last_line: int) -> int:

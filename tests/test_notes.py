@@ -8,9 +8,11 @@ from pathlib import Path
 
 import frontmatter
 import pytest
+import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from memoryclaw import notes
 from memoryclaw.errors import ParseError
 from memoryclaw.notes import (
     CONFIDENCE_LEVELS,
@@ -1189,3 +1191,107 @@ def test_log_with_nul_stays_parseable(content: str, tool: str | None) -> None:
     turn = Turn("tool_result", datetime(2025, 1, 1, tzinfo=UTC), content, tool=tool)
     parsed = parse_log(dump_log({}, [turn]), "logs/x_raw.md")
     assert len(parsed.turns) == 1
+
+
+# --------------------------------------------------------------------- flat yaml
+
+_TRICKY_SCALARS = st.sampled_from(
+    [
+        "yes",
+        "No",
+        "on",
+        "OFF",
+        "true",
+        "null",
+        "~",
+        "0755",
+        "0x1f",
+        "1_000",
+        "1:30",
+        "12",
+        "0",
+        "-3",
+        "3.5",
+        ".inf",
+        "1e3",
+        "2025-04-08",
+        "2025-04-08T14:32:10Z",
+        "a: b",
+        "a #b",
+        "x#y",
+        "-x",
+        "?x",
+        "'q'",
+        "'it''s'",
+        '"dq"',
+        '"a\\\\b"',
+        "@x",
+        "`x",
+        "%x",
+        "!x",
+        "&x",
+        "*x",
+        "|x",
+        ">x",
+        "[x]",
+        "{x}",
+        "a,b",
+        "agent:main:cli:1",
+        "café",
+        "x ",
+        " x",
+        "",
+    ]
+)
+_PLAUSIBLE_SCALARS = st.from_regex(r"[A-Za-z0-9'\"][A-Za-z0-9 ./@+:'\"-]{0,15}", fullmatch=True)
+_FLAT_VALUES = st.one_of(
+    _PLAUSIBLE_SCALARS,
+    _PLAUSIBLE_SCALARS,
+    st.lists(st.one_of(_PLAUSIBLE_SCALARS, _TRICKY_SCALARS), max_size=4).map(
+        lambda items: "[" + ", ".join(items) + "]"
+    ),
+    _TRICKY_SCALARS,
+    st.text(alphabet=st.characters(codec="utf-8"), max_size=12),
+    st.lists(st.one_of(_TRICKY_SCALARS, st.text(max_size=6)), max_size=4).map(
+        lambda items: "[" + ", ".join(items) + "]"
+    ),
+)
+_FLAT_KEYS = st.one_of(
+    st.sampled_from(["id", "tags", "yes", "null", "on", "a-b", "_x", "1a"]),
+    st.from_regex(r"[a-z_][a-z0-9_-]{0,8}", fullmatch=True),
+)
+
+
+@given(st.lists(st.tuples(_FLAT_KEYS, _FLAT_VALUES), max_size=6))
+@settings(max_examples=2000, deadline=None)
+def test_flat_yaml_agrees_with_pyyaml(pairs: list[tuple[str, str]]) -> None:
+    text = "\n".join(f"{key}: {value}" for key, value in pairs)
+    fast = notes.flat_yaml(text)
+    if fast is None:
+        return  # PyYAML decides
+    parsed = yaml.load(text, Loader=notes._Loader)
+    assert fast == parsed
+    assert [type(v) for v in fast.values()] == [type(v) for v in parsed.values()]
+
+
+def test_flat_yaml_takes_what_memoryclaw_writes() -> None:
+    text = dump_episode(_spec_episode()).split("---\n")[1]
+    assert notes.flat_yaml(text) == yaml.load(text, Loader=notes._Loader)
+
+
+@pytest.mark.parametrize(
+    "text",
+    ["id: 0:", "a: x: y", "yes: 1", "a: 0755", "a: [b, 'c, d']", "a: b # c", "a: x\u2028y", "a:"],
+    ids=[
+        "trailing-colon",
+        "colon-space",
+        "bool-key",
+        "octal",
+        "quoted-comma",
+        "comment",
+        "ls",
+        "null",
+    ],
+)
+def test_flat_yaml_leaves_anything_unusual_to_pyyaml(text: str) -> None:
+    assert notes.flat_yaml(text) is None
