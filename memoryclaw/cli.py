@@ -21,6 +21,7 @@ from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
 from .retrieval import SearchResult
+from .server import StdioServer
 
 
 class _Group(click.Group):
@@ -371,6 +372,19 @@ def forget(
 
 
 cli.add_command(forget, name="delete")
+
+
+@cli.command()
+@click.option(
+    "--stdio", is_flag=True, help="Speak JSON lines on stdin/stdout (the only transport)."
+)
+@click.pass_context
+def serve(ctx: click.Context, stdio: bool) -> None:
+    """Long-lived JSON-lines RPC for agent plugins: retrieve, log_turn, search, get, forget ..."""
+    if not stdio:
+        raise click.UsageError("give --stdio")
+    server = StdioServer(resolve_vault_path(ctx.find_root().obj))
+    server.serve(sys.stdin.buffer, sys.stdout.buffer)
 
 
 def main() -> None:

@@ -20,7 +20,15 @@ from pathlib import Path
 from .errors import MemoryclawError, ParseError
 from .index import FileState, Index
 from .notes import parse_aliases, parse_episode, parse_facts
-from .vault import FileStat, Skipped, file_lock, folders_changed, read_text, scan
+from .vault import (
+    FileStat,
+    Skipped,
+    file_lock,
+    folders_changed,
+    read_text,
+    require_vault,
+    scan,
+)
 
 Progress = Callable[[int, int], None]
 # Up to this many files a freshness check stats every file; above it only folder mtimes are
@@ -90,6 +98,7 @@ def sync(
     """Make the index match the vault; ``full`` re-reads every file regardless of its stat."""
     started = time.perf_counter()
     report = SyncReport()
+    require_vault(root)  # a vanished vault must not read as an empty one, nor be recreated
     with file_lock(root, "index"):
         walked = scan(root)
         found, report.skipped = walked.files, walked.skipped

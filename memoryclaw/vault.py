@@ -243,6 +243,8 @@ def folders_changed(root: Path, folders: dict[str, int]) -> bool:
 @contextmanager
 def file_lock(root: Path, name: str, timeout: float = 10.0) -> Iterator[None]:
     """Hold an exclusive advisory lock ``.memoryclaw/locks/<name>.lock`` for the block."""
+    if not root.is_dir():
+        raise VaultNotFoundError(root, "no such folder")
     lock_dir = root / STATE_DIR / "locks"
     ensure_dir(lock_dir)
     path = lock_dir / f"{name}.lock"

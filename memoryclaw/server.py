@@ -1,0 +1,186 @@
+"""``memoryclaw serve --stdio``: one long-lived JSON-lines RPC process for agent plugins.
+
+Each request is one line ``{"id", "method", "params"}``; each response is one line
+``{"id", "result"}`` or ``{"id", "error": {"code", "message"}}``.  A malformed or failing
+request gets an error response and the process lives on.
+
+Error codes follow JSON-RPC where one fits: -32700 not JSON, -32600 not a request, -32601 no
+such method, -32602 bad params, -32000 unexpected failure; 1 is a memoryclaw error (bad input,
+missing vault, unknown id ...), whose message is the one-line text the CLI would print.
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Callable, Mapping
+from pathlib import Path
+from typing import IO, Any
+
+from . import __version__
+from .api import Vault
+from .errors import InvalidInputError, MemoryclawError
+
+MAX_LINE_BYTES = 32 * 1024 * 1024
+PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
+    -32700,
+    -32600,
+    -32601,
+    -32602,
+    -32000,
+)
+MEMORY_ERROR = 1
+
+_Handler = Callable[[Vault, Mapping[str, Any]], Any]
+
+
+def _text(params: Mapping[str, Any], key: str, *, required: bool = True) -> str | None:
+    value = params.get(key)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str):
+        raise InvalidInputError(
+            key, "required, and must be a string" if required else "must be a string"
+        )
+    return value
+
+
+def _retrieve(vault: Vault, params: Mapping[str, Any]) -> Any:
+    return vault.retrieve(_text(params, "query") or "").as_dict()
+
+
+def _search(vault: Vault, params: Mapping[str, Any]) -> Any:
+    limit = params.get("limit")
+    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
+        raise InvalidInputError("limit", "must be a whole number >= 0")
+    return vault.search(_text(params, "query") or "", limit=limit).as_dict()
+
+
+def _get(vault: Vault, params: Mapping[str, Any]) -> Any:
+    return vault.get(_text(params, "id") or "")
+
+
+def _log_turn(vault: Vault, params: Mapping[str, Any]) -> Any:
+    content = params.get("content", params.get("text"))
+    if not isinstance(content, str):
+        raise InvalidInputError("content", "required, and must be a string")
+    logged = vault.log_turn(
+        _text(params, "session") or "",
+        _text(params, "role") or "",
+        content,
+        name=_text(params, "name", required=False),
+        channel=_text(params, "channel", required=False),
+        timestamp=_text(params, "timestamp", required=False),
+        tool=_text(params, "tool", required=False),
+        agent=_text(params, "agent", required=False),
+    )
+    return {"path": logged.path, "turn": logged.turn, "session": logged.session}
+
+
+def _end_session(vault: Vault, params: Mapping[str, Any]) -> Any:
+    return {"closed": vault.end_session(_text(params, "session") or "")}
+
+
+def _forget(vault: Vault, params: Mapping[str, Any]) -> Any:
+    query = _text(params, "query", required=False)
+    if query is not None and params.get("confirm") is not True and not params.get("dry_run"):
+        raise InvalidInputError("confirm", 'forgetting by query needs "confirm": true')
+    report = vault.forget(
+        query,
+        episode_id=_text(params, "episode_id", required=False),
+        fact_id=_text(params, "fact_id", required=False),
+        dry_run=bool(params.get("dry_run", False)),
+    )
+    return report.as_dict()
+
+
+def _status(vault: Vault, params: Mapping[str, Any]) -> Any:
+    return {"version": __version__, **vault.stats()}
+
+
+METHODS: dict[str, _Handler] = {
+    "end_session": _end_session,
+    "forget": _forget,
+    "get": _get,
+    "log_turn": _log_turn,
+    "retrieve": _retrieve,
+    "search": _search,
+    "status": _status,
+}
+
+
+class StdioServer:
+    """Answers JSON-lines requests against one vault, opened on first use and after failures."""
+
+    def __init__(self, vault_path: str | Path, *, env: Mapping[str, str] | None = None) -> None:
+        self.vault_path = Path(vault_path)
+        self.env = env
+        self._vault: Vault | None = None
+
+    def _open(self) -> Vault:
+        if self._vault is None:
+            self._vault = Vault(self.vault_path, env=self.env)
+        return self._vault
+
+    def close(self) -> None:
+        """Close the vault's index."""
+        if self._vault is not None:
+            self._vault.close()
+            self._vault = None
+
+    def handle(self, line: str | bytes) -> dict[str, Any]:
+        """One request line in, one response object out; never raises."""
+        try:
+            request = json.loads(line)
+        except (ValueError, UnicodeDecodeError) as exc:
+            return _error(None, PARSE_ERROR, f"not a JSON line: {exc}")
+        if not isinstance(request, dict):
+            return _error(None, INVALID_REQUEST, "a request is a JSON object")
+        ident = request.get("id")
+        method, params = request.get("method"), request.get("params", {})
+        if not isinstance(method, str):
+            return _error(ident, INVALID_REQUEST, 'missing "method"')
+        handler = METHODS.get(method)
+        if handler is None:
+            known = ", ".join(sorted(METHODS))
+            return _error(ident, NO_METHOD, f"unknown method {method!r} (known: {known})")
+        if params is None:
+            params = {}
+        if not isinstance(params, dict):
+            return _error(ident, BAD_PARAMS, '"params" must be an object')
+        try:
+            return {"id": ident, "result": handler(self._open(), params)}
+        except InvalidInputError as exc:
+            return _error(ident, BAD_PARAMS, str(exc))
+        except MemoryclawError as exc:
+            return _error(ident, MEMORY_ERROR, str(exc))
+        except (OSError, sqlite3.Error) as exc:
+            self.close()  # the vault may have moved or its index broken: reopen next time
+            return _error(ident, MEMORY_ERROR, f"{type(exc).__name__}: {exc}")
+        except Exception as exc:  # the process must outlive any one bad request
+            self.close()
+            return _error(ident, INTERNAL, f"{type(exc).__name__}: {exc}")
+
+    def serve(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
+        """Read requests until end of input, answering each on its own line."""
+        try:
+            while True:
+                line = stdin.readline(MAX_LINE_BYTES + 1)
+                if not line:
+                    return
+                if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
+                    while line and not line.endswith(b"\n"):  # drop the rest of the line
+                        line = stdin.readline(MAX_LINE_BYTES)
+                    response = _error(None, INVALID_REQUEST, f"line over {MAX_LINE_BYTES} bytes")
+                elif not line.strip():
+                    continue
+                else:
+                    response = self.handle(line)
+                stdout.write(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
+                stdout.flush()
+        finally:
+            self.close()
+
+
+def _error(ident: Any, code: int, message: str) -> dict[str, Any]:
+    return {"id": ident, "error": {"code": code, "message": message}}
