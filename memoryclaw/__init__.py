@@ -20,6 +20,7 @@ from .errors import (
     UnsafePathError,
     VaultNotFoundError,
 )
+from .hooks import MemoryHooks
 from .notes import Episode, Fact, RawLog, Turn
 from .retrieval import EpisodeResult, FactResult, RetrievePayload, SearchResult, extract_keywords
 from .sync import SyncReport
@@ -36,6 +37,7 @@ __all__ = [
     "InvalidInputError",
     "LockTimeoutError",
     "LoggedTurn",
+    "MemoryHooks",
     "MemoryclawError",
     "NotFoundError",
     "ParseError",

@@ -36,6 +36,7 @@ def test_public_api_names() -> None:
         "InvalidInputError",
         "LockTimeoutError",
         "LoggedTurn",
+        "MemoryHooks",
         "MemoryclawError",
         "NotFoundError",
         "ParseError",

@@ -1,0 +1,106 @@
+"""The fail-open Python hooks: retrieval before the model call, logging after it."""
+
+from __future__ import annotations
+
+import logging
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memoryclaw.hooks import MemoryHooks
+from memoryclaw.transcripts import unprocessed_logs
+
+
+def test_before_model_returns_the_memory_block(vault_dir: Path) -> None:
+    with MemoryHooks(vault_dir, env={}) as hooks:
+        context = hooks.before_model("What did I email John about?")
+        assert context is not None and context.startswith("<memoryclaw>")
+        assert "John email john@example.com" in context
+        assert hooks.before_model("the and of") is None  # nothing to inject
+
+
+def test_after_response_logs_the_exchange_in_order(vault_dir: Path) -> None:
+    calls = [{"name": "send_email", "arguments": {"to": "john@example.com"}, "result": "sent"}]
+    with MemoryHooks(vault_dir, channel="telegram", env={}) as hooks:
+        assert hooks.after_response(
+            "agent:main:telegram:9",
+            user="Email John my token sk-abcdefghijklmnopqrstuvwx",
+            assistant="Done.",
+            tool_calls=calls,
+            user_name="Alex",
+        )
+        assert hooks.end_session("agent:main:telegram:9")
+    [log] = [g for g in unprocessed_logs(vault_dir) if g.session == "agent:main:telegram:9"]
+    assert [(t.role, t.tool) for t in log.turns] == [
+        ("user", None),
+        ("tool_call", "send_email"),
+        ("tool_result", "send_email"),
+        ("assistant", None),
+    ]
+    assert log.turns[0].name == "Alex" and "sk-abc" not in log.turns[0].content
+    assert log.turns[1].content == '{"to": "john@example.com"}'
+    assert log.meta["channel"] == "telegram" and log.meta["closed"] is True
+
+
+def test_missing_vault_fails_open_with_a_warning(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="memoryclaw.hooks")
+    with MemoryHooks(tmp_path / "nowhere", env={}) as hooks:
+        assert hooks.before_model("email John") is None
+        assert hooks.after_response("s", user="hi") is False
+    messages = [r.getMessage() for r in caplog.records]
+    assert len(messages) == 2 and all("continuing without memory" in m for m in messages)
+    assert not (tmp_path / "nowhere").exists()
+
+
+def test_bad_turn_fails_open(vault_dir: Path, caplog: pytest.LogCaptureFixture) -> None:
+    caplog.set_level(logging.WARNING, logger="memoryclaw.hooks")
+    with MemoryHooks(vault_dir, env={}) as hooks:
+        assert hooks.after_response("", user="no session id") is False
+    assert "session" in caplog.records[0].getMessage()
+
+
+_HOLD_LOGS_LOCK = """
+import sys, time
+from pathlib import Path
+from memoryclaw.vault import file_lock
+with file_lock(Path(sys.argv[1]), "logs"):
+    print("held", flush=True)
+    time.sleep(4)
+"""
+
+
+def test_slow_vault_times_out_without_blocking(
+    vault_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    caplog.set_level(logging.WARNING, logger="memoryclaw.hooks")
+    holder = subprocess.Popen(
+        [sys.executable, "-c", _HOLD_LOGS_LOCK, str(vault_dir)], stdout=subprocess.PIPE, text=True
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        with MemoryHooks(vault_dir, timeout=0.5, env={}) as hooks:
+            started = time.monotonic()
+            assert hooks.after_response("slow", user="waiting on a lock") is False
+            assert time.monotonic() - started < 2.0
+            assert "took over 0.5s" in caplog.records[0].getMessage()
+    finally:
+        holder.wait(timeout=30)
+        if holder.stdout is not None:
+            holder.stdout.close()
+    # the timed-out write still finished once the lock was free: nothing was lost
+    assert any(g.session == "slow" for g in unprocessed_logs(vault_dir))
+
+
+def test_recovers_after_the_vault_comes_back(vault_dir: Path, tmp_path: Path) -> None:
+    with MemoryHooks(vault_dir, env={}) as hooks:
+        assert hooks.before_model("email John") is not None
+        shutil.move(vault_dir, tmp_path / "away")
+        assert hooks.before_model("email John") is None
+        shutil.move(tmp_path / "away", vault_dir)
+        assert hooks.before_model("email John") is not None
