@@ -821,6 +821,40 @@ def dump_log(meta: Mapping[str, Any], turns: Iterable[Turn]) -> str:
     return f"---\n{_dump_yaml(meta)}---\n" + body
 
 
+def log_outline(text: str, path: str) -> tuple[dict[str, Any], int, datetime | None]:
+    """A raw log's frontmatter, turn count and last turn time, without reading turn bodies.
+
+    Raises :class:`ParseError` for the same structural faults as :func:`parse_log`.
+    """
+    meta, body, first_line = split_frontmatter(text, path)
+    count, last = 0, None
+    for offset, raw in enumerate(_lines(body)):
+        header = _TURN_HEADER_RE.match(raw) if raw.startswith("### ") else None
+        if header:
+            count, last = count + 1, header.group("ts")
+        elif count == 0 and raw.strip():
+            raise ParseError(
+                path,
+                "text before the first turn header ('### role · timestamp')",
+                first_line + offset,
+            )
+    try:
+        return meta, count, parse_timestamp(last) if last else None
+    except ValueError:
+        raise ParseError(path, f"bad turn timestamp {last!r}") from None
+
+
+def append_turn_text(text: str, has_turns: bool, turn: Turn) -> str:
+    """A raw log's text with one more turn, exactly as :func:`dump_log` would render it."""
+    return (text.rstrip("\n") + "\n\n" if has_turns else text) + format_turn(turn)
+
+
+def replace_log_meta(text: str, path: str, meta: Mapping[str, Any]) -> str:
+    """A raw log's text with new frontmatter and the body left byte for byte."""
+    _, body, _ = split_frontmatter(text, path)
+    return f"---\n{_dump_yaml(meta)}---\n" + body
+
+
 def parse_log(text: str, path: str) -> RawLog:
     """Parse a raw log into its frontmatter and turns."""
     meta, body, first_line = split_frontmatter(text, path)

@@ -16,7 +16,19 @@ from typing import Any
 
 from .config import Settings
 from .errors import InvalidInputError, ParseError
-from .notes import ROLE_RE, RawLog, Turn, dump_log, parse_log, short_hash, slugify, utc_iso
+from .notes import (
+    ROLE_RE,
+    RawLog,
+    Turn,
+    append_turn_text,
+    dump_log,
+    log_outline,
+    parse_log,
+    replace_log_meta,
+    short_hash,
+    slugify,
+    utc_iso,
+)
 from .redact import redact
 from .vault import LOGS_DIR, atomic_write, ensure_dir, file_lock, read_text, unique_path
 
@@ -90,10 +102,6 @@ def unprocessed_logs(root: Path) -> list[RawLog]:
     return [log for log in _open_logs(root) if not log.meta.get("processed")]
 
 
-def _is_open(log: RawLog) -> bool:
-    return not log.meta.get("processed") and not log.meta.get("closed")
-
-
 def _new_log_meta(first: NewTurn) -> dict[str, Any]:
     channel = slugify(first.channel or DEFAULT_CHANNEL, 24)
     stamp = first.timestamp.strftime("%Y-%m-%dT%H-%M-%S")
@@ -111,52 +119,90 @@ def _closed(meta: Any) -> dict[str, Any]:
     return {**meta, "closed": True}
 
 
+@dataclass
+class _Segment:
+    """A log being appended to: its path, frontmatter, current text and turn count."""
+
+    path: str
+    meta: dict[str, Any]
+    text: str
+    count: int
+    last: datetime | None
+
+
+def _open_segments(root: Path) -> dict[str, _Segment]:
+    """Each session's open log (the newest by file name), read without parsing turn bodies."""
+    folder = root / LOGS_DIR
+    out: dict[str, _Segment] = {}
+    if not folder.is_dir():
+        return out
+    for path in sorted(folder.glob("*.md")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        rel = f"{LOGS_DIR}/{path.name}"
+        try:
+            text = read_text(root, rel)
+            meta, count, last = log_outline(text, rel)
+        except ParseError:
+            continue  # a broken log is reported by doctor; never appended to
+        session = meta.get("session")
+        if session is not None and not meta.get("processed") and not meta.get("closed"):
+            out[str(session)] = _Segment(rel, meta, text, count, last)
+    return out
+
+
 def append_turns(
     root: Path, settings: Settings, turns: Sequence[NewTurn], *, close: bool = False
 ) -> list[LoggedTurn]:
-    """Append turns (in order) to their sessions' open logs; ``close`` closes those logs after."""
+    """Append turns (in order) to their sessions' open logs; ``close`` closes those logs after.
+
+    Only the new turns are rendered: a long log is not re-parsed or rewritten turn by turn.
+    """
     for turn in turns:
         validate_turn(turn)
     idle = timedelta(minutes=settings.consolidation.session_idle_minutes)
     out: list[LoggedTurn] = []
     with file_lock(root, "logs"):
         ensure_dir(root / LOGS_DIR)
-        by_session = {log.session: log for log in _open_logs(root) if _is_open(log) and log.session}
-        pending: dict[str, tuple[str, dict[str, Any], list[Turn]]] = {}
+        segments = _open_segments(root)
+        touched: dict[str, _Segment] = {}
         for new in turns:
-            entry = pending.get(new.session)
-            if entry is None:
-                log = by_session.get(new.session)
-                if log is not None:
-                    entry = (log.path, dict(log.meta), list(log.turns))
-            if entry is not None and entry[2] and new.timestamp - entry[2][-1].timestamp > idle:
-                path, meta, old_turns = entry
-                atomic_write(root / path, dump_log(_closed(meta), old_turns))
-                entry = None
-            if entry is None:
+            segment = segments.get(new.session)
+            if segment is not None and segment.last and new.timestamp - segment.last > idle:
+                closed = replace_log_meta(segment.text, segment.path, _closed(segment.meta))
+                atomic_write(root / segment.path, closed)
+                touched.pop(new.session, None)
+                segment = None
+            if segment is None:
                 meta = _new_log_meta(new)
                 name = f"{new.timestamp.strftime('%Y-%m-%d_%H-%M-%S')}_{meta['channel']}_raw.md"
                 target = unique_path(root / LOGS_DIR, name)
-                entry = (f"{LOGS_DIR}/{target.name}", meta, [])
-                atomic_write(target, dump_log(meta, []))  # reserve the name under the lock
+                segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
+                atomic_write(target, segment.text)  # reserve the name under the lock
             content = redact(new.content) if settings.privacy.redact_secrets else new.content
-            entry[2].append(Turn(new.role, new.timestamp, content, name=new.name, tool=new.tool))
-            pending[new.session] = entry
-            out.append(LoggedTurn(entry[0], len(entry[2]), new.session))
-        for path, meta, log_turns in pending.values():
-            atomic_write(root / path, dump_log(_closed(meta) if close else meta, log_turns))
+            entry = Turn(new.role, new.timestamp, content, name=new.name, tool=new.tool)
+            segment.text = append_turn_text(segment.text, segment.count > 0, entry)
+            segment.count += 1
+            segment.last = new.timestamp
+            segments[new.session] = touched[new.session] = segment
+            out.append(LoggedTurn(segment.path, segment.count, new.session))
+        for segment in touched.values():
+            text = segment.text
+            if close:
+                text = replace_log_meta(text, segment.path, _closed(segment.meta))
+            atomic_write(root / segment.path, text)
     return out
 
 
 def close_session(root: Path, session: str) -> list[str]:
-    """Close the session's open logs (session end); returns their vault paths."""
-    closed = []
+    """Close the session's open log (session end); returns its vault path, if there was one."""
     with file_lock(root, "logs"):
-        for log in _open_logs(root):
-            if log.session == session and _is_open(log):
-                atomic_write(root / log.path, dump_log(_closed(log.meta), log.turns))
-                closed.append(log.path)
-    return closed
+        segment = _open_segments(root).get(session)
+        if segment is None:
+            return []
+        closed = replace_log_meta(segment.text, segment.path, _closed(segment.meta))
+        atomic_write(root / segment.path, closed)
+        return [segment.path]
 
 
 def now_utc() -> datetime:

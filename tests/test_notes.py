@@ -1295,3 +1295,18 @@ def test_flat_yaml_takes_what_memoryclaw_writes() -> None:
 )
 def test_flat_yaml_leaves_anything_unusual_to_pyyaml(text: str) -> None:
     assert notes.flat_yaml(text) is None
+
+
+@given(st.lists(turns(), max_size=6))
+@settings(max_examples=200, deadline=None)
+def test_appending_turn_text_equals_dumping_the_whole_log(generated: list[Turn]) -> None:
+    meta = {"id": "log-x", "session": "s", "processed": False}
+    text = dump_log(meta, [])
+    for count, turn in enumerate(generated):
+        text = notes.append_turn_text(text, count > 0, turn)
+    assert text == dump_log(meta, generated)
+    outline = notes.log_outline(text, "logs/x.md")
+    assert outline[1] == len(generated)
+    assert outline[2] == (generated[-1].timestamp if generated else None)
+    closed = notes.replace_log_meta(text, "logs/x.md", {**meta, "closed": True})
+    assert parse_log(closed, "logs/x.md").turns == parse_log(text, "logs/x.md").turns
