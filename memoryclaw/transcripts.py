@@ -8,7 +8,7 @@ lock and replace the file atomically, so a reader never sees half a turn.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -81,25 +81,32 @@ def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None 
         )
 
 
-def _open_logs(root: Path) -> list[RawLog]:
+def _log_texts(root: Path) -> Iterator[tuple[str, str]]:
+    """(vault path, text) of every readable raw log in ``logs/``, oldest file name first."""
     folder = root / LOGS_DIR
     if not folder.is_dir():
-        return []
-    logs = []
+        return
     for path in sorted(folder.glob("*.md")):
         if path.is_symlink() or not path.is_file():
             continue
         rel = f"{LOGS_DIR}/{path.name}"
         try:
-            logs.append(parse_log(read_text(root, rel), rel))
+            yield rel, read_text(root, rel)
         except ParseError:
-            continue  # a broken log is reported by doctor; never appended to
-    return logs
+            continue  # an unreadable log is reported by doctor
 
 
 def unprocessed_logs(root: Path) -> list[RawLog]:
     """Every raw log in ``logs/`` not yet consolidated, oldest file first."""
-    return [log for log in _open_logs(root) if not log.meta.get("processed")]
+    logs = []
+    for rel, text in _log_texts(root):
+        try:
+            log = parse_log(text, rel)
+        except ParseError:
+            continue  # a broken log is reported by doctor; never consolidated
+        if not log.meta.get("processed"):
+            logs.append(log)
+    return logs
 
 
 def _new_log_meta(first: NewTurn) -> dict[str, Any]:
@@ -132,16 +139,9 @@ class _Segment:
 
 def _open_segments(root: Path) -> dict[str, _Segment]:
     """Each session's open log (the newest by file name), read without parsing turn bodies."""
-    folder = root / LOGS_DIR
     out: dict[str, _Segment] = {}
-    if not folder.is_dir():
-        return out
-    for path in sorted(folder.glob("*.md")):
-        if path.is_symlink() or not path.is_file():
-            continue
-        rel = f"{LOGS_DIR}/{path.name}"
+    for rel, text in _log_texts(root):
         try:
-            text = read_text(root, rel)
             meta, count, last = log_outline(text, rel)
         except ParseError:
             continue  # a broken log is reported by doctor; never appended to
