@@ -19,7 +19,7 @@ from . import __version__
 from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError, NotFoundError, ParseError
 from .index import Index
-from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells
+from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
 from .retrieval import RetrievePayload, SearchResult, render_payload, search
 from .sync import Progress, SyncReport, is_stale, sync
 from .transcripts import (
@@ -289,7 +289,7 @@ class Vault:
             "source != 'hand' AND updated >= ?", [since.strftime("%Y-%m-%d")]
         )
         return {
-            "since": since.strftime("%Y-%m-%dT%H:%M:%SZ"),
+            "since": utc_iso(since),
             "episodes": [
                 {
                     "id": r["id"],

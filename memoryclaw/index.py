@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .notes import Episode, Fact
+from .notes import Episode, Fact, utc_iso
 from .vault import FILE_MODE, ensure_dir
 
 SCHEMA_VERSION = "4"
@@ -200,11 +200,9 @@ class Index:
         rows = self.execute("SELECT path, mtime_ns, size, error, error_line FROM files")
         return {row[0]: (row[1], row[2], row[3], row[4]) for row in rows}
 
-    def file_states(self, paths: Sequence[str] | None = None) -> dict[str, FileState]:
-        """What the index knows of these files (all files when ``paths`` is None), by path."""
+    def file_states(self, paths: Sequence[str]) -> dict[str, FileState]:
+        """What the index knows of these files, by path."""
         sql = "SELECT path, kind, mtime_ns, size, sha, error, error_line FROM files"
-        if paths is None:
-            return {row[0]: FileState(*row) for row in self.execute(sql)}
         out: dict[str, FileState] = {}
         for start in range(0, len(paths), 500):
             chunk = paths[start : start + 500]
@@ -294,7 +292,7 @@ class Index:
             [
                 episode.id,
                 episode.path,
-                episode.timestamp.strftime("%Y-%m-%dT%H:%M:%SZ"),
+                utc_iso(episode.timestamp),
                 int(episode.timestamp.timestamp()),
                 episode.summary,
                 episode.details,

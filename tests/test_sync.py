@@ -50,7 +50,7 @@ def test_touch_without_content_change_is_not_reparsed(vault: Vault, vault_dir: P
     os.utime(path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))
     report = vault.reindex()
     assert report.changed == [] and report.added == []
-    assert vault.index.file_states()[JOHN].mtime_ns == stat.st_mtime_ns + 5_000_000_000
+    assert vault.index.file_states([JOHN])[JOHN].mtime_ns == stat.st_mtime_ns + 5_000_000_000
 
 
 def test_delete_removes_from_index(vault: Vault, vault_dir: Path) -> None:
