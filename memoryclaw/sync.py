@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import MemoryclawError, ParseError
+from .errors import ParseError
 from .index import FileState, Index
 from .notes import parse_aliases, parse_episode, parse_facts
 from .vault import (
@@ -108,9 +108,10 @@ def sync(
         todo: list[FileStat] = []
         for stat in found:
             known = seen.get(stat.path)
-            if full or known is None or (known[0], known[1]) != (stat.mtime_ns, stat.size):
+            if full or _changed(known, stat):
                 todo.append(stat)
                 continue
+            assert known is not None
             report.unchanged += 1
             if known[2] is not None:
                 report.skipped.append(Skipped(stat.path, known[2], known[3]))
@@ -133,25 +134,33 @@ def sync(
     return report
 
 
+def _changed(known: tuple[int, int, str | None, int | None] | None, stat: FileStat) -> bool:
+    """Whether a file's (mtime, size) differs from what the index saw (or it is new)."""
+    return known is None or (known[0], known[1]) != (stat.mtime_ns, stat.size)
+
+
+def _skip(
+    index: Index, stat: FileStat, sha: str, reason: str, line: int | None, report: SyncReport
+) -> None:
+    """Drop what the index held of a file it cannot use, and remember why."""
+    index.remove_file(stat.path)
+    index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha, reason, line)
+    report.skipped.append(Skipped(stat.path, reason, line))
+
+
 def _apply_one(
     root: Path,
     index: Index,
     stat: FileStat,
-    known: FileState | None,
+    state: FileState | None,
     full: bool,
     shas_gone: dict[str, str],
     report: SyncReport,
 ) -> None:
-    state = known
     try:
         text = read_text(root, stat.path, scanned=True)
     except ParseError as exc:
-        index.remove_file(stat.path)
-        index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, "", exc.reason, exc.line)
-        report.skipped.append(Skipped(stat.path, exc.reason, exc.line))
-        return
-    except MemoryclawError as exc:
-        report.skipped.append(Skipped(stat.path, str(exc)))
+        _skip(index, stat, "", exc.reason, exc.line, report)
         return
     sha = content_hash(text)
     if not full and state is not None and state.sha == sha and state.error is None:
@@ -160,16 +169,12 @@ def _apply_one(
         return
     try:
         index_file(index, stat, text, sha, replace=state is not None)
-    except (ParseError, ValueError, OverflowError, sqlite3.InterfaceError) as exc:
+    except ParseError as exc:
+        _skip(index, stat, sha, exc.reason, exc.line, report)
+        return
+    except (ValueError, OverflowError, sqlite3.InterfaceError) as exc:
         # Whatever a hand-edited file contains, it is skipped and reported, never fatal.
-        reason, line = (
-            (exc.reason, exc.line)
-            if isinstance(exc, ParseError)
-            else (f"cannot be indexed: {exc}", None)
-        )
-        index.remove_file(stat.path)
-        index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha, reason, line)
-        report.skipped.append(Skipped(stat.path, reason, line))
+        _skip(index, stat, sha, f"cannot be indexed: {exc}", None, report)
         return
     if state is not None:
         report.changed.append(stat.path)
@@ -195,8 +200,4 @@ def is_stale(root: Path, index: Index) -> bool:
     seen = index.file_stats()
     if len(found) != len(seen):
         return True
-    for stat in found:
-        known = seen.get(stat.path)
-        if known is None or (known[0], known[1]) != (stat.mtime_ns, stat.size):
-            return True
-    return False
+    return any(_changed(seen.get(stat.path), stat) for stat in found)
