@@ -101,6 +101,11 @@ class QueryPlan:
     common: tuple[str, ...] = ()  # terms left out of episode ranking (see COMMON_SHARE)
     episode_match: str | None = None  # the expression episodes are ranked with
 
+    @property
+    def phrases(self) -> dict[str, str]:
+        """Each term that has one, with its FTS5 phrase (what ``matched`` is checked against)."""
+        return {term: phrase for term in self.terms if (phrase := fts_phrase(term))}
+
 
 def plan_query(query: str, index: Index) -> QueryPlan:
     """Extract keywords and expand them with alias groups (single words and adjacent pairs)."""
@@ -307,8 +312,7 @@ def _rank_episodes(index: Index, plan: QueryPlan, limit: int) -> list[EpisodeRes
         key=lambda s: (-round(s[0], 9), -s[2].row["ts_epoch"], s[2].row["id"], s[2].row["path"])
     )
     top = scored[:limit]
-    phrases = {term: p for term in plan.terms if (p := fts_phrase(term))}
-    matched = index.terms_matching("episodes", [s[2].rowid for s in top], phrases)
+    matched = index.terms_matching("episodes", [s[2].rowid for s in top], plan.phrases)
     return [
         _episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact)
         for score, exact, hit in top
@@ -324,8 +328,7 @@ def _facts(index: Index, plan: QueryPlan, now: datetime, limit: int) -> list[Fac
         if key not in seen and len(rows) < limit:
             seen.add(key)
             rows.append(row)
-    phrases = {term: p for term in plan.terms if (p := fts_phrase(term))}
-    matched = index.terms_matching("facts", [r["rowid"] for r in rows], phrases)
+    matched = index.terms_matching("facts", [r["rowid"] for r in rows], plan.phrases)
     return [
         FactResult(
             id=r["id"],
