@@ -12,6 +12,7 @@ from .api import ForgetReport, IngestReport, Vault
 from .config import Settings, load_settings
 from .errors import (
     ConfigError,
+    ExternalToolError,
     InvalidInputError,
     LockTimeoutError,
     MemoryclawError,
@@ -30,6 +31,7 @@ __all__ = [
     "ConfigError",
     "Episode",
     "EpisodeResult",
+    "ExternalToolError",
     "Fact",
     "FactResult",
     "ForgetReport",

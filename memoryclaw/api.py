@@ -42,10 +42,12 @@ from .vault import (
     read_text,
     require_vault,
     resolve_inside,
+    safe_relpath,
     scan,
 )
 
 INDEX_FILE = "index.db"
+READ_DEFAULT_LINES = 200
 GITIGNORE = ".memoryclaw/\n"
 
 
@@ -228,6 +230,29 @@ class Vault:
             fact = facts[0]
             return {"kind": "fact", **{k: fact[k] for k in fact if k != "rowid"}}
         raise NotFoundError("memory", ident)
+
+    def read(self, path: str, start: int = 1, lines: int | None = None) -> dict[str, Any]:
+        """Lines ``start``.. of a vault file (``lines`` of them, default up to 200), with paging."""
+        if start < 1 or (lines is not None and lines < 1):
+            raise InvalidInputError("from" if start < 1 else "lines", "must be 1 or more")
+        if not resolve_inside(self.root, path).is_file():
+            raise NotFoundError("vault file", path)
+        text = read_text(self.root, path)
+        all_lines = text.splitlines()
+        count = READ_DEFAULT_LINES if lines is None else lines
+        chosen = all_lines[start - 1 : start - 1 + count]
+        end = start - 1 + len(chosen)
+        result: dict[str, Any] = {
+            "path": safe_relpath(path),
+            "text": "\n".join(chosen),
+            "from": start,
+            "lines": len(chosen),
+            "total_lines": len(all_lines),
+            "truncated": end < len(all_lines),
+        }
+        if end < len(all_lines):
+            result["next_from"] = end + 1
+        return result
 
     # ----------------------------------------------------------------- logging
 

@@ -9,7 +9,8 @@ The tree::
     ├── VaultNotFoundError   no vault at the given path (path)
     ├── NotFoundError        no memory with that id (kind, ident)
     ├── LockTimeoutError     another process holds the vault lock (path)
-    └── InvalidInputError    an argument or input record is unusable (field, problem, line)
+    ├── InvalidInputError    an argument or input record is unusable (field, problem, line)
+    └── ExternalToolError    a program memoryclaw drives (openclaw, git) failed (command, code)
 
 Each carries the data a caller needs to act on it; ``str(err)`` is a one-line message.
 """
@@ -96,3 +97,13 @@ class InvalidInputError(MemoryclawError):
             where += f":{line}"
         prefix = f"{where}: " if where else ""
         super().__init__(f"{prefix}{field}: {problem}")
+
+
+class ExternalToolError(MemoryclawError):
+    """A program memoryclaw runs on the user's behalf is missing or failed."""
+
+    def __init__(self, command: str, problem: str, *, returncode: int | None = None) -> None:
+        self.command = command
+        self.problem = problem
+        self.returncode = returncode
+        super().__init__(f"{command}: {problem}")

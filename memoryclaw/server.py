@@ -50,13 +50,22 @@ def _retrieve(vault: Vault, params: Mapping[str, Any]) -> Any:
 
 
 def _search(vault: Vault, params: Mapping[str, Any]) -> Any:
-    limit = params.get("limit")
-    if limit is not None and (not isinstance(limit, int) or isinstance(limit, bool) or limit < 0):
-        raise InvalidInputError("limit", "must be a whole number >= 0")
-    return vault.search(_text(params, "query") or "", limit=limit).as_dict()
+    return vault.search(_text(params, "query") or "", limit=_whole(params, "limit", 0)).as_dict()
+
+
+def _whole(params: Mapping[str, Any], key: str, least: int = 1) -> int | None:
+    value = params.get(key)
+    whole = isinstance(value, int) and not isinstance(value, bool)
+    if value is not None and not (whole and value >= least):
+        raise InvalidInputError(key, f"must be a whole number >= {least}")
+    return value
 
 
 def _get(vault: Vault, params: Mapping[str, Any]) -> Any:
+    """An episode or fact by ``id``, or lines of a vault file by ``path`` (``from``, ``lines``)."""
+    if "path" in params:
+        start = _whole(params, "from") or 1
+        return vault.read(_text(params, "path") or "", start, _whole(params, "lines"))
     return vault.get(_text(params, "id") or "")
 
 

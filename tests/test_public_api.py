@@ -29,6 +29,7 @@ def test_public_api_names() -> None:
         "ConfigError",
         "Episode",
         "EpisodeResult",
+        "ExternalToolError",
         "Fact",
         "FactResult",
         "ForgetReport",

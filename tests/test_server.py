@@ -48,6 +48,34 @@ def test_search_get_and_status(bridge: StdioServer) -> None:
     assert status["episodes"] > 30 and status["version"]
 
 
+def test_get_by_path_pages_through_a_vault_file(bridge: StdioServer, vault_dir: Path) -> None:
+    path = "semantic/contacts.md"
+    lines = (vault_dir / path).read_text().splitlines()
+    first = call(bridge, "get", path=path, lines=3)["result"]
+    assert first["text"].splitlines() == lines[:3] and first["truncated"]
+    rest = call(bridge, "get", path=path, **{"from": first["next_from"]})["result"]
+    assert rest["text"].splitlines() == lines[3:] and not rest["truncated"]
+    assert "next_from" not in rest and rest["total_lines"] == len(lines)
+
+
+@pytest.mark.parametrize(
+    ("params", "code", "words"),
+    [
+        ({"path": "../outside.md"}, MEMORY_ERROR, "outside"),
+        ({"path": "semantic/nope.md"}, MEMORY_ERROR, "no vault file"),
+        ({"path": "semantic/contacts.md", "from": 0}, BAD_PARAMS, "from"),
+        ({"path": "semantic/contacts.md", "lines": "3"}, BAD_PARAMS, "lines"),
+        ({"id": "ep-nope"}, MEMORY_ERROR, "no memory"),
+    ],
+    ids=["escape", "missing", "from-zero", "lines-text", "unknown-id"],
+)
+def test_get_refuses_bad_paths_and_ranges(
+    bridge: StdioServer, params: dict[str, Any], code: int, words: str
+) -> None:
+    error = call(bridge, "get", **params)["error"]
+    assert error["code"] == code and words in error["message"]
+
+
 def test_log_turn_and_end_session(bridge: StdioServer, vault_dir: Path) -> None:
     first = call(bridge, "log_turn", session="agent:main:x", role="user", content="hello there")
     second = call(bridge, "log_turn", session="agent:main:x", role="assistant", text="hi!")

@@ -1,0 +1,136 @@
+// A client for `memoryclaw serve --stdio`: one long-lived child process, JSON lines each way.
+//
+// The child starts on the first request, not at plugin registration (OpenClaw registers a
+// plugin several times per process).  If it dies, pending requests fail with its exit status
+// and the last lines it wrote to stderr, and the next request starts a new one; a child that
+// dies again within `restartDelayMs` is not restarted until that delay has passed, so a broken
+// command fails fast instead of spawning in a loop.
+
+import { spawn } from "node:child_process";
+import { createInterface } from "node:readline";
+
+const STDERR_TAIL_CHARS = 2000;
+
+export class MemoryclawBridge {
+  /**
+   * @param {{command: string, args: string[], env?: Record<string, string>,
+   *          restartDelayMs?: number, onStderr?: (line: string) => void}} options
+   */
+  constructor(options) {
+    this.command = options.command;
+    this.args = options.args;
+    this.env = options.env;
+    this.restartDelayMs = options.restartDelayMs ?? 1000;
+    this.onStderr = options.onStderr ?? (() => {});
+    this.child = null;
+    this.pending = new Map();
+    this.nextId = 1;
+    this.stderrTail = "";
+    this.lastFailure = null; // {at, message} of the last child that died or failed to start
+    this.starts = 0;
+  }
+
+  /** The child's pid, or null when none runs. */
+  get pid() {
+    return this.child?.pid ?? null;
+  }
+
+  _start() {
+    if (this.child) return this.child;
+    if (this.lastFailure && Date.now() - this.lastFailure.at < this.restartDelayMs) {
+      throw new Error(this.lastFailure.message);
+    }
+    this.stderrTail = "";
+    this.starts += 1;
+    const child = spawn(this.command, this.args, {
+      stdio: ["pipe", "pipe", "pipe"],
+      env: this.env ?? process.env,
+      windowsHide: true,
+    });
+    this.child = child;
+    // One-shot `openclaw agent` runs must be able to exit while the server idles.
+    child.unref();
+    for (const stream of [child.stdin, child.stdout, child.stderr]) stream.unref?.();
+    child.stdin.on("error", () => {}); // EPIPE after a crash surfaces as the exit below
+    child.stderr.setEncoding("utf8");
+    child.stderr.on("data", (chunk) => {
+      this.stderrTail = (this.stderrTail + chunk).slice(-STDERR_TAIL_CHARS);
+      for (const line of chunk.split("\n")) if (line.trim()) this.onStderr(line);
+    });
+    createInterface({ input: child.stdout, crlfDelay: Infinity }).on("line", (line) =>
+      this._answer(line),
+    );
+    child.on("error", (err) => this._gone(child, `cannot start memoryclaw (${this.command}): ${err.message}`));
+    child.on("exit", (code, signal) => {
+      const how = signal ? `signal ${signal}` : `exit code ${code}`;
+      const tail = this.stderrTail.trim().split("\n").slice(-3).join(" | ");
+      this._gone(child, `memoryclaw server stopped (${how})${tail ? `: ${tail}` : ""}`);
+    });
+    return child;
+  }
+
+  _gone(child, message) {
+    if (this.child !== child) return;
+    this.child = null;
+    this.lastFailure = { at: Date.now(), message };
+    for (const { reject, timer } of this.pending.values()) {
+      clearTimeout(timer);
+      reject(new Error(message));
+    }
+    this.pending.clear();
+  }
+
+  _answer(line) {
+    let response;
+    try {
+      response = JSON.parse(line);
+    } catch {
+      return; // not ours: the server only writes JSON lines to stdout
+    }
+    const waiter = this.pending.get(response?.id);
+    if (!waiter) return; // answered after its timeout
+    this.pending.delete(response.id);
+    clearTimeout(waiter.timer);
+    if (response.error) {
+      const err = new Error(response.error.message ?? "memoryclaw error");
+      err.code = response.error.code;
+      waiter.reject(err);
+    } else {
+      this.lastFailure = null;
+      waiter.resolve(response.result);
+    }
+  }
+
+  /**
+   * Send one request; resolves with its result, rejects on an error response, a dead server
+   * or after `timeoutMs`.
+   */
+  request(method, params = {}, timeoutMs = 2000) {
+    return new Promise((resolve, reject) => {
+      let child;
+      try {
+        child = this._start();
+      } catch (err) {
+        reject(err);
+        return;
+      }
+      const id = this.nextId++;
+      const timer = setTimeout(() => {
+        this.pending.delete(id);
+        reject(new Error(`memoryclaw ${method} timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.pending.set(id, { resolve, reject, timer });
+      child.stdin.write(`${JSON.stringify({ id, method, params })}\n`);
+    });
+  }
+
+  /** Stop the child (it exits at end of input) and fail what is still pending. */
+  close() {
+    const child = this.child;
+    if (!child) return;
+    this._gone(child, "memoryclaw bridge closed");
+    this.lastFailure = null;
+    child.stdin.end();
+    setTimeout(() => child.kill(), 2000).unref();
+  }
+}

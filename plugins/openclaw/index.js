@@ -1,0 +1,324 @@
+// memoryclaw as OpenClaw's memory plugin (plain ESM, no build step).
+//
+//   before_prompt_build -> retrieve -> {prependContext: "<memoryclaw>...</memoryclaw>"}
+//   agent_end           -> log_turn for the turn's user, assistant and tool messages
+//   session_end         -> end_session, so the log can be consolidated
+//   memory_search, memory_get tools, with results shaped like OpenClaw's own memory tools
+//
+// Everything goes through one `memoryclaw serve --stdio` child per process (bridge.js).
+// Recall and capture fail open: an error or timeout is a warning in OpenClaw's log and the
+// turn goes on without memory.
+
+import { MemoryclawBridge } from "./bridge.js";
+
+const PLUGIN_ID = "memoryclaw";
+const TOOL_TEXT_LIMIT = 4000; // tool arguments and results are logged up to this many chars
+
+export const DEFAULTS = Object.freeze({
+  vaultPath: "",
+  pythonCommand: "python3",
+  autoRecall: true,
+  autoCapture: true,
+  recallTimeoutMs: 2000,
+  captureTimeoutMs: 2000,
+  toolTimeoutMs: 10000,
+});
+
+/** The plugin's settings: `pluginConfig` over the defaults, wrong types replaced by defaults. */
+export function resolveOptions(pluginConfig) {
+  const options = { ...DEFAULTS };
+  for (const [key, value] of Object.entries(pluginConfig ?? {})) {
+    if (key in DEFAULTS && typeof value === typeof DEFAULTS[key]) options[key] = value;
+  }
+  return options;
+}
+
+const bridges = new Map();
+
+/** The one bridge for these options in this process, created on first use. */
+export function bridgeFor(options, logger = console) {
+  const args = ["-m", "memoryclaw"];
+  if (options.vaultPath) args.push("--vault", options.vaultPath);
+  args.push("serve", "--stdio");
+  const key = JSON.stringify([options.pythonCommand, args]);
+  let bridge = bridges.get(key);
+  if (!bridge) {
+    bridge = new MemoryclawBridge({
+      command: options.pythonCommand,
+      args,
+      onStderr: (line) => logger.debug?.(`memoryclaw: ${line}`),
+    });
+    bridges.set(key, bridge);
+  }
+  return bridge;
+}
+
+process.once("exit", () => {
+  for (const bridge of bridges.values()) bridge.child?.kill();
+});
+
+function blockText(block) {
+  if (typeof block === "string") return block;
+  if (block?.type === "text" && typeof block.text === "string") return block.text;
+  if (block?.type === "image") return "[image]";
+  return "";
+}
+
+function contentText(content) {
+  if (typeof content === "string") return content;
+  if (!Array.isArray(content)) return "";
+  return content.map(blockText).filter(Boolean).join("\n");
+}
+
+function clip(text) {
+  if (text.length <= TOOL_TEXT_LIMIT) return text;
+  return `${text.slice(0, TOOL_TEXT_LIMIT)} … [${text.length - TOOL_TEXT_LIMIT} more chars]`;
+}
+
+function isoTime(ms) {
+  return typeof ms === "number" && Number.isFinite(ms) ? new Date(ms).toISOString() : undefined;
+}
+
+/**
+ * The turns of the last exchange in `messages` (from the last user message on), as
+ * log_turn params without the session fields.
+ */
+export function turnsOf(messages) {
+  if (!Array.isArray(messages)) return [];
+  let start = -1;
+  for (let i = messages.length - 1; i >= 0; i--) {
+    if (messages[i]?.role === "user") {
+      start = i;
+      break;
+    }
+  }
+  if (start < 0) return [];
+  const turns = [];
+  let timestamp;
+  for (const message of messages.slice(start)) {
+    // a message without a time (tool results) keeps its predecessor's, so turns stay in order
+    timestamp = isoTime(message?.timestamp) ?? timestamp;
+    if (message?.role === "user" || message?.role === "assistant") {
+      const text = contentText(message.content);
+      if (text.trim()) turns.push({ role: message.role, content: text, timestamp });
+      for (const block of Array.isArray(message.content) ? message.content : []) {
+        if (block?.type === "toolCall" || block?.type === "tool_use") {
+          const input = block.arguments ?? block.input ?? {};
+          turns.push({
+            role: "tool_call",
+            tool: String(block.name ?? "tool"),
+            content: clip(typeof input === "string" ? input : JSON.stringify(input)),
+            timestamp,
+          });
+        }
+      }
+    } else if (message?.role === "toolResult" || message?.role === "tool") {
+      turns.push({
+        role: "tool_result",
+        tool: String(message.toolName ?? message.name ?? "tool"),
+        content: clip(contentText(message.content)) || "(no output)",
+        timestamp,
+      });
+    }
+  }
+  return turns;
+}
+
+function jsonResult(payload) {
+  return { content: [{ type: "text", text: JSON.stringify(payload, null, 2) }], details: payload };
+}
+
+/** memoryclaw's search JSON as OpenClaw's memory_search result. */
+export function searchResult(found, { maxResults, minScore } = {}) {
+  const results = [];
+  for (const fact of found.facts ?? []) {
+    results.push({
+      path: fact.path,
+      startLine: fact.line,
+      endLine: fact.line,
+      score: 1,
+      snippet: `${fact.entity} ${fact.field}: ${fact.value}`,
+      source: "memory",
+      citation: `${fact.path}#L${fact.line}`,
+      kind: "fact",
+      id: fact.id,
+      updated: fact.updated,
+      ageDays: fact.age_days,
+    });
+  }
+  for (const episode of found.results ?? []) {
+    if (typeof minScore === "number" && episode.score < minScore) continue;
+    results.push({
+      path: episode.path,
+      startLine: 1,
+      endLine: 1,
+      score: episode.score,
+      snippet: episode.summary,
+      source: "memory",
+      citation: episode.path,
+      kind: "episode",
+      id: episode.id,
+      timestamp: episode.timestamp,
+      tags: episode.tags,
+      matched: episode.matched,
+      via: episode.via,
+    });
+  }
+  const limit = Number.isInteger(maxResults) && maxResults > 0 ? maxResults : results.length;
+  return {
+    results: results.slice(0, limit),
+    provider: PLUGIN_ID,
+    mode: found.fallback_used ? "hybrid" : "keyword",
+    keywords: found.keywords,
+    tookMs: found.took_ms,
+  };
+}
+
+/** memoryclaw's `get` by path as OpenClaw's memory_get result. */
+export function readResult(read) {
+  const result = { status: "ok", path: read.path, text: read.text, from: read.from, lines: read.lines };
+  if (read.truncated) Object.assign(result, { truncated: true, nextFrom: read.next_from });
+  return result;
+}
+
+function warn(logger, what, err) {
+  logger.warn(`memoryclaw: ${what} failed, turn continues without it: ${err?.message ?? err}`);
+}
+
+export default {
+  id: PLUGIN_ID,
+  name: "memoryclaw",
+  description: "File-based long-term memory: markdown vault, keyword recall, raw turn logs.",
+  register(api) {
+    const logger = api.logger ?? console;
+    const options = resolveOptions(api.pluginConfig);
+    const bridge = () => bridgeFor(options, logger);
+
+    if (options.autoRecall) {
+      api.on(
+        "before_prompt_build",
+        async (event) => {
+          const query =
+            typeof event?.currentUserMessage === "string" ? event.currentUserMessage : event?.prompt;
+          if (typeof query !== "string" || !query.trim()) return undefined;
+          try {
+            const payload = await bridge().request("retrieve", { query }, options.recallTimeoutMs);
+            return payload?.context ? { prependContext: payload.context } : undefined;
+          } catch (err) {
+            warn(logger, "recall", err);
+            return undefined;
+          }
+        },
+        { timeoutMs: options.recallTimeoutMs + 500 },
+      );
+    }
+
+    if (options.autoCapture) {
+      api.on(
+        "agent_end",
+        async (event, ctx) => {
+          const session = ctx?.sessionKey ?? ctx?.sessionId;
+          if (!session) {
+            logger.warn("memoryclaw: turn not logged: OpenClaw gave no session key");
+            return;
+          }
+          const shared = { session };
+          if (ctx.agentId) shared.agent = String(ctx.agentId);
+          const channel = ctx.channel ?? ctx.messageProvider;
+          if (channel) shared.channel = String(channel);
+          try {
+            for (const turn of turnsOf(event?.messages)) {
+              await bridge().request("log_turn", { ...shared, ...turn }, options.captureTimeoutMs);
+            }
+          } catch (err) {
+            warn(logger, "logging the turn", err);
+          }
+        },
+        { timeoutMs: options.captureTimeoutMs * 4 },
+      );
+      api.on("session_end", async (_event, ctx) => {
+        const session = ctx?.sessionKey ?? ctx?.sessionId;
+        if (!session) return;
+        try {
+          await bridge().request("end_session", { session }, options.captureTimeoutMs);
+        } catch (err) {
+          warn(logger, "closing the session log", err);
+        }
+      });
+    }
+
+    api.registerTool({
+      name: "memory_search",
+      label: "Memory Search",
+      description:
+        "Search long-term memory (memoryclaw vault: episodes and facts) by keywords before " +
+        "answering questions about prior work, decisions, dates, people, preferences or todos. " +
+        "Each result has path, startLine, endLine, score, snippet; read more with memory_get.",
+      parameters: {
+        type: "object",
+        properties: {
+          query: { type: "string", description: "What to look for, in plain words." },
+          maxResults: { type: "integer", minimum: 1 },
+          minScore: { type: "number" },
+        },
+        required: ["query"],
+        additionalProperties: false,
+      },
+      async execute(_toolCallId, params) {
+        try {
+          const limit = Number.isInteger(params?.maxResults) ? params.maxResults : undefined;
+          const found = await bridge().request(
+            "search",
+            { query: String(params?.query ?? ""), ...(limit ? { limit } : {}) },
+            options.toolTimeoutMs,
+          );
+          return jsonResult(searchResult(found, params ?? {}));
+        } catch (err) {
+          warn(logger, "memory_search", err);
+          return jsonResult({
+            results: [],
+            disabled: true,
+            unavailable: true,
+            provider: PLUGIN_ID,
+            error: String(err?.message ?? err),
+          });
+        }
+      },
+    });
+
+    api.registerTool({
+      name: "memory_get",
+      label: "Memory Get",
+      description:
+        "Read an exact excerpt of a memoryclaw vault file (a path from memory_search). " +
+        "status=ok means it was read, not_found that no such file exists, error that reading failed.",
+      parameters: {
+        type: "object",
+        properties: {
+          path: { type: "string", description: "Vault-relative path, e.g. episodes/….md" },
+          from: { type: "integer", minimum: 1 },
+          lines: { type: "integer", minimum: 1 },
+        },
+        required: ["path"],
+        additionalProperties: false,
+      },
+      async execute(_toolCallId, params) {
+        const path = String(params?.path ?? "");
+        const request = { path };
+        if (Number.isInteger(params?.from)) request.from = params.from;
+        if (Number.isInteger(params?.lines)) request.lines = params.lines;
+        try {
+          return jsonResult(readResult(await bridge().request("get", request, options.toolTimeoutMs)));
+        } catch (err) {
+          const missing = /^no vault file/.test(String(err?.message));
+          return jsonResult({
+            status: missing ? "not_found" : "error",
+            path,
+            text: "",
+            ...(missing ? {} : { error: String(err?.message ?? err) }),
+          });
+        }
+      },
+    });
+  },
+};

@@ -1,0 +1,156 @@
+// Tests of the plugin against a real `memoryclaw serve --stdio`, with a recording stand-in
+// for OpenClaw's plugin api.  Run by tests/test_openclaw_plugin.py:
+//   MEMORYCLAW_PYTHON=... MEMORYCLAW_TEST_VAULT=... node --test plugins/openclaw/test/
+import assert from "node:assert/strict";
+import { readFileSync, readdirSync } from "node:fs";
+import { join } from "node:path";
+import { test } from "node:test";
+
+import plugin, { bridgeFor, resolveOptions, searchResult, turnsOf } from "../index.js";
+import { MemoryclawBridge } from "../bridge.js";
+
+const python = process.env.MEMORYCLAW_PYTHON;
+const vault = process.env.MEMORYCLAW_TEST_VAULT;
+
+function fakeApi(pluginConfig) {
+  const api = {
+    pluginConfig,
+    hooks: {},
+    tools: {},
+    warnings: [],
+    logger: { warn: (m) => api.warnings.push(m), info() {}, debug() {}, error() {} },
+    on(name, handler) {
+      api.hooks[name] = handler;
+    },
+    registerTool(tool) {
+      api.tools[tool.name] = tool;
+    },
+  };
+  plugin.register(api);
+  return api;
+}
+
+function logTexts(session) {
+  const folder = join(vault, "logs");
+  return readdirSync(folder)
+    .filter((name) => name.endsWith(".md"))
+    .map((name) => readFileSync(join(folder, name), "utf8"))
+    .filter((text) => text.includes(`session: ${session}`) || text.includes(`session: '${session}'`));
+}
+
+test("recall prepends the memoryclaw block with the matching fact", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  const out = await api.hooks.before_prompt_build(
+    { prompt: "What is my dentist's phone number?", messages: [] },
+    { sessionKey: "agent:main:main" },
+  );
+  assert.match(out.prependContext, /^<memoryclaw>/);
+  assert.match(out.prependContext, /020 7946 0321/);
+  assert.deepEqual(api.warnings, []);
+});
+
+test("agent_end logs the last exchange, tool calls included, under the session key", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  const messages = [
+    { role: "user", content: [{ type: "text", text: "old question" }], timestamp: 1 },
+    { role: "assistant", content: [{ type: "text", text: "old answer" }], timestamp: 2 },
+    { role: "user", content: [{ type: "text", text: "Where is the Falcon brief?" }], timestamp: 1795328326510 },
+    {
+      role: "assistant",
+      content: [{ type: "toolCall", id: "c1", name: "memory_search", arguments: { query: "Falcon brief" } }],
+      timestamp: 1795328326520,
+    },
+    { role: "toolResult", toolCallId: "c1", toolName: "memory_search", content: [{ type: "text", text: "{\"results\": []}" }] },
+    { role: "assistant", content: [{ type: "text", text: "In the shared drive." }], timestamp: 1795328326558 },
+  ];
+  await api.hooks.agent_end({ messages, success: true }, { sessionKey: "agent:main:plugin-test", agentId: "main", channel: "telegram" });
+  const [log] = logTexts("agent:main:plugin-test");
+  assert.ok(log, "a raw log for the session exists");
+  assert.match(log, /Where is the Falcon brief\?/);
+  assert.match(log, /In the shared drive\./);
+  assert.match(log, /memory_search/);
+  assert.doesNotMatch(log, /old question/);
+  assert.match(log, /channel: telegram/);
+  assert.deepEqual(api.warnings, []);
+});
+
+test("memory_search and memory_get answer in OpenClaw's shapes", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  const found = await api.tools.memory_search.execute("t1", { query: "dentist phone", maxResults: 3 });
+  const { results, provider } = found.details;
+  assert.equal(provider, "memoryclaw");
+  assert.ok(results.length > 0 && results.length <= 3);
+  for (const hit of results) {
+    assert.equal(typeof hit.path, "string");
+    assert.ok(Number.isInteger(hit.startLine) && Number.isInteger(hit.endLine));
+    assert.equal(typeof hit.score, "number");
+    assert.equal(typeof hit.snippet, "string");
+    assert.equal(hit.source, "memory");
+  }
+  assert.deepEqual(JSON.parse(found.content[0].text), found.details);
+  const read = await api.tools.memory_get.execute("t2", { path: results[0].path, from: 1, lines: 2 });
+  assert.equal(read.details.status, "ok");
+  assert.equal(read.details.text.split("\n").length, 2);
+  const missing = await api.tools.memory_get.execute("t3", { path: "episodes/nope.md" });
+  assert.equal(missing.details.status, "not_found");
+});
+
+test("a wrong python command fails open with a warning", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: "/nonexistent/python" });
+  const out = await api.hooks.before_prompt_build({ prompt: "dentist" }, { sessionKey: "s" });
+  assert.equal(out, undefined);
+  assert.match(api.warnings[0], /recall failed.*cannot start memoryclaw/);
+  const found = await api.tools.memory_search.execute("t", { query: "dentist" });
+  assert.equal(found.details.unavailable, true);
+});
+
+test("the bridge restarts a server that died", async () => {
+  const bridge = new MemoryclawBridge({
+    command: python,
+    args: ["-m", "memoryclaw", "--vault", vault, "serve", "--stdio"],
+    restartDelayMs: 0,
+  });
+  const first = await bridge.request("status", {}, 10000);
+  const pid = bridge.pid;
+  process.kill(pid, "SIGKILL");
+  await new Promise((resolve) => setTimeout(resolve, 200));
+  const second = await bridge.request("status", {}, 10000);
+  assert.equal(second.episodes, first.episodes);
+  assert.notEqual(bridge.pid, pid);
+  assert.equal(bridge.starts, 2);
+  bridge.close();
+});
+
+test("an error response rejects only its own request", async () => {
+  const bridge = bridgeFor(resolveOptions({ vaultPath: vault, pythonCommand: python }));
+  await assert.rejects(bridge.request("no_such_method", {}, 10000), /unknown method/);
+  const status = await bridge.request("status", {}, 10000);
+  assert.ok(status.episodes > 0);
+});
+
+test("turnsOf keeps only the last exchange and clips huge tool output", () => {
+  const turns = turnsOf([
+    { role: "user", content: "hi" },
+    { role: "assistant", content: [{ type: "thinking", thinking: "x" }, { type: "text", text: "hello" }] },
+    { role: "toolResult", toolName: "read", content: [{ type: "text", text: "y".repeat(10000) }] },
+    { role: "user", content: [{ type: "image", data: "..." }, { type: "text", text: "look" }] },
+  ]);
+  assert.deepEqual(turns.map((t) => [t.role, t.content]), [["user", "[image]\nlook"]]);
+  const clipped = turnsOf([
+    { role: "user", content: "read it" },
+    { role: "toolResult", toolName: "read", content: [{ type: "text", text: "y".repeat(10000) }] },
+  ])[1];
+  assert.ok(clipped.content.length < 4100 && clipped.content.endsWith("more chars]"));
+});
+
+test("searchResult honours maxResults and minScore", () => {
+  const found = {
+    facts: [{ id: "f1", entity: "A", field: "b", value: "c", path: "semantic/x.md", line: 3 }],
+    results: [
+      { id: "e1", path: "episodes/1.md", summary: "one", score: 9 },
+      { id: "e2", path: "episodes/2.md", summary: "two", score: 1 },
+    ],
+  };
+  assert.deepEqual(searchResult(found, { minScore: 5 }).results.map((r) => r.id), ["f1", "e1"]);
+  assert.deepEqual(searchResult(found, { maxResults: 1 }).results.map((r) => r.id), ["f1"]);
+});
