@@ -20,6 +20,7 @@ from . import __version__
 from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
+from .mcp_server import run_stdio
 from .retrieval import SearchResult
 from .server import StdioServer
 
@@ -385,6 +386,13 @@ def serve(ctx: click.Context, stdio: bool) -> None:
         raise click.UsageError("give --stdio")
     server = StdioServer(resolve_vault_path(ctx.find_root().obj))
     server.serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
+@cli.command("mcp")
+@click.pass_context
+def mcp_command(ctx: click.Context) -> None:
+    """MCP server on stdio: memory_search, memory_get, memory_log, memory_forget."""
+    run_stdio(_vault(ctx))
 
 
 def main() -> None:

@@ -1,0 +1,201 @@
+"""``memoryclaw mcp``: the vault's memory as tools for MCP clients, over stdio.
+
+Four tools, each a thin call into the handler ``serve --stdio`` uses for the same request
+(:data:`memoryclaw.server.METHODS`), so arguments are checked and answered exactly as there:
+``memory_search``, ``memory_get``, ``memory_log`` and ``memory_forget``.  A memoryclaw error
+comes back as a tool error (``isError``) carrying the one-line message the command line would
+print (after the SDK's ``Error executing tool NAME:``), and the server keeps serving.
+
+The MCP SDK (the ``mcp`` extra, ``mcp`` 2.x) is imported only when a server is built, so the
+rest of memoryclaw neither needs it nor pays for importing it.
+"""
+
+# No ``from __future__ import annotations`` here: the SDK reads each tool's parameter types
+# with ``inspect.signature(eval_str=True)``, which cannot see names imported inside
+# ``build_server``; annotations evaluated at definition time need no lookup.
+
+import importlib.metadata
+from typing import TYPE_CHECKING, Annotated, Any
+
+from . import __version__
+from .api import Vault
+from .errors import ConfigError, MemoryclawError
+from .server import METHODS
+
+if TYPE_CHECKING:
+    from mcp.server.mcpserver import MCPServer
+
+SERVER_NAME = "memoryclaw"
+INSTRUCTIONS = (
+    "Long-term memory kept as markdown files: episodes (summaries of past conversations) and "
+    "facts (contacts, preferences, projects). Call memory_search before answering anything "
+    "that may depend on earlier conversations, memory_get for an episode's full details, and "
+    "memory_log to record a turn worth remembering."
+)
+
+
+def _missing_sdk_message() -> str:
+    try:
+        found = importlib.metadata.version("mcp")
+    except importlib.metadata.PackageNotFoundError:
+        return "the MCP server needs the MCP SDK: pip install 'memoryclaw[mcp]'"
+    return f"the MCP server needs mcp 2.x, found mcp {found}: pip install -U 'memoryclaw[mcp]'"
+
+
+def build_server(vault: Vault) -> "MCPServer[Any]":
+    """An MCP server whose tools work on ``vault`` (which the caller keeps open and closes).
+
+    Raises :class:`ConfigError` naming ``pip install 'memoryclaw[mcp]'`` when the SDK is missing.
+    """
+    try:
+        from mcp.server.mcpserver import MCPServer
+        from mcp.server.mcpserver.exceptions import ToolError
+        from mcp.types import ToolAnnotations
+        from pydantic import Field
+    except ImportError:
+        raise ConfigError(None, "mcp", _missing_sdk_message()) from None
+
+    server: MCPServer[Any] = MCPServer(
+        SERVER_NAME,
+        version=__version__,
+        instructions=INSTRUCTIONS,
+        # Tool errors are answers to the client, not server trouble worth a line on stderr.
+        log_level="WARNING",
+    )
+
+    # The tools are coroutines that call the vault directly: the SDK would run plain functions
+    # in worker threads, and the index's SQLite connection belongs to the thread that opened
+    # it.  Calls are short, and one at a time they also cannot race each other.
+    def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
+        try:
+            result: dict[str, Any] = METHODS[method](vault, params)
+        except MemoryclawError as exc:
+            raise ToolError(str(exc)) from None
+        except Exception as exc:  # the server must outlive any one bad call
+            vault.close()  # the vault may have moved or its index broken: reopen it next call
+            raise ToolError(f"{type(exc).__name__}: {exc}") from exc
+        return result
+
+    @server.tool(
+        name="memory_search",
+        title="Search memory",
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    async def memory_search(
+        query: Annotated[
+            str, Field(description="What to look for, in plain words (e.g. 'email John').")
+        ],
+        limit: Annotated[
+            int | None,
+            Field(ge=0, description="Most episodes to return (default: the vault's setting)."),
+        ] = None,
+    ) -> dict[str, Any]:
+        """Search long-term memory by keywords.
+
+        Returns ranked episodes (summaries of past conversations: id, summary, tags, timestamp,
+        score, the keywords each matched) and facts about the people and things the query
+        names (entity, field, value, age in days). Search before answering anything that may
+        depend on earlier conversations; read an episode's details with memory_get.
+        """
+        return call("search", {"query": query, "limit": limit})
+
+    @server.tool(
+        name="memory_get",
+        title="Read one memory",
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    async def memory_get(
+        id: Annotated[
+            str,
+            Field(description="An episode id (ep-...) or a fact id, as memory_search returns."),
+        ],
+    ) -> dict[str, Any]:
+        """Read one memory by id.
+
+        An episode comes with its summary, details, tags, entities, timestamp and the raw log
+        it was made from; a fact with its entity, field, value, file and line.
+        """
+        return call("get", {"id": id})
+
+    @server.tool(
+        name="memory_log",
+        title="Record a conversation turn",
+        annotations=ToolAnnotations(
+            read_only_hint=False, destructive_hint=False, idempotent_hint=False
+        ),
+    )
+    async def memory_log(
+        session: Annotated[
+            str, Field(description="Conversation id; a session's turns go to one raw log.")
+        ],
+        role: Annotated[
+            str, Field(description="Who spoke: user, assistant, tool_call, tool_result, system.")
+        ],
+        content: Annotated[str, Field(description="The turn's text.")],
+        name: Annotated[str | None, Field(description="Speaker name, e.g. Caroline.")] = None,
+        channel: Annotated[
+            str | None, Field(description="Where the conversation happens (cli, telegram ...).")
+        ] = None,
+        tool: Annotated[
+            str | None, Field(description="Tool name, for tool_call and tool_result turns.")
+        ] = None,
+    ) -> dict[str, Any]:
+        """Append one conversation turn to the session's raw log in the vault.
+
+        Logs are consolidated into searchable episodes later; secrets in the text are redacted
+        when the vault is configured to. Returns the log's path and the turn's number.
+        """
+        return call(
+            "log_turn",
+            {
+                "session": session,
+                "role": role,
+                "content": content,
+                "name": name,
+                "channel": channel,
+                "tool": tool,
+            },
+        )
+
+    @server.tool(
+        name="memory_forget",
+        title="Delete memories",
+        annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True),
+    )
+    async def memory_forget(
+        query: Annotated[
+            str | None,
+            Field(description="Delete every episode and fact this search finds (needs confirm)."),
+        ] = None,
+        episode_id: Annotated[str | None, Field(description="Delete this one episode.")] = None,
+        fact_id: Annotated[str | None, Field(description="Delete this one fact.")] = None,
+        dry_run: Annotated[
+            bool, Field(description="Only report what would be deleted; delete nothing.")
+        ] = False,
+        confirm: Annotated[
+            bool, Field(description="Must be true to delete by query (not needed with dry_run).")
+        ] = False,
+    ) -> dict[str, Any]:
+        """Delete memories from the vault's files and index; this cannot be undone.
+
+        Give exactly one of query, episode_id or fact_id. Deleting by query removes every
+        search hit, so it needs confirm=true; run it with dry_run=true first to see what
+        would go. Returns the ids removed and the files deleted or edited.
+        """
+        return call(
+            "forget",
+            {
+                "query": query,
+                "episode_id": episode_id,
+                "fact_id": fact_id,
+                "dry_run": dry_run,
+                "confirm": confirm,
+            },
+        )
+
+    return server
+
+
+def run_stdio(vault: Vault) -> None:
+    """Serve ``vault``'s memory tools over stdin/stdout until the client disconnects."""
+    build_server(vault).run("stdio")

@@ -1,0 +1,281 @@
+"""``memoryclaw mcp``: the real server process, driven by the MCP SDK's own stdio client."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from click.testing import CliRunner
+from mcp import ClientSession, StdioServerParameters
+from mcp.client.stdio import stdio_client
+from mcp.types import CallToolResult, TextContent
+
+from memoryclaw import ConfigError, Vault
+from memoryclaw.cli import cli
+from memoryclaw.mcp_server import build_server
+from memoryclaw.transcripts import unprocessed_logs
+
+JOHN_ID = "ep-20250408-143210-email-john"
+EMAIL_QUERY = "what did I email John about"
+TOOLS = {"memory_search", "memory_get", "memory_log", "memory_forget"}
+
+
+@asynccontextmanager
+async def connect(vault_dir: Path, stderr: Path) -> AsyncIterator[ClientSession]:
+    """A session with ``python -m memoryclaw --vault VAULT mcp``; its stderr goes to ``stderr``."""
+    params = StdioServerParameters(
+        command=sys.executable, args=["-m", "memoryclaw", "--vault", str(vault_dir), "mcp"]
+    )
+    with stderr.open("w", encoding="utf-8") as errlog:
+        async with (
+            stdio_client(params, errlog=errlog) as (read, write),
+            ClientSession(read, write) as session,
+        ):
+            await session.initialize()
+            yield session
+
+
+def with_server(
+    vault_dir: Path, tmp_path: Path, scenario: Callable[[ClientSession], Awaitable[None]]
+) -> None:
+    """Run ``scenario`` against a fresh server; the server must not have printed a traceback."""
+    stderr = tmp_path / "mcp-stderr.txt"
+
+    async def main() -> None:
+        async with connect(vault_dir, stderr) as session:
+            await scenario(session)
+
+    anyio.run(main)
+    assert "Traceback" not in stderr.read_text(encoding="utf-8")
+
+
+def ok(result: CallToolResult) -> dict[str, Any]:
+    """The structured answer of a successful call, which the text content repeats as JSON."""
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    [text] = result.content
+    assert isinstance(text, TextContent)
+    assert json.loads(text.text) == result.structured_content
+    return result.structured_content
+
+
+def error(result: CallToolResult) -> str:
+    """The one-line memoryclaw message of a failed call, without the SDK's prefix."""
+    assert result.is_error
+    [text] = result.content
+    assert isinstance(text, TextContent)
+    assert text.text.startswith("Error executing tool memory_") and "\n" not in text.text
+    return text.text.split(": ", 1)[1]
+
+
+def invalid(result: CallToolResult) -> None:
+    """A call the SDK refused: its arguments do not fit the tool's input schema."""
+    assert result.is_error
+    [text] = result.content
+    assert isinstance(text, TextContent) and "validation error" in text.text
+
+
+def test_lists_four_tools_with_typed_inputs(vault_dir: Path, tmp_path: Path) -> None:
+    async def scenario(session: ClientSession) -> None:
+        tools = {tool.name: tool for tool in (await session.list_tools()).tools}
+        assert set(tools) == TOOLS
+        for tool in tools.values():
+            assert tool.description and tool.input_schema["type"] == "object"
+            for name, prop in tool.input_schema["properties"].items():
+                assert prop.get("description"), f"{tool.name}.{name} has no description"
+        search = tools["memory_search"].input_schema
+        assert search["required"] == ["query"]
+        assert search["properties"]["query"]["type"] == "string"
+        assert {"type": "integer", "minimum": 0} in search["properties"]["limit"]["anyOf"]
+        assert tools["memory_get"].input_schema["required"] == ["id"]
+        log = tools["memory_log"].input_schema
+        assert log["required"] == ["session", "role", "content"]
+        assert set(log["properties"]) == {"session", "role", "content", "name", "channel", "tool"}
+        forget = tools["memory_forget"].input_schema
+        assert "required" not in forget
+        assert forget["properties"]["confirm"] == {
+            "default": False,
+            "description": forget["properties"]["confirm"]["description"],
+            "title": "Confirm",
+            "type": "boolean",
+        }
+        annotations = tools["memory_search"].annotations
+        assert annotations is not None and annotations.read_only_hint
+        annotations = tools["memory_forget"].annotations
+        assert annotations is not None and annotations.destructive_hint
+
+    with_server(vault_dir, tmp_path, scenario)
+
+
+def test_search_and_get_find_johns_email(vault_dir: Path, tmp_path: Path) -> None:
+    async def scenario(session: ClientSession) -> None:
+        found = ok(await session.call_tool("memory_search", {"query": EMAIL_QUERY}))
+        assert found["query"] == EMAIL_QUERY and {"email", "john"} <= set(found["keywords"])
+        by_id = {r["id"]: r for r in found["results"]}
+        assert JOHN_ID in by_id and {"email", "john"} <= set(by_id[JOHN_ID]["matched"])
+        assert all("email-john" in r["id"] for r in found["results"][:4])
+        assert any(
+            f["entity"] == "John" and f["value"] == "john@example.com" for f in found["facts"]
+        )
+        with Vault(vault_dir, env={}) as vault:
+            expected = vault.search(EMAIL_QUERY).as_dict()
+        assert [r["id"] for r in found["results"]] == [r["id"] for r in expected["results"]]
+
+        limited = ok(await session.call_tool("memory_search", {"query": "email", "limit": 2}))
+        assert len(limited["results"]) == 2
+
+        episode = ok(await session.call_tool("memory_get", {"id": JOHN_ID}))
+        assert episode["kind"] == "episode" and episode["id"] == JOHN_ID
+        assert "john@example.com" in episode["details"]
+        assert episode["session"] == "agent:main:telegram:12345"
+
+        fact_id = next(f["id"] for f in found["facts"] if f["entity"] == "John")
+        fact = ok(await session.call_tool("memory_get", {"id": fact_id}))
+        assert fact["kind"] == "fact" and fact["value"] == "john@example.com"
+
+    with_server(vault_dir, tmp_path, scenario)
+
+
+def test_log_appends_turns_to_the_raw_log(vault_dir: Path, tmp_path: Path) -> None:
+    session_id = "agent:main:mcp:1"
+
+    async def scenario(session: ClientSession) -> None:
+        first = ok(
+            await session.call_tool(
+                "memory_log",
+                {
+                    "session": session_id,
+                    "role": "user",
+                    "content": "Remind me to renew the car insurance in March.",
+                    "name": "Caroline",
+                    "channel": "cli",
+                },
+            )
+        )
+        assert first["session"] == session_id and first["turn"] == 1
+        assert first["path"].startswith("logs/") and first["path"].endswith("_cli_raw.md")
+        text = (vault_dir / first["path"]).read_text(encoding="utf-8")
+        assert "Remind me to renew the car insurance in March." in text
+
+        second = ok(
+            await session.call_tool(
+                "memory_log",
+                {
+                    "session": session_id,
+                    "role": "tool_call",
+                    "content": '{"when": "March"}',
+                    "tool": "reminders",
+                },
+            )
+        )
+        assert second["path"] == first["path"] and second["turn"] == 2
+
+        refused = error(
+            await session.call_tool(
+                "memory_log", {"session": session_id, "role": "Not A Role", "content": "x"}
+            )
+        )
+        assert "role" in refused
+
+    with_server(vault_dir, tmp_path, scenario)
+    [log] = [g for g in unprocessed_logs(vault_dir) if g.session == "agent:main:mcp:1"]
+    assert [(t.role, t.name, t.tool) for t in log.turns] == [
+        ("user", "Caroline", None),
+        ("tool_call", None, "reminders"),
+    ]
+
+
+def test_forget_by_query_needs_confirm_and_the_server_keeps_serving(
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    episodes = vault_dir / "episodes"
+    before = sorted(p.name for p in episodes.iterdir())
+
+    async def scenario(session: ClientSession) -> None:
+        refused = error(await session.call_tool("memory_forget", {"query": "dentist"}))
+        assert refused == 'confirm: forgetting by query needs "confirm": true'
+        assert sorted(p.name for p in episodes.iterdir()) == before
+
+        preview = ok(
+            await session.call_tool("memory_forget", {"query": "dentist", "dry_run": True})
+        )
+        assert preview["dry_run"] and preview["episodes"]
+        assert sorted(p.name for p in episodes.iterdir()) == before
+
+        none_chosen = error(await session.call_tool("memory_forget", {}))
+        assert "exactly one" in none_chosen
+
+        done = ok(await session.call_tool("memory_forget", {"episode_id": JOHN_ID}))
+        assert done == {
+            "episodes": [JOHN_ID],
+            "facts": [],
+            "files_deleted": ["episodes/2025-04-08_14-32-10_email-john.md"],
+            "files_edited": [],
+            "dry_run": False,
+        }
+        assert not (vault_dir / done["files_deleted"][0]).exists()
+
+        confirmed = ok(
+            await session.call_tool("memory_forget", {"query": "dentist", "confirm": True})
+        )
+        assert confirmed["episodes"] == preview["episodes"]
+        found = ok(await session.call_tool("memory_search", {"query": EMAIL_QUERY}))
+        assert JOHN_ID not in [r["id"] for r in found["results"]]
+
+    with_server(vault_dir, tmp_path, scenario)
+
+
+def test_bad_calls_are_tool_errors(vault_dir: Path, tmp_path: Path) -> None:
+    async def scenario(session: ClientSession) -> None:
+        missing = error(await session.call_tool("memory_get", {"id": "ep-nothing-here"}))
+        assert missing == "no memory with id 'ep-nothing-here'"
+        assert error(await session.call_tool("memory_forget", {"episode_id": "ep-nope"})) == (
+            "no episode with id 'ep-nope'"
+        )
+        invalid(await session.call_tool("memory_search", {"query": "x", "limit": -1}))
+        invalid(await session.call_tool("memory_search", {}))
+        invalid(await session.call_tool("memory_get", {"id": 7}))
+
+        shutil.move(vault_dir, tmp_path / "elsewhere")
+        gone = error(await session.call_tool("memory_search", {"query": EMAIL_QUERY}))
+        assert "no such folder" in gone
+        lost = {"session": "s", "role": "user", "content": "lost?"}
+        assert error(await session.call_tool("memory_log", lost))
+        assert not vault_dir.exists()  # nothing recreated a half-empty vault in its place
+        shutil.move(tmp_path / "elsewhere", vault_dir)
+        found = ok(await session.call_tool("memory_search", {"query": EMAIL_QUERY}))
+        assert JOHN_ID in [r["id"] for r in found["results"]]
+
+    with_server(vault_dir, tmp_path, scenario)
+
+
+def test_missing_vault_is_one_line_and_exit_1(tmp_path: Path) -> None:
+    result = CliRunner().invoke(cli, ["--vault", str(tmp_path / "nowhere"), "mcp"])
+    assert result.exit_code == 1
+    assert result.output.strip().startswith("memoryclaw: error: ")
+    assert "no such folder" in result.output
+
+
+@pytest.fixture
+def without_sdk(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Make every ``mcp`` import fail, as on an install without the extra."""
+    names = [n for n in sys.modules if n == "mcp" or n.startswith("mcp.")]
+    for name in [*names, "mcp", "mcp.server.mcpserver", "mcp.server.mcpserver.exceptions"]:
+        monkeypatch.setitem(sys.modules, name, None)
+
+
+@pytest.mark.usefixtures("without_sdk")
+def test_missing_sdk_names_the_extra(vault: Vault, vault_dir: Path) -> None:
+    with pytest.raises(ConfigError, match=r"pip install (-U )?'memoryclaw\[mcp\]'"):
+        build_server(vault)
+    result = CliRunner().invoke(cli, ["--vault", str(vault_dir), "mcp"])
+    assert result.exit_code == 1
+    [line] = result.output.strip().splitlines()
+    assert line.startswith("memoryclaw: error: mcp: ") and "memoryclaw[mcp]" in line
