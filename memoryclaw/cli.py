@@ -16,7 +16,7 @@ from typing import Any, NoReturn
 
 import click
 
-from . import __version__
+from . import __version__, openclaw
 from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
@@ -393,6 +393,42 @@ def serve(ctx: click.Context, stdio: bool) -> None:
 def mcp_command(ctx: click.Context) -> None:
     """MCP server on stdio: memory_search, memory_get, memory_log, memory_forget."""
     run_stdio(_vault(ctx))
+
+
+@cli.group("openclaw")
+def openclaw_group() -> None:
+    """Install memoryclaw as the memory plugin of the OpenClaw on PATH (for this HOME)."""
+
+
+@openclaw_group.command("install")
+@click.option("--openclaw", "executable", default="openclaw", help="The openclaw command to drive.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def openclaw_install(ctx: click.Context, executable: str, as_json: bool) -> None:
+    """Install the plugin, select the memory slot, point it at this vault and Python."""
+    root = Vault.open(ctx.find_root().obj).root.resolve()  # fails early when there is no vault
+    changes = openclaw.install(root, run=openclaw.openclaw_runner(executable))
+    _report_changes(changes, as_json, f"memoryclaw is OpenClaw's memory now (vault {root})")
+
+
+@openclaw_group.command("uninstall")
+@click.option("--openclaw", "executable", default="openclaw", help="The openclaw command to drive.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+def openclaw_uninstall(executable: str, as_json: bool) -> None:
+    """Remove the plugin and give the memory slot back to OpenClaw's own memory."""
+    changes = openclaw.uninstall(run=openclaw.openclaw_runner(executable))
+    _report_changes(changes, as_json, "memoryclaw removed from OpenClaw (the vault is untouched)")
+
+
+def _report_changes(changes: list[openclaw.Change], as_json: bool, done: str) -> None:
+    if as_json:
+        _emit({"changes": [c.as_dict() for c in changes]})
+        return
+    for change in changes:
+        click.echo(f"changed {change}")
+    if not changes:
+        click.echo("nothing to change")
+    click.echo(done)
 
 
 def main() -> None:

@@ -32,6 +32,8 @@ class LoopbackModel:
     def __init__(self, reply: str = "Noted.", port: int = 0, record_to: str | None = None) -> None:
         self.reply = reply
         self.record_to = record_to
+        # (function name, arguments): the next chat request is answered with this tool call
+        self.next_tool_call: tuple[str, dict[str, Any]] | None = None
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
@@ -62,6 +64,12 @@ class LoopbackModel:
             if self.record_to:
                 with open(self.record_to, "a", encoding="utf-8") as out:
                     out.write(json.dumps(body) + "\n")
+
+    def take_tool_call(self) -> tuple[str, dict[str, Any]] | None:
+        """The queued tool call, once."""
+        with self._lock:
+            call, self.next_tool_call = self.next_tool_call, None
+            return call
 
     def chat_requests(self) -> list[dict[str, Any]]:
         """The recorded chat-completion request bodies, oldest first."""
@@ -114,18 +122,19 @@ def _handler_for(model: LoopbackModel) -> type[BaseHTTPRequestHandler]:
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
                 return
+            call = model.take_tool_call()
             if body.get("stream"):
-                self._stream(body)
+                self._stream(body, call)
             else:
-                self._send_json(200, _completion(body, model.reply))
+                self._send_json(200, _completion(body, model.reply, call))
 
-        def _stream(self, body: dict[str, Any]) -> None:
+        def _stream(self, body: dict[str, Any], call: tuple[str, dict[str, Any]] | None) -> None:
             self.send_response(200)
             self.send_header("Content-Type", "text/event-stream")
             self.send_header("Cache-Control", "no-cache")
             self.send_header("Connection", "close")
             self.end_headers()
-            for chunk in _chunks(body, model.reply):
+            for chunk in _chunks(body, model.reply, call):
                 self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\n\n")
             self.wfile.write(b"data: [DONE]\n\n")
             self.wfile.flush()
@@ -148,7 +157,18 @@ def _usage(body: dict[str, Any], reply: str) -> dict[str, int]:
     }
 
 
-def _completion(body: dict[str, Any], reply: str) -> dict[str, Any]:
+def _tool_calls(call: tuple[str, dict[str, Any]]) -> list[dict[str, Any]]:
+    name, arguments = call
+    function = {"name": name, "arguments": json.dumps(arguments)}
+    return [{"index": 0, "id": "call_loopback_1", "type": "function", "function": function}]
+
+
+def _completion(
+    body: dict[str, Any], reply: str, call: tuple[str, dict[str, Any]] | None = None
+) -> dict[str, Any]:
+    message: dict[str, Any] = {"role": "assistant", "content": reply}
+    if call is not None:
+        message = {"role": "assistant", "content": None, "tool_calls": _tool_calls(call)}
     return {
         "id": "chatcmpl-loopback",
         "object": "chat.completion",
@@ -157,23 +177,28 @@ def _completion(body: dict[str, Any], reply: str) -> dict[str, Any]:
         "choices": [
             {
                 "index": 0,
-                "message": {"role": "assistant", "content": reply},
-                "finish_reason": "stop",
+                "message": message,
+                "finish_reason": "stop" if call is None else "tool_calls",
             }
         ],
         "usage": _usage(body, reply),
     }
 
 
-def _chunks(body: dict[str, Any], reply: str) -> list[dict[str, Any]]:
+def _chunks(
+    body: dict[str, Any], reply: str, call: tuple[str, dict[str, Any]] | None = None
+) -> list[dict[str, Any]]:
     base = {
         "id": "chatcmpl-loopback",
         "object": "chat.completion.chunk",
         "created": int(time.time()),
         "model": body.get("model", MODEL_ID),
     }
-    first = {"index": 0, "delta": {"role": "assistant", "content": reply}, "finish_reason": None}
-    last = {"index": 0, "delta": {}, "finish_reason": "stop"}
+    delta: dict[str, Any] = {"role": "assistant", "content": reply}
+    if call is not None:
+        delta = {"role": "assistant", "tool_calls": _tool_calls(call)}
+    first = {"index": 0, "delta": delta, "finish_reason": None}
+    last = {"index": 0, "delta": {}, "finish_reason": "stop" if call is None else "tool_calls"}
     return [
         {**base, "choices": [first]},
         {**base, "choices": [last], "usage": _usage(body, reply)},

@@ -137,7 +137,7 @@ export function searchResult(found, { maxResults, minScore } = {}) {
       startLine: fact.line,
       endLine: fact.line,
       score: 1,
-      snippet: `${fact.entity} ${fact.field}: ${fact.value}`,
+      snippet: fact.field === "value" ? `${fact.entity}: ${fact.value}` : `${fact.entity} ${fact.field}: ${fact.value}`,
       source: "memory",
       citation: `${fact.path}#L${fact.line}`,
       kind: "fact",

@@ -1,0 +1,85 @@
+"""The OpenClaw installer module; the real OpenClaw run is in test_openclaw_plugin.py."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from memoryclaw import ExternalToolError, openclaw
+
+
+def test_plugin_manifest_matches_what_install_configures() -> None:
+    folder = openclaw.plugin_dir()
+    manifest = json.loads((folder / "openclaw.plugin.json").read_text())
+    package = json.loads((folder / "package.json").read_text())
+    assert manifest["id"] == openclaw.PLUGIN_ID and manifest["kind"] == "memory"
+    assert set(manifest["contracts"]["tools"]) == {"memory_search", "memory_get"}
+    properties = manifest["configSchema"]["properties"]
+    assert {"vaultPath", "pythonCommand", "autoRecall", "autoCapture"} <= set(properties)
+    assert manifest["configSchema"]["additionalProperties"] is False
+    assert package["type"] == "module"
+    for entry in package["openclaw"]["extensions"]:
+        assert (folder / entry).is_file()
+    for name in package["files"]:
+        assert (folder / name).is_file(), name
+
+
+def test_missing_openclaw_is_a_clear_error(tmp_path: Path) -> None:
+    with pytest.raises(ExternalToolError, match="not found on PATH"):
+        openclaw.openclaw_runner(str(tmp_path / "openclaw"))
+
+
+def test_failing_openclaw_reports_its_last_line(tmp_path: Path) -> None:
+    fake = tmp_path / "openclaw"
+    fake.write_text("#!/bin/sh\necho 'first line' >&2\necho 'config is invalid' >&2\nexit 3\n")
+    fake.chmod(0o755)
+    run = openclaw.openclaw_runner(str(fake))
+    with pytest.raises(ExternalToolError) as caught:
+        run(["plugins", "install", "x"], None)
+    assert caught.value.returncode == 3
+    assert str(caught.value).endswith("exit code 3: config is invalid")
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["openclaw", "install"], "not found on PATH"),
+        (["openclaw", "uninstall"], "not found on PATH"),
+    ],
+    ids=["install", "uninstall"],
+)
+def test_cli_without_openclaw_exits_1_with_one_line(
+    vault_dir: Path, tmp_path: Path, args: list[str], message: str
+) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), *args],
+        env={**os.environ, "PATH": str(tmp_path)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and message in done.stderr
+
+
+def test_cli_install_needs_a_vault(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memoryclaw",
+            "--vault",
+            str(tmp_path / "nope"),
+            "openclaw",
+            "install",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 1 and "nope" in done.stderr

@@ -1,0 +1,232 @@
+"""The OpenClaw plugin, end to end: a real OpenClaw from npm running real agent turns.
+
+OpenClaw 2026.9.6 runs on Node 24 (both installed and cached by ``tests/openclaw_env.py``)
+with ``HOME`` in a temporary folder.  The only stand-in is the model: a loopback server that
+speaks the OpenAI chat-completions API (``tests/loopback_model.py``) and records every request,
+so the tests can see the exact prompt OpenClaw sent.  The plugin is installed with
+``memoryclaw openclaw install`` as a user would, against a copy of ``sample_vault``.
+
+One agent turn takes 10-25 s, so the OpenClaw home is set up once for the module.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from memoryclaw.transcripts import unprocessed_logs
+
+from .loopback_model import LoopbackModel, prompt_text
+from .openclaw_env import ensure_openclaw, node_bin, openclaw_env
+
+REPO = Path(__file__).resolve().parent.parent
+PLUGIN = REPO / "plugins" / "openclaw"
+SAMPLE = REPO / "sample_vault"
+REPLY = "Your dentist, Brightsmile Dental, is on 020 7946 0321."
+TURN_TIMEOUT = 240
+
+
+@dataclass
+class OpenClaw:
+    """An isolated OpenClaw home wired to a loopback model and a memoryclaw vault."""
+
+    home: Path
+    vault: Path
+    env: dict[str, str]
+    model: LoopbackModel
+    installed: list[dict[str, Any]] = field(default_factory=list)
+
+    def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
+        """Run ``openclaw ARGS`` in this home."""
+        return subprocess.run(
+            ["openclaw", *args],
+            input=stdin,
+            env=self.env,
+            cwd=self.home,
+            capture_output=True,
+            text=True,
+            timeout=TURN_TIMEOUT,
+            check=False,
+        )
+
+    def memoryclaw(self, *args: str) -> subprocess.CompletedProcess[str]:
+        """Run ``memoryclaw --vault VAULT ARGS`` in this home."""
+        return subprocess.run(
+            [sys.executable, "-m", "memoryclaw", "--vault", str(self.vault), *args],
+            env=self.env,
+            capture_output=True,
+            text=True,
+            timeout=TURN_TIMEOUT,
+            check=False,
+        )
+
+    def agent(self, message: str, session: str) -> tuple[subprocess.CompletedProcess[str], str]:
+        """One real agent turn; the process and the text of the last model request it made."""
+        seen = len(self.model.chat_requests())
+        done = self.run("agent", "--local", "-m", message, "--session-id", session)
+        assert done.returncode == 0, done.stdout + done.stderr
+        fresh = self.model.chat_requests()[seen:]
+        assert fresh, "OpenClaw never called the model"
+        return done, prompt_text(fresh[0])
+
+    def patch(self, patch: dict[str, Any]) -> None:
+        """Apply a config patch."""
+        done = self.run("config", "patch", "--stdin", stdin=json.dumps(patch))
+        assert done.returncode == 0, done.stdout + done.stderr
+
+    def plugin_config(self, **values: Any) -> None:
+        """Set keys of the memoryclaw plugin's config."""
+        self.patch({"plugins": {"entries": {"memoryclaw": {"config": values}}}})
+
+
+@pytest.fixture(scope="module")
+def openclaw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenClaw]:
+    openclaw_bin = ensure_openclaw()
+    root = tmp_path_factory.mktemp("openclaw")
+    home, vault = root / "home", root / "vault"
+    home.mkdir()
+    shutil.copytree(SAMPLE, vault)
+    model = LoopbackModel(reply=REPLY).start()
+    try:
+        claw = OpenClaw(home, vault, openclaw_env(home, openclaw_bin), model)
+        provider = {
+            "baseUrl": model.base_url,
+            "apiKey": "loopback",
+            "api": "openai-completions",
+            "models": [{"id": "loopback-model", "name": "Loopback"}],
+        }
+        claw.patch(
+            {
+                "models": {"providers": {"loop": provider}},
+                "agents": {"defaults": {"model": "loop/loopback-model"}},
+            }
+        )
+        installed = claw.memoryclaw("openclaw", "install", "--json")
+        assert installed.returncode == 0, installed.stderr
+        claw.installed = json.loads(installed.stdout)["changes"]
+        yield claw
+    finally:
+        model.stop()
+
+
+def _session_log(vault: Path, session: str) -> str:
+    logs = [log for log in unprocessed_logs(vault) if log.session == session]
+    assert logs, f"no raw log for session {session}"
+    return "\n".join(f"{turn.role}: {turn.content}" for log in logs for turn in log.turns)
+
+
+def test_install_reports_what_it_changed(openclaw: OpenClaw) -> None:
+    changes = {c["what"]: c for c in openclaw.installed}
+    assert changes["plugins.slots.memory"]["after"] == "memoryclaw"
+    assert changes["plugins.entries.memoryclaw.hooks.allowConversationAccess"]["after"] is True
+    assert changes["plugins.entries.memoryclaw.config.vaultPath"]["after"] == str(
+        openclaw.vault.resolve()
+    )
+    assert changes["plugins.entries.memoryclaw.config.pythonCommand"]["after"] == sys.executable
+    inspected = openclaw.run("plugins", "inspect", "memoryclaw", "--runtime", "--json")
+    assert inspected.returncode == 0, inspected.stderr
+    report = json.loads(inspected.stdout)
+    text = json.dumps(report)
+    assert "memory_search" in text and "memory_get" in text
+    assert "before_prompt_build" in text and "agent_end" in text
+
+
+def test_recall_reaches_the_model_and_the_turn_is_logged(openclaw: OpenClaw) -> None:
+    done, prompt = openclaw.agent("What is my dentist's phone number?", "dentist-1")
+    assert REPLY in done.stdout
+    block = prompt[prompt.index("<memoryclaw>") : prompt.index("</memoryclaw>")]
+    assert "Brightsmile Dental phone 020 7946 0321" in block
+    assert "What is my dentist's phone number?" in prompt
+    logged = _session_log(openclaw.vault, "agent:main:explicit:dentist-1")
+    assert "user: What is my dentist's phone number?" in logged
+    assert f"assistant: {REPLY}" in logged
+    assert "<memoryclaw>" not in logged  # the recalled block is not logged back as user text
+
+
+def test_memory_search_tool_call_returns_openclaw_shaped_results(openclaw: OpenClaw) -> None:
+    search = {"id": "memory_search", "args": {"query": "dentist phone"}}
+    openclaw.model.next_tool_call = ("tool_call", search)
+    seen = len(openclaw.model.chat_requests())
+    openclaw.agent("Search memory for my dentist's phone.", "tool-1")
+    requests = openclaw.model.chat_requests()[seen:]
+    assert len(requests) >= 2, "the tool result never went back to the model"
+    tool_messages = [m for m in requests[1]["messages"] if m.get("role") == "tool"]
+    assert tool_messages, requests[1]["messages"][-2:]
+    content = tool_messages[-1]["content"]
+    text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+    wrapped = json.loads(text[text.index("{") :])  # tool_call wraps the tool's own result
+    assert wrapped["tool"]["id"] == "openclaw:memoryclaw:memory_search"  # ours, not memory-core's
+    result = wrapped["result"]["details"]
+    assert json.loads(wrapped["result"]["content"][0]["text"]) == result
+    assert result["provider"] == "memoryclaw" and result["mode"] == "keyword"
+    assert result["results"], result
+    for hit in result["results"]:
+        assert {"path", "startLine", "endLine", "score", "snippet", "source"} <= set(hit)
+        assert hit["source"] == "memory" and isinstance(hit["score"], (int, float))
+    assert any("020 7946 0321" in hit["snippet"] for hit in result["results"])
+    logged = _session_log(openclaw.vault, "agent:main:explicit:tool-1")
+    assert "tool_call: " in logged and "tool_result: " in logged
+
+
+def test_a_failing_memoryclaw_never_fails_the_turn(openclaw: OpenClaw) -> None:
+    openclaw.plugin_config(pythonCommand="/nonexistent/python3")
+    try:
+        done, prompt = openclaw.agent("What is my dentist's phone number?", "broken-1")
+    finally:
+        openclaw.plugin_config(pythonCommand=sys.executable)
+    assert REPLY in done.stdout
+    assert "<memoryclaw>" not in prompt
+    output = done.stdout + done.stderr
+    assert "memoryclaw: recall failed" in output and "/nonexistent/python3" in output
+    assert "memoryclaw: logging the turn failed" in output
+    assert not [g for g in unprocessed_logs(openclaw.vault) if g.session.endswith("broken-1")]
+
+
+def test_an_unreadable_vault_never_fails_the_turn(openclaw: OpenClaw, tmp_path: Path) -> None:
+    openclaw.plugin_config(vaultPath=str(tmp_path / "no-such-vault"))
+    try:
+        done, prompt = openclaw.agent("What is my dentist's phone number?", "broken-2")
+    finally:
+        openclaw.plugin_config(vaultPath=str(openclaw.vault.resolve()))
+    assert REPLY in done.stdout and "<memoryclaw>" not in prompt
+    assert "memoryclaw: recall failed" in done.stdout + done.stderr
+    assert "no-such-vault" in done.stdout + done.stderr
+
+
+def test_plugin_module_against_a_real_server(tmp_path: Path) -> None:
+    vault = tmp_path / "vault"
+    shutil.copytree(SAMPLE, vault)
+    done = subprocess.run(
+        [str(node_bin() / "node"), "--test", str(PLUGIN / "test" / "plugin.test.mjs")],
+        env={
+            "PATH": f"{node_bin()}:/usr/bin:/bin",
+            "HOME": str(tmp_path),
+            "MEMORYCLAW_PYTHON": sys.executable,
+            "MEMORYCLAW_TEST_VAULT": str(vault),
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "# fail 0" in done.stdout or "ℹ fail 0" in done.stdout
+
+
+def test_uninstall_gives_the_slot_back(openclaw: OpenClaw) -> None:
+    removed = openclaw.memoryclaw("openclaw", "uninstall")
+    assert removed.returncode == 0, removed.stderr
+    assert "plugins.slots.memory" in removed.stdout and "memory-core" in removed.stdout
+    plugins = json.loads(openclaw.run("config", "get", "plugins", "--json").stdout)
+    assert plugins.get("slots", {}).get("memory") in (None, "memory-core")
+    assert "memoryclaw" not in plugins.get("entries", {})
+    again = openclaw.memoryclaw("openclaw", "uninstall")
+    assert again.returncode == 1 and "not installed" in again.stderr
