@@ -104,3 +104,54 @@ def test_recovers_after_the_vault_comes_back(vault_dir: Path, tmp_path: Path) ->
         assert hooks.before_model("email John") is None
         shutil.move(tmp_path / "away", vault_dir)
         assert hooks.before_model("email John") is not None
+
+
+AGENT_LOOP = Path(__file__).resolve().parent.parent / "plugins" / "python" / "agent_loop.py"
+
+
+@pytest.mark.parametrize("vault_ok", [True, False], ids=["vault", "missing-vault"])
+def test_example_agent_loop_recalls_and_logs(
+    vault_dir: Path, tmp_path: Path, vault_ok: bool
+) -> None:
+    """plugins/python/agent_loop.py against a loopback stand-in for an OpenAI-compatible server."""
+    from .loopback_model import LoopbackModel, prompt_text
+
+    model = LoopbackModel(reply="It is 020 7946 0321.").start()
+    vault = vault_dir if vault_ok else tmp_path / "gone"
+    try:
+        done = subprocess.run(
+            [
+                sys.executable,
+                str(AGENT_LOOP),
+                "--vault",
+                str(vault),
+                "--base-url",
+                model.base_url,
+                "--model",
+                "loopback-model",
+                "--session",
+                "loop-1",
+                "-m",
+                "What is my dentist's phone number?",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        model.stop()
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "It is 020 7946 0321."
+    [request] = model.chat_requests()
+    sent = prompt_text(request)
+    if vault_ok:
+        assert "</memoryclaw>" in sent and "Brightsmile Dental phone 020 7946 0321" in sent
+        [log] = [g for g in unprocessed_logs(vault_dir) if g.session == "loop-1"]
+        assert [(t.role, t.content) for t in log.turns] == [
+            ("user", "What is my dentist's phone number?"),
+            ("assistant", "It is 020 7946 0321."),
+        ]
+        assert log.meta["closed"]
+    else:
+        assert "</memoryclaw>" not in sent and "gone" in done.stderr  # a warning, not a failure
