@@ -17,6 +17,7 @@ from typing import Any
 
 from . import __version__
 from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
+from .consolidation import ConsolidationReport, consolidate
 from .errors import InvalidInputError, MemoryclawError, NotFoundError, ParseError
 from .index import Index
 from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
@@ -253,6 +254,12 @@ class Vault:
         if end < len(all_lines):
             result["next_from"] = end + 1
         return result
+
+    def consolidate(
+        self, *, all_logs: bool = False, now: datetime | None = None
+    ) -> ConsolidationReport:
+        """Turn closed raw logs (``all_logs``: every unprocessed one) into episodes and facts."""
+        return consolidate(self.root, self.settings, self.index, all_logs=all_logs, now=now)
 
     # ----------------------------------------------------------------- logging
 

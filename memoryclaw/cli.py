@@ -238,6 +238,28 @@ def retrieve(ctx: click.Context, query: str, as_json: bool) -> None:
 
 
 @cli.command()
+@click.option("--all", "all_logs", is_flag=True, help="Every unprocessed log, closed or not.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def consolidate(ctx: click.Context, all_logs: bool, as_json: bool) -> None:
+    """Turn closed raw logs into episodes and facts; print what changed."""
+    report = _vault(ctx).consolidate(all_logs=all_logs)
+    if as_json:
+        _emit(report.as_dict())
+        return
+    click.echo(
+        f"{report.logs_read} logs -> {len(report.episodes)} episodes, "
+        f"{report.facts_added} facts added ({report.facts_refreshed} refreshed), "
+        f"{report.pending} pending, {report.conflicts} conflicts, "
+        f"{len(report.skills_suggested)} skills suggested, in {report.took_ms / 1000:.2f}s"
+    )
+    for path in report.episodes:
+        click.echo(f"  + {path}")
+    if report.logs_deleted:
+        click.echo(f"deleted {len(report.logs_deleted)} processed logs past retention")
+
+
+@cli.command()
 @click.option("--full", is_flag=True, help="Delete the index and rebuild it from the files.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 @click.pass_context

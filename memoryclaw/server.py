@@ -86,6 +86,10 @@ def _log_turn(vault: Vault, params: Mapping[str, Any]) -> Any:
     return {"path": logged.path, "turn": logged.turn, "session": logged.session}
 
 
+def _consolidate(vault: Vault, params: Mapping[str, Any]) -> Any:
+    return vault.consolidate(all_logs=params.get("all") is True).as_dict()
+
+
 def _end_session(vault: Vault, params: Mapping[str, Any]) -> Any:
     return {"closed": vault.end_session(_text(params, "session") or "")}
 
@@ -108,6 +112,7 @@ def _status(vault: Vault, params: Mapping[str, Any]) -> Any:
 
 
 METHODS: dict[str, _Handler] = {
+    "consolidate": _consolidate,
     "end_session": _end_session,
     "forget": _forget,
     "get": _get,

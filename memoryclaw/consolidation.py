@@ -1,0 +1,354 @@
+"""Consolidation: closed raw logs become episodes and facts, then move to ``logs/processed/``.
+
+For each log, under the vault's ``logs`` lock (so no turn can be appended meanwhile):
+
+1. summarize it into episode drafts (:mod:`memoryclaw.summarize`);
+2. write each episode; its id comes from the log id and its turn range, and an episode with
+   that id already in the index is rewritten where it is, so a re-run never duplicates;
+3. file its facts under the rules of SPEC 2 (:func:`_file_fact`);
+4. write the log to ``logs/processed/`` marked processed, then remove it from ``logs/``.
+
+Every write is atomic and every step can be repeated, so a run killed at any point and
+started again ends with the vault an uninterrupted run would have made: no duplicate episode
+or fact, no lost log.  Processed logs older than ``logRetentionDays`` are deleted.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from datetime import datetime, timedelta
+from pathlib import Path
+from typing import Any
+
+from .config import Settings
+from .index import Index
+from .notes import (
+    Episode,
+    RawLog,
+    dump_episode,
+    episode_filename,
+    format_fact_line,
+    format_provenance,
+    parse_facts,
+    parse_log,
+    replace_log_meta,
+    short_hash,
+    utc_iso,
+    value_kind,
+)
+from .summarize import EpisodeDraft, FactDraft, summarize_log
+from .sync import sync
+from .transcripts import now_utc, unprocessed_logs
+from .vault import (
+    EPISODES_DIR,
+    PENDING_FILE,
+    PROCESSED_DIR,
+    SEMANTIC_DIR,
+    atomic_write,
+    file_lock,
+    read_text,
+    resolve_inside,
+)
+
+Summarizer = Callable[[RawLog], list[EpisodeDraft]]
+
+# Which semantic file a field's facts go to; anything else goes to facts.md.
+_FACT_FILES = {
+    "contacts.md": ("Contacts", {"email", "phone", "birthday", "address"}),
+    "preferences.md": ("Preferences", {"prefers", "likes", "dislikes"}),
+    "projects.md": ("Projects", {"deadline", "url", "command", "path", "due"}),
+}
+_OTHER_FACTS = ("facts.md", "Facts")
+_PENDING_MARK_RE = re.compile(r"^-\s+(LOW|CONFLICT|INVALID)\s+(.*)$")
+
+
+@dataclass
+class ConsolidationReport:
+    """What one consolidation run did."""
+
+    logs_read: int = 0
+    episodes: list[str] = field(default_factory=list)
+    facts_added: int = 0
+    facts_refreshed: int = 0
+    pending: int = 0
+    conflicts: int = 0
+    promoted: int = 0
+    skills_suggested: list[str] = field(default_factory=list)
+    logs_processed: list[str] = field(default_factory=list)
+    logs_deleted: list[str] = field(default_factory=list)
+    took_ms: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        """The report as a JSON-ready dict."""
+        return {
+            "logs_read": self.logs_read,
+            "episodes": self.episodes,
+            "facts_added": self.facts_added,
+            "facts_refreshed": self.facts_refreshed,
+            "pending": self.pending,
+            "conflicts": self.conflicts,
+            "promoted": self.promoted,
+            "skills_suggested": self.skills_suggested,
+            "logs_processed": self.logs_processed,
+            "logs_deleted": self.logs_deleted,
+            "took_ms": round(self.took_ms, 1),
+        }
+
+
+def is_closed(log: RawLog, idle: timedelta, now: datetime) -> bool:
+    """Whether a log is done: closed at session end, or silent for ``idle`` by its last turn."""
+    if log.meta.get("closed"):
+        return True
+    return bool(log.turns) and now - log.turns[-1].timestamp >= idle
+
+
+def consolidate(
+    root: Path,
+    settings: Settings,
+    index: Index,
+    *,
+    all_logs: bool = False,
+    now: datetime | None = None,
+    summarizer: Summarizer = summarize_log,
+) -> ConsolidationReport:
+    """Consolidate every closed log (``all_logs``: every unprocessed one); the report."""
+    started = time.perf_counter()
+    now = now or now_utc()
+    report = ConsolidationReport()
+    idle = timedelta(minutes=settings.consolidation.session_idle_minutes)
+    with file_lock(root, "consolidate"):
+        sync(root, index)
+        for candidate in unprocessed_logs(root):
+            if not (all_logs or is_closed(candidate, idle, now)):
+                continue
+            with file_lock(root, "logs"):
+                _consolidate_log(root, settings, index, candidate.path, summarizer, report, now)
+            sync(root, index)  # the next log's duplicate checks must see these facts
+        report.logs_deleted = _expire_processed(root, settings, now)
+    report.took_ms = (time.perf_counter() - started) * 1000
+    return report
+
+
+def _consolidate_log(
+    root: Path,
+    settings: Settings,
+    index: Index,
+    rel: str,
+    summarizer: Summarizer,
+    report: ConsolidationReport,
+    now: datetime,
+) -> None:
+    text = read_text(root, rel)  # re-read under the lock: this text is what gets consolidated
+    log = parse_log(text, rel)
+    if log.meta.get("processed"):
+        return
+    report.logs_read += 1
+    processed_rel = _processed_path(root, rel, str(log.meta.get("id", "")))
+    for draft in summarizer(log):
+        report.episodes.append(_write_episode(root, index, log, processed_rel, draft))
+        for fact in draft.facts:
+            _file_fact(root, settings, index, fact, processed_rel, log, report, now)
+    meta = {**log.meta, "processed": True, "processed_at": utc_iso(now)}
+    atomic_write(resolve_inside(root, processed_rel), replace_log_meta(text, rel, meta))
+    resolve_inside(root, rel).unlink(missing_ok=True)
+    report.logs_processed.append(processed_rel)
+
+
+def _processed_path(root: Path, rel: str, log_id: str) -> str:
+    """Where the log goes in ``logs/processed/``: its own earlier copy, else a free name."""
+    stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
+    for counter in range(1, 10_000):
+        name = f"{stem}.md" if counter == 1 else f"{stem}-{counter}.md"
+        path = root / PROCESSED_DIR / name
+        if not path.exists() or f"id: {log_id}\n" in path.read_text("utf-8", errors="replace"):
+            return f"{PROCESSED_DIR}/{name}"
+    raise FileExistsError(f"{PROCESSED_DIR}/{stem}.md: no free name")
+
+
+def episode_id(log: RawLog, draft: EpisodeDraft) -> str:
+    """The stable id of the episode made from turns ``first..last`` of ``log``."""
+    stamp = draft.timestamp.strftime("%Y%m%d-%H%M%S")
+    log_id = str(log.meta.get("id") or log.path)
+    return f"ep-{stamp}-{short_hash(log_id, str(draft.first_turn), str(draft.last_turn), length=8)}"
+
+
+def _write_episode(root: Path, index: Index, log: RawLog, source: str, draft: EpisodeDraft) -> str:
+    ident = episode_id(log, draft)
+    known = index.episode_rows("id = ?", [ident])
+    rel = known[0]["path"] if known else _free_episode_path(root, draft, ident)
+    episode = Episode(
+        id=ident,
+        path=rel,
+        timestamp=draft.timestamp,
+        summary=draft.summary,
+        details="**Details:**\n" + "".join(f"- {line}\n" for line in draft.details),
+        tags=draft.tags,
+        participants=draft.participants,
+        confidence=draft.confidence,
+        source=source,
+        source_turns=(draft.first_turn, draft.last_turn),
+        session=log.session,
+        entities=draft.entities,
+    )
+    atomic_write(resolve_inside(root, rel), dump_episode(episode))
+    return rel
+
+
+def _free_episode_path(root: Path, draft: EpisodeDraft, ident: str) -> str:
+    """``episodes/<stamp>_<slug>.md``, with the id's hash added if another episode has it."""
+    name = episode_filename(draft.timestamp, draft.slug)
+    rel = f"{EPISODES_DIR}/{name}"
+    path = root / rel
+    if path.exists() and f"id: {ident}\n" not in path.read_text(encoding="utf-8", errors="replace"):
+        rel = f"{EPISODES_DIR}/{name[:-3]}-{ident.rsplit('-', 1)[-1]}.md"
+    return rel
+
+
+# --------------------------------------------------------------------------- facts
+
+
+def _target_file(fact_field: str) -> tuple[str, str]:
+    for name, (heading, fields) in _FACT_FILES.items():
+        if fact_field in fields:
+            return f"{SEMANTIC_DIR}/{name}", heading
+    return f"{SEMANTIC_DIR}/{_OTHER_FACTS[0]}", _OTHER_FACTS[1]
+
+
+def _valid(fact: FactDraft) -> bool:
+    """Values that claim a kind must be of that kind: an email looks like one, a date parses."""
+    kind = value_kind(fact.value)
+    if fact.field == "email":
+        return kind == "email"
+    if fact.field in {"birthday", "deadline", "due"} and re.match(r"^\d{4}-", fact.value):
+        try:
+            datetime.strptime(fact.value[:10], "%Y-%m-%d")
+        except ValueError:
+            return False
+    if fact.field == "url":
+        return kind == "url"
+    return bool(fact.value.strip()) and "\n" not in fact.value
+
+
+def _file_fact(
+    root: Path,
+    settings: Settings,
+    index: Index,
+    fact: FactDraft,
+    source: str,
+    log: RawLog,
+    report: ConsolidationReport,
+    now: datetime,
+) -> None:
+    """Add one fact under SPEC 2's rules: dedup, conflicts and doubts to pending, provenance."""
+    rules = settings.consolidation
+    updated = now.date().isoformat()
+    same_key = index.fact_rows(
+        "lower(entity) = lower(?) AND lower(field) = lower(?)", [fact.entity, fact.field]
+    )
+    if any(_same_value(row["value"], fact.value) for row in same_key):
+        report.facts_refreshed += _refresh(root, same_key, fact, updated)
+        return
+    provenance = format_provenance(source, updated, fact.confidence)
+    line = format_fact_line(fact.entity, fact.field, fact.value, provenance)
+    pending = _pending_lines(root)
+    if same_key:
+        was = ", ".join(sorted({str(row["value"]) for row in same_key}))
+        if not any(_pending_matches(p, fact) for p in pending):
+            body = format_fact_line(fact.entity, fact.field, fact.value)[2:]
+            _append(root, PENDING_FILE, "Pending", f"- CONFLICT {body} (was {was}) {provenance}")
+            report.conflicts += 1
+        return
+    doubtful = (rules.fact_validation and not _valid(fact)) or fact.confidence == "low"
+    earlier = [p for p in pending if _pending_matches(p, fact)]
+    if earlier and all(source not in p and log.path not in p for p in earlier):
+        _remove_lines(root, PENDING_FILE, set(earlier))  # a second interaction corroborates
+        report.promoted += 1
+        doubtful = False
+    elif earlier:
+        return  # already waiting for review from this same interaction
+    if doubtful and rules.pending_review:
+        mark = "INVALID" if rules.fact_validation and not _valid(fact) else "LOW"
+        _append(root, PENDING_FILE, "Pending", f"- {mark} {line[2:]}")
+        report.pending += 1
+        return
+    target, heading = _target_file(fact.field)
+    _append(root, target, heading, line)
+    report.facts_added += 1
+
+
+def _same_value(a: Any, b: str) -> bool:
+    return " ".join(str(a).split()).casefold() == " ".join(b.split()).casefold()
+
+
+def _refresh(root: Path, rows: Sequence[dict[str, Any]], fact: FactDraft, updated: str) -> int:
+    """Bump ``updated`` on machine lines with this value (hand lines stay as they are); count."""
+    bumped = 0
+    for row in rows:
+        if row["source"] == "hand" or not _same_value(row["value"], fact.value):
+            continue
+        path = resolve_inside(root, row["path"])
+        lines = read_text(root, row["path"]).split("\n")
+        old = lines[row["line"] - 1]
+        new = re.sub(r"updated: [0-9-]+", f"updated: {updated}", old, count=1)
+        if new != old:
+            lines[row["line"] - 1] = new
+            atomic_write(path, "\n".join(lines))
+        bumped += 1
+    return bumped
+
+
+def _pending_lines(root: Path) -> list[str]:
+    path = root / PENDING_FILE
+    if not path.exists():
+        return []
+    return [line for line in read_text(root, PENDING_FILE).splitlines() if line.startswith("- ")]
+
+
+def _pending_matches(line: str, fact: FactDraft) -> bool:
+    """Whether a pending line holds this (entity, field, value)."""
+    marked = _PENDING_MARK_RE.match(line)
+    body = f"- {marked.group(2)}" if marked else line
+    body = re.sub(r"\s+\(was [^)]*\)(?=\s*(<!--|$))", "", body)
+    facts = parse_facts(body, PENDING_FILE, "")
+    return any(
+        f.entity.casefold() == fact.entity.casefold()
+        and f.field.casefold() == fact.field.casefold()
+        and _same_value(f.value, fact.value)
+        for f in facts
+    )
+
+
+def _append(root: Path, rel: str, heading: str, line: str) -> None:
+    """Append ``line`` to a semantic file, creating it with ``# heading`` when new."""
+    path = resolve_inside(root, rel)
+    text = read_text(root, rel) if path.exists() else f"# {heading}\n\n"
+    if not text.endswith("\n"):
+        text += "\n"
+    atomic_write(path, text + line + "\n")
+
+
+def _remove_lines(root: Path, rel: str, lines: set[str]) -> None:
+    text = read_text(root, rel)
+    kept = [line for line in text.split("\n") if line not in lines]
+    atomic_write(resolve_inside(root, rel), "\n".join(kept))
+
+
+# --------------------------------------------------------------------------- retention
+
+
+def _expire_processed(root: Path, settings: Settings, now: datetime) -> list[str]:
+    """Delete processed logs older than ``logRetentionDays`` (by their last modification)."""
+    keep = settings.consolidation.log_retention_days
+    folder = root / PROCESSED_DIR
+    if keep <= 0 or not folder.is_dir():
+        return []
+    cutoff = (now - timedelta(days=keep)).timestamp()
+    deleted = []
+    for path in sorted(folder.glob("*.md")):
+        if path.stat().st_mtime < cutoff:
+            path.unlink()
+            deleted.append(f"{PROCESSED_DIR}/{path.name}")
+    return deleted

@@ -1,0 +1,234 @@
+"""Consolidation: closed logs to episodes and facts, idempotent, with SPEC 2's fact rules."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from collections.abc import Callable
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+
+from memoryclaw import Vault
+from memoryclaw.notes import RawLog, parse_log
+from memoryclaw.summarize import EpisodeDraft, FactDraft
+from memoryclaw.transcripts import unprocessed_logs
+
+from .conftest import NOW
+
+LATER = NOW + timedelta(days=1)
+
+
+@pytest.fixture
+def vault(vault: Vault) -> Vault:
+    """The sample vault with its own waiting logs already consolidated."""
+    vault.consolidate(all_logs=True, now=NOW)
+    return vault
+
+
+def _episode_files(vault_dir: Path) -> set[str]:
+    return {p.relative_to(vault_dir).as_posix() for p in (vault_dir / "episodes").rglob("*.md")}
+
+
+def _log(vault: Vault, session: str, *turns: str, at: datetime = NOW, close: bool = True) -> None:
+    for n, text in enumerate(turns):
+        vault.log_turn(session, "user" if n % 2 == 0 else "assistant", text, timestamp=at)
+    if close:
+        vault.end_session(session)
+
+
+def test_closed_logs_become_episodes_and_move_to_processed(vault: Vault, vault_dir: Path) -> None:
+    _log(vault, "s-email", "Please email John the offsite agenda by Friday.", "Sent it to John.")
+    before = _episode_files(vault_dir)
+    report = vault.consolidate(now=LATER)
+    assert report.logs_read == 1 and len(report.episodes) == 1
+    [new] = _episode_files(vault_dir) - before
+    text = (vault_dir / new).read_text()
+    assert "session: s-email" in text and "source_turns: [1, 2]" in text
+    [processed] = report.logs_processed
+    log = parse_log((vault_dir / processed).read_text(), processed)
+    assert log.meta["processed"] is True and len(log.turns) == 2
+    assert f"source: {processed}" in text
+    assert not [g for g in unprocessed_logs(vault_dir) if g.session == "s-email"]
+    found = vault.search("offsite agenda John", now=LATER)
+    assert any(r.path == new for r in found.results)
+
+
+def test_open_logs_wait_unless_all(vault: Vault) -> None:
+    _log(vault, "s-open", "Remind me about the plumber tomorrow.", "Will do.", close=False)
+    open_turns = [g for g in unprocessed_logs(vault.root) if g.session == "s-open"]
+    assert open_turns
+    assert vault.consolidate(now=NOW + timedelta(minutes=5)).logs_read == 0
+    idle = vault.consolidate(now=NOW + timedelta(hours=2))
+    assert idle.logs_read == 1
+
+
+def test_a_second_run_changes_nothing(vault: Vault, vault_dir: Path) -> None:
+    _log(vault, "s-twice", "My favourite tea is sencha.", "Noted.")
+    vault.consolidate(now=LATER)
+    files = {p: p.read_bytes() for p in vault_dir.rglob("*.md")}
+    again = vault.consolidate(now=LATER)
+    assert again.logs_read == 0 and not again.episodes
+    assert {p: p.read_bytes() for p in vault_dir.rglob("*.md")} == files
+
+
+def test_a_log_left_behind_by_a_crash_is_not_consolidated_twice(
+    vault: Vault, vault_dir: Path
+) -> None:
+    _log(vault, "s-crash", "Book the dentist for March 12 please.", "Booked for March 12.")
+    raw = next(g.path for g in unprocessed_logs(vault_dir) if g.session == "s-crash")
+    original = (vault_dir / raw).read_text()
+    first = vault.consolidate(now=LATER)
+    episodes = _episode_files(vault_dir)
+    (vault_dir / raw).write_text(original)  # as if the run died before removing the log
+    second = vault.consolidate(now=LATER)
+    assert second.logs_read == 1 and second.episodes == first.episodes
+    assert _episode_files(vault_dir) == episodes
+    assert second.logs_processed == first.logs_processed
+    processed = [p for p in (vault_dir / "logs" / "processed").glob("*.md")]
+    assert sum("session: s-crash" in p.read_text() for p in processed) == 1
+
+
+# ------------------------------------------------------------------ fact rules
+
+
+def _scripted(*facts: FactDraft) -> Callable[[RawLog], list[EpisodeDraft]]:
+    def summarizer(log: RawLog) -> list[EpisodeDraft]:
+        return [
+            EpisodeDraft(
+                first_turn=1,
+                last_turn=len(log.turns),
+                timestamp=log.turns[0].timestamp,
+                summary="User shared some details.",
+                tags=("details", "contact", "note"),
+                entities=(),
+                participants=("user",),
+                details=tuple(t.content for t in log.turns),
+                facts=facts,
+                confidence="medium",
+                slug="details",
+            )
+        ]
+
+    return summarizer
+
+
+def _run(vault: Vault, session: str, *facts: FactDraft) -> dict[str, object]:
+    from memoryclaw.consolidation import consolidate
+
+    _log(vault, session, f"details for {session}")
+    return consolidate(
+        vault.root,
+        vault.settings,
+        vault.index,
+        now=LATER,
+        summarizer=_scripted(*facts),  # type: ignore[arg-type]
+    ).as_dict()
+
+
+def fact(entity: str, field: str, value: str, confidence: str = "high") -> FactDraft:
+    return FactDraft(entity=entity, field=field, value=value, confidence=confidence, turn=1)
+
+
+def test_new_fact_goes_to_its_file_with_provenance(vault: Vault, vault_dir: Path) -> None:
+    report = _run(vault, "f1", fact("Ingrid", "email", "priya@example.org"))
+    assert report["facts_added"] == 1
+    line = (vault_dir / "semantic" / "contacts.md").read_text().rstrip().splitlines()[-1]
+    assert line.startswith("- Ingrid: priya@example.org <!-- source: logs/processed/")
+    assert "confidence: high" in line and f"updated: {LATER.date()}" in line
+    assert vault.search("Ingrid email", now=LATER).facts[0].value == "priya@example.org"
+
+
+def test_known_fact_is_not_duplicated(vault: Vault, vault_dir: Path) -> None:
+    _run(vault, "f2a", fact("Ingrid", "phone", "+44 20 7946 0999"))
+    contacts = (vault_dir / "semantic" / "contacts.md").read_text()
+    report = _run(vault, "f2b", fact("ingrid", "phone", "+44 20  7946 0999"))
+    assert report["facts_added"] == 0 and report["facts_refreshed"] == 1
+    assert (vault_dir / "semantic" / "contacts.md").read_text().count("7946 0999") == 1
+    assert contacts.count("7946 0999") == 1
+
+
+def test_conflicting_value_goes_to_pending_and_overwrites_nothing(
+    vault: Vault, vault_dir: Path
+) -> None:
+    contacts = (vault_dir / "semantic" / "contacts.md").read_text()
+    report = _run(vault, "f3", fact("John", "email", "john@newjob.com"))
+    assert report["conflicts"] == 1 and report["facts_added"] == 0
+    assert (vault_dir / "semantic" / "contacts.md").read_text() == contacts
+    pending = (vault_dir / "semantic" / "_pending.md").read_text()
+    assert "- CONFLICT John: john@newjob.com" in pending and "(was john@example.com)" in pending
+
+
+def test_doubtful_facts_wait_until_a_second_interaction_corroborates(
+    vault: Vault, vault_dir: Path
+) -> None:
+    first = _run(vault, "f4a", fact("Omar", "birthday", "1990-03-14", "low"))
+    assert first["pending"] == 1 and first["facts_added"] == 0
+    assert "- LOW Omar (birthday): 1990-03-14" in (vault_dir / "semantic/_pending.md").read_text()
+    second = _run(vault, "f4b", fact("Omar", "birthday", "1990-03-14", "low"))
+    assert second["promoted"] == 1 and second["facts_added"] == 1
+    assert "Omar" not in (vault_dir / "semantic/_pending.md").read_text()
+    assert "- Omar (birthday): 1990-03-14" in (vault_dir / "semantic/contacts.md").read_text()
+
+
+@pytest.mark.parametrize(
+    ("draft", "mark"),
+    [
+        (fact("Lee", "email", "lee-at-example"), "INVALID"),
+        (fact("Lee", "deadline", "2025-02-30"), "INVALID"),
+        (fact("Lee", "likes", "jazz", "low"), "LOW"),
+    ],
+    ids=["bad-email", "impossible-date", "low-confidence"],
+)
+def test_unvalidated_facts_go_to_pending(
+    vault: Vault, vault_dir: Path, draft: FactDraft, mark: str
+) -> None:
+    report = _run(vault, "f5", draft)
+    assert report["pending"] == 1 and report["facts_added"] == 0
+    assert f"- {mark} Lee" in (vault_dir / "semantic/_pending.md").read_text()
+
+
+def test_cli_and_stdio_consolidate(vault_dir: Path) -> None:
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        return subprocess.run(
+            [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), *args],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+
+    assert (
+        cli("log", "--session", "c1", "--role", "user", "Call Sarah about the budget").returncode
+        == 0
+    )
+    done = cli("consolidate", "--all", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["logs_read"] >= 1 and report["episodes"]
+    request = json.dumps({"id": 1, "method": "consolidate", "params": {"all": True}}) + "\n"
+    served = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), "serve", "--stdio"],
+        input=request,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    answer = json.loads(served.stdout)
+    assert answer["result"]["logs_read"] == 0  # everything was consolidated already
+
+
+def test_sample_vault_logs_consolidate_into_searchable_episodes(
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    copy = tmp_path / "v"
+    shutil.copytree(vault_dir, copy)
+    with Vault(copy, env={}) as fresh:
+        waiting = unprocessed_logs(copy)
+        report = fresh.consolidate(all_logs=True, now=datetime(2026, 1, 1, tzinfo=timezone.utc))
+        assert report.logs_read == len(waiting) >= 1
+        assert not unprocessed_logs(copy)
+        indexed = {row["path"] for row in fresh.index.episode_rows("1 = 1", [])}
+        assert set(report.episodes) <= indexed
