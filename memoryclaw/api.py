@@ -19,6 +19,7 @@ from . import __version__
 from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
 from .consolidation import ConsolidationReport, consolidate
 from .errors import InvalidInputError, MemoryclawError, NotFoundError, ParseError
+from .history import Commit, commit_changes, file_history, is_repository, snapshot
 from .index import Index
 from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
 from .retrieval import RetrievePayload, SearchResult, render_payload, search
@@ -258,8 +259,21 @@ class Vault:
     def consolidate(
         self, *, all_logs: bool = False, now: datetime | None = None
     ) -> ConsolidationReport:
-        """Turn closed raw logs (``all_logs``: every unprocessed one) into episodes and facts."""
-        return consolidate(self.root, self.settings, self.index, all_logs=all_logs, now=now)
+        """Turn closed raw logs (``all_logs``: every unprocessed one) into episodes and facts.
+
+        With ``git.autoCommit`` in a git vault, what the run changed becomes one commit.
+        """
+        use_git = self.settings.git.auto_commit and is_repository(self.root)
+        before = snapshot(self.root) if use_git else {}
+        report = consolidate(self.root, self.settings, self.index, all_logs=all_logs, now=now)
+        if use_git and report.logs_read + len(report.logs_deleted) + len(report.skills_suggested):
+            report.commit = commit_changes(self.root, before, report.commit_message())
+        return report
+
+    def history(self, path: str) -> list[Commit]:
+        """The git commits that changed a vault file, newest first."""
+        resolve_inside(self.root, path)
+        return file_history(self.root, path)
 
     # ----------------------------------------------------------------- logging
 

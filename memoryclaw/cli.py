@@ -255,8 +255,27 @@ def consolidate(ctx: click.Context, all_logs: bool, as_json: bool) -> None:
     )
     for path in report.episodes:
         click.echo(f"  + {path}")
+    if report.commit:
+        click.echo(f"committed {report.commit[:10]}")
     if report.logs_deleted:
         click.echo(f"deleted {len(report.logs_deleted)} processed logs past retention")
+
+
+@cli.command()
+@click.argument("path")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def history(ctx: click.Context, path: str, as_json: bool) -> None:
+    """The git history of one memory file (newest first)."""
+    commits = _vault(ctx).history(path)
+    if as_json:
+        _emit({"path": path, "commits": [c.as_dict() for c in commits]})
+        return
+    if not commits:
+        click.echo(f"{path}: no commits yet")
+    for commit in commits:
+        first = commit.message.splitlines()[0] if commit.message else ""
+        click.echo(f"{commit.sha[:10]}  {commit.date}  {commit.author}  {first}")
 
 
 @cli.command()

@@ -80,6 +80,7 @@ class ConsolidationReport:
     logs_processed: list[str] = field(default_factory=list)
     logs_deleted: list[str] = field(default_factory=list)
     took_ms: float = 0.0
+    commit: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The report as a JSON-ready dict."""
@@ -95,7 +96,23 @@ class ConsolidationReport:
             "logs_processed": self.logs_processed,
             "logs_deleted": self.logs_deleted,
             "took_ms": round(self.took_ms, 1),
+            "commit": self.commit,
         }
+
+    def commit_message(self) -> str:
+        """A git commit message that says what the run changed."""
+        lines = [
+            f"memoryclaw: consolidate {self.logs_read} logs into {len(self.episodes)} episodes",
+            "",
+            f"{self.facts_added} facts added, {self.facts_refreshed} refreshed, "
+            f"{self.promoted} promoted, {self.pending} pending, {self.conflicts} conflicts, "
+            f"{len(self.skills_suggested)} skills suggested",
+            "",
+        ]
+        lines += [f"+ {path}" for path in self.episodes + self.skills_suggested]
+        lines += [f"processed {path}" for path in self.logs_processed]
+        lines += [f"deleted {path} (retention)" for path in self.logs_deleted]
+        return "\n".join(lines)
 
 
 def is_closed(log: RawLog, idle: timedelta, now: datetime) -> bool:

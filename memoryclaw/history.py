@@ -1,0 +1,123 @@
+"""Git for a vault: one commit per consolidation run, and the history of one memory.
+
+Only what a run changed is committed: the memory folders' dirty files are fingerprinted
+before the run (:func:`snapshot`), and afterwards :func:`commit_changes` commits the files
+that became dirty or changed again — a hand edit waiting in the working tree stays the
+user's to commit, unless the run touched that same file.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ExternalToolError
+from .vault import EPISODES_DIR, LOGS_DIR, SEMANTIC_DIR, SKILLS_DIR, safe_relpath
+
+MEMORY_FOLDERS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, SKILLS_DIR)
+AUTHOR = ("memoryclaw", "memoryclaw@localhost")
+_FIELD = "\x1f"
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit that touched a memory file."""
+
+    sha: str
+    date: str
+    author: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        """The commit as a JSON-ready dict."""
+        return {"sha": self.sha, "date": self.date, "author": self.author, "message": self.message}
+
+
+def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    git = shutil.which("git")
+    if git is None:
+        raise ExternalToolError("git", "not found on PATH")
+    done = subprocess.run(
+        [git, "-C", str(root), *args], capture_output=True, text=True, check=False
+    )
+    if check and done.returncode != 0:
+        reason = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise ExternalToolError(
+            f"git {args[0]}", reason[-1] if reason else "failed", returncode=done.returncode
+        )
+    return done
+
+
+def is_repository(root: Path) -> bool:
+    """Whether the vault folder is the top of a git work tree."""
+    if shutil.which("git") is None or not (root / ".git").exists():
+        return False
+    return _git(root, "rev-parse", "--is-inside-work-tree", check=False).returncode == 0
+
+
+def _dirty(root: Path) -> list[str]:
+    out = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *MEMORY_FOLDERS)
+    paths = []
+    entries = out.stdout.split("\0")
+    skip = False
+    for entry in entries:
+        if skip or not entry:
+            skip = False
+            continue
+        status, path = entry[:2], entry[3:]
+        skip = status[0] in "RC"  # a rename's second field is the old path
+        paths.append(path)
+    return paths
+
+
+def _fingerprint(root: Path, rel: str) -> str:
+    path = root / rel
+    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "absent"
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Fingerprints of the memory files that are dirty now."""
+    return {rel: _fingerprint(root, rel) for rel in _dirty(root)}
+
+
+def commit_changes(root: Path, before: dict[str, str], message: str) -> str | None:
+    """Commit the memory files changed since ``before``; the new commit's sha, or None."""
+    changed = [rel for rel in _dirty(root) if before.get(rel) != _fingerprint(root, rel)]
+    if not changed:
+        return None
+    _git(root, "add", "-A", "--", *changed)
+    name, email = AUTHOR
+    _git(
+        root,
+        "-c",
+        f"user.name={name}",
+        "-c",
+        f"user.email={email}",
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "-m",
+        message,
+        "--only",
+        "--",
+        *changed,
+    )
+    return _git(root, "rev-parse", "HEAD").stdout.strip()
+
+
+def file_history(root: Path, rel: str) -> list[Commit]:
+    """The commits that touched ``rel`` (following renames), newest first."""
+    rel = safe_relpath(rel)
+    if not is_repository(root):
+        raise ExternalToolError("git", f"{root} is not a git repository (memoryclaw init --git)")
+    fmt = _FIELD.join(["%H", "%aI", "%an", "%B"]) + "\x1e"
+    out = _git(root, "log", "--follow", f"--format={fmt}", "--", rel).stdout
+    commits = []
+    for record in out.split("\x1e"):
+        if record.strip():
+            sha, date, author, message = record.strip("\n").split(_FIELD, 3)
+            commits.append(Commit(sha, date, author, message.strip()))
+    return commits

@@ -1,0 +1,103 @@
+"""Git in the vault: one commit per consolidation run (only what it changed), file history."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+import pytest
+
+from memoryclaw import ExternalToolError, UnsafePathError, Vault
+
+from .conftest import NOW
+
+
+def git(root: Path, *args: str) -> str:
+    return subprocess.run(
+        ["git", "-C", str(root), *args], capture_output=True, text=True, check=True
+    ).stdout
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Vault:
+    vault = Vault.init(tmp_path / "vault", git=True, env={})
+    git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
+    git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
+    return vault
+
+
+def _session(vault: Vault, session: str, text: str) -> None:
+    vault.log_turn(session, "user", text, timestamp=NOW)
+    vault.log_turn(session, "assistant", "Noted.", timestamp=NOW)
+    vault.end_session(session)
+
+
+def test_a_run_is_one_commit_of_exactly_what_it_changed(repo: Vault) -> None:
+    _session(repo, "s1", "My sister Maya's email is maya@example.net, she moved to Porto.")
+    hand = repo.root / "semantic" / "hand.md"
+    hand.write_text("# Mine\n\n- Bike: blue\n")  # a hand edit the run does not touch
+    report = repo.consolidate(now=NOW + timedelta(days=1))
+    assert report.commit is not None
+    assert git(repo.root, "rev-list", "--count", "HEAD").strip() == "2"
+    message = git(repo.root, "log", "-1", "--format=%B")
+    assert message.startswith("memoryclaw: consolidate 1 logs into 1 episodes")
+    assert f"+ {report.episodes[0]}" in message
+    committed = set(git(repo.root, "show", "--name-only", "--format=", "HEAD").split())
+    assert set(report.episodes) <= committed and set(report.logs_processed) <= committed
+    assert "semantic/hand.md" not in committed
+    status = git(repo.root, "status", "--porcelain", "--untracked-files=all")
+    assert status.strip() == "?? semantic/hand.md"
+    author = git(repo.root, "log", "-1", "--format=%an <%ae>").strip()
+    assert author == "memoryclaw <memoryclaw@localhost>"
+
+
+def test_nothing_to_do_makes_no_commit(repo: Vault) -> None:
+    assert repo.consolidate(now=NOW).commit is None
+    assert git(repo.root, "rev-list", "--count", "HEAD").strip() == "1"
+
+
+def test_auto_commit_off_leaves_git_alone(repo: Vault) -> None:
+    (repo.root / "memoryclaw.yaml").write_text("git:\n  autoCommit: false\n")
+    vault = Vault(repo.root, env={})
+    _session(vault, "s2", "Remember the gate code changed.")
+    assert vault.consolidate(now=NOW + timedelta(days=1)).commit is None
+    assert git(repo.root, "rev-list", "--count", "HEAD").strip() == "1"
+
+
+def test_history_lists_the_commits_of_a_memory(repo: Vault) -> None:
+    _session(repo, "s3", "Book the Lisbon flight for May 3.")
+    report = repo.consolidate(now=NOW + timedelta(days=1))
+    [episode] = report.episodes
+    [commit] = repo.history(episode)
+    assert commit.sha == report.commit and commit.author == "memoryclaw"
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "memoryclaw",
+            "--vault",
+            str(repo.root),
+            "history",
+            episode,
+            "--json",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["commits"][0]["sha"] == report.commit
+
+
+@pytest.mark.parametrize("path", ["../outside.md", "/etc/passwd"], ids=["parent", "absolute"])
+def test_history_refuses_paths_outside_the_vault(repo: Vault, path: str) -> None:
+    with pytest.raises(UnsafePathError):
+        repo.history(path)
+
+
+def test_history_needs_a_repository(vault: Vault) -> None:
+    with pytest.raises(ExternalToolError, match="not a git repository"):
+        vault.history("semantic/contacts.md")
