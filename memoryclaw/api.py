@@ -23,6 +23,7 @@ from .history import Commit, commit_changes, file_history, is_repository, snapsh
 from .index import Index
 from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
 from .retrieval import RetrievePayload, SearchResult, render_payload, search
+from .review import PendingFact, approve, pending_facts, reject
 from .sync import Progress, SyncReport, is_stale, sync
 from .transcripts import (
     LoggedTurn,
@@ -274,6 +275,25 @@ class Vault:
         """The git commits that changed a vault file, newest first."""
         resolve_inside(self.root, path)
         return file_history(self.root, path)
+
+    def pending(self) -> list[PendingFact]:
+        """Facts waiting for review in ``semantic/_pending.md``."""
+        return pending_facts(self.root)
+
+    def approve_pending(self, ident: str) -> PendingFact:
+        """Accept a pending fact: into its semantic file (a conflict replaces the old value)."""
+        self.refresh()
+        entry = next((p for p in self.pending() if p.id == ident), None)
+        known: list[dict[str, Any]] = []
+        if entry is not None and entry.mark == "CONFLICT":
+            known = self.index.fact_rows(
+                "lower(entity) = lower(?) AND lower(field) = lower(?)", [entry.entity, entry.field]
+            )
+        return approve(self.root, ident, known)
+
+    def reject_pending(self, ident: str) -> PendingFact:
+        """Drop a pending fact."""
+        return reject(self.root, ident)
 
     # ----------------------------------------------------------------- logging
 

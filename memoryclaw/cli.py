@@ -262,6 +262,35 @@ def consolidate(ctx: click.Context, all_logs: bool, as_json: bool) -> None:
 
 
 @cli.command()
+@click.argument("action", required=False, type=click.Choice(["approve", "reject"]))
+@click.argument("ident", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def pending(ctx: click.Context, action: str | None, ident: str | None, as_json: bool) -> None:
+    """Facts waiting for review; `pending approve ID` / `pending reject ID` decide one."""
+    vault = _vault(ctx)
+    if action is not None:
+        if ident is None:
+            raise click.UsageError(f"pending {action} needs the ID of a pending fact")
+        done = vault.approve_pending(ident) if action == "approve" else vault.reject_pending(ident)
+        if as_json:
+            _emit({"action": action, **done.as_dict()})
+        else:
+            verb = "approved" if action == "approve" else "rejected"
+            click.echo(f"{verb} {done.id}: {done.entity} {done.field}: {done.value}")
+        return
+    entries = vault.pending()
+    if as_json:
+        _emit({"pending": [e.as_dict() for e in entries]})
+        return
+    if not entries:
+        click.echo("nothing pending")
+    for e in entries:
+        was = f" (was {e.was})" if e.was else ""
+        click.echo(f"{e.id}  {e.mark:<8}  {e.entity} {e.field}: {e.value}{was}")
+
+
+@cli.command()
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 @click.pass_context

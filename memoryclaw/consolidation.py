@@ -32,13 +32,13 @@ from .notes import (
     episode_filename,
     format_fact_line,
     format_provenance,
-    parse_facts,
     parse_log,
     replace_log_meta,
     short_hash,
     utc_iso,
     value_kind,
 )
+from .review import append_line, matching, remove_lines, same_value, target_file
 from .summarize import EpisodeDraft, FactDraft, summarize_log
 from .sync import sync
 from .transcripts import now_utc, unprocessed_logs
@@ -46,7 +46,6 @@ from .vault import (
     EPISODES_DIR,
     PENDING_FILE,
     PROCESSED_DIR,
-    SEMANTIC_DIR,
     atomic_write,
     file_lock,
     read_text,
@@ -54,15 +53,6 @@ from .vault import (
 )
 
 Summarizer = Callable[[RawLog], list[EpisodeDraft]]
-
-# Which semantic file a field's facts go to; anything else goes to facts.md.
-_FACT_FILES = {
-    "contacts.md": ("Contacts", {"email", "phone", "birthday", "address"}),
-    "preferences.md": ("Preferences", {"prefers", "likes", "dislikes"}),
-    "projects.md": ("Projects", {"deadline", "url", "command", "path", "due"}),
-}
-_OTHER_FACTS = ("facts.md", "Facts")
-_PENDING_MARK_RE = re.compile(r"^-\s+(LOW|CONFLICT|INVALID)\s+(.*)$")
 
 
 @dataclass
@@ -227,13 +217,6 @@ def _free_episode_path(root: Path, draft: EpisodeDraft, ident: str) -> str:
 # --------------------------------------------------------------------------- facts
 
 
-def _target_file(fact_field: str) -> tuple[str, str]:
-    for name, (heading, fields) in _FACT_FILES.items():
-        if fact_field in fields:
-            return f"{SEMANTIC_DIR}/{name}", heading
-    return f"{SEMANTIC_DIR}/{_OTHER_FACTS[0]}", _OTHER_FACTS[1]
-
-
 def _valid(fact: FactDraft) -> bool:
     """Values that claim a kind must be of that kind: an email looks like one, a date parses."""
     kind = value_kind(fact.value)
@@ -265,46 +248,43 @@ def _file_fact(
     same_key = index.fact_rows(
         "lower(entity) = lower(?) AND lower(field) = lower(?)", [fact.entity, fact.field]
     )
-    if any(_same_value(row["value"], fact.value) for row in same_key):
+    if any(same_value(row["value"], fact.value) for row in same_key):
         report.facts_refreshed += _refresh(root, same_key, fact, updated)
         return
     provenance = format_provenance(source, updated, fact.confidence)
     line = format_fact_line(fact.entity, fact.field, fact.value, provenance)
-    pending = _pending_lines(root)
+    earlier = [p.line for p in matching(root, fact.entity, fact.field, fact.value)]
     if same_key:
         was = ", ".join(sorted({str(row["value"]) for row in same_key}))
-        if not any(_pending_matches(p, fact) for p in pending):
+        if not earlier:
             body = format_fact_line(fact.entity, fact.field, fact.value)[2:]
-            _append(root, PENDING_FILE, "Pending", f"- CONFLICT {body} (was {was}) {provenance}")
+            append_line(
+                root, PENDING_FILE, "Pending", f"- CONFLICT {body} (was {was}) {provenance}"
+            )
             report.conflicts += 1
         return
     doubtful = (rules.fact_validation and not _valid(fact)) or fact.confidence == "low"
-    earlier = [p for p in pending if _pending_matches(p, fact)]
     if earlier and all(source not in p and log.path not in p for p in earlier):
-        _remove_lines(root, PENDING_FILE, set(earlier))  # a second interaction corroborates
+        remove_lines(root, PENDING_FILE, set(earlier))  # a second interaction corroborates
         report.promoted += 1
         doubtful = False
     elif earlier:
         return  # already waiting for review from this same interaction
     if doubtful and rules.pending_review:
         mark = "INVALID" if rules.fact_validation and not _valid(fact) else "LOW"
-        _append(root, PENDING_FILE, "Pending", f"- {mark} {line[2:]}")
+        append_line(root, PENDING_FILE, "Pending", f"- {mark} {line[2:]}")
         report.pending += 1
         return
-    target, heading = _target_file(fact.field)
-    _append(root, target, heading, line)
+    target, heading = target_file(fact.field)
+    append_line(root, target, heading, line)
     report.facts_added += 1
-
-
-def _same_value(a: Any, b: str) -> bool:
-    return " ".join(str(a).split()).casefold() == " ".join(b.split()).casefold()
 
 
 def _refresh(root: Path, rows: Sequence[dict[str, Any]], fact: FactDraft, updated: str) -> int:
     """Bump ``updated`` on machine lines with this value (hand lines stay as they are); count."""
     bumped = 0
     for row in rows:
-        if row["source"] == "hand" or not _same_value(row["value"], fact.value):
+        if row["source"] == "hand" or not same_value(row["value"], fact.value):
             continue
         path = resolve_inside(root, row["path"])
         lines = read_text(root, row["path"]).split("\n")
@@ -315,42 +295,6 @@ def _refresh(root: Path, rows: Sequence[dict[str, Any]], fact: FactDraft, update
             atomic_write(path, "\n".join(lines))
         bumped += 1
     return bumped
-
-
-def _pending_lines(root: Path) -> list[str]:
-    path = root / PENDING_FILE
-    if not path.exists():
-        return []
-    return [line for line in read_text(root, PENDING_FILE).splitlines() if line.startswith("- ")]
-
-
-def _pending_matches(line: str, fact: FactDraft) -> bool:
-    """Whether a pending line holds this (entity, field, value)."""
-    marked = _PENDING_MARK_RE.match(line)
-    body = f"- {marked.group(2)}" if marked else line
-    body = re.sub(r"\s+\(was [^)]*\)(?=\s*(<!--|$))", "", body)
-    facts = parse_facts(body, PENDING_FILE, "")
-    return any(
-        f.entity.casefold() == fact.entity.casefold()
-        and f.field.casefold() == fact.field.casefold()
-        and _same_value(f.value, fact.value)
-        for f in facts
-    )
-
-
-def _append(root: Path, rel: str, heading: str, line: str) -> None:
-    """Append ``line`` to a semantic file, creating it with ``# heading`` when new."""
-    path = resolve_inside(root, rel)
-    text = read_text(root, rel) if path.exists() else f"# {heading}\n\n"
-    if not text.endswith("\n"):
-        text += "\n"
-    atomic_write(path, text + line + "\n")
-
-
-def _remove_lines(root: Path, rel: str, lines: set[str]) -> None:
-    text = read_text(root, rel)
-    kept = [line for line in text.split("\n") if line not in lines]
-    atomic_write(resolve_inside(root, rel), "\n".join(kept))
 
 
 # --------------------------------------------------------------------------- retention

@@ -1,0 +1,170 @@
+"""The review queue (``semantic/_pending.md``) and the fact files it feeds.
+
+A pending line is a fact line with a mark in front (``- LOW``, ``- INVALID`` or ``- CONFLICT``,
+the latter with ``(was <old value>)``) and the usual provenance comment.  Its id is a hash of
+the line, so it stays the same until the line changes.  Approving moves the fact into its
+semantic file — for a conflict, the old value is replaced where it stands; rejecting drops
+the line.  Other lines of ``_pending.md`` (headings, notes) are left alone.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .errors import NotFoundError
+from .notes import format_fact_line, parse_facts, short_hash
+from .vault import PENDING_FILE, SEMANTIC_DIR, atomic_write, read_text, resolve_inside
+
+# Which semantic file a field's facts go to; anything else goes to facts.md.
+FACT_FILES = {
+    "contacts.md": ("Contacts", {"email", "phone", "birthday", "address"}),
+    "preferences.md": ("Preferences", {"prefers", "likes", "dislikes"}),
+    "projects.md": ("Projects", {"deadline", "url", "command", "path", "due"}),
+}
+OTHER_FACTS = ("facts.md", "Facts")
+_MARKED_RE = re.compile(r"^-\s+(LOW|CONFLICT|INVALID)\s+(.*)$")
+_WAS_RE = re.compile(r"\s+\(was (?P<was>[^)]*)\)(?=\s*(<!--|$))")
+_COMMENT_RE = re.compile(r"\s*<!--.*?-->\s*$")
+
+
+@dataclass(frozen=True)
+class PendingFact:
+    """One fact waiting for review."""
+
+    id: str
+    mark: str  # LOW | INVALID | CONFLICT
+    entity: str
+    field: str
+    value: str
+    was: str | None
+    line: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The entry as a JSON-ready dict."""
+        return {
+            "id": self.id,
+            "mark": self.mark,
+            "entity": self.entity,
+            "field": self.field,
+            "value": self.value,
+            "was": self.was,
+            "line": self.line,
+        }
+
+
+def same_value(a: Any, b: str) -> bool:
+    """Values equal up to case and runs of whitespace."""
+    return " ".join(str(a).split()).casefold() == " ".join(b.split()).casefold()
+
+
+def target_file(fact_field: str) -> tuple[str, str]:
+    """The semantic file (vault path) and heading a fact with this field belongs under."""
+    for name, (heading, fields) in FACT_FILES.items():
+        if fact_field in fields:
+            return f"{SEMANTIC_DIR}/{name}", heading
+    return f"{SEMANTIC_DIR}/{OTHER_FACTS[0]}", OTHER_FACTS[1]
+
+
+def append_line(root: Path, rel: str, heading: str, line: str) -> None:
+    """Append ``line`` to a semantic file, creating it with ``# heading`` when new."""
+    path = resolve_inside(root, rel)
+    text = read_text(root, rel) if path.exists() else f"# {heading}\n\n"
+    if not text.endswith("\n"):
+        text += "\n"
+    atomic_write(path, text + line + "\n")
+
+
+def remove_lines(root: Path, rel: str, lines: set[str]) -> None:
+    """Drop these exact lines from a file."""
+    text = read_text(root, rel)
+    kept = [line for line in text.split("\n") if line not in lines]
+    atomic_write(resolve_inside(root, rel), "\n".join(kept))
+
+
+def _parse(line: str) -> PendingFact | None:
+    marked = _MARKED_RE.match(line)
+    if marked is None:
+        return None
+    body = f"- {marked.group(2)}"
+    was = _WAS_RE.search(body)
+    body = _WAS_RE.sub("", body)
+    facts = parse_facts(body, PENDING_FILE, "")
+    if len(facts) != 1:
+        return None
+    fact = facts[0]
+    return PendingFact(
+        id=f"p-{short_hash(line, length=8)}",
+        mark=marked.group(1),
+        entity=fact.entity,
+        field=fact.field,
+        value=fact.value,
+        was=was.group("was") if was else None,
+        line=line,
+    )
+
+
+def pending_facts(root: Path) -> list[PendingFact]:
+    """Every fact in ``_pending.md``, in file order."""
+    if not (root / PENDING_FILE).exists():
+        return []
+    entries = (_parse(line) for line in read_text(root, PENDING_FILE).splitlines())
+    return [entry for entry in entries if entry is not None]
+
+
+def matching(root: Path, entity: str, field: str, value: str) -> list[PendingFact]:
+    """Pending entries holding this (entity, field, value)."""
+    return [
+        p
+        for p in pending_facts(root)
+        if p.entity.casefold() == entity.casefold()
+        and p.field.casefold() == field.casefold()
+        and same_value(p.value, value)
+    ]
+
+
+def _find(root: Path, ident: str) -> PendingFact:
+    for entry in pending_facts(root):
+        if entry.id == ident:
+            return entry
+    raise NotFoundError("pending fact", ident)
+
+
+def reject(root: Path, ident: str) -> PendingFact:
+    """Drop a pending fact; the entry that was dropped."""
+    entry = _find(root, ident)
+    remove_lines(root, PENDING_FILE, {entry.line})
+    return entry
+
+
+def approve(root: Path, ident: str, known: list[dict[str, Any]]) -> PendingFact:
+    """Move a pending fact into its semantic file; ``known`` are the index rows it conflicts with.
+
+    For a conflict the old value is replaced in each line that states it (the user chose),
+    keeping the line's formatting; lines that do not spell the old value out are left alone
+    and the fact is appended.
+    """
+    entry = _find(root, ident)
+    comment = _COMMENT_RE.search(entry.line)
+    provenance = comment.group(0).strip() if comment else None
+    replaced = False
+    for row in known:
+        path = resolve_inside(root, row["path"])
+        lines = read_text(root, row["path"]).split("\n")
+        old = lines[row["line"] - 1]
+        if str(row["value"]) in old:
+            new = old.replace(str(row["value"]), entry.value, 1)
+            if provenance and _COMMENT_RE.search(new):  # a machine line: its provenance too
+                new = _COMMENT_RE.sub(f" {provenance}", new)
+            lines[row["line"] - 1] = new
+            atomic_write(path, "\n".join(lines))
+            replaced = True
+    if not replaced:
+        rel, heading = target_file(entry.field)
+        append_line(
+            root, rel, heading, format_fact_line(entry.entity, entry.field, entry.value, provenance)
+        )
+    remove_lines(root, PENDING_FILE, {entry.line})
+    return entry
