@@ -44,12 +44,15 @@ from .sync import sync
 from .transcripts import now_utc, unprocessed_logs
 from .vault import (
     EPISODES_DIR,
+    LOGS_DIR,
     PENDING_FILE,
     PROCESSED_DIR,
+    SEMANTIC_DIR,
     atomic_write,
     file_lock,
     read_text,
     resolve_inside,
+    sweep_temp_files,
 )
 
 Summarizer = Callable[[RawLog], list[EpisodeDraft]]
@@ -127,6 +130,7 @@ def consolidate(
     report = ConsolidationReport()
     idle = timedelta(minutes=settings.consolidation.session_idle_minutes)
     with file_lock(root, "consolidate"):
+        _sweep(root)
         sync(root, index)
         for candidate in unprocessed_logs(root):
             if not (all_logs or is_closed(candidate, idle, now)):
@@ -295,6 +299,16 @@ def _refresh(root: Path, rows: Sequence[dict[str, Any]], fact: FactDraft, update
             atomic_write(path, "\n".join(lines))
         bumped += 1
     return bumped
+
+
+def _sweep(root: Path) -> None:
+    """Remove temp files an earlier, killed run left in the folders consolidation writes."""
+    folders = [root / SEMANTIC_DIR, root / PROCESSED_DIR, root / EPISODES_DIR]
+    folders += [p for p in (root / EPISODES_DIR).rglob("*") if p.is_dir()]
+    for folder in folders:
+        sweep_temp_files(folder)
+    with file_lock(root, "logs"):  # the logging hook writes logs/ under this lock
+        sweep_temp_files(root / LOGS_DIR)
 
 
 # --------------------------------------------------------------------------- retention

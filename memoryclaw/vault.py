@@ -107,6 +107,19 @@ def atomic_write(path: Path, text: str) -> None:
     _fsync_dir(path.parent)
 
 
+def sweep_temp_files(folder: Path) -> list[Path]:
+    """Delete what a killed :func:`atomic_write` left in ``folder`` (not recursive).
+
+    Callers hold the lock under which that folder is written, so no write is in flight.
+    """
+    if not folder.is_dir():
+        return []
+    stale = sorted(p for p in folder.glob(".*.tmp") if p.is_file())
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
+
+
 def _fsync_dir(folder: Path) -> None:
     fd = os.open(folder, os.O_RDONLY)
     try:
