@@ -21,6 +21,7 @@ from .consolidation import ConsolidationReport, consolidate
 from .errors import InvalidInputError, MemoryclawError, NotFoundError, ParseError
 from .history import Commit, commit_changes, file_history, is_repository, snapshot
 from .index import Index
+from .llm import ollama_status
 from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
 from .retrieval import RetrievePayload, SearchResult, render_payload, search
 from .review import PendingFact, approve, pending_facts, reject
@@ -558,6 +559,8 @@ class Vault:
                 "ok" if have else "info",
                 "installed" if have else f"not installed (pip install 'memoryclaw[{extra}]')",
             )
+        if self.settings.llm.provider == "ollama":
+            add("llm", *ollama_status(self.settings.llm))
         if self.settings.retrieval.fallback == "vector":
             add(
                 "vector",

@@ -25,6 +25,7 @@ from typing import Any
 
 from .config import Settings
 from .index import Index
+from .llm import summarizer_for
 from .notes import (
     Episode,
     RawLog,
@@ -39,7 +40,7 @@ from .notes import (
     value_kind,
 )
 from .review import append_line, matching, remove_lines, same_value, target_file
-from .summarize import EpisodeDraft, FactDraft, summarize_log
+from .summarize import EpisodeDraft, FactDraft
 from .sync import sync
 from .transcripts import now_utc, unprocessed_logs
 from .vault import (
@@ -122,12 +123,14 @@ def consolidate(
     *,
     all_logs: bool = False,
     now: datetime | None = None,
-    summarizer: Summarizer = summarize_log,
+    summarizer: Summarizer | None = None,
 ) -> ConsolidationReport:
     """Consolidate every closed log (``all_logs``: every unprocessed one); the report."""
     started = time.perf_counter()
     now = now or now_utc()
     report = ConsolidationReport()
+    if summarizer is None:
+        summarizer = summarizer_for(settings)
     idle = timedelta(minutes=settings.consolidation.session_idle_minutes)
     with file_lock(root, "consolidate"):
         _sweep(root)
