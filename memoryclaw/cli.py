@@ -7,6 +7,7 @@ stdout carries exactly one JSON document (JSON lines where noted) and nothing el
 from __future__ import annotations
 
 import json
+import logging
 import os
 import sqlite3
 import sys
@@ -19,6 +20,8 @@ import click
 from . import __version__, openclaw
 from .api import Vault
 from .config import resolve_vault_path
+from .consolidation import ConsolidationReport
+from .daemon import Daemon
 from .errors import InvalidInputError, MemoryclawError
 from .mcp_server import run_stdio
 from .retrieval import SearchResult
@@ -247,6 +250,10 @@ def consolidate(ctx: click.Context, all_logs: bool, as_json: bool) -> None:
     if as_json:
         _emit(report.as_dict())
         return
+    _print_consolidation(report)
+
+
+def _print_consolidation(report: ConsolidationReport) -> None:
     click.echo(
         f"{report.logs_read} logs -> {len(report.episodes)} episodes, "
         f"{report.facts_added} facts added ({report.facts_refreshed} refreshed), "
@@ -456,6 +463,42 @@ def serve(ctx: click.Context, stdio: bool) -> None:
         raise click.UsageError("give --stdio")
     server = StdioServer(resolve_vault_path(ctx.find_root().obj))
     server.serve(sys.stdin.buffer, sys.stdout.buffer)
+
+
+@cli.command()
+@click.option("--once", is_flag=True, help="Consolidate and reindex once, then exit.")
+@click.option("--json", "as_json", is_flag=True, help="With --once: print a JSON document.")
+@click.pass_context
+def daemon(ctx: click.Context, once: bool, as_json: bool) -> None:
+    """Consolidate on schedule and keep the index in step with edits (one per vault)."""
+    if as_json and not once:
+        raise click.UsageError("--json needs --once (the running daemon logs to stderr)")
+    runner = Daemon(resolve_vault_path(ctx.find_root().obj))
+    if once:
+        report, synced = runner.run_once()
+        if as_json:
+            _emit({"consolidation": report.as_dict(), "reindex": synced.as_dict()})
+            return
+        _print_consolidation(report)
+        click.echo(
+            f"reindexed: {len(synced.added)} added, {len(synced.changed)} changed,"
+            f" {len(synced.deleted)} deleted, {len(synced.moved)} moved in {synced.took_ms:.0f} ms"
+        )
+        return
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(
+        logging.Formatter("%(asctime)s memoryclaw daemon: %(message)s", "%Y-%m-%d %H:%M:%S")
+    )
+    logger = logging.getLogger("memoryclaw.daemon")
+    logger.addHandler(handler)
+    logger.setLevel(logging.INFO)
+    logger.propagate = False
+    # Its "job skipped: already running" notices are the daemon working as designed.
+    logging.getLogger("apscheduler").setLevel(logging.ERROR)
+    try:
+        runner.run_forever()
+    finally:
+        logger.removeHandler(handler)
 
 
 @cli.command("mcp")

@@ -9,6 +9,7 @@ The tree::
     ├── VaultNotFoundError   no vault at the given path (path)
     ├── NotFoundError        no memory with that id (kind, ident)
     ├── LockTimeoutError     another process holds the vault lock (path)
+    ├── DaemonRunningError   another daemon already serves this vault (path, pid)
     ├── InvalidInputError    an argument or input record is unusable (field, problem, line)
     └── ExternalToolError    a program memoryclaw drives (openclaw, git) failed (command, code)
 
@@ -80,6 +81,16 @@ class LockTimeoutError(MemoryclawError):
         self.path = str(path)
         self.seconds = seconds
         super().__init__(f"{self.path}: still locked by another process after {seconds:g}s")
+
+
+class DaemonRunningError(MemoryclawError):
+    """A ``memoryclaw daemon`` already holds this vault's daemon lock."""
+
+    def __init__(self, path: str | Path, pid: int | None) -> None:
+        self.path = str(path)
+        self.pid = pid
+        who = f"pid {pid}" if pid is not None else "pid unknown"
+        super().__init__(f"a memoryclaw daemon ({who}) is already running on this vault ({path})")
 
 
 class InvalidInputError(MemoryclawError):
