@@ -24,7 +24,7 @@ from typing import Any
 
 from .index import Index
 
-TAG_BONUS = 5.0
+TAG_BONUS = 1.0
 PRUNE_FROM_EPISODES = 5_000
 COMMON_SHARE = 0.05
 CANDIDATE_FLOOR = 25
