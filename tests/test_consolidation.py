@@ -232,3 +232,35 @@ def test_sample_vault_logs_consolidate_into_searchable_episodes(
         assert not unprocessed_logs(copy)
         indexed = {row["path"] for row in fresh.index.episode_rows("1 = 1", [])}
         assert set(report.episodes) <= indexed
+
+
+SECRETS = [
+    "sk-proj-abcdefghijklmnopqrstuvwx1234",
+    "ghp_abcdefghijklmnopqrstuvwxyz0123456789",
+    "AKIAABCDEFGHIJKLMNOP",
+    "hunter2-correct-horse",
+]
+
+
+def test_secrets_in_a_log_never_reach_episodes_or_facts(vault: Vault, vault_dir: Path) -> None:
+    """A log written with redaction off (or by hand) still yields clean episodes and facts."""
+    (vault_dir / "memoryclaw.yaml").write_text("privacy:\n  redactSecrets: false\n")
+    raw = Vault(vault_dir, env={})
+    turns = [
+        f"My OpenAI key is {SECRETS[0]}, and my email is dev@example.org.",
+        f"Use token {SECRETS[1]} for the deploy; aws {SECRETS[2]}.",
+        f"my password is {SECRETS[3]}",
+    ]
+    for text in turns:
+        raw.log_turn("s-secret", "user", text, timestamp=NOW)
+    raw.end_session("s-secret")
+    assert any(SECRETS[0] in p.read_text() for p in (vault_dir / "logs").glob("*.md"))
+    report = raw.consolidate(now=LATER)
+    assert report.episodes
+    written = [vault_dir / rel for rel in report.episodes]
+    written += list((vault_dir / "semantic").glob("*.md"))
+    for path in written:
+        text = path.read_text()
+        for secret in SECRETS:
+            assert secret not in text, (path, secret)
+    assert "dev@example.org" in (vault_dir / report.episodes[0]).read_text()
