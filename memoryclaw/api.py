@@ -25,6 +25,7 @@ from .llm import ollama_status
 from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
 from .retrieval import RetrievePayload, SearchResult, render_payload, search
 from .review import PendingFact, approve, pending_facts, reject
+from .skills import SkillInfo, active_skill, approve_skill, list_skills, reject_skill
 from .sync import Progress, SyncReport, is_stale, sync
 from .transcripts import (
     LoggedTurn,
@@ -205,7 +206,8 @@ class Vault:
     ) -> RetrievePayload:
         """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working memory."""
         result = self.search(query, now=now, refresh=refresh)
-        return render_payload(result, self.settings.retrieval.budget_tokens)
+        skill = active_skill(self.root, result.plan.keywords)
+        return render_payload(result, self.settings.retrieval.budget_tokens, skill)
 
     def get(self, ident: str) -> dict[str, Any]:
         """An episode (with details) or a fact by id."""
@@ -455,6 +457,18 @@ class Vault:
                 drop.add(at)
         kept = [line for i, line in enumerate(lines) if i not in drop]
         atomic_write(resolve_inside(self.root, path), "\n".join(kept))
+
+    def skills(self) -> list[SkillInfo]:
+        """Every skill under ``skills/`` with its status; unreadable ones have status invalid."""
+        return list_skills(self.root)
+
+    def approve_skill(self, name: str) -> SkillInfo:
+        """Mark the skill approved; ``todos`` says how many TODO markers it still holds."""
+        return approve_skill(self.root, name)
+
+    def reject_skill(self, name: str) -> SkillInfo:
+        """Mark the skill rejected: never active, and never suggested again."""
+        return reject_skill(self.root, name)
 
     # ---------------------------------------------------------------- health
 

@@ -298,6 +298,41 @@ def pending(ctx: click.Context, action: str | None, ident: str | None, as_json: 
 
 
 @cli.command()
+@click.argument("action", required=False, type=click.Choice(["approve", "reject"]))
+@click.argument("name", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def skills(ctx: click.Context, action: str | None, name: str | None, as_json: bool) -> None:
+    """Suggested and approved skills; `skills approve NAME` / `skills reject NAME` decide one."""
+    vault = _vault(ctx)
+    if action is not None:
+        if name is None:
+            raise click.UsageError(f"skills {action} needs the NAME of a skill")
+        done = vault.approve_skill(name) if action == "approve" else vault.reject_skill(name)
+        if as_json:
+            _emit({"action": action, **done.as_dict()})
+            return
+        click.echo(f"{done.status} {done.name} ({done.path})")
+        if done.todos:
+            click.echo(f"{done.todos} TODO markers remain in {done.path}: review them", err=True)
+        return
+    found = vault.skills()
+    if as_json:
+        _emit({"skills": [s.as_dict() for s in found]})
+        return
+    if not found:
+        click.echo("no skills")
+    for skill in found:
+        if skill.error is not None:
+            click.echo(f"skipped {skill.error}", err=True)
+            continue
+        seen = "-" if skill.occurrences is None else str(skill.occurrences)
+        pattern = " -> ".join(skill.pattern) or "-"
+        todos = f"  ({skill.todos} TODO)" if skill.todos else ""
+        click.echo(f"{skill.name}  {skill.status:<8}  seen {seen}  {pattern}{todos}")
+
+
+@cli.command()
 @click.argument("path")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 @click.pass_context

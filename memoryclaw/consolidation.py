@@ -40,6 +40,7 @@ from .notes import (
     value_kind,
 )
 from .review import append_line, matching, remove_lines, same_value, target_file
+from .skills import suggest_skills
 from .summarize import EpisodeDraft, FactDraft
 from .sync import sync
 from .transcripts import now_utc, unprocessed_logs
@@ -141,6 +142,7 @@ def consolidate(
             with file_lock(root, "logs"):
                 _consolidate_log(root, settings, index, candidate.path, summarizer, report, now)
             sync(root, index)  # the next log's duplicate checks must see these facts
+        report.skills_suggested = suggest_skills(root, settings)
         report.logs_deleted = _expire_processed(root, settings, now)
     report.took_ms = (time.perf_counter() - started) * 1000
     return report

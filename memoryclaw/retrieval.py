@@ -410,8 +410,13 @@ def _flatten_details(details: str) -> str:
     return " ".join(kept)
 
 
-def render_payload(result: SearchResult, budget: int) -> RetrievePayload:
-    """Fit facts, then episode summaries, then the top episodes' details into ``budget`` tokens."""
+def render_payload(
+    result: SearchResult, budget: int, active_skill: str | None = None
+) -> RetrievePayload:
+    """Fit facts, then episode summaries, then the top episodes' details into ``budget`` tokens.
+
+    ``active_skill`` is the approved skill the caller matched to the query, if any.
+    """
     budget_chars = budget * CHARS_PER_TOKEN
     fact_lines: list[str] = []
     episode_blocks: list[list[str]] = []  # [summary line, optional details line]
@@ -464,7 +469,7 @@ def render_payload(result: SearchResult, budget: int) -> RetrievePayload:
         "plan": [],
         "facts": {f"{f.entity} {f.field}": f.value for f in used_facts},
         "recent_observations": [e.summary for e in used_episodes],
-        "active_skill": None,
+        "active_skill": active_skill,
     }
     return RetrievePayload(
         query=result.plan.query,
