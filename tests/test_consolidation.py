@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -264,3 +265,18 @@ def test_secrets_in_a_log_never_reach_episodes_or_facts(vault: Vault, vault_dir:
         for secret in SECRETS:
             assert secret not in text, (path, secret)
     assert "dev@example.org" in (vault_dir / report.episodes[0]).read_text()
+
+
+def test_processed_logs_past_retention_are_deleted(vault: Vault, vault_dir: Path) -> None:
+    (vault_dir / "memoryclaw.yaml").write_text(
+        "git:\n  autoCommit: false\nconsolidation:\n  logRetentionDays: 30\n"
+    )
+    kept = Vault(vault_dir, env={})
+    processed = sorted((vault_dir / "logs" / "processed").glob("*.md"))
+    old, recent = processed[0], processed[1]
+    month = 31 * 24 * 3600
+    os.utime(old, (LATER.timestamp() - month, LATER.timestamp() - month))
+    os.utime(recent, (LATER.timestamp() - 3600, LATER.timestamp() - 3600))
+    report = kept.consolidate(now=LATER)
+    assert report.logs_deleted == [f"logs/processed/{old.name}"]
+    assert not old.exists() and recent.exists()
