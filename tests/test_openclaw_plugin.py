@@ -149,6 +149,7 @@ def test_recall_reaches_the_model_and_the_turn_is_logged(openclaw: OpenClaw) -> 
     assert "user: What is my dentist's phone number?" in logged
     assert f"assistant: {REPLY}" in logged
     assert "<memoryclaw>" not in logged  # the recalled block is not logged back as user text
+    assert "MaxListenersExceededWarning" not in done.stderr + done.stdout  # one exit hook
 
 
 def test_memory_search_tool_call_returns_openclaw_shaped_results(openclaw: OpenClaw) -> None:

@@ -33,7 +33,10 @@ export function resolveOptions(pluginConfig) {
   return options;
 }
 
-const bridges = new Map();
+// One registry per process, not per module instance: OpenClaw may load this module more than
+// once (one per registration mode), and there must still be one server and one exit hook.
+const REGISTRY = Symbol.for("memoryclaw.openclaw.bridges");
+const bridges = (globalThis[REGISTRY] ??= new Map());
 
 /** The one bridge for these options in this process, created on first use. */
 export function bridgeFor(options, logger = console) {
@@ -53,9 +56,12 @@ export function bridgeFor(options, logger = console) {
   return bridge;
 }
 
-process.once("exit", () => {
-  for (const bridge of bridges.values()) bridge.child?.kill();
-});
+if (!bridges.exitHook) {
+  bridges.exitHook = true;
+  process.once("exit", () => {
+    for (const bridge of bridges.values()) bridge.child?.kill();
+  });
+}
 
 function blockText(block) {
   if (typeof block === "string") return block;

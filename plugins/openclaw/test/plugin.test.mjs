@@ -154,3 +154,11 @@ test("searchResult honours maxResults and minScore", () => {
   assert.deepEqual(searchResult(found, { minScore: 5 }).results.map((r) => r.id), ["f1", "e1"]);
   assert.deepEqual(searchResult(found, { maxResults: 1 }).results.map((r) => r.id), ["f1"]);
 });
+
+test("loading the module again shares its servers and adds no exit listener", async () => {
+  const listeners = process.listenerCount("exit");
+  const again = await import("../index.js?instance=2");
+  assert.equal(process.listenerCount("exit"), listeners);
+  const options = resolveOptions({ vaultPath: vault, pythonCommand: python });
+  assert.equal(again.bridgeFor(options), bridgeFor(options));
+});
