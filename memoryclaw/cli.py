@@ -530,6 +530,9 @@ def daemon(ctx: click.Context, once: bool, as_json: bool) -> None:
     logger.propagate = False
     # Its "job skipped: already running" notices are the daemon working as designed.
     logging.getLogger("apscheduler").setLevel(logging.ERROR)
+    # watchdog logs an error for events that arrive while its observer stops; nothing is lost
+    # (the next search or daemon start syncs the index with the files), so it would only alarm.
+    logging.getLogger("watchdog.observers.inotify").setLevel(logging.CRITICAL)
     try:
         runner.run_forever()
     finally:
