@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
+from .extraction import FactDraft
 from .index import Index
 from .llm import summarizer_for
 from .notes import (
@@ -41,7 +42,7 @@ from .notes import (
 )
 from .review import append_line, matching, remove_lines, same_value, target_file
 from .skills import suggest_skills
-from .summarize import EpisodeDraft, FactDraft
+from .summarize import EpisodeDraft
 from .sync import sync
 from .transcripts import now_utc, unprocessed_logs
 from .vault import (

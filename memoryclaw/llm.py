@@ -21,9 +21,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
+from .extraction import FactDraft
 from .notes import RawLog, slugify, value_kind
 from .redact import redact
-from .summarize import EpisodeDraft, FactDraft, summarize_log
+from .summarize import EpisodeDraft, summarize_log
 
 if TYPE_CHECKING:
     from ollama import Client

@@ -3,8 +3,8 @@
 No model is involved.  A log is cut into segments at its size limits, preferring a change of
 topic or a pause near the limit; tool turns stay with the turn that triggered them.  Each
 segment keeps its most informative sentence as the summary, one condensed bullet per
-informative turn (with every searchable word of a human turn) and only the facts a regular
-expression can validate.  Everything is read from redacted text, so no recognised secret
+informative turn (with every searchable word of a human turn) and the facts its turns state
+(:mod:`memoryclaw.extraction`).  Everything is read from redacted text, so no recognised secret
 reaches an episode.
 """
 
@@ -17,10 +17,29 @@ from bisect import bisect_left
 from collections.abc import Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
-from datetime import date, datetime, timezone
+from datetime import datetime, timezone
 from itertools import accumulate
 
-from .notes import RawLog, Turn, clean_label, slugify, value_kind
+from .extraction import (
+    CALENDAR,
+    CAPS_PATTERN,
+    CODE_PATTERN,
+    CONNECTORS,
+    EMAIL_PATTERN,
+    GENERIC,
+    NOT_NAMES,
+    REQUEST_VERBS,
+    SMALL_TALK,
+    VERBS,
+    FactDraft,
+    bare_word,
+    facts_from_tool_call,
+    facts_from_turn,
+    local_name,
+    name_ok,
+    sentences,
+)
+from .notes import RawLog, Turn, clean_label, slugify
 from .redact import redact
 from .retrieval import STOPWORDS, extract_keywords
 
@@ -33,123 +52,15 @@ _TOOL_ROLES = frozenset({"tool_call", "tool_result", "tool"})
 _MACHINE_ROLES = _TOOL_ROLES | {"assistant", "system"}
 _RANK = {"low": 0, "medium": 1, "high": 2}
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# A turn made only of these words carries nothing a later question could ask about.
-SMALL_TALK = _words(
-    """hello hey hi bye goodbye thanks thank thx cheers ok okay yes yeah yep yup nope sure great
-    good nice cool awesome wow lol haha welcome see soon later talk take care"""
-)
-# Too common in conversation to tag an episode, or to be a name when capitalised.
-_GENERIC = SMALL_TALK | _words(
-    """really lot lots much many well way time times day days going gonna wanna gotta want
-    wanted need make made making look looks looking feel feeling felt think thought sounds
-    sound hope bit kind kinda pretty totally always never still even back new one two keep let
-    done come coming found give try trying tried work working use using mean right fun amazing
-    wonderful fantastic super true special definitely absolutely actually maybe probably
-    everything nothing someone everyone stuff big little small best better bad today tomorrow
-    yesterday now ago ready able glad happy love loved loving lovely sweet agree people life
-    lately recently last next first week year month redacted let's i'd incredible exciting
-    excited cute beautiful proud guess course though sorry wish means tough dear utc btw since
-    others around together long hear heard helps helping seeing seen taking getting bring
-    staying stay wait join met happened important difference hard motivated appreciate
-    favorite positive inspiring inspired impact congrats interesting lucky strong real crazy
-    busy must ones part cause reminds pushing blast awesome words ideas idea every thing
-    things pic pics enjoy talk feels makes start ask another different huge worth gorgeous"""
-)
-_MONTHS = tuple(
-    "january february march april may june july august september october november december".split()
-)
-_CALENDAR = frozenset(_MONTHS) | _words(
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-    " monday tuesday wednesday thursday friday saturday sunday mon tue tues wed weds thu thurs"
-    " fri sat"
-)
-# Verbs only: never a tag.  _REQUEST_VERBS adds verbs that are nouns too ("email", "book").
-_VERBS = _words(
-    """add arrange buy cancel change check compare create delete explain fetch find fix get give
-    help look lookup make move pay prepare put query read remind remember remove renew reply
-    reschedule run save schedule send set share show summarise summarize track translate write"""
-)
-_REQUEST_VERBS = _VERBS | _words("book call draft email list note order plan search text update")
-_NOT_NAMES = _REQUEST_VERBS | _words(
-    "email e-mail phone number mobile contact address new work home please info support admin"
-    " noreply team sales"
-)
-_CLI = _words(
-    """git npm npx pip pipx python python3 make docker kubectl cargo go yarn pnpm uv pytest ls
-    cd curl ssh brew apt sudo bash sh node ruff mypy memoryclaw rsync scp tar"""
-)
-_SECRET_FIELD_RE = re.compile(r"pass|pin\b|token|secret|key|ssn|social security|card|cvv|login")
-
 _MARKER_RE = re.compile(r"\[REDACTED:[\w-]+\]")
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
-_EMAIL = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-_CODE = r"\b[A-Za-z][A-Za-z-]*\d[\w-]*|\b[a-z]+[A-Z]\w*"  # projectX, Q3, BX4TQ7
-_CAPS = r"\b[A-Z][\w'’-]*(?:(?:[ \t]+(?:of|the|de|da|van|von|del))*[ \t]+[A-Z][\w'’-]*)*"
-_CONNECTORS = _words("of the de da van von del")  # inside a name: "Lord of the Rings"
 _ENTITY_RE = re.compile(
-    rf"(?P<email>{_EMAIL})|(?P<handle>(?<![\w.])@[A-Za-z0-9_]{{2,30}})"
-    rf"|(?P<code>{_CODE})|(?P<caps>{_CAPS})"
+    rf"(?P<email>{EMAIL_PATTERN})|(?P<handle>(?<![\w.])@[A-Za-z0-9_]{{2,30}})"
+    rf"|(?P<code>{CODE_PATTERN})|(?P<caps>{CAPS_PATTERN})"
 )
-_CODE_RE = re.compile(_CODE)
-_CAPS_RE = re.compile(_CAPS)
-_EMAIL_RE = re.compile(_EMAIL)
-_URL_RE = re.compile(r"https?://[^\s<>()\"']+")
-_PHONE_RE = re.compile(r"(?<![\w+])\+?\d[\d \t().-]{5,18}\d(?!\w)")
-_PHONE_CONTEXT_RE = re.compile(r"(?i)\b(?:phone|mobile|cell|number|call|tel|whatsapp|text)\b")
-_PATH_RE = re.compile(
-    r"(?<![\w:/.@])(?:~|\.{1,2})?/(?:[\w.-]+/)*[\w.-]*[A-Za-z][\w.-]*"
-    r"|(?<![\w:/.@-])[\w.-]+/(?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,6}\b"
-)
-_BACKTICK_RE = re.compile(r"`([^`\n]{2,200})`")
-_RUN_RE = re.compile(r"\brun\s+(?P<cmd>[a-z][\w.+-]*(?:\s+[^\s,;!?`]+){0,12})")
-_MONTH_ALT = (
-    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
-    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
-)
-_DATE_RE = re.compile(
-    rf"(?i)(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})\b"
-    rf"|(?P<m1>{_MONTH_ALT})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y1>\d{{4}})\b)?"
-    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_ALT})\b\.?"
-    r"(?:,?\s+(?P<y2>\d{4})\b)?"
-)
-_VAGUE_DATE_RE = re.compile(
-    rf"(?i)(?:next|this|end of|tomorrow|tonight|today|eod|eow|(?:{_MONTH_ALT})\b|\w+day\b)[^,;]*"
-)
-_DEADLINE_RE = re.compile(
-    r"(?i)\b(?:deadline|due(?:\s+date)?)\b(?:\s+(?:is|was|will be|by|on|for|date))*\s*:?\s*"
-)
-_BIRTHDAY_RE = re.compile(
-    r"\b(?P<who>[A-Z][\w-]*(?: [A-Z][\w-]*)?)['’]s birthday is (?:on )?(?:the )?"
-    r"|\b(?P<who2>[A-Z][a-z]+) turns \d{1,3} on (?:the )?"
-)
-# Only a clause's own subject: "in my art is ..." or "the things I love makes ..." state nothing.
-_CLAUSE = r"(?:^|[,;:]\s+|\b(?:and|but|so|because|that|since|also|oh|btw|well|now|fyi)\s+)"
-_MY_RE = re.compile(rf"(?i){_CLAUSE}my (?P<field>[a-z][a-z'’ -]{{0,30}}?) is (?P<value>[^,;]+)")
-_PREF_RE = re.compile(
-    rf"{_CLAUSE}I (?P<mod>(?:really |also |just |absolutely |totally )?(?:don['’]t |do not )?"
-    r"(?:really )?)(?P<verb>prefer|like|love|enjoy|hate|dislike|can['’]t stand) (?P<value>[^,;]+)"
-)
-_VALUE_END_RE = re.compile(r"\s+(?:and|but|because|so|which|who|since|when|if)\s.*$|[.!?:]+$")
 _REQUEST_PREFIX_RE = re.compile(
     r"(?i)^(?:(?:hey|hi|ok|okay)[,!]?\s+)?(?:please\s+|(?:can|could|would|will) you(?: please)?"
     r"\s+|i (?:need|want|['’]d like|would like) you to\s+)"
 )
-
-
-@dataclass(frozen=True)
-class FactDraft:
-    """A candidate fact read from one turn, validated but not yet written anywhere."""
-
-    entity: str
-    field: str
-    value: str
-    confidence: str
-    turn: int
 
 
 @dataclass(frozen=True)
@@ -288,7 +199,7 @@ def _episode(views: Sequence[_View], start: int, end: int, channel: str) -> Epis
     tags = _tags(scores, participants, entities, channel)
     facts: dict[tuple[str, str, str], FactDraft] = {}
     for view in seg:
-        for fact in _turn_facts(view) if view.human else _tool_facts(views, view):
+        for fact in _facts(views, view):
             key = (fact.entity.lower(), fact.field, fact.value.lower())
             if key not in facts or _RANK[fact.confidence] > _RANK[facts[key].confidence]:
                 facts[key] = fact
@@ -311,8 +222,15 @@ def _episode(views: Sequence[_View], start: int, end: int, channel: str) -> Epis
     )
 
 
-def _sentences(text: str) -> list[str]:
-    return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text) if s.strip()]
+def _facts(views: Sequence[_View], view: _View) -> Iterator[FactDraft]:
+    """What a human turn states, or whom a tool call writes to, named by the turn that asked."""
+    if view.human:
+        said_on = _utc(view.turn.timestamp).date()
+        yield from facts_from_turn(view.number, view.text, view.name, said_on)
+    elif view.turn.role == "tool_call":
+        recent = views[max(0, view.number - 50) : view.number - 1]  # bounded: logs can be long
+        trigger = next((v for v in reversed(recent) if v.human), None)
+        yield from facts_from_tool_call(view.number, view.text, trigger.text if trigger else "")
 
 
 def _clip(text: str, limit: int) -> str:
@@ -330,7 +248,7 @@ def _request(sentence: str) -> str | None:
     prefix = _REQUEST_PREFIX_RE.match(sentence)
     rest = sentence[prefix.end() :] if prefix else sentence
     verb = rest.split(" ", 1)[0].lower().strip(",.!?")
-    return rest if verb in _REQUEST_VERBS and (prefix or rest[:1].isupper()) else None
+    return rest if verb in REQUEST_VERBS and (prefix or rest[:1].isupper()) else None
 
 
 def _summary(seg: Sequence[_View], scores: dict[str, float], participants: Sequence[str]) -> str:
@@ -340,7 +258,7 @@ def _summary(seg: Sequence[_View], scores: dict[str, float], participants: Seque
     pool = [v for v in seg if v.human and v.keywords] or [v for v in seg if not v.tool]
     best: tuple[float, str, _View] | None = None
     for view in pool:
-        for sentence in _sentences(view.text):
+        for sentence in sentences(view.text):
             score = sum(
                 1 + min(scores.get(k, 0.0), 4.0) / 2 + any(c.isdigit() for c in k)
                 for k in extract_keywords(sentence)
@@ -395,7 +313,7 @@ def _condense(text: str, limit: int, tail_cap: int | None) -> str:
     if len(text) <= limit:
         return text
     kept = ""
-    for sentence in _sentences(text):
+    for sentence in sentences(text):
         if kept and len(kept) + 1 + len(sentence) > limit:
             break
         kept = f"{kept} {sentence}".strip()
@@ -422,7 +340,7 @@ def _keyword_scores(seg: Sequence[_View], entities: Sequence[str]) -> dict[str, 
         words, weight = list(view.keywords), 2.0 if view.human else 1.0
         if view.tool:
             parts = re.split(r"[^a-z0-9]+", (view.turn.tool or "").lower())
-            words = [p for p in parts if len(p) > 2 and p not in _REQUEST_VERBS]
+            words = [p for p in parts if len(p) > 2 and p not in REQUEST_VERBS]
             words, weight = (words if view.turn.role == "tool_call" else []), 3.0
         for word in words:
             scores[word] = scores.get(word, 0.0) + weight
@@ -439,7 +357,7 @@ def _tags(
     nicknames ("Mel" for Melanie) are in every turn of a chat, so they tag nothing."""
     people = [p.lower() for p in participants]
     nicknames = {e.lower() for e in entities if any(p.startswith(e.lower()) for p in people)}
-    skip = _GENERIC | _CALENDAR | _VERBS | STOPWORDS | nicknames
+    skip = GENERIC | CALENDAR | VERBS | STOPWORDS | nicknames
     order = {word: i for i, word in enumerate(scores)}
     ranked = sorted(
         (
@@ -463,35 +381,22 @@ def _tags(
     return tuple(tags)
 
 
-def _name_ok(word: str) -> bool:
-    lower = word.lower()
-    return len(word) > 1 and not (lower in STOPWORDS or lower in _GENERIC or lower in _CALENDAR)
-
-
-def _bare(word: str) -> str:
-    return re.sub(r"['’]s?$|-+$", "", word)
-
-
-def _local_name(address: str) -> str:
-    return re.split(r"[.+_@-]", address)[0]
-
-
 def _entities(seg: Sequence[_View], speakers: Sequence[str]) -> tuple[str, ...]:
     """Names as written: speakers, capitalised words not opening a sentence, code-like tokens."""
     runs: list[list[tuple[str, bool]]] = []  # words, and whether each opens its sentence
     mid: set[str] = set()  # words seen capitalised inside a sentence: names, not grammar
     for view in (v for v in seg if not v.tool):
-        for sentence in _sentences(view.text):
+        for sentence in sentences(view.text):
             lead = len(sentence) - len(sentence.lstrip("\"'“‘(*-•#> "))
             for match in _ENTITY_RE.finditer(sentence):
                 if match["email"]:
-                    local = _local_name(match["email"])
-                    if local.isalpha() and local.lower() not in _NOT_NAMES:
+                    local = local_name(match["email"])
+                    if local.isalpha() and local.lower() not in NOT_NAMES:
                         runs.append([(local.capitalize(), False)])
                 elif match["handle"] or match["code"]:
                     runs.append([(match.group(0).rstrip("-"), False)])
                 else:
-                    words = [_bare(w) for w in match.group(0).split()]
+                    words = [bare_word(w) for w in match.group(0).split()]
                     mid.update(words[1:] if match.start() == lead else words)
                     runs.append(
                         [(w, i == 0 and match.start() == lead) for i, w in enumerate(words)]
@@ -501,185 +406,11 @@ def _entities(seg: Sequence[_View], speakers: Sequence[str]) -> tuple[str, ...]:
         group: list[str] = []
         pending: list[str] = []  # "of the" joins a name only when another name word follows
         for word, opening in [*run, ("", False)]:
-            if group and word in _CONNECTORS:
+            if group and word in CONNECTORS:
                 pending.append(word)
-            elif word and _name_ok(word) and (not opening or word in mid):
+            elif word and name_ok(word) and (not opening or word in mid):
                 group, pending = [*group, *pending, word], []
             elif group:
                 out.setdefault(" ".join(group).lower(), " ".join(group))
                 group, pending = [], []
     return tuple(list(out.values())[:_MAX_ENTITIES])
-
-
-# ------------------------------------------------------------------------------ facts
-
-
-def _names(text: str, *, sentence: bool = False) -> list[str]:
-    """Capitalised runs that could be a person or project (no verbs, months or grammar).  A
-    sentence's first word counts only when possessive: "Sarah's email", not "Report due"."""
-    out, lead = [], len(text) - len(text.lstrip("\"'“‘(*-•#> "))
-    for match in _CAPS_RE.finditer(text):
-        words = match.group(0).split()
-        if sentence and match.start() == lead and not re.search(r"['’]s$", words[0]):
-            words = words[1:]
-        words = [w for w in map(_bare, words) if _name_ok(w) and w.lower() not in _NOT_NAMES]
-        if words:
-            out.append(" ".join(words))
-    return out
-
-
-def _owner(before: str, speaker: str, hint: str = "") -> tuple[str, bool]:
-    """Who a value belongs to, and whether the sentence says so: the name closest before it
-    (preferring one matching ``hint``), or the speaker's "my"; else the speaker, unconfirmed."""
-    names = _names(before, sentence=True)
-    for name in reversed(names):
-        if hint and name.lower().split()[0] == hint.lower():
-            return name, True
-    if names:
-        return names[-1], True
-    return speaker, re.search(r"(?i)\b(?:my|me|mine)\b", before) is not None
-
-
-def _norm_date(match: re.Match[str], ref: date, *, yearly: bool = False) -> tuple[str, str]:
-    """(value, confidence): ISO when the year is stated or inferable, else the text, low."""
-    try:
-        if match["iso"]:
-            return date.fromisoformat(match["iso"]).isoformat(), "high"
-        prefix = (match["m1"] or match["m2"]).lower()[:3]
-        month = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(prefix))
-        day, year = int(match["d1"] or match["d2"]), match["y1"] or match["y2"]
-        if year:
-            return date(int(year), month, day).isoformat(), "medium"
-        if yearly:  # a birthday recurs: month and day are the fact
-            date(2000, month, day)
-            return f"{_MONTHS[month - 1].capitalize()} {day}", "medium"
-        moment = date(ref.year, month, day)
-        if (ref - moment).days > 183:  # "deadline is January 5", said in December
-            moment = date(ref.year + 1, month, day)
-        return moment.isoformat(), "medium"
-    except ValueError:
-        return match.group(0).strip(), "low"
-
-
-def _clean_value(text: str) -> str:
-    value = _VALUE_END_RE.sub("", text.strip()).strip(" \"'“”")
-    return value if 0 < len(value) <= 60 and len(value.split()) <= 8 else ""
-
-
-def _turn_facts(view: _View) -> Iterator[FactDraft]:
-    """Facts a human turn states; questions state nothing."""
-    me, ref = view.name or "User", _utc(view.turn.timestamp).date()
-    found: list[tuple[str, str, str, str] | None] = []
-    for sentence in (s for s in _sentences(view.text) if not s.endswith("?")):
-        plain = _URL_RE.sub(" ", _EMAIL_RE.sub(" ", sentence))
-        bare = _BACKTICK_RE.sub(" ", plain)
-        for m in _EMAIL_RE.finditer(sentence):
-            local = _local_name(m.group(0))
-            who, sure = _owner(sentence[: m.start()], me, local)
-            if not sure and local.isalpha() and local.lower() not in _NOT_NAMES:
-                who = local.capitalize()  # "send it to bob@x.com": likely Bob's, unconfirmed
-            found.append((who, "email", m.group(0), "high" if sure else "low"))
-        for m in _URL_RE.finditer(sentence):
-            url = m.group(0).rstrip(".,;:!?")
-            found.append((_owner(sentence[: m.start()], me)[0], "url", url, "high"))
-        for m in _PHONE_RE.finditer(plain):
-            number, before = m.group(0).strip(), plain[: m.start()]
-            if not 7 <= sum(c.isdigit() for c in number) <= 15 or _DATE_RE.search(number):
-                continue
-            if number.startswith("+") or _PHONE_CONTEXT_RE.search(before):
-                who, sure = _owner(before, me)
-                level = "high" if number.startswith("+") else "medium"
-                found.append((who, "phone", number, level if sure else "low"))
-        for m in _DEADLINE_RE.finditer(sentence):
-            rest, project = sentence[m.end() :], _CODE_RE.search(sentence)
-            owner = project.group(0) if project else _owner(sentence[: m.start()], me)[0]
-            if when := _DATE_RE.match(rest):
-                found.append((owner, "deadline", *_norm_date(when, ref)))
-            elif not rest.lower().startswith("to ") and (vague := _VAGUE_DATE_RE.match(rest)):
-                found.append((owner, "deadline", _clean_value(vague.group(0)), "low"))
-        for m in _BIRTHDAY_RE.finditer(sentence):
-            who = m["who"] or m["who2"]
-            if (when := _DATE_RE.match(sentence[m.end() :])) and _name_ok(who):
-                found.append((who, "birthday", *_norm_date(when, ref, yearly=True)))
-        found += [_my_fact(m, me, ref) for m in _MY_RE.finditer(sentence)]
-        found += [_preference(m, me) for m in _PREF_RE.finditer(sentence)]
-        for m in _BACKTICK_RE.finditer(sentence):
-            code, who = m.group(1).strip(), _owner(sentence[: m.start()], me)[0]
-            if _PATH_RE.fullmatch(code):
-                found.append((who, "path", code, "medium"))
-            elif re.match(r"[a-z.][\w.+-]*(?:\s|$)", code):
-                found.append((who, "command", code, "medium"))
-        for m in _RUN_RE.finditer(bare):
-            command = m["cmd"].rstrip(".")
-            if command.split()[0] in _CLI or re.search(r"\s--?[a-z]", command):
-                found.append((me, "command", command, "low"))
-        for m in _PATH_RE.finditer(bare):
-            found.append((_owner(bare[: m.start()], me)[0], "path", m.group(0), "medium"))
-    for entity, field, value, confidence in (f for f in found if f is not None):
-        kind = {"email": "email", "url": "url", "phone": "phone"}.get(field)
-        if (
-            value
-            and "[REDACTED" not in value
-            and redact(value) == value
-            and (kind is None or value_kind(value) == kind)
-        ):
-            yield FactDraft(entity, field, value, confidence, view.number)
-
-
-def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] | None:
-    """``my X is Y``: X names the field; a well-known field is validated."""
-    field = " ".join(m["field"].lower().replace("’", "'").split())
-    value = _clean_value(m["value"])
-    if not value or len(field.split()) > 3 or _SECRET_FIELD_RE.search(field):
-        return None
-    if value.split()[0].lower() in STOPWORDS | _GENERIC:  # "my sister is a doctor": no field
-        return None
-    if field in {"email", "e-mail", "email address"}:
-        return (me, "email", value, "high" if value_kind(value) == "email" else "low")
-    if field in {"phone", "phone number", "number", "mobile", "mobile number", "cell"}:
-        return (me, "phone", value, "medium" if value_kind(value) == "phone" else "low")
-    if field == "birthday":
-        when = _DATE_RE.match(value)
-        return (me, field, *(_norm_date(when, ref, yearly=True) if when else (value, "low")))
-    return (me, field, value, "medium")
-
-
-def _preference(m: re.Match[str], me: str) -> tuple[str, str, str, str] | None:
-    """``I prefer / like / love / hate Z``; "don't" turns a like into a dislike."""
-    value = _clean_value(m["value"])
-    if value.startswith("to "):  # "I'd love to help" is a wish, not a taste
-        return None
-    head = re.sub(r"^(?:the|a|an)\s+", "", value.lower()).split(" ", 1)[0] if value else ""
-    if not head or head in STOPWORDS or head in _GENERIC:  # "I love it", "I like that"
-        return None
-    negated = re.search(r"not|n['’]t", m["mod"]) is not None
-    if m["verb"] in {"like", "love", "enjoy"}:
-        field: str | None = "dislikes" if negated else "likes"
-    else:
-        field = None if negated else "prefers" if m["verb"] == "prefer" else "dislikes"
-    return (me, field, value, "medium") if field else None
-
-
-def _tool_facts(views: Sequence[_View], view: _View) -> Iterator[FactDraft]:
-    """Recipients of a tool call, named by the human turn that asked for it."""
-    if view.turn.role != "tool_call":
-        return
-    try:
-        args = json.loads(view.text)
-    except (ValueError, RecursionError):
-        return
-    recent = views[max(0, view.number - 50) : view.number - 1]  # bounded: logs can be long
-    trigger = next((v for v in reversed(recent) if v.human), None)
-    names = list(dict.fromkeys(_names(trigger.text) if trigger else []))
-    for key in ("to", "cc", "bcc") if isinstance(args, dict) else ():
-        value = args.get(key)
-        for address in (
-            [value] if isinstance(value, str) else value if isinstance(value, list) else []
-        ):
-            if not isinstance(address, str) or value_kind(address) != "email":
-                continue
-            match = [n for n in names if n.lower() == _local_name(address).lower()]
-            if match:
-                yield FactDraft(match[0], "email", address, "high", view.number)
-            elif key == "to" and len(names) == 1:
-                yield FactDraft(names[0], "email", address, "medium", view.number)

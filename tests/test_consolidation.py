@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
+from memoryclaw.extraction import FactDraft
 from memoryclaw.notes import RawLog, parse_log
-from memoryclaw.summarize import EpisodeDraft, FactDraft
+from memoryclaw.summarize import EpisodeDraft
 from memoryclaw.transcripts import unprocessed_logs
 
 from .conftest import NOW

@@ -1,0 +1,348 @@
+"""Facts read from conversation turns: what a person states, and whom a tool call writes to.
+
+No model is involved; a fact is kept only where a regular expression can validate it.  A human
+turn's statements (never its questions) give emails, URLs, phone numbers, deadlines, birthdays,
+``my X is Y`` fields, likes, dislikes and preferences, file paths and commands; a tool call's
+``to``, ``cc`` and ``bcc`` addresses give the email of a person its request named.  A value
+belongs to the name written closest before it (a deadline to a project code like projectX),
+else to the speaker, whose ``my X is Y`` and ``I like Z`` are always their own.  Everything is
+read from redacted text: a value redaction would change is dropped, and so is one that is not
+what its field says (an email that is no address) or a field named like a secret (password,
+PIN, token, card ...).
+
+Confidence is how sure the reading is:
+
+- high: an ISO date; a URL; an email, or a phone number in international form, whose owner
+  the sentence names ("Sarah's email is", "my email is"); a recipient whose address matches
+  a name in the request;
+- medium: a date with its month in words (without a year, in the year that puts it at most
+  six months before the turn; a birthday keeps only month and day); a phone number in local
+  form whose owner the sentence names; any other ``my X is Y``; a taste; a path; a command in
+  backticks; the recipient of a request naming one person;
+- low: an email or phone number whose owner is only guessed; a date that is no date
+  ("February 30"); a vague deadline ("next Friday"); a command after "run".
+
+The summarizer (:mod:`memoryclaw.summarize`) reads names and sentences with the same words and
+rules, kept here once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+
+from .notes import value_kind
+from .redact import redact
+from .retrieval import STOPWORDS
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# A turn made only of these words carries nothing a later question could ask about.
+SMALL_TALK = _words(
+    """hello hey hi bye goodbye thanks thank thx cheers ok okay yes yeah yep yup nope sure great
+    good nice cool awesome wow lol haha welcome see soon later talk take care"""
+)
+# Too common in conversation to tag an episode, or to be a name when capitalised.
+GENERIC = SMALL_TALK | _words(
+    """really lot lots much many well way time times day days going gonna wanna gotta want
+    wanted need make made making look looks looking feel feeling felt think thought sounds
+    sound hope bit kind kinda pretty totally always never still even back new one two keep let
+    done come coming found give try trying tried work working use using mean right fun amazing
+    wonderful fantastic super true special definitely absolutely actually maybe probably
+    everything nothing someone everyone stuff big little small best better bad today tomorrow
+    yesterday now ago ready able glad happy love loved loving lovely sweet agree people life
+    lately recently last next first week year month redacted let's i'd incredible exciting
+    excited cute beautiful proud guess course though sorry wish means tough dear utc btw since
+    others around together long hear heard helps helping seeing seen taking getting bring
+    staying stay wait join met happened important difference hard motivated appreciate
+    favorite positive inspiring inspired impact congrats interesting lucky strong real crazy
+    busy must ones part cause reminds pushing blast awesome words ideas idea every thing
+    things pic pics enjoy talk feels makes start ask another different huge worth gorgeous"""
+)
+_MONTHS = tuple(
+    "january february march april may june july august september october november december".split()
+)
+CALENDAR = frozenset(_MONTHS) | _words(
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+    " monday tuesday wednesday thursday friday saturday sunday mon tue tues wed weds thu thurs"
+    " fri sat"
+)
+# Verbs only: never a tag.  REQUEST_VERBS adds verbs that are nouns too ("email", "book").
+VERBS = _words(
+    """add arrange buy cancel change check compare create delete explain fetch find fix get give
+    help look lookup make move pay prepare put query read remind remember remove renew reply
+    reschedule run save schedule send set share show summarise summarize track translate write"""
+)
+REQUEST_VERBS = VERBS | _words("book call draft email list note order plan search text update")
+NOT_NAMES = REQUEST_VERBS | _words(
+    "email e-mail phone number mobile contact address new work home please info support admin"
+    " noreply team sales"
+)
+_CLI = _words(
+    """git npm npx pip pipx python python3 make docker kubectl cargo go yarn pnpm uv pytest ls
+    cd curl ssh brew apt sudo bash sh node ruff mypy memoryclaw rsync scp tar"""
+)
+_SECRET_FIELD_RE = re.compile(r"pass|pin\b|token|secret|key|ssn|social security|card|cvv|login")
+
+_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+CODE_PATTERN = r"\b[A-Za-z][A-Za-z-]*\d[\w-]*|\b[a-z]+[A-Z]\w*"  # projectX, Q3, BX4TQ7
+CAPS_PATTERN = r"\b[A-Z][\w'’-]*(?:(?:[ \t]+(?:of|the|de|da|van|von|del))*[ \t]+[A-Z][\w'’-]*)*"
+CONNECTORS = _words("of the de da van von del")  # inside a name: "Lord of the Rings"
+_CODE_RE = re.compile(CODE_PATTERN)
+_CAPS_RE = re.compile(CAPS_PATTERN)
+_EMAIL_RE = re.compile(EMAIL_PATTERN)
+_URL_RE = re.compile(r"https?://[^\s<>()\"']+")
+_PHONE_RE = re.compile(r"(?<![\w+])\+?\d[\d \t().-]{5,18}\d(?!\w)")
+_PHONE_CONTEXT_RE = re.compile(r"(?i)\b(?:phone|mobile|cell|number|call|tel|whatsapp|text)\b")
+_PATH_RE = re.compile(
+    r"(?<![\w:/.@])(?:~|\.{1,2})?/(?:[\w.-]+/)*[\w.-]*[A-Za-z][\w.-]*"
+    r"|(?<![\w:/.@-])[\w.-]+/(?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,6}\b"
+)
+_BACKTICK_RE = re.compile(r"`([^`\n]{2,200})`")
+_RUN_RE = re.compile(r"\brun\s+(?P<cmd>[a-z][\w.+-]*(?:\s+[^\s,;!?`]+){0,12})")
+_MONTH_ALT = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_DATE_RE = re.compile(
+    rf"(?i)(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})\b"
+    rf"|(?P<m1>{_MONTH_ALT})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y1>\d{{4}})\b)?"
+    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_ALT})\b\.?"
+    r"(?:,?\s+(?P<y2>\d{4})\b)?"
+)
+_VAGUE_DATE_RE = re.compile(
+    rf"(?i)(?:next|this|end of|tomorrow|tonight|today|eod|eow|(?:{_MONTH_ALT})\b|\w+day\b)[^,;]*"
+)
+_DEADLINE_RE = re.compile(
+    r"(?i)\b(?:deadline|due(?:\s+date)?)\b(?:\s+(?:is|was|will be|by|on|for|date))*\s*:?\s*"
+)
+_BIRTHDAY_RE = re.compile(
+    r"\b(?P<who>[A-Z][\w-]*(?: [A-Z][\w-]*)?)['’]s birthday is (?:on )?(?:the )?"
+    r"|\b(?P<who2>[A-Z][a-z]+) turns \d{1,3} on (?:the )?"
+)
+# Only a clause's own subject: "in my art is ..." or "the things I love makes ..." state nothing.
+_CLAUSE = r"(?:^|[,;:]\s+|\b(?:and|but|so|because|that|since|also|oh|btw|well|now|fyi)\s+)"
+_MY_RE = re.compile(rf"(?i){_CLAUSE}my (?P<field>[a-z][a-z'’ -]{{0,30}}?) is (?P<value>[^,;]+)")
+_PREF_RE = re.compile(
+    rf"{_CLAUSE}I (?P<mod>(?:really |also |just |absolutely |totally )?(?:don['’]t |do not )?"
+    r"(?:really )?)(?P<verb>prefer|like|love|enjoy|hate|dislike|can['’]t stand) (?P<value>[^,;]+)"
+)
+_VALUE_END_RE = re.compile(r"\s+(?:and|but|because|so|which|who|since|when|if)\s.*$|[.!?:]+$")
+
+
+@dataclass(frozen=True)
+class FactDraft:
+    """A candidate fact read from one turn, validated but not yet written anywhere."""
+
+    entity: str
+    field: str
+    value: str
+    confidence: str
+    turn: int
+
+
+# -------------------------------------------------------------------- words and names
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences and lines of ``text``, stripped; blank ones dropped."""
+    return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text) if s.strip()]
+
+
+def name_ok(word: str) -> bool:
+    """Whether a capitalised word can be part of a name: no grammar, calendar or common word."""
+    lower = word.lower()
+    return len(word) > 1 and not (lower in STOPWORDS or lower in GENERIC or lower in CALENDAR)
+
+
+def bare_word(word: str) -> str:
+    """The word without a possessive or trailing hyphens: "Sarah's" -> "Sarah"."""
+    return re.sub(r"['’]s?$|-+$", "", word)
+
+
+def local_name(address: str) -> str:
+    """An email address's first name-like part: "john.smith@x.com" -> "john"."""
+    return re.split(r"[.+_@-]", address)[0]
+
+
+# ------------------------------------------------------------------------------ facts
+
+
+def _names(text: str, *, sentence: bool = False) -> list[str]:
+    """Capitalised runs that could be a person or project (no verbs, months or grammar).  A
+    sentence's first word counts only when possessive: "Sarah's email", not "Report due"."""
+    out, lead = [], len(text) - len(text.lstrip("\"'“‘(*-•#> "))
+    for match in _CAPS_RE.finditer(text):
+        words = match.group(0).split()
+        if sentence and match.start() == lead and not re.search(r"['’]s$", words[0]):
+            words = words[1:]
+        words = [w for w in map(bare_word, words) if name_ok(w) and w.lower() not in NOT_NAMES]
+        if words:
+            out.append(" ".join(words))
+    return out
+
+
+def _owner(before: str, speaker: str, hint: str = "") -> tuple[str, bool]:
+    """Who a value belongs to, and whether the sentence says so: the name closest before it
+    (preferring one matching ``hint``), or the speaker's "my"; else the speaker, unconfirmed."""
+    names = _names(before, sentence=True)
+    for name in reversed(names):
+        if hint and name.lower().split()[0] == hint.lower():
+            return name, True
+    if names:
+        return names[-1], True
+    return speaker, re.search(r"(?i)\b(?:my|me|mine)\b", before) is not None
+
+
+def _norm_date(match: re.Match[str], ref: date, *, yearly: bool = False) -> tuple[str, str]:
+    """(value, confidence): ISO when the year is stated or inferable, else the text, low."""
+    try:
+        if match["iso"]:
+            return date.fromisoformat(match["iso"]).isoformat(), "high"
+        prefix = (match["m1"] or match["m2"]).lower()[:3]
+        month = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(prefix))
+        day, year = int(match["d1"] or match["d2"]), match["y1"] or match["y2"]
+        if year:
+            return date(int(year), month, day).isoformat(), "medium"
+        if yearly:  # a birthday recurs: month and day are the fact
+            date(2000, month, day)
+            return f"{_MONTHS[month - 1].capitalize()} {day}", "medium"
+        moment = date(ref.year, month, day)
+        if (ref - moment).days > 183:  # "deadline is January 5", said in December
+            moment = date(ref.year + 1, month, day)
+        return moment.isoformat(), "medium"
+    except ValueError:
+        return match.group(0).strip(), "low"
+
+
+def _clean_value(text: str) -> str:
+    value = _VALUE_END_RE.sub("", text.strip()).strip(" \"'“”")
+    return value if 0 < len(value) <= 60 and len(value.split()) <= 8 else ""
+
+
+def facts_from_turn(
+    turn: int, text: str, speaker: str | None, said_on: date
+) -> Iterator[FactDraft]:
+    """Facts a human turn states; questions state nothing.  ``turn`` is its number in the log,
+    ``text`` its redacted content, ``speaker`` the name "my" stands for ("User" without one)
+    and ``said_on`` its day, which completes a date written without a year."""
+    me, ref = speaker or "User", said_on
+    found: list[tuple[str, str, str, str] | None] = []
+    for sentence in (s for s in sentences(text) if not s.endswith("?")):
+        plain = _URL_RE.sub(" ", _EMAIL_RE.sub(" ", sentence))
+        bare = _BACKTICK_RE.sub(" ", plain)
+        for m in _EMAIL_RE.finditer(sentence):
+            local = local_name(m.group(0))
+            who, sure = _owner(sentence[: m.start()], me, local)
+            if not sure and local.isalpha() and local.lower() not in NOT_NAMES:
+                who = local.capitalize()  # "send it to bob@x.com": likely Bob's, unconfirmed
+            found.append((who, "email", m.group(0), "high" if sure else "low"))
+        for m in _URL_RE.finditer(sentence):
+            url = m.group(0).rstrip(".,;:!?")
+            found.append((_owner(sentence[: m.start()], me)[0], "url", url, "high"))
+        for m in _PHONE_RE.finditer(plain):
+            number, before = m.group(0).strip(), plain[: m.start()]
+            if not 7 <= sum(c.isdigit() for c in number) <= 15 or _DATE_RE.search(number):
+                continue
+            if number.startswith("+") or _PHONE_CONTEXT_RE.search(before):
+                who, sure = _owner(before, me)
+                level = "high" if number.startswith("+") else "medium"
+                found.append((who, "phone", number, level if sure else "low"))
+        for m in _DEADLINE_RE.finditer(sentence):
+            rest, project = sentence[m.end() :], _CODE_RE.search(sentence)
+            owner = project.group(0) if project else _owner(sentence[: m.start()], me)[0]
+            if when := _DATE_RE.match(rest):
+                found.append((owner, "deadline", *_norm_date(when, ref)))
+            elif not rest.lower().startswith("to ") and (vague := _VAGUE_DATE_RE.match(rest)):
+                found.append((owner, "deadline", _clean_value(vague.group(0)), "low"))
+        for m in _BIRTHDAY_RE.finditer(sentence):
+            who = m["who"] or m["who2"]
+            if (when := _DATE_RE.match(sentence[m.end() :])) and name_ok(who):
+                found.append((who, "birthday", *_norm_date(when, ref, yearly=True)))
+        found += [_my_fact(m, me, ref) for m in _MY_RE.finditer(sentence)]
+        found += [_preference(m, me) for m in _PREF_RE.finditer(sentence)]
+        for m in _BACKTICK_RE.finditer(sentence):
+            code, who = m.group(1).strip(), _owner(sentence[: m.start()], me)[0]
+            if _PATH_RE.fullmatch(code):
+                found.append((who, "path", code, "medium"))
+            elif re.match(r"[a-z.][\w.+-]*(?:\s|$)", code):
+                found.append((who, "command", code, "medium"))
+        for m in _RUN_RE.finditer(bare):
+            command = m["cmd"].rstrip(".")
+            if command.split()[0] in _CLI or re.search(r"\s--?[a-z]", command):
+                found.append((me, "command", command, "low"))
+        for m in _PATH_RE.finditer(bare):
+            found.append((_owner(bare[: m.start()], me)[0], "path", m.group(0), "medium"))
+    for entity, field, value, confidence in (f for f in found if f is not None):
+        kind = {"email": "email", "url": "url", "phone": "phone"}.get(field)
+        if (
+            value
+            and "[REDACTED" not in value
+            and redact(value) == value
+            and (kind is None or value_kind(value) == kind)
+        ):
+            yield FactDraft(entity, field, value, confidence, turn)
+
+
+def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] | None:
+    """``my X is Y``: X names the field; a well-known field is validated."""
+    field = " ".join(m["field"].lower().replace("’", "'").split())
+    value = _clean_value(m["value"])
+    if not value or len(field.split()) > 3 or _SECRET_FIELD_RE.search(field):
+        return None
+    if value.split()[0].lower() in STOPWORDS | GENERIC:  # "my sister is a doctor": no field
+        return None
+    if field in {"email", "e-mail", "email address"}:
+        return (me, "email", value, "high" if value_kind(value) == "email" else "low")
+    if field in {"phone", "phone number", "number", "mobile", "mobile number", "cell"}:
+        return (me, "phone", value, "medium" if value_kind(value) == "phone" else "low")
+    if field == "birthday":
+        when = _DATE_RE.match(value)
+        return (me, field, *(_norm_date(when, ref, yearly=True) if when else (value, "low")))
+    return (me, field, value, "medium")
+
+
+def _preference(m: re.Match[str], me: str) -> tuple[str, str, str, str] | None:
+    """``I prefer / like / love / hate Z``; "don't" turns a like into a dislike."""
+    value = _clean_value(m["value"])
+    if value.startswith("to "):  # "I'd love to help" is a wish, not a taste
+        return None
+    head = re.sub(r"^(?:the|a|an)\s+", "", value.lower()).split(" ", 1)[0] if value else ""
+    if not head or head in STOPWORDS or head in GENERIC:  # "I love it", "I like that"
+        return None
+    negated = re.search(r"not|n['’]t", m["mod"]) is not None
+    if m["verb"] in {"like", "love", "enjoy"}:
+        field: str | None = "dislikes" if negated else "likes"
+    else:
+        field = None if negated else "prefers" if m["verb"] == "prefer" else "dislikes"
+    return (me, field, value, "medium") if field else None
+
+
+def facts_from_tool_call(turn: int, arguments: str, request: str) -> Iterator[FactDraft]:
+    """Recipients of a tool call, named by the human turn that asked for it.  ``turn`` is the
+    call's number in the log, ``arguments`` its redacted JSON and ``request`` the redacted text
+    of the turn that asked ("" without one)."""
+    try:
+        args = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return
+    names = list(dict.fromkeys(_names(request)))
+    for key in ("to", "cc", "bcc") if isinstance(args, dict) else ():
+        value = args.get(key)
+        for address in (
+            [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        ):
+            if not isinstance(address, str) or value_kind(address) != "email":
+                continue
+            match = [n for n in names if n.lower() == local_name(address).lower()]
+            if match:
+                yield FactDraft(match[0], "email", address, "high", turn)
+            elif key == "to" and len(names) == 1:
+                yield FactDraft(names[0], "email", address, "medium", turn)
