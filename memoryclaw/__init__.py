@@ -12,6 +12,7 @@ from .api import ForgetReport, IngestReport, Vault
 from .config import Settings, load_settings
 from .errors import (
     ConfigError,
+    EmbeddingError,
     ExternalToolError,
     InvalidInputError,
     LockTimeoutError,
@@ -29,6 +30,7 @@ from .transcripts import LoggedTurn
 
 __all__ = [
     "ConfigError",
+    "EmbeddingError",
     "Episode",
     "EpisodeResult",
     "ExternalToolError",

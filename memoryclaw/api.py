@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import logging
 import os
 import shutil
 import sqlite3
@@ -18,12 +19,13 @@ from typing import Any
 from . import __version__
 from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
 from .consolidation import ConsolidationReport, consolidate
-from .errors import InvalidInputError, MemoryclawError, NotFoundError, ParseError
+from .embeddings import Embedder, embedder_for, embedder_name
+from .errors import EmbeddingError, InvalidInputError, MemoryclawError, NotFoundError, ParseError
 from .history import Commit, commit_changes, file_history, is_repository, snapshot
 from .index import Index
 from .llm import ollama_status
 from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
-from .retrieval import RetrievePayload, SearchResult, render_payload, search
+from .retrieval import RetrievePayload, SearchResult, VectorFallback, render_payload, search
 from .review import PendingFact, approve, pending_facts, reject
 from .skills import SkillInfo, active_skill, approve_skill, list_skills, reject_skill
 from .sync import Progress, SyncReport, is_stale, sync
@@ -50,6 +52,9 @@ from .vault import (
     safe_relpath,
     scan,
 )
+from .vectors import VectorHit, nearest, update_vectors
+
+_log = logging.getLogger("memoryclaw.vectors")
 
 INDEX_FILE = "index.db"
 READ_DEFAULT_LINES = 200
@@ -95,6 +100,10 @@ class Vault:
 
     Open one with ``Vault(path)`` (or :meth:`Vault.open`, which honours ``MEMORYCLAW_VAULT``),
     create one with :meth:`Vault.init`.  Use as a context manager to close the index.
+
+    With ``retrieval.fallback: vector`` the embedder ``embeddings`` names is built the first
+    time something needs embedding and kept, so a long-lived process loads its model once;
+    ``embedder`` supplies one instead (its ``name`` keys the cached vectors).
     """
 
     def __init__(
@@ -103,10 +112,14 @@ class Vault:
         settings: Settings | None = None,
         *,
         env: Mapping[str, str] | None = None,
+        embedder: Embedder | None = None,
     ) -> None:
         self.root = require_vault(Path(path).expanduser())
         self.settings = settings if settings is not None else load_settings(self.root, env)
         self._index: Index | None = None
+        self._embedder = embedder
+        self._own_embedder = embedder is None  # built here, so closed here
+        self._vectors_checked = False  # whether this instance has brought the vectors up to date
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Vault:
@@ -149,10 +162,13 @@ class Vault:
         return self._index
 
     def close(self) -> None:
-        """Close the index connection."""
+        """Close the index connection (and an Ollama embedder's HTTP connection)."""
         if self._index is not None:
             self._index.close()
             self._index = None
+        close = getattr(self._embedder, "close", None)
+        if self._own_embedder and callable(close):
+            close()  # a loaded sentence-transformers model has nothing to close: it stays
 
     def __enter__(self) -> Vault:
         return self
@@ -167,21 +183,62 @@ class Vault:
 
     # ------------------------------------------------------------------- index
 
-    def reindex(self, *, full: bool = False, progress: Progress | None = None) -> SyncReport:
-        """Bring the index up to date; ``full`` deletes it and rebuilds from the files."""
+    def reindex(
+        self,
+        *,
+        full: bool = False,
+        progress: Progress | None = None,
+        embed_progress: Progress | None = None,
+    ) -> SyncReport:
+        """Bring the index up to date; ``full`` deletes it and rebuilds from the files.
+
+        With the vector fallback on, episodes without a current vector are embedded after
+        (``embed_progress`` sees that); if the embedder fails the report says why and the
+        keyword index is up to date all the same.
+        """
         if full:
             self.close()
             state = self.root / STATE_DIR
             for name in (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm"):
                 (state / name).unlink(missing_ok=True)
-        return sync(self.root, self.index, full=full, progress=progress)
+        report = sync(self.root, self.index, full=full, progress=progress)
+        self._update_vectors(report, embed_progress)
+        return report
 
     def refresh(self) -> SyncReport | None:
         """Sync when the vault changed since the last sync; None when it was current."""
+        report = None
         if self.index.rebuilt or is_stale(self.root, self.index):
             self.index.rebuilt = False
-            return sync(self.root, self.index)
-        return None
+            report = sync(self.root, self.index)
+        if report is not None or not self._vectors_checked:
+            self._update_vectors(report)
+        return report
+
+    def _update_vectors(self, report: SyncReport | None, progress: Progress | None = None) -> None:
+        """Embed what the last sync left without a vector (vector fallback only)."""
+        if self.settings.retrieval.fallback != "vector":
+            return
+        self._vectors_checked = True
+        name = self._embedder.name if self._embedder is not None else embedder_name(self.settings)
+        try:
+            embedded = update_vectors(self.index, name, self._get_embedder, progress)
+        except EmbeddingError as exc:
+            _log.warning("episode vectors not updated (keyword search unaffected): %s", exc)
+            if report is not None:
+                report.vector_error = str(exc)
+            return
+        if report is not None:
+            report.embedded = embedded
+
+    def _get_embedder(self) -> Embedder:
+        """The vector fallback's embedder, built on first use and kept with its model loaded."""
+        if self._embedder is None:
+            self._embedder = embedder_for(self.settings)
+        return self._embedder
+
+    def _nearest(self, query: str, limit: int) -> list[VectorHit]:
+        return nearest(self.index, self._get_embedder(), query, limit)
 
     # --------------------------------------------------------------- retrieval
 
@@ -196,10 +253,21 @@ class Vault:
         """Ranked, explained episodes and facts for ``query``."""
         if refresh:
             self.refresh()
+        return self._search(query, limit=limit, now=now, vectors=True)
+
+    def _search(
+        self, query: str, *, limit: int | None, now: datetime | None, vectors: bool
+    ) -> SearchResult:
         limit = self.settings.retrieval.max_results if limit is None else limit
         if limit < 0:
             raise InvalidInputError("limit", f"must be >= 0, got {limit}")
-        return search(self.index, query, limit=limit, now=now or now_utc())
+        settings = self.settings.retrieval
+        fallback = None
+        if vectors and settings.fallback == "vector":
+            fallback = VectorFallback(
+                self._nearest, settings.min_primary_results, settings.blend_strategy
+            )
+        return search(self.index, query, limit=limit, now=now or now_utc(), fallback=fallback)
 
     def retrieve(
         self, query: str, *, now: datetime | None = None, refresh: bool = True
@@ -270,6 +338,7 @@ class Vault:
         use_git = self.settings.git.auto_commit and is_repository(self.root)
         before = snapshot(self.root) if use_git else {}
         report = consolidate(self.root, self.settings, self.index, all_logs=all_logs, now=now)
+        self._update_vectors(None)
         if use_git and report.logs_read + len(report.logs_deleted) + len(report.skills_suggested):
             report.commit = commit_changes(self.root, before, report.commit_message())
         return report
@@ -417,7 +486,8 @@ class Vault:
                 raise NotFoundError("fact", fact_id)
         else:
             assert query is not None
-            found = self.search(query, refresh=False)
+            # Keywords only: forgetting must never reach episodes that merely resemble the query.
+            found = self._search(query, limit=None, now=None, vectors=False)
             episode_paths = {r.path: r.id for r in found.results}
             fact_rows = [row for f in found.facts for row in self.index.fact_rows("id = ?", [f.id])]
         edited: list[str] = []
@@ -431,7 +501,7 @@ class Vault:
                 for path, rows in sorted(by_file.items()):
                     self._remove_fact_lines(path, rows)
                     edited.append(path)
-            sync(self.root, self.index)
+            self._update_vectors(sync(self.root, self.index))
         return ForgetReport(
             episodes=tuple(episode_paths[p] for p in sorted(episode_paths)),
             facts=tuple(row["id"] for row in fact_rows),
@@ -563,7 +633,7 @@ class Vault:
         extras = {
             "daemon": ("apscheduler", "watchdog"),
             "ollama": ("ollama",),
-            "local-embeddings": ("sentence_transformers",),
+            "local-embeddings": ("sentence_transformers", "numpy"),
             "mcp": ("mcp",),
         }
         for extra, modules in extras.items():
@@ -575,14 +645,8 @@ class Vault:
             )
         if self.settings.llm.provider == "ollama":
             add("llm", *ollama_status(self.settings.llm))
-        if self.settings.retrieval.fallback == "vector":
-            add(
-                "vector",
-                "warn",
-                "retrieval.fallback is 'vector' but vector search is not available in this version",
-            )
-        else:
-            add("vector", "info", "vector fallback off (set retrieval.fallback: vector to enable)")
+        for status, detail in self._vector_checks():
+            add("vector", status, detail)
         git_dir = (self.root / ".git").exists()
         add(
             "git",
@@ -592,6 +656,39 @@ class Vault:
             else "not a git repository (memoryclaw init --git)",
         )
         return checks
+
+    def _vector_checks(self) -> list[tuple[str, str]]:
+        """``doctor``'s lines on the vector fallback: off, or extra, embedder and coverage."""
+        if self.settings.retrieval.fallback != "vector":
+            return [
+                (
+                    "info",
+                    "vector fallback off: keyword retrieval only (to enable set "
+                    "retrieval.fallback: vector and install pip install "
+                    "'memoryclaw[local-embeddings]' for embeddings.provider: "
+                    "sentence-transformers, or 'memoryclaw[ollama]' for ollama)",
+                )
+            ]
+        provider = self.settings.embeddings.provider
+        extra = "ollama" if provider == "ollama" else "local-embeddings"
+        modules = ("ollama" if provider == "ollama" else "sentence_transformers", "numpy")
+        missing = [m for m in modules if importlib.util.find_spec(m) is None]
+        if missing and self._embedder is None:
+            fix = f"pip install 'memoryclaw[{extra}]'"
+            return [("warn", f"fallback on but {', '.join(missing)} missing ({fix})")]
+        lines: list[tuple[str, str]] = []
+        try:
+            embedder = self._get_embedder()
+            dims = embedder.embed(["memoryclaw doctor"]).shape[1]
+            lines.append(("ok", f"embedder {embedder.name} answers ({dims} dimensions)"))
+        except EmbeddingError as exc:
+            lines.append(("warn", f"{exc} (keyword search still works)"))
+        name = self._embedder.name if self._embedder is not None else embedder_name(self.settings)
+        have, total = self.index.vector_coverage(name)
+        fix = "" if have == total else " (run `memoryclaw reindex` once the embedder answers)"
+        status = "ok" if have == total else "warn"
+        lines.append((status, f"{have} of {total} episodes have current vectors from {name}{fix}"))
+        return lines
 
 
 def _has_fts5() -> bool:

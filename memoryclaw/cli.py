@@ -169,6 +169,8 @@ def _print_search(result: SearchResult) -> None:
     click.echo(f"keywords: {keywords}")
     for term, synonyms in result.plan.expansions.items():
         click.echo(f"aliases:  {term} -> {', '.join(synonyms)}")
+    if result.fallback_error:
+        click.echo(f"vector fallback unavailable: {result.fallback_error}", err=True)
     if not result.results and not result.facts:
         click.echo("no memories found")
         return
@@ -357,13 +359,8 @@ def reindex(ctx: click.Context, full: bool, as_json: bool) -> None:
     """Bring the index up to date with the vault."""
     vault = _vault(ctx)
     if sys.stderr.isatty() and not as_json:
-        with click.progressbar(length=1, label="indexing", file=sys.stderr) as bar:
-
-            def progress(done: int, total: int) -> None:
-                bar.length = total
-                bar.update(done - bar.pos)
-
-            report = vault.reindex(full=full, progress=progress)
+        with _Bar("indexing") as files, _Bar("embedding", after=files) as vectors:
+            report = vault.reindex(full=full, progress=files, embed_progress=vectors)
     else:
         report = vault.reindex(full=full)
     if as_json:
@@ -373,9 +370,44 @@ def reindex(ctx: click.Context, full: bool, as_json: bool) -> None:
         f"{len(report.added)} added, {len(report.changed)} changed, {len(report.deleted)} deleted,"
         f" {len(report.moved)} moved, {report.unchanged} unchanged in {report.took_ms:.0f} ms"
     )
+    if report.embedded:
+        click.echo(f"{report.embedded} episodes embedded for the vector fallback")
+    if report.vector_error:
+        click.echo(f"vectors not updated: {report.vector_error}", err=True)
     for skipped in report.skipped:
         line = f":{skipped.line}" if skipped.line else ""
         click.echo(f"skipped {skipped.path}{line}: {skipped.reason}", err=True)
+
+
+class _Bar:
+    """A progress bar on stderr that appears with its first step (nothing to do: no bar);
+    ``after`` is the bar of the phase before, finished when this one starts."""
+
+    def __init__(self, label: str, after: _Bar | None = None) -> None:
+        self.label = label
+        self.after = after
+        self.bar: Any = None
+
+    def __call__(self, done: int, total: int) -> None:
+        if self.bar is None:
+            if self.after is not None:
+                self.after.close()
+            self.bar = click.progressbar(length=total, label=self.label, file=sys.stderr)
+            self.bar.__enter__()
+        self.bar.length = total
+        self.bar.update(done - self.bar.pos)
+
+    def close(self) -> None:
+        """Finish the bar's line."""
+        if self.bar is not None:
+            self.bar.__exit__(None, None, None)
+            self.bar = None
+
+    def __enter__(self) -> _Bar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
 
 
 @cli.command()

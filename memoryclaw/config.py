@@ -53,6 +53,9 @@ class EmbeddingSettings:
 
     provider: Literal["ollama", "sentence-transformers"] = "ollama"
     model: str = "nomic-embed-text"
+    # The Ollama server for embeddings; the same default as llm.baseUrl, set on its own so
+    # summaries and embeddings may come from different machines.
+    base_url: str = "http://127.0.0.1:11434"
 
 
 @dataclass(frozen=True)

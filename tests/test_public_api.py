@@ -27,6 +27,7 @@ def test_every_public_name_resolves(name: str) -> None:
 def test_public_api_names() -> None:
     expected = {
         "ConfigError",
+        "EmbeddingError",
         "Episode",
         "EpisodeResult",
         "ExternalToolError",
