@@ -88,7 +88,8 @@ _CLI = _words(
     """git npm npx pip pipx python python3 make docker kubectl cargo go yarn pnpm uv pytest ls
     cd curl ssh brew apt sudo bash sh node ruff mypy memoryclaw rsync scp tar"""
 )
-_SECRET_FIELD_RE = re.compile(r"pass|pin\b|token|secret|key|ssn|social security|card|cvv|login")
+# Fields whose values must never be kept as facts, whatever reads them (extractor or model).
+SECRET_FIELD_RE = re.compile(r"pass|pin\b|token|secret|key|ssn|social security|card|cvv|login")
 
 _SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
 EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
@@ -295,7 +296,7 @@ def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] 
     """``my X is Y``: X names the field; a well-known field is validated."""
     field = " ".join(m["field"].lower().replace("’", "'").split())
     value = _clean_value(m["value"])
-    if not value or len(field.split()) > 3 or _SECRET_FIELD_RE.search(field):
+    if not value or len(field.split()) > 3 or SECRET_FIELD_RE.search(field):
         return None
     if value.split()[0].lower() in STOPWORDS | GENERIC:  # "my sister is a doctor": no field
         return None

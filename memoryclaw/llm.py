@@ -21,7 +21,7 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from .extraction import FactDraft
+from .extraction import SECRET_FIELD_RE, FactDraft
 from .notes import RawLog, slugify, value_kind
 from .redact import redact
 from .summarize import EpisodeDraft, summarize_log
@@ -43,7 +43,6 @@ _KIND_FIELDS = {"email": "email", "url": "url", "website": "url", "phone": "phon
 _DATE_FIELDS = frozenset({"birthday", "deadline", "due", "date", "anniversary"})
 _DATE_FORMATS = ("%Y-%m-%d", "%B %d %Y", "%b %d %Y", "%d %B %Y", "%d %b %Y")
 # Never stored, whatever the model says: the extractive summarizer skips these fields too.
-_SECRET_FIELD_RE = re.compile(r"pass|pin\b|token|secret|key|ssn|cvv|card|login")
 
 _STRING = {"type": "string"}
 _SCHEMA: dict[str, Any] = {
@@ -291,7 +290,7 @@ def _fact(item: Any) -> _Fact | None:
         raise _Invalid(f"{entity} {field} {value!r} is not a valid {kind}")
     if (field in _DATE_FIELDS or field.endswith(" date")) and not _is_date(value):
         raise _Invalid(f"{entity} {field} {value!r} is not a date")
-    if _SECRET_FIELD_RE.search(field) or redact(f"{entity} {value}") != f"{entity} {value}":
+    if SECRET_FIELD_RE.search(field) or redact(f"{entity} {value}") != f"{entity} {value}":
         return None
     return entity, field, value, confidence
 
