@@ -31,6 +31,7 @@ from .config import Settings
 from .errors import NotFoundError, ParseError, UnsafePathError
 from .notes import RawLog, load_yaml, parse_log, slugify, split_frontmatter
 from .redact import redact
+from .transcripts import log_texts
 from .vault import (
     DIR_MODE,
     LOGS_DIR,
@@ -139,16 +140,10 @@ def _all_logs(root: Path) -> list[RawLog]:
     (a consolidation stopped between copy and delete) counts once."""
     found: dict[str, RawLog] = {}
     for folder in (PROCESSED_DIR, LOGS_DIR):
-        directory = root / folder
-        if not directory.is_dir():
-            continue
-        for path in sorted(directory.glob("*.md")):
-            if path.is_symlink() or not path.is_file():
-                continue
-            rel = f"{folder}/{path.name}"
+        for rel, text in log_texts(root, folder):
             try:
-                log = parse_log(read_text(root, rel), rel)
-            except _UNREADABLE:
+                log = parse_log(text, rel)
+            except ParseError:
                 continue  # doctor reports broken logs
             found.setdefault(str(log.meta.get("id") or rel), log)
     return sorted(found.values(), key=lambda log: (log.path.rsplit("/", 1)[-1], log.path))

@@ -81,15 +81,15 @@ def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None 
         )
 
 
-def _log_texts(root: Path) -> Iterator[tuple[str, str]]:
-    """(vault path, text) of every readable raw log in ``logs/``, oldest file name first."""
-    folder = root / LOGS_DIR
-    if not folder.is_dir():
+def log_texts(root: Path, folder: str = LOGS_DIR) -> Iterator[tuple[str, str]]:
+    """(vault path, text) of every readable raw log in ``folder``, oldest file name first."""
+    directory = root / folder
+    if not directory.is_dir():
         return
-    for path in sorted(folder.glob("*.md")):
+    for path in sorted(directory.glob("*.md")):
         if path.is_symlink() or not path.is_file():
             continue
-        rel = f"{LOGS_DIR}/{path.name}"
+        rel = f"{folder}/{path.name}"
         try:
             yield rel, read_text(root, rel)
         except ParseError:
@@ -99,7 +99,7 @@ def _log_texts(root: Path) -> Iterator[tuple[str, str]]:
 def unprocessed_logs(root: Path) -> list[RawLog]:
     """Every raw log in ``logs/`` not yet consolidated, oldest file first."""
     logs = []
-    for rel, text in _log_texts(root):
+    for rel, text in log_texts(root):
         try:
             log = parse_log(text, rel)
         except ParseError:
@@ -140,7 +140,7 @@ class _Segment:
 def _open_segments(root: Path) -> dict[str, _Segment]:
     """Each session's open log (the newest by file name), read without parsing turn bodies."""
     out: dict[str, _Segment] = {}
-    for rel, text in _log_texts(root):
+    for rel, text in log_texts(root):
         try:
             meta, count, last = log_outline(text, rel)
         except ParseError:
