@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import NotFoundError
-from .notes import format_fact_line, parse_facts, short_hash
+from .notes import TRAILING_COMMENT_RE, format_fact_line, parse_facts, short_hash
 from .vault import PENDING_FILE, SEMANTIC_DIR, atomic_write, read_text, resolve_inside
 
 # Which semantic file a field's facts go to; anything else goes to facts.md.
@@ -27,7 +27,6 @@ FACT_FILES = {
 OTHER_FACTS = ("facts.md", "Facts")
 _MARKED_RE = re.compile(r"^-\s+(LOW|CONFLICT|INVALID)\s+(.*)$")
 _WAS_RE = re.compile(r"\s+\(was (?P<was>[^)]*)\)(?=\s*(<!--|$))")
-_COMMENT_RE = re.compile(r"\s*<!--.*?-->\s*$")
 
 
 @dataclass(frozen=True)
@@ -147,7 +146,7 @@ def approve(root: Path, ident: str, known: list[dict[str, Any]]) -> PendingFact:
     and the fact is appended.
     """
     entry = _find(root, ident)
-    comment = _COMMENT_RE.search(entry.line)
+    comment = TRAILING_COMMENT_RE.search(entry.line)
     provenance = comment.group(0).strip() if comment else None
     replaced = False
     for row in known:
@@ -156,8 +155,8 @@ def approve(root: Path, ident: str, known: list[dict[str, Any]]) -> PendingFact:
         old = lines[row["line"] - 1]
         if str(row["value"]) in old:
             new = old.replace(str(row["value"]), entry.value, 1)
-            if provenance and _COMMENT_RE.search(new):  # a machine line: its provenance too
-                new = _COMMENT_RE.sub(f" {provenance}", new)
+            if provenance and TRAILING_COMMENT_RE.search(new):  # a machine line: its provenance too
+                new = TRAILING_COMMENT_RE.sub(f" {provenance}", new)
             lines[row["line"] - 1] = new
             atomic_write(path, "\n".join(lines))
             replaced = True
