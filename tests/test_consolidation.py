@@ -281,3 +281,31 @@ def test_processed_logs_past_retention_are_deleted(vault: Vault, vault_dir: Path
     report = kept.consolidate(now=LATER)
     assert report.logs_deleted == [f"logs/processed/{old.name}"]
     assert not old.exists() and recent.exists()
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "---\nid: [unclosed\n---\n### user · 2025-11-01T12:00:00Z\nhi\n",
+        "\x00binary\x00",
+        "---\nsession: s\nclosed: true\n---\n### user · 2025-02-30T12:00:00Z\nimpossible date\n",
+    ],
+    ids=["bad-yaml", "binary", "impossible-date"],
+)
+def test_a_broken_log_is_left_in_place_and_the_rest_consolidates(
+    vault: Vault, vault_dir: Path, text: str
+) -> None:
+    broken = vault_dir / "logs" / "2025-11-01_12-00-00_cli_raw-broken.md"
+    broken.write_bytes(text.encode())
+    _log(vault, "s-fine", "Book the ferry to Hydra for June 3.", "Booked.")
+    report = vault.consolidate(now=LATER)
+    assert report.logs_read == 1 and len(report.episodes) == 1
+    assert broken.read_bytes() == text.encode()  # nothing lost, nothing rewritten
+
+
+def test_hand_lines_in_pending_do_not_stop_consolidation(vault: Vault, vault_dir: Path) -> None:
+    pending = vault_dir / "semantic" / "_pending.md"
+    pending.write_text(pending.read_text() + "- LOW not a fact line at all\nfree text\n")
+    report = _run(vault, "f6", fact("Ingrid", "email", "ingrid@example.org"))
+    assert report["facts_added"] == 1
+    assert "free text" in pending.read_text()
