@@ -95,13 +95,14 @@ class Index:
 
     def _ensure_schema(self) -> bool:
         """Create the tables, or drop and recreate them when the schema version changed."""
-        current = None
-        if self.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
-            row = self.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
-            current = row[0] if row else None
-        if current == SCHEMA_VERSION:
+        if self._schema_version() == SCHEMA_VERSION:
             return False
         with self.transaction():
+            # Asked again under the write lock: another process may have built the index
+            # since, and dropping its fresh tables would empty an index it just filled.
+            current = self._schema_version()
+            if current == SCHEMA_VERSION:
+                return False
             tables = self.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
             ).fetchall()
@@ -110,6 +111,12 @@ class Index:
             self._create_tables()
             self.set_meta("schema_version", SCHEMA_VERSION)
         return current is not None
+
+    def _schema_version(self) -> str | None:
+        if not self.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
+            return None
+        row = self.execute("SELECT value FROM meta WHERE key = 'schema_version'").fetchone()
+        return row[0] if row else None
 
     def _create_tables(self) -> None:
         # sqlite-utils builds the schema and the FTS5 tables with their sync triggers; it is

@@ -1,0 +1,43 @@
+"""The index database: schema creation shared safely between processes."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryclaw.index import SCHEMA_VERSION, Index
+
+
+def test_opening_a_fresh_index_never_drops_one_another_process_just_built(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Two processes open a missing index at once; the slower one must not wipe the winner's work.
+
+    The slower opener saw no schema before the other built and filled it; it must ask again
+    under the write lock instead of dropping the tables it finds.
+    """
+    path = tmp_path / "index.db"
+    asked: list[str | None] = []
+    real_version = Index._schema_version
+
+    def version_seen_by_the_slower_opener(self: Index) -> str | None:
+        found = real_version(self)
+        asked.append(found)
+        if len(asked) == 1:  # the slower opener's first look; now the other process wins
+            monkeypatch.setattr(Index, "_schema_version", real_version)
+            winner = Index(path)
+            winner.set_file("episodes/a.md", "episode", 1, 2, "sha")
+            winner.close()
+            monkeypatch.setattr(Index, "_schema_version", version_seen_by_the_slower_opener)
+        return found
+
+    monkeypatch.setattr(Index, "_schema_version", version_seen_by_the_slower_opener)
+    slower = Index(path)
+    try:
+        assert asked[0] is None  # it did see an empty database first
+        assert not slower.rebuilt
+        assert slower.get_meta("schema_version") == SCHEMA_VERSION
+        assert set(slower.file_stats()) == {"episodes/a.md"}
+    finally:
+        slower.close()
