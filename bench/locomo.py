@@ -206,6 +206,11 @@ VARIANTS = (
         "hybrid, rrf, minPrimaryResults 11 (always)",
         {"fallback": "vector", "blendStrategy": "rrf", "minPrimaryResults": 11},
     ),
+    Variant(
+        "hybrid_weighted",
+        "hybrid, weighted (every query)",
+        {"fallback": "vector", "blendStrategy": "weighted"},
+    ),
 )
 
 

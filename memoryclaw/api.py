@@ -237,8 +237,8 @@ class Vault:
             self._embedder = embedder_for(self.settings)
         return self._embedder
 
-    def _nearest(self, query: str, limit: int) -> list[VectorHit]:
-        return nearest(self.index, self._get_embedder(), query, limit)
+    def _nearest(self, query: str, limit: int, also: Sequence[str]) -> list[VectorHit]:
+        return nearest(self.index, self._get_embedder(), query, limit, also)
 
     # --------------------------------------------------------------- retrieval
 

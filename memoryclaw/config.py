@@ -33,7 +33,7 @@ class RetrievalSettings:
     min_primary_results: int = 2
     fallback: Literal["none", "vector"] = "none"
     max_results: int = 5
-    blend_strategy: Literal["primary_first", "rrf"] = "primary_first"
+    blend_strategy: Literal["primary_first", "rrf", "weighted"] = "primary_first"
     budget_tokens: int = 800
 
 

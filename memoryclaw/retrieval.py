@@ -7,7 +7,10 @@
 3. Facts about the entities the query names, each with its age in days.
 4. With a vector fallback, fewer than ``min_primary_results`` keyword hits (for a query with
    at least one keyword) add the nearest episodes by embedding, blended ``primary_first``
-   (keyword hits, then new vector hits) or by reciprocal rank fusion (``rrf``).
+   (keyword hits, then new vector hits) or by reciprocal rank fusion (``rrf``).  ``weighted``
+   instead re-scores every query with a keyword: the keyword top ``WEIGHTED_DEPTH`` and the
+   vector top ``WEIGHTED_DEPTH`` by ``KEYWORD_WEIGHT`` x keyword score (scaled to 0..1 over
+   the keyword candidates) + the rest x cosine.
 5. Every result lists the keywords it matched, its score and how it was found (``via``).
 
 The rendered payload estimates tokens as characters / 4 and never exceeds the budget.
@@ -38,6 +41,10 @@ _MIN_SUMMARY_CHARS = 40
 _DETAILED_EPISODES = 2
 _DETAILS_CHARS = 400
 RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al. 2009)
+# The weighted blend's share for the keyword score and its candidates from each side; chosen
+# on LoCoMo dev (bench/locomo.py --hybrid), where 0.6-0.9 all beat keyword-only at k=10.
+KEYWORD_WEIGHT = 0.8
+WEIGHTED_DEPTH = 20
 
 _WHOLE_TOKEN_RE = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
@@ -266,12 +273,14 @@ class SearchResult:
 class VectorFallback:
     """How :func:`search` may widen a thin keyword result with the nearest episodes.
 
-    ``nearest(query, k)`` returns up to ``k`` (episode row, cosine) pairs, best first; it may
-    raise a :class:`MemoryclawError` (an embedder that is missing or down), which leaves the
-    keyword result as it is with the reason in ``SearchResult.fallback_error``.
+    ``nearest(query, k, also)`` returns up to ``k`` (episode row, cosine) pairs, best first,
+    followed by those of the episode ids in ``also`` not among them (see
+    :func:`memoryclaw.vectors.nearest`).  It may raise a :class:`MemoryclawError` (an embedder
+    that is missing or down), which leaves the keyword result as it is with the reason in
+    ``SearchResult.fallback_error``.
     """
 
-    nearest: Callable[[str, int], Sequence[tuple[Mapping[str, Any], float]]]
+    nearest: Callable[[str, int, Sequence[str]], Sequence[tuple[Mapping[str, Any], float]]]
     min_primary_results: int
     blend_strategy: str = "primary_first"
 
@@ -324,8 +333,9 @@ def search(
     plan = plan_query(query, index)
     episodes: list[EpisodeResult] = []
     facts: list[FactResult] = []
+    weighted = fallback is not None and fallback.blend_strategy == "weighted"
     if plan.match is not None and limit > 0:
-        episodes = _rank_episodes(index, plan, limit)
+        episodes = _rank_episodes(index, plan, max(limit, WEIGHTED_DEPTH) if weighted else limit)
         facts = _facts(
             index, plan, now, fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT
         )
@@ -335,17 +345,20 @@ def search(
         fallback is not None
         and limit > 0
         and plan.keywords
-        and len(episodes) < fallback.min_primary_results
+        and (weighted or len(episodes) < fallback.min_primary_results)
     ):
         try:
-            near = fallback.nearest(query, limit + len(episodes))
+            if weighted:
+                near = fallback.nearest(query, WEIGHTED_DEPTH, [e.id for e in episodes])
+            else:
+                near = fallback.nearest(query, limit + len(episodes), ())
         except MemoryclawError as exc:
             error = str(exc)
         else:
             used = True
-            episodes = _blend(index, plan, episodes, near, limit, fallback.blend_strategy)
+            episodes = _blend(index, plan, episodes, near, fallback.blend_strategy)
     took = (time.perf_counter() - started) * 1000
-    return SearchResult(plan, tuple(episodes), tuple(facts), used, took, error)
+    return SearchResult(plan, tuple(episodes[:limit]), tuple(facts), used, took, error)
 
 
 def _blend(
@@ -353,15 +366,15 @@ def _blend(
     plan: QueryPlan,
     keyword: list[EpisodeResult],
     near: Sequence[tuple[Mapping[str, Any], float]],
-    limit: int,
     strategy: str,
 ) -> list[EpisodeResult]:
-    """Keyword hits and vector hits as one list of at most ``limit``, deduplicated by id.
+    """Keyword hits and vector hits as one list, deduplicated by episode id.
 
     ``primary_first``: the keyword hits in their order, then vector hits not among them.
     ``rrf``: both lists fused by reciprocal rank (``1 / (60 + rank)`` summed over the lists),
     ties to the better keyword rank, then the better vector rank, then the id; the score is
     the fused one and an episode both found says ``via: keyword+vector``.
+    ``weighted``: see :func:`_weighted`.
     """
     wanted = set(plan.terms)
     vector: dict[str, EpisodeResult] = {}
@@ -372,35 +385,66 @@ def _blend(
             exact = [tag for tag in json.loads(row["tags"]) if tag in wanted]
             found = matched.get(row["rowid"], [])
             vector[row["id"]] = _episode_from_row(row, cosine, found, exact, via="vector")
+    if strategy == "weighted":
+        return _weighted(keyword, vector)
     if strategy != "rrf":
         known = {e.id for e in keyword}
-        extra = [e for episode_id, e in vector.items() if episode_id not in known]
-        return (keyword + extra)[:limit]
+        return keyword + [e for episode_id, e in vector.items() if episode_id not in known]
+    fused: dict[str, float] = {}
+    for ranked in ([e.id for e in keyword], list(vector)):
+        for rank, episode_id in enumerate(dict.fromkeys(ranked), start=1):
+            fused[episode_id] = fused.get(episode_id, 0.0) + 1.0 / (RRF_K + rank)
+    return _fuse(keyword, vector, set(vector), fused)
+
+
+def _weighted(
+    keyword: list[EpisodeResult], vector: dict[str, EpisodeResult]
+) -> list[EpisodeResult]:
+    """Every candidate scored ``KEYWORD_WEIGHT`` x scaled keyword score + the rest x cosine.
+
+    ``vector`` holds the vector top ``WEIGHTED_DEPTH`` followed by the keyword hits' own
+    cosines; the keyword scores are scaled to 0..1 over the keyword candidates (all 1 when
+    they are equal) and count 0 for an episode only the vectors found; an episode without a
+    vector yet has cosine 0.  Ties go to the better keyword rank, then the id.
+    """
+    cosine = {episode_id: e.score for episode_id, e in vector.items()}
+    vector_top = set(list(vector)[:WEIGHTED_DEPTH])
+    scores = [e.score for e in keyword]
+    low, high = (min(scores), max(scores)) if scores else (0.0, 0.0)
+    total: dict[str, float] = {}
+    for episode in keyword:
+        scaled = (episode.score - low) / (high - low) if high > low else 1.0
+        total.setdefault(episode.id, KEYWORD_WEIGHT * scaled)
+    for episode_id in vector_top:
+        total.setdefault(episode_id, 0.0)
+    for episode_id in total:
+        total[episode_id] += (1 - KEYWORD_WEIGHT) * cosine.get(episode_id, 0.0)
+    return _fuse(keyword, vector, vector_top, total)
+
+
+def _fuse(
+    keyword: list[EpisodeResult],
+    vector: dict[str, EpisodeResult],
+    vector_found: set[str],
+    scores: Mapping[str, float],
+) -> list[EpisodeResult]:
+    """The episodes of ``scores``, best first (ties: keyword rank, vector order, id), each
+    carrying its score and saying whether the keywords, the vectors or both found it."""
     keyword_rank: dict[str, int] = {}
     for rank, episode in enumerate(keyword, start=1):
         keyword_rank.setdefault(episode.id, rank)
     vector_rank = {episode_id: rank for rank, episode_id in enumerate(vector, start=1)}
     by_id = {**vector, **{e.id: e for e in reversed(keyword)}}
-
-    def fused(episode_id: str) -> float:
-        ranks = (keyword_rank.get(episode_id), vector_rank.get(episode_id))
-        return sum(1.0 / (RRF_K + rank) for rank in ranks if rank is not None)
-
     missing = len(by_id) + 1
     order = sorted(
-        by_id,
-        key=lambda i: (
-            -fused(i),
-            keyword_rank.get(i, missing),
-            vector_rank.get(i, missing),
-            i,
-        ),
+        scores,
+        key=lambda i: (-scores[i], keyword_rank.get(i, missing), vector_rank.get(i, missing), i),
     )
     out = []
-    for episode_id in order[:limit]:
-        both = episode_id in keyword_rank and episode_id in vector_rank
-        via = "keyword+vector" if both else by_id[episode_id].via
-        out.append(replace(by_id[episode_id], score=fused(episode_id), via=via))
+    for episode_id in order:
+        found_by = (episode_id in keyword_rank, episode_id in vector_found)
+        via = {(True, True): "keyword+vector", (True, False): "keyword"}.get(found_by, "vector")
+        out.append(replace(by_id[episode_id], score=scores[episode_id], via=via))
     return out
 
 

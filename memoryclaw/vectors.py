@@ -10,7 +10,7 @@ costs nothing when the fallback is off.
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .embeddings import Embedder, embedding_text, text_hash
@@ -66,11 +66,17 @@ def _text(row: Mapping[str, Any]) -> str:
     )
 
 
-def nearest(index: Index, embedder: Embedder, query: str, limit: int) -> list[VectorHit]:
-    """The ``limit`` episodes whose vectors are most similar to the query's: (row, cosine)."""
+def nearest(
+    index: Index, embedder: Embedder, query: str, limit: int, also: Sequence[str] = ()
+) -> list[VectorHit]:
+    """The ``limit`` episodes most similar to the query, then those of the ``also`` ids left.
+
+    Each hit is (row, cosine); the top ``limit`` come first, best first, and the ``also``
+    episodes not among them follow (a blend that scores keyword hits needs their cosines).
+    """
     import numpy as np
 
-    if limit <= 0:
+    if limit <= 0 and not also:
         return []
     asked = embedder.embed([query])
     if asked.ndim != 2 or asked.shape[0] != 1:
@@ -79,17 +85,34 @@ def nearest(index: Index, embedder: Embedder, query: str, limit: int) -> list[Ve
     if not len(rowids):
         return []
     scores = matrix @ asked[0]
-    if limit < len(scores):
+    if limit <= 0:
+        chosen = np.arange(0)
+    elif limit < len(scores):
         # Everything scoring at least the k-th best, ties included, so the cut is exact.
         kth = np.partition(scores, len(scores) - limit)[len(scores) - limit]
         chosen = np.flatnonzero(scores >= kth)
     else:
         chosen = np.arange(len(scores))
     score_of = {int(rowids[i]): float(scores[i]) for i in chosen}
-    wanted = sorted(score_of)
-    rows: list[dict[str, Any]] = []
-    for start in range(0, len(wanted), _ROWS_PER_QUERY):
-        part = wanted[start : start + _ROWS_PER_QUERY]
-        rows += index.episode_rows(f"rowid IN ({','.join('?' * len(part))})", part)
+    top = _hits(_rows_in(index, "rowid", sorted(score_of)), score_of)[:limit]
+    extra = _rows_in(index, "id", sorted(set(also) - {row["id"] for row, _ in top}))
+    if not extra:
+        return top
+    positions = np.flatnonzero(np.isin(rowids, [row["rowid"] for row in extra]))
+    extra_score = {int(rowids[i]): float(scores[i]) for i in positions}
+    return top + _hits([row for row in extra if row["rowid"] in extra_score], extra_score)
+
+
+def _hits(rows: list[dict[str, Any]], score_of: Mapping[int, float]) -> list[VectorHit]:
+    """``rows`` with their scores, best first, then the newer episode, then the smaller id."""
     rows.sort(key=lambda r: (-score_of[r["rowid"]], -r["ts_epoch"], r["id"], r["path"]))
-    return [(row, score_of[row["rowid"]]) for row in rows[:limit]]
+    return [(row, score_of[row["rowid"]]) for row in rows]
+
+
+def _rows_in(index: Index, column: str, values: Sequence[Any]) -> list[dict[str, Any]]:
+    """Episode rows whose ``column`` is one of ``values``, fetched a bounded batch at a time."""
+    rows: list[dict[str, Any]] = []
+    for start in range(0, len(values), _ROWS_PER_QUERY):
+        part = values[start : start + _ROWS_PER_QUERY]
+        rows += index.episode_rows(f"{column} IN ({','.join('?' * len(part))})", part)
+    return rows

@@ -291,7 +291,7 @@ def test_rrf_fuses_both_lists(vault_dir: Path, minilm: Embedder) -> None:
 def _fixed_fallback(vault: Vault, paths: Sequence[str], strategy: str) -> VectorFallback:
     """A fallback whose nearest episodes are ``paths``, in that order."""
 
-    def near(query: str, limit: int) -> list[tuple[dict[str, Any], float]]:
+    def near(query: str, limit: int, also: Sequence[str]) -> list[tuple[dict[str, Any], float]]:
         rows = [vault.index.episode_rows("path = ?", [p])[0] for p in paths]
         return [(row, 0.9 - 0.1 * rank) for rank, row in enumerate(rows)][:limit]
 
@@ -330,6 +330,98 @@ def test_blend_order(
         assert [r.score for r in found.results] == [pytest.approx(fused[p]) for p, _ in expected]
 
 
+WEDDING = "episodes/2025-05-14_08-30-00_emma-wedding-plans.md"
+LISBON = "episodes/2025-05-06_11-11-11_lisbon-conference-registration.md"
+RETRO = "episodes/2025-10-21_17-02-44_projectx-retro.md"
+
+
+def test_weighted_blend_rescores_keyword_hits_by_their_cosine(vault: Vault) -> None:
+    """``weighted``: 0.8 x keyword score scaled over the candidates + 0.2 x cosine, always."""
+    vault.reindex()
+    keyword = search(vault.index, "budget", limit=20, now=NOW)
+    assert [r.path for r in keyword.results] == [WEDDING, LISBON, RETRO, BUDGET]
+    # BUDGET and HACKNEY lead the vector top, the other keyword hits are far from the query
+    # (below the top 20), and every other episode is in between.
+    cosine = {row["path"]: 0.1 for row in vault.index.episode_rows("1", [])}
+    cosine.update({WEDDING: 0.05, LISBON: 0.05, RETRO: 0.05, BUDGET: 0.9, HACKNEY: 0.5})
+    asked_also: list[list[str]] = []
+
+    def near(query: str, limit: int, also: Sequence[str]) -> list[tuple[dict[str, Any], float]]:
+        """As vectors.nearest: the top ``limit`` by cosine, then the ``also`` ids left."""
+        asked_also.append(list(also))
+        rows = sorted(
+            vault.index.episode_rows("1", []), key=lambda r: (-cosine[r["path"]], r["id"])
+        )
+        top = rows[:limit]
+        rest = [r for r in rows[limit:] if r["id"] in also]
+        return [(row, cosine[row["path"]]) for row in top + rest]
+
+    fallback = VectorFallback(near, min_primary_results=0, blend_strategy="weighted")
+    found = search(vault.index, "budget", limit=4, now=NOW, fallback=fallback)
+    # Every keyword candidate was sent for its cosine, even though the fallback's usual
+    # trigger (fewer than minPrimaryResults keyword hits) does not hold.
+    assert found.fallback_used
+    assert sorted(asked_also[0]) == sorted(r.id for r in keyword.results)
+    scores = {r.path: r.score for r in keyword.results}
+    low, high = min(scores.values()), max(scores.values())
+    expected = {p: 0.8 * (s - low) / (high - low) + 0.2 * cosine[p] for p, s in scores.items()}
+    expected[HACKNEY] = 0.2 * 0.5
+    best = sorted(expected, key=lambda p: -expected[p])[:4]
+    assert [r.path for r in found.results] == best
+    assert best.index(BUDGET) < 3  # the last keyword hit moved up on its cosine
+    assert [r.score for r in found.results] == [pytest.approx(expected[p]) for p in best]
+    via = {r.path: r.via for r in found.results}
+    assert via[BUDGET] == "keyword+vector" and via[WEDDING] == "keyword"
+    # A query of stopwords only still gets no vectors, and limit 0 nothing at all.
+    assert not search(vault.index, "ok thanks", limit=4, now=NOW, fallback=fallback).results
+    assert search(vault.index, "budget", limit=0, now=NOW, fallback=fallback).results == ()
+
+
+def test_weighted_blend_with_the_embedder_down_is_the_keyword_result(vault: Vault) -> None:
+    vault.reindex()
+    keyword = search(vault.index, "budget", limit=2, now=NOW)
+
+    def down(query: str, limit: int, also: Sequence[str]) -> list[tuple[dict[str, Any], float]]:
+        raise EmbeddingError("ollama", "cannot reach Ollama at http://127.0.0.1:9", "start it")
+
+    fallback = VectorFallback(down, min_primary_results=2, blend_strategy="weighted")
+    found = search(vault.index, "budget", limit=2, now=NOW, fallback=fallback)
+    assert found.results == keyword.results  # cut to the limit, though 20 were ranked
+    assert not found.fallback_used and "cannot reach Ollama" in (found.fallback_error or "")
+
+
+def test_weighted_blend_with_real_vectors(vault_dir: Path, minilm: Embedder) -> None:
+    with _open(vault_dir, minilm, blendStrategy="weighted") as vault:
+        vault.reindex()
+        found = vault.search("cavity treatment", now=NOW, refresh=False)
+        vague = vault.search("keyboard instrument tutor", now=NOW, refresh=False)
+    assert found.fallback_used and len(found.results) == 5
+    assert (found.results[0].path, found.results[0].via) == (FOLLOWUP, "keyword+vector")
+    assert DENTIST in [r.path for r in found.results]
+    assert [r.score for r in found.results] == sorted(
+        (r.score for r in found.results), reverse=True
+    )
+    assert vague.results[0].path == PIANO and vague.results[0].via == "vector"
+
+
+def test_nearest_also_returns_the_cosines_of_named_episodes(vault: Vault, minilm: Embedder) -> None:
+    vault.reindex()
+    update_vectors(vault.index, minilm.name, lambda: minilm)
+    everything = nearest(vault.index, minilm, "music classes", EPISODES)
+    cosine = {row["id"]: score for row, score in everything}
+    last_two = [row["id"] for row, _ in everything[-2:]]
+    hits = nearest(
+        vault.index, minilm, "music classes", 3, also=[*last_two, everything[0][0]["id"]]
+    )
+    assert [row["id"] for row, _ in hits[:3]] == [row["id"] for row, _ in everything[:3]]
+    assert [row["id"] for row, _ in hits[3:]] == last_two  # not repeated, best first
+    for row, score in hits:
+        assert score == pytest.approx(cosine[row["id"]], abs=1e-6)
+    assert [row["id"] for row, _ in nearest(vault.index, minilm, "x", 0, also=last_two)] == (
+        last_two
+    )
+
+
 def test_vector_ties_go_to_newer_then_id(vault: Vault) -> None:
     vault.reindex()
     update_vectors(vault.index, "test:fixed", lambda: Fixed())
@@ -351,10 +443,13 @@ def test_forget_by_query_never_uses_vectors(vault_dir: Path, minilm: Embedder) -
 # ------------------------------------------------------------------------------ quality
 
 
-def test_paraphrases_hybrid_finds_more_than_keywords(vault_dir: Path, minilm: Embedder) -> None:
+@pytest.mark.parametrize("strategy", ["primary_first", "rrf", "weighted"])
+def test_paraphrases_hybrid_finds_more_than_keywords(
+    vault_dir: Path, minilm: Embedder, strategy: str
+) -> None:
     with Vault(vault_dir, env={}) as plain:  # the sample vault's own settings: keywords only
         keyword = {q: _paths(plain, q) for q in PARAPHRASES}
-    with _open(vault_dir, minilm) as hybrid:
+    with _open(vault_dir, minilm, blendStrategy=strategy) as hybrid:
         hybrid.reindex()
         vector = {q: _paths(hybrid, q) for q in PARAPHRASES}
     keyword_found = [q for q, path in PARAPHRASES.items() if path in keyword[q]]
