@@ -275,8 +275,9 @@ def run_variants(
 
 # ---------------------------------------------------------------------- blend study
 #
-# Blends memoryclaw does not have, computed here from the same keyword results and cosines
-# to see what would make the fallback help: a convex combination of the keyword score
+# Blends computed here from the same keyword results and cosines, to see which weighting
+# helps (alpha 0.8 with episode vectors is what ``blendStrategy: weighted`` ships; the
+# others are not memoryclaw settings): a convex combination of the keyword score
 # (min-max normalised over the keyword candidates) and the cosine, over the keyword top
 # STUDY_DEPTH and the vector top STUDY_DEPTH, for every query; with the episode vectors as
 # the index caches them (one per episode) and with one vector per chunk of an episode (its
@@ -578,7 +579,8 @@ def report_hybrid(
         f"vector find {found} ({found_chunked} with chunked vectors)."
     )
     print(
-        "\nBlend study (computed here from the same keyword results and cosines; not memoryclaw "
+        "\nBlend study (computed here from the same keyword results and cosines; alpha 0.8 with "
+        "episode vectors is blendStrategy: weighted, the others are not memoryclaw "
         f"settings): convex = alpha * keyword score (min-max over the keyword top {STUDY_DEPTH}) "
         f"+ (1 - alpha) * cosine over the keyword top {STUDY_DEPTH} and the vector top "
         f"{STUDY_DEPTH}, for every query; chunked = one vector per <= {CHUNK_CHARS}-character "
