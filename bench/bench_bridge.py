@@ -3,7 +3,9 @@
 Starts one real server process on a copy of ``sample_vault/`` and times request -> response
 for ``retrieve`` and ``log_turn``, as a plugin would see it.
 
-    .venv/bin/python bench/bench_bridge.py [--requests 500]
+    .venv/bin/python bench/bench_bridge.py [--requests 500] [--out bench/out]
+
+The table is printed; the raw samples (milliseconds) go to ``OUT/bridge.json``.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ def main() -> None:
     """Run the bridge benchmark and print a markdown table."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=500, help="requests per method")
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out", help="output folder")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         vault = Path(tmp) / "vault"
@@ -84,6 +87,9 @@ def main() -> None:
         print(
             f"| {method} | {p50:.2f} ms | {p99:.2f} ms | {mean:.2f} ms | {len(samples)} | ≤ 10 ms |"
         )
+    args.out.mkdir(parents=True, exist_ok=True)
+    raw = {"requests": args.requests, "cores": os.cpu_count(), "samples_ms": results}
+    (args.out / "bridge.json").write_text(json.dumps(raw), encoding="utf-8")
 
 
 if __name__ == "__main__":

@@ -380,6 +380,10 @@ def measure_vault_vectors(
             with Vault(root, settings=rrf, embedder=embedder) as vault:
                 vault.refresh()
                 rrf_ms = _search_ms(vault, asked, 1)
+            weighted = _vector_settings(blendStrategy="weighted")
+            with Vault(root, settings=weighted, embedder=embedder) as vault:
+                vault.refresh()
+                weighted_ms = _search_ms(vault, asked, repeats)
             results.append(
                 {
                     "episodes": size,
@@ -392,6 +396,7 @@ def measure_vault_vectors(
                     "keyword_ms": summarize_ms(keyword_ms),
                     "vector_ms": summarize_ms(vector_ms),
                     "rrf_ms": summarize_ms(rrf_ms),
+                    "weighted_ms": summarize_ms(weighted_ms),
                     "nearest_ms": summarize_ms(nearest_ms),
                 }
             )
@@ -649,6 +654,8 @@ def render_table(report: dict[str, Any]) -> str:
             f"(primary_first) | {_ms(row['vector_ms'])} | {row['vector_ms']['n']} |",
             f"| c | {size} × {dim}: the same with `blendStrategy: rrf` | {_ms(row['rrf_ms'])} | "
             f"{row['rrf_ms']['n']} |",
+            f"| c | {size} × {dim}: `blendStrategy: weighted` (keyword and vector top 20 "
+            f"re-scored) | {_ms(row['weighted_ms'])} | {row['weighted_ms']['n']} |",
             f"| c | {size} × {dim}: `vectors.nearest(index, embedder, q, 5)` alone | "
             f"{_ms(row['nearest_ms'])} | {row['nearest_ms']['n']} |",
             f"| c | {size}: keyword only (`fallback: none`) on the same index | "

@@ -1,0 +1,582 @@
+"""Turn the kept benchmark runs into ``bench/REPORT.md`` and PNG plots (see ``__main__.py``).
+
+Every figure is the median over runs of a per-run statistic (a p50 over queries, a
+throughput), shown with the min–max over runs and the number of runs; a figure from a single
+run says so.  Nothing here measures anything: it only reads the runs' JSON.
+"""
+
+from __future__ import annotations
+
+import statistics
+from collections.abc import Callable, Iterable, Sequence
+from pathlib import Path
+from typing import Any
+
+Runs = dict[str, list[dict[str, Any]]]
+KS = (1, 3, 5, 10)
+BUDGET_TOKENS = 800
+
+
+class Spread:
+    """Median, min and max of per-run values."""
+
+    def __init__(self, values: Iterable[float]) -> None:
+        self.values = [float(v) for v in values]
+        self.n = len(self.values)
+        self.median = statistics.median(self.values) if self.values else float("nan")
+        self.low = min(self.values) if self.values else float("nan")
+        self.high = max(self.values) if self.values else float("nan")
+
+    def text(self, unit: str = "", digits: int = 1) -> str:
+        """``12.3 ms (11.9–13.0, 3 runs)``, or ``—`` when nothing was measured."""
+        if not self.n:
+            return "—"
+        value = f"{self.median:,.{digits}f}{unit}"
+        if self.n == 1:
+            return f"{value} (1 run)"
+        return f"{value} ({self.low:,.{digits}f}–{self.high:,.{digits}f}, {self.n} runs)"
+
+
+def _sizes(runs: Sequence[dict[str, Any]], key: str = "results", size: str = "size") -> list[int]:
+    found = {row[size] for run in runs for row in run.get(key, [])}
+    return sorted(found)
+
+
+def _per_size(
+    runs: Sequence[dict[str, Any]],
+    episodes: int,
+    value: Callable[[dict[str, Any]], float],
+    key: str = "results",
+    size: str = "size",
+) -> Spread:
+    return Spread(value(row) for run in runs for row in run.get(key, []) if row[size] == episodes)
+
+
+# ------------------------------------------------------------------------ the figures
+
+
+def search_rows(runs: Runs) -> dict[int, dict[str, Spread]]:
+    """Per vault size: search, floor, grep, fresh process, reindex and no-op resync spreads."""
+    search = runs.get("search", [])
+    vectors = [r for r in runs.get("vectors", []) if r.get("vault")]
+    out: dict[int, dict[str, Spread]] = {}
+    for n in _sizes(search):
+        out[n] = {
+            "keyword": _per_size(search, n, lambda r: r["search"]["p50"]),
+            "floor": _per_size(search, n, lambda r: r["floor"]["p50"]),
+            "ratio": _per_size(search, n, lambda r: r["ratio_p50"]),
+            "grep": _per_size(search, n, lambda r: r["grep"]["p50"]),
+            "cli": _per_size(search, n, lambda r: r["cli"]["p50"]),
+            "reindex": _per_size(search, n, lambda r: r["reindex"]["episode_files_per_s"]),
+            "reindex_s": _per_size(search, n, lambda r: r["reindex"]["seconds"]),
+            "noop": _per_size(search, n, lambda r: r["noop_resync"]["seconds"]),
+            "hybrid": _per_size(
+                vectors, n, lambda r: r["weighted_ms"]["p50"], key="vault", size="episodes"
+            ),
+        }
+    return out
+
+
+def bridge_rows(runs: Runs) -> dict[str, tuple[Spread, Spread]]:
+    """Per method: the spread of per-run p50 and p99 round trips (ms)."""
+    out = {}
+    for method in ("retrieve", "log_turn"):
+        samples = [run["samples_ms"][method] for run in runs.get("bridge", [])]
+        out[method] = (
+            Spread(statistics.median(s) for s in samples),
+            Spread(_percentile(s, 0.99) for s in samples),
+        )
+    return out
+
+
+def _percentile(samples: Sequence[float], fraction: float) -> float:
+    ordered = sorted(samples)
+    return ordered[min(len(ordered) - 1, int(fraction * len(ordered)))]
+
+
+def daemon_rows(runs: Runs) -> dict[int, dict[str, Spread]]:
+    """Per vault size: hand-edit-to-searchable median (ms) and the daemon's peak RSS (MiB)."""
+    daemon = runs.get("daemon", [])
+    return {
+        n: {
+            "edit": _per_size(
+                daemon, n, lambda r: r["edit_to_searchable_ms"]["median"], "results", "episodes"
+            ),
+            "edit_max": _per_size(
+                daemon, n, lambda r: r["edit_to_searchable_ms"]["max"], "results", "episodes"
+            ),
+            "rss": _per_size(daemon, n, lambda r: r["peak_rss_mib"], "results", "episodes"),
+        }
+        for n in _sizes(daemon, "results", "episodes")
+    }
+
+
+def locomo_recall(runs: Runs) -> dict[str, dict[str, float]]:
+    """recall_any/all@k per system (deterministic: the first run's)."""
+    out: dict[str, dict[str, float]] = {}
+    if runs.get("locomo"):
+        first = runs["locomo"][0]
+        out["memoryclaw keyword"] = first["memoryclaw"]
+        out["BM25 over 8-turn windows"] = first["baseline"]
+    if runs.get("locomo_hybrid"):
+        hybrid = runs["locomo_hybrid"][0]["hybrid"]["recall"]
+        out["memoryclaw hybrid (weighted)"] = hybrid["hybrid_weighted"]
+        out["memoryclaw hybrid (primary_first, default)"] = hybrid["hybrid"]
+    for run in runs.get("openclaw_memory", [])[:1]:
+        if run.get("locomo"):
+            out["OpenClaw memory-core (FTS)"] = run["locomo"]["recall"]
+    return out
+
+
+def _question_counts(runs: Runs) -> dict[str, int]:
+    counts = {}
+    if runs.get("locomo"):
+        counts["memoryclaw keyword"] = runs["locomo"][0]["questions"]
+        counts["BM25 over 8-turn windows"] = runs["locomo"][0]["questions"]
+    if runs.get("locomo_hybrid"):
+        questions = runs["locomo_hybrid"][0]["questions"]
+        counts["memoryclaw hybrid (weighted)"] = questions
+        counts["memoryclaw hybrid (primary_first, default)"] = questions
+    for run in runs.get("openclaw_memory", [])[:1]:
+        if run.get("locomo"):
+            counts["OpenClaw memory-core (FTS)"] = run["locomo"]["questions"]
+    return counts
+
+
+def consolidation(runs: Runs) -> Spread:
+    """Extractive consolidation throughput over the LoCoMo logs, logs/s per run."""
+    return Spread(r["logs"] / r["consolidate_s"] for r in runs.get("locomo", []))
+
+
+def openclaw_rows(runs: Runs) -> dict[int, dict[str, Spread]]:
+    """Per size: OpenClaw's ``memory index`` and ``memory search`` wall times (s)."""
+    out = {}
+    for run in runs.get("openclaw_memory", [])[:1]:
+        for row in run.get("sizes", []):
+            out[row["episodes"]] = {
+                "index": _from_summary(row["index_s"]),
+                "search": _from_summary(row["search_s"]),
+            }
+    return out
+
+
+def _from_summary(summary: dict[str, float]) -> Spread:
+    """A Spread rebuilt from a {median, min, max, n} the benchmark already reduced."""
+    spread = Spread([])
+    spread.median, spread.low, spread.high = summary["median"], summary["min"], summary["max"]
+    spread.n = int(summary["n"])
+    spread.values = [spread.median]
+    return spread
+
+
+# ------------------------------------------------------------------------ the targets
+
+
+def targets(runs: Runs) -> list[tuple[str, str, str, str]]:
+    """SPEC 9's targets: (what, target, measured, pass/miss)."""
+    rows: list[tuple[str, str, str, str]] = []
+    search = search_rows(runs)
+
+    def verdict(spread: Spread, ok: Callable[[float], bool]) -> str:
+        return "—" if not spread.n else ("**pass**" if ok(spread.median) else "**miss**")
+
+    for n, limit in ((10_000, 2.0), (100_000, 5.0)):
+        s = search.get(n, {}).get("keyword", Spread([]))
+        rows.append(
+            (
+                f"keyword search p50, {n:,} episodes",
+                f"≤ {limit:g} ms",
+                _or_quick(s.text(" ms", 2)),
+                verdict(s, _at_most(limit)),
+            )
+        )
+        r = search.get(n, {}).get("ratio", Spread([]))
+        rows.append(
+            (
+                f"search ÷ bare FTS5 MATCH, {n:,}",
+                "≤ 3×",
+                _or_quick(r.text("×", 2)),
+                verdict(r, lambda v: v <= 3),
+            )
+        )
+    for n in (10_000, 100_000):
+        s = search.get(n, {}).get("reindex", Spread([]))
+        rows.append(
+            (
+                f"full reindex, {n:,} episodes",
+                "≥ 2,000 files/s",
+                _or_quick(s.text(" files/s", 0)),
+                verdict(s, lambda v: v >= 2000),
+            )
+        )
+    s = search.get(100_000, {}).get("noop", Spread([]))
+    rows.append(
+        (
+            "no-op resync, 100,000 unchanged files",
+            "≤ 2 s",
+            _or_quick(s.text(" s", 2)),
+            verdict(s, lambda v: v <= 2),
+        )
+    )
+    for n, row in daemon_rows(runs).items():
+        s = row["edit"]
+        rows.append(
+            (
+                f"hand edit → searchable (daemon), {n:,} episodes",
+                "≤ 1 s",
+                s.text(" ms", 0),
+                verdict(s, lambda v: v <= 1000),
+            )
+        )
+    for n, row in search.items():
+        s = row["cli"]
+        rows.append(
+            (
+                f"`memoryclaw search` as a fresh process, {n:,}",
+                "≤ 250 ms",
+                s.text(" ms", 0),
+                verdict(s, lambda v: v <= 250),
+            )
+        )
+    for method, (p50, _) in bridge_rows(runs).items():
+        rows.append(
+            (
+                f"stdio bridge `{method}` p50",
+                "≤ 10 ms",
+                p50.text(" ms", 2),
+                verdict(p50, lambda v: v <= 10),
+            )
+        )
+    s = consolidation(runs)
+    rows.append(
+        (
+            "extractive consolidation (LoCoMo logs)",
+            "≥ 50 logs/s",
+            s.text(" logs/s", 1),
+            verdict(s, lambda v: v >= 50),
+        )
+    )
+    tokens = Spread(r["tokens_max"] for r in runs.get("locomo", [])[:1])
+    rows.append(
+        (
+            "injected `retrieve` payload, largest over the LoCoMo questions",
+            f"≤ budgetTokens ({BUDGET_TOKENS})",
+            tokens.text(" tokens", 0),
+            verdict(tokens, lambda v: v <= BUDGET_TOKENS),
+        )
+    )
+    return rows
+
+
+def _at_most(limit: float) -> Callable[[float], bool]:
+    return lambda value: value <= limit
+
+
+def _or_quick(text: str) -> str:
+    return "not measured (`--quick`)" if text == "—" else text
+
+
+# ------------------------------------------------------------------------ plots
+
+
+def plot(runs: Runs, folder: Path) -> list[Path]:
+    """Write the PNG plots; the paths written."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    folder.mkdir(parents=True, exist_ok=True)
+    written = []
+    search = search_rows(runs)
+    sizes = sorted(search)
+    if sizes:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for key, label, style in (
+            ("keyword", "memoryclaw keyword (in-process)", "o-"),
+            ("hybrid", "memoryclaw hybrid, weighted (query vector given)", "s-"),
+            ("floor", "bare FTS5 MATCH (floor)", "^--"),
+            ("grep", "grep -ril over the files", "x:"),
+        ):
+            points = [(n, search[n][key]) for n in sizes if search[n][key].n]
+            if not points:
+                continue
+            xs = [n for n, _ in points]
+            ys = [s.median for _, s in points]
+            errors = [[s.median - s.low for _, s in points], [s.high - s.median for _, s in points]]
+            ax.errorbar(xs, ys, yerr=errors, fmt=style, capsize=3, label=label)
+        ax.set_xscale("log")
+        ax.set_yscale("log")
+        ax.set_xlabel("episodes in the vault")
+        ax.set_ylabel("search latency, p50 (ms)")
+        ax.set_title("Search latency against vault size (median of runs, min–max bars)")
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=8)
+        written.append(_save(fig, folder / "search_latency.png"))
+    openclaw = openclaw_rows(runs)
+    if sizes and openclaw:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
+        both = sorted(set(sizes) & set(openclaw))
+        width = 0.38
+        xs = list(range(len(both)))
+        left.bar(
+            [x - width / 2 for x in xs],
+            [search[n]["reindex_s"].median for n in both],
+            width,
+            label="memoryclaw reindex --full",
+        )
+        left.bar(
+            [x + width / 2 for x in xs],
+            [openclaw[n]["index"].median for n in both],
+            width,
+            label="openclaw memory index --force",
+        )
+        left.set_xticks(xs, [f"{n:,}" for n in both])
+        left.set_ylabel("seconds (wall)")
+        left.set_title("Indexing the same files")
+        left.legend(fontsize=8)
+        right.bar(
+            [x - width / 2 for x in xs],
+            [search[n]["cli"].median / 1000 for n in both],
+            width,
+            label="memoryclaw search (fresh process)",
+        )
+        right.bar(
+            [x + width / 2 for x in xs],
+            [openclaw[n]["search"].median for n in both],
+            width,
+            label="openclaw memory search (fresh process)",
+        )
+        right.set_xticks(xs, [f"{n:,}" for n in both])
+        right.set_ylabel("seconds (wall)")
+        right.set_title("One search from the command line")
+        right.legend(fontsize=8)
+        written.append(_save(fig, folder / "openclaw_side_by_side.png"))
+    recall = locomo_recall(runs)
+    if recall:
+        fig, ax = plt.subplots(figsize=(7, 4.5))
+        for label, rates in recall.items():
+            ax.plot(KS, [rates[f"any@{k}"] for k in KS], "o-", label=label)
+        ax.set_xticks(KS)
+        ax.set_xlabel("k (results)")
+        ax.set_ylabel("recall_any@k")
+        ax.set_title("LoCoMo dev: a top-k result holds the evidence")
+        ax.grid(True, alpha=0.3)
+        ax.legend(fontsize=8)
+        written.append(_save(fig, folder / "locomo_recall.png"))
+    return written
+
+
+def _save(fig: Any, path: Path) -> Path:
+    fig.tight_layout()
+    # No timestamps in the file, so an unchanged plot leaves git status clean.
+    fig.savefig(path, dpi=110, metadata={"Software": None})
+    import matplotlib.pyplot as plt
+
+    plt.close(fig)
+    return path
+
+
+# ------------------------------------------------------------------------ the report
+
+
+def render(runs: Runs, meta: dict[str, Any], plots: Sequence[str]) -> str:
+    """The whole markdown report."""
+    machine = _machine(runs)
+    lines = [
+        "# memoryclaw benchmark report",
+        "",
+        f"Generated by `{meta['command']}` ({meta['mode']} mode) on {meta['finished']}, "
+        f"memoryclaw {meta['git']}, in {meta['seconds'] / 60:.1f} min.",
+        "",
+        f"**Machine:** {machine}.",
+        "",
+        "Each figure is the median over runs of one run's statistic, with the min–max over runs "
+        "and the number of runs; latencies within a run are p50 over its queries. The raw runs "
+        "(JSON and output of every command) are in `bench/out/report/` after a run.",
+        "",
+    ]
+    if "search_latency.png" in plots:
+        lines += ["![search latency against vault size](plots/search_latency.png)", ""]
+    lines += ["## SPEC 9 targets", "", "| what | target | measured | |", "|---|---|---|---|"]
+    lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in targets(runs)]
+    lines += ["", *_search_section(runs), *_ops_section(runs), *_locomo_section(runs, plots)]
+    lines += [*_openclaw_section(runs, plots), *_commands(runs)]
+    return "\n".join(lines).rstrip() + "\n"
+
+
+def _machine(runs: Runs) -> str:
+    for name in ("search", "daemon", "vectors"):
+        for run in runs.get(name, [])[:1]:
+            m = run.get("machine")
+            if m:
+                return (
+                    f"{m.get('cpu', '?')}, {m.get('cores', '?')} cores, "
+                    f"{m.get('ram_gib', '?')} GiB RAM, {m.get('os', '?')}, "
+                    f"Python {m.get('python', '?')}, SQLite {m.get('sqlite', '?')}"
+                )
+    return "unknown"
+
+
+def _search_section(runs: Runs) -> list[str]:
+    search = search_rows(runs)
+    if not search:
+        return []
+    lines = [
+        "## Search and indexing",
+        "",
+        "Synthetic vaults (`bench/bench_search.py`: about 90 words an episode, Zipf vocabulary, "
+        "the same 200 generated queries at every size; fewer in `--quick`). Hybrid is "
+        "`blendStrategy: weighted` over cached random 384-dimension vectors, the query's vector "
+        "computed before timing (`bench/bench_vectors.py`, one run, p50 over its queries); "
+        "embedding a query with all-MiniLM-L6-v2 adds its own time (see below).",
+        "",
+        "| episodes | keyword p50 | ÷ floor | hybrid (weighted) p50 | bare FTS5 floor p50 "
+        "| `grep -ril` p50 | full reindex | no-op resync |",
+        "|---:|---|---|---|---|---|---|---|",
+    ]
+    for n, row in search.items():
+        lines.append(
+            f"| {n:,} | {row['keyword'].text(' ms', 2)} | {row['ratio'].text('×', 2)} | "
+            f"{row['hybrid'].text(' ms', 2)} | {row['floor'].text(' ms', 2)} | "
+            f"{row['grep'].text(' ms', 1)} | {row['reindex'].text(' files/s', 0)} | "
+            f"{row['noop'].text(' s', 3)} |"
+        )
+    for run in runs.get("vectors", [])[:1]:
+        embedding = run.get("embedding")
+        if embedding:
+            best = max(embedding["throughput"], key=lambda t: t.get("texts_per_s", 0), default=None)
+            query = embedding.get("query_ms", {})
+            if best is not None:
+                lines += [
+                    "",
+                    f"Embedding with {embedding['model']} on this CPU: "
+                    f"{best.get('texts_per_s', float('nan')):.0f} texts/s at best "
+                    f"({best.get('path', '')}, batch {best.get('batch', '?')}); one query "
+                    f"p50 {query.get('p50', float('nan')):.1f} ms (1 run).",
+                ]
+    return [*lines, ""]
+
+
+def _ops_section(runs: Runs) -> list[str]:
+    lines = ["## Processes, bridge, daemon, consolidation", ""]
+    search = search_rows(runs)
+    if search:
+        lines.append(
+            "`memoryclaw search` as a fresh process (wall, p50 of each run): "
+            + "; ".join(f"{n:,} episodes {row['cli'].text(' ms', 0)}" for n, row in search.items())
+            + "."
+        )
+        lines.append("")
+    bridge = bridge_rows(runs)
+    if any(p50.n for p50, _ in bridge.values()):
+        lines += ["| stdio bridge (`serve --stdio`, sample vault) | p50 | p99 |", "|---|---|---|"]
+        lines += [
+            f"| `{m}` | {a.text(' ms', 2)} | {b.text(' ms', 2)} |" for m, (a, b) in bridge.items()
+        ]
+        lines.append("")
+    daemon = daemon_rows(runs)
+    if daemon:
+        lines += [
+            "| daemon, episodes | hand edit → searchable (median of a run's edits) | slowest edit "
+            "| peak RSS |",
+            "|---:|---|---|---|",
+        ]
+        lines += [
+            f"| {n:,} | {row['edit'].text(' ms', 0)} | {row['edit_max'].text(' ms', 0)} | "
+            f"{row['rss'].text(' MiB', 0)} |"
+            for n, row in daemon.items()
+        ]
+        lines.append("")
+    logs = consolidation(runs)
+    if logs.n:
+        first = runs["locomo"][0]
+        lines.append(
+            f"Extractive consolidation: {logs.text(' logs/s', 1)} ({first['logs']} LoCoMo "
+            f"sessions into {first['episodes']} episodes per run)."
+        )
+        lines.append("")
+    return lines
+
+
+def _locomo_section(runs: Runs, plots: Sequence[str]) -> list[str]:
+    recall = locomo_recall(runs)
+    if not recall:
+        return []
+    counts = _question_counts(runs)
+    header = " | ".join(f"{kind}@{k}" for kind in ("any", "all") for k in KS)
+    lines = [
+        "## LoCoMo dev recall",
+        "",
+        "A question counts at k when a top-k result covers one of its evidence turns "
+        "(recall_any) or all of them (recall_all); see `bench/locomo.py`. Recall is "
+        "deterministic, so it comes from one run.",
+        "",
+        f"| system | questions | {header} |",
+        "|---|---:|" + "---|" * (2 * len(KS)),
+    ]
+    for label, rates in recall.items():
+        cells = " | ".join(f"{rates[f'{kind}@{k}']:.3f}" for kind in ("any", "all") for k in KS)
+        lines.append(f"| {label} | {counts.get(label, '?')} | {cells} |")
+    tokens = [r["tokens_mean"] for r in runs.get("locomo", [])[:1]]
+    if tokens:
+        lines += [
+            "",
+            f"Mean injected `retrieve` payload: {tokens[0]:.0f} tokens (budget {BUDGET_TOKENS}).",
+        ]
+    if "locomo_recall.png" in plots:
+        lines += ["", "![LoCoMo recall_any@k](plots/locomo_recall.png)"]
+    return [*lines, ""]
+
+
+def _openclaw_section(runs: Runs, plots: Sequence[str]) -> list[str]:
+    rows = openclaw_rows(runs)
+    if not rows:
+        return []
+    run = runs["openclaw_memory"][0]
+    search = search_rows(runs)
+    lines = [
+        "## Side by side with OpenClaw's builtin memory",
+        "",
+        f"OpenClaw {run.get('openclaw_version', '?')}, `memory-core` in {run.get('mode', '?')} "
+        "mode, on the same episode files (copied into the workspace's `memory/` folder). Both "
+        "commands are fresh processes, as a user runs them; OpenClaw's own start-up "
+        f"(`openclaw --version`) takes {_from_summary(run['startup_s']).text(' s', 2)}.",
+        "",
+        "| episodes | `openclaw memory index --force` | memoryclaw full reindex | "
+        "`openclaw memory search` | `memoryclaw search` | ratio (search) |",
+        "|---:|---|---|---|---|---|",
+    ]
+    for n, row in rows.items():
+        ours = search.get(n, {})
+        cli = ours.get("cli", Spread([]))
+        ratio = f"{row['search'].median * 1000 / cli.median:.0f}×" if cli.n else "—"
+        lines.append(
+            f"| {n:,} | {row['index'].text(' s', 2)} | "
+            f"{ours.get('reindex_s', Spread([])).text(' s', 2)} | {row['search'].text(' s', 2)} | "
+            f"{cli.text(' ms', 0)} | {ratio} |"
+        )
+    if "openclaw_side_by_side.png" in plots:
+        lines += ["", "![OpenClaw side by side](plots/openclaw_side_by_side.png)"]
+    return [*lines, ""]
+
+
+def _commands(runs: Runs) -> list[str]:
+    lines = ["## Commands", "", "Every run of every step, as the runner called it:", ""]
+    for name, kept in runs.items():
+        for n, run in enumerate(kept, start=1):
+            info = run.get("_run", {})
+            lines.append(
+                f"- {name} {n}: `{info.get('command', '?')}` ({info.get('seconds', 0):.0f} s)"
+            )
+    return lines
+
+
+def write(runs: Runs, meta: dict[str, Any], target: Path, plots_dir: Path) -> list[Path]:
+    """Write the plots and the report; every path written."""
+    if plots_dir.exists():
+        for old in plots_dir.glob("*.png"):
+            old.unlink()
+    plots = plot(runs, plots_dir)
+    target.write_text(render(runs, meta, [p.name for p in plots]), encoding="utf-8")
+    return [*plots, target]
