@@ -335,7 +335,9 @@ def search(
     facts: list[FactResult] = []
     weighted = fallback is not None and fallback.blend_strategy == "weighted"
     if plan.match is not None and limit > 0:
-        episodes = _rank_episodes(index, plan, max(limit, WEIGHTED_DEPTH) if weighted else limit)
+        # The weighted blend ranks deeper and explains only the results it keeps.
+        depth = max(limit, WEIGHTED_DEPTH) if weighted else limit
+        episodes = _rank_episodes(index, plan, depth, explain=not weighted)
         facts = _facts(
             index, plan, now, fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT
         )
@@ -356,13 +358,27 @@ def search(
             error = str(exc)
         else:
             used = True
-            episodes = _blend(index, plan, episodes, near, fallback.blend_strategy)
+            episodes = _blend(plan, episodes, near, fallback.blend_strategy)
+    episodes = _explain(index, plan, episodes[:limit])
     took = (time.perf_counter() - started) * 1000
-    return SearchResult(plan, tuple(episodes[:limit]), tuple(facts), used, took, error)
+    return SearchResult(plan, tuple(episodes), tuple(facts), used, took, error)
+
+
+def _explain(index: Index, plan: QueryPlan, episodes: list[EpisodeResult]) -> list[EpisodeResult]:
+    """Fill in the keywords matched by the results that do not list any yet."""
+    unexplained = [e.id for e in episodes if not e.matched]
+    if not unexplained or not plan.phrases:
+        return episodes
+    marks = ",".join("?" * len(unexplained))
+    rowid_of = {r["id"]: r["rowid"] for r in index.episode_rows(f"id IN ({marks})", unexplained)}
+    matched = index.terms_matching("episodes", list(rowid_of.values()), plan.phrases)
+    return [
+        e if e.matched else replace(e, matched=tuple(matched.get(rowid_of.get(e.id, -1), [])))
+        for e in episodes
+    ]
 
 
 def _blend(
-    index: Index,
     plan: QueryPlan,
     keyword: list[EpisodeResult],
     near: Sequence[tuple[Mapping[str, Any], float]],
@@ -378,13 +394,10 @@ def _blend(
     """
     wanted = set(plan.terms)
     vector: dict[str, EpisodeResult] = {}
-    rows = [row for row, _ in near]
-    matched = index.terms_matching("episodes", [row["rowid"] for row in rows], plan.phrases)
     for row, cosine in near:
         if row["id"] not in vector:
             exact = [tag for tag in json.loads(row["tags"]) if tag in wanted]
-            found = matched.get(row["rowid"], [])
-            vector[row["id"]] = _episode_from_row(row, cosine, found, exact, via="vector")
+            vector[row["id"]] = _episode_from_row(row, cosine, [], exact, via="vector")
     if strategy == "weighted":
         return _weighted(keyword, vector)
     if strategy != "rrf":
@@ -448,7 +461,9 @@ def _fuse(
     return out
 
 
-def _rank_episodes(index: Index, plan: QueryPlan, limit: int) -> list[EpisodeResult]:
+def _rank_episodes(
+    index: Index, plan: QueryPlan, limit: int, *, explain: bool = True
+) -> list[EpisodeResult]:
     assert plan.episode_match is not None
     hits = index.search_episodes(plan.episode_match, max(CANDIDATE_FLOOR, limit * 5))
     wanted = set(plan.terms)
@@ -460,7 +475,9 @@ def _rank_episodes(index: Index, plan: QueryPlan, limit: int) -> list[EpisodeRes
         key=lambda s: (-round(s[0], 9), -s[2].row["ts_epoch"], s[2].row["id"], s[2].row["path"])
     )
     top = scored[:limit]
-    matched = index.terms_matching("episodes", [s[2].rowid for s in top], plan.phrases)
+    matched = {}
+    if explain:
+        matched = index.terms_matching("episodes", [s[2].rowid for s in top], plan.phrases)
     return [
         _episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact)
         for score, exact, hit in top
