@@ -28,7 +28,7 @@ from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells,
 from .retrieval import RetrievePayload, SearchResult, VectorFallback, render_payload, search
 from .review import PendingFact, approve, pending_facts, reject
 from .skills import SkillInfo, active_skill, approve_skill, list_skills, reject_skill
-from .sync import Progress, SyncReport, is_stale, sync
+from .sync import Progress, SyncReport, is_stale, sync, sync_paths
 from .transcripts import (
     LoggedTurn,
     NewTurn,
@@ -203,6 +203,16 @@ class Vault:
                 (state / name).unlink(missing_ok=True)
         report = sync(self.root, self.index, full=full, progress=progress)
         self._update_vectors(report, embed_progress)
+        return report
+
+    def reindex_paths(self, paths: Iterable[str]) -> SyncReport:
+        """Sync just these vault-relative files (a watcher's changes); a full :meth:`reindex`
+        when that cannot be trusted (a folder appeared, vanished or was renamed)."""
+        report = None if self.index.rebuilt else sync_paths(self.root, self.index, paths)
+        if report is None:
+            self.index.rebuilt = False
+            report = sync(self.root, self.index)
+        self._update_vectors(report)
         return report
 
     def refresh(self) -> SyncReport | None:

@@ -100,6 +100,9 @@ class Daemon:
         self._wake_w = -1  # write end of run_forever's self-pipe, while it runs
         self._wake_lock = threading.Lock()
         self._skipped: set[str] = set()  # unusable files already reported
+        # Vault-relative files the watcher saw change since the last reindex began; None when
+        # only a full sync will do (at start-up, or after a folder changed).
+        self._dirty: set[str] | None = None
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -111,6 +114,7 @@ class Daemon:
                 return
             self._take_lock()
             try:
+                self._dirty = None  # the start-up sync walks the whole vault
                 self._worker = ThreadPoolExecutor(1, thread_name_prefix="memoryclaw-vault")
                 self._accepting = True
                 self._debouncer = _Debouncer(
@@ -137,7 +141,7 @@ class Daemon:
                     )
                 self._scheduler.start()
                 self._observer = observer_class()
-                handler = _event_handler(handler_base, self.root, self._debouncer.poke)
+                handler = _event_handler(handler_base, self.root, self._changed)
                 self._observer.schedule(handler, str(self.root), recursive=True)
                 self._observer.start()
             except BaseException:
@@ -288,6 +292,18 @@ class Daemon:
             self._queued[task] = future
             return future
 
+    def _changed(self, task: str, rel: str | None) -> None:
+        """A watched change: remember the file (None: a folder, so sync everything), then
+        let the debouncer release ``task`` once things are quiet."""
+        if task == _REINDEX:
+            with self._queue_lock:
+                if rel is None:
+                    self._dirty = None
+                elif self._dirty is not None:
+                    self._dirty.add(rel)
+        if self._debouncer is not None:
+            self._debouncer.poke(task)
+
     def _scheduled(self, task: str) -> None:
         """An APScheduler job: hand the work to the vault worker and wait for it."""
         future = self._enqueue(task)
@@ -336,14 +352,20 @@ class Daemon:
             self._consolidate(f"{waiting} closed logs waiting, afterLogs {wanted}")
 
     def _reindex(self) -> None:
-        # A full stat sync, not refresh(): refresh's cheap staleness test can miss in-place
-        # edits in a large vault, and a watched edit is exactly that.
-        report = self.vault.reindex()
+        # The files the watcher named, or a full stat sync; not refresh(): its cheap staleness
+        # test can miss in-place edits in a large vault, and a watched edit is exactly that.
+        with self._queue_lock:
+            paths, self._dirty = self._dirty, set()
+        if paths is not None and not paths:
+            return  # an earlier run already took these changes
+        # A full sync lists every unusable file; a targeted one only those it looked at.
+        report = self.vault.reindex() if paths is None else self.vault.reindex_paths(paths)
         skipped = {s.path: s for s in report.skipped}
         for path in sorted(skipped.keys() - self._skipped):
             where = f":{skipped[path].line}" if skipped[path].line else ""
             log.warning("skipped %s%s: %s", path, where, skipped[path].reason)
-        self._skipped = set(skipped)
+        still = set() if paths is None else self._skipped - paths
+        self._skipped = still | skipped.keys()
         if report.changed_anything:
             log.info(
                 "reindexed: %d added, %d changed, %d deleted, %d moved, %d skipped in %.0f ms",
@@ -381,9 +403,10 @@ def _daemon_extra() -> tuple[Any, Callable[[], BaseObserver], type[FileSystemEve
 
 
 def _event_handler(
-    base: type[FileSystemEventHandler], root: Path, poke: Callable[[str], None]
+    base: type[FileSystemEventHandler], root: Path, changed: Callable[[str, str | None], None]
 ) -> FileSystemEventHandler:
-    """A watchdog handler that pokes the debouncer with the task a vault file change needs."""
+    """A watchdog handler that reports each vault change: the task it needs and the file
+    (None for a folder, whose contents only a full sync can tell)."""
 
     class _Handler(base):  # type: ignore[valid-type,misc]
         def on_any_event(self, event: FileSystemEvent) -> None:
@@ -392,9 +415,11 @@ def _event_handler(
             if event.is_directory and event.event_type == "modified":
                 return  # a file event inside says more; this one also fires for temp files
             for raw in (event.src_path, getattr(event, "dest_path", "")):
-                task = _task_for(root, os.fsdecode(raw)) if raw else None
+                path = os.fsdecode(raw) if raw else ""
+                task = _task_for(root, path) if path else None
                 if task is not None:
-                    poke(task)
+                    rel = None if event.is_directory else Path(path).relative_to(root).as_posix()
+                    changed(task, rel)
 
     handler: FileSystemEventHandler = _Handler()
     return handler

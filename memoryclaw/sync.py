@@ -10,9 +10,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import os
 import sqlite3
+import stat as statmod
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
@@ -23,6 +25,7 @@ from .notes import parse_aliases, parse_episode, parse_facts
 from .vault import (
     FileStat,
     Skipped,
+    classify,
     file_lock,
     folders_changed,
     read_text,
@@ -121,22 +124,93 @@ def sync(
             if known[2] is not None:
                 report.skipped.append(Skipped(stat.path, known[2], known[3]))
         states = index.file_states([s.path for s in todo if s.path in seen] + gone)
-        shas_gone = {states[p].sha: p for p in gone if states[p].sha}
         # An empty index is loaded in bulk: rows first, full-text tables rebuilt once.
         with index.bulk_load() if not seen else index.transaction():
-            for done, stat in enumerate(todo, start=1):
-                _apply_one(root, index, stat, states.get(stat.path), full, shas_gone, report)
-                if progress is not None:
-                    progress(done, len(todo))
-            moved_from = {old for old, _ in report.moved}
-            for path in gone:
-                index.remove_file(path)
-                if path not in moved_from:
-                    report.deleted.append(path)
+            _apply(root, index, todo, gone, states, full, report, progress)
             index.set_meta(_FOLDERS_KEY, json.dumps(walked.folders, sort_keys=True))
             index.record_episode_count()
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | None:
+    """Bring just these vault-relative files up to date, without walking the vault.
+
+    For a watcher that knows what changed.  None when that cannot be trusted — the index has
+    no folder record yet, a path lies in a folder the last sync did not see (a new or renamed
+    folder), or is a folder or a symbolic link — and a full :func:`sync` is needed instead.
+    """
+    started = time.perf_counter()
+    report = SyncReport()
+    require_vault(root)
+    wanted = sorted(set(paths))
+    with file_lock(root, "index"):
+        stored = index.get_meta(_FOLDERS_KEY)
+        if stored is None:
+            return None
+        folders: dict[str, int] = json.loads(stored)
+        found: list[FileStat] = []
+        missing: list[str] = []
+        for rel in wanted:
+            parent = rel.rpartition("/")[0]
+            kind = classify(rel)
+            if kind is None:
+                if rel in folders or (parent in folders and not Path(rel).suffix):
+                    return None  # perhaps a folder (gone, or new): only a walk can tell
+                continue
+            if parent not in folders:
+                return None
+            try:
+                st = os.lstat(root / rel)
+            except FileNotFoundError:
+                missing.append(rel)
+                continue
+            if not statmod.S_ISREG(st.st_mode):
+                return None  # a symbolic link, or a folder named like a note
+            found.append(FileStat(rel, kind, st.st_mtime_ns, st.st_size))
+        try:
+            for folder in {rel.rpartition("/")[0] for rel in wanted} & folders.keys():
+                folders[folder] = os.stat(root / folder).st_mtime_ns
+        except OSError:
+            return None
+        states = index.file_states([f.path for f in found] + missing)
+        gone = [rel for rel in missing if rel in states]
+        todo = []
+        for stat in found:
+            known = states.get(stat.path)
+            if known is None or (known.mtime_ns, known.size) != (stat.mtime_ns, stat.size):
+                todo.append(stat)
+            else:
+                report.unchanged += 1
+        with index.transaction():
+            _apply(root, index, todo, gone, states, False, report, None)
+            index.set_meta(_FOLDERS_KEY, json.dumps(folders, sort_keys=True))
+            index.record_episode_count()
+    report.took_ms = (time.perf_counter() - started) * 1000
+    return report
+
+
+def _apply(
+    root: Path,
+    index: Index,
+    todo: list[FileStat],
+    gone: list[str],
+    states: dict[str, FileState],
+    full: bool,
+    report: SyncReport,
+    progress: Progress | None,
+) -> None:
+    """Index the files in ``todo`` and drop those in ``gone`` (a twin of one is a move)."""
+    shas_gone = {states[p].sha: p for p in gone if states[p].sha}
+    for done, stat in enumerate(todo, start=1):
+        _apply_one(root, index, stat, states.get(stat.path), full, shas_gone, report)
+        if progress is not None:
+            progress(done, len(todo))
+    moved_from = {old for old, _ in report.moved}
+    for path in gone:
+        index.remove_file(path)
+        if path not in moved_from:
+            report.deleted.append(path)
 
 
 def _changed(known: tuple[int, int, str | None, int | None] | None, stat: FileStat) -> bool:

@@ -289,3 +289,36 @@ def test_library_daemon_start_stop(vault_dir: Path) -> None:
 def test_which_changes_the_watcher_acts_on(tmp_path: Path, rel: str, task: str | None) -> None:
     assert _task_for(tmp_path, str(tmp_path / rel)) == task
     assert _task_for(tmp_path, "/elsewhere/episodes/a.md") is None
+
+
+def test_watched_edits_sync_only_the_files_named(
+    vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A file edit re-reads that file alone; a new folder makes the daemon walk the vault."""
+    calls: list[Any] = []
+    full, targeted = Vault.reindex, Vault.reindex_paths
+
+    def spy_full(self: Vault, **kwargs: Any) -> Any:
+        report = full(self, **kwargs)
+        calls.append("full")  # once done, so an edit made after it is not in it
+        return report
+
+    def spy_paths(self: Vault, paths: Any) -> Any:
+        report = targeted(self, paths)
+        calls.append(sorted(paths))
+        return report
+
+    monkeypatch.setattr(Vault, "reindex", spy_full)
+    monkeypatch.setattr(Vault, "reindex_paths", spy_paths)
+    with Daemon(vault_dir, env={}, debounce_seconds=0.05):
+        wait_until(lambda: calls == ["full"], 5.0, "the start-up sync")
+        with open(vault_dir / HACKNEY, "a", encoding="utf-8") as handle:
+            handle.write("- Xylofoo\n")
+        wait_until(lambda: len(calls) == 2, 5.0, "the edit's sync")
+        assert calls == ["full", [HACKNEY]]
+        assert HACKNEY in indexed_paths(vault_dir, "xylofoo")
+        nested = vault_dir / "episodes" / "2026"
+        nested.mkdir()
+        atomic_write(nested / "deep.md", "---\nsummary: a wombat parade\ntags: [demo]\n---\n")
+        wait_until(lambda: indexed_paths(vault_dir, "wombat"), 5.0, "the new folder's file")
+        assert "full" in calls[2:]

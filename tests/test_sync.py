@@ -5,11 +5,12 @@ from __future__ import annotations
 import os
 import shutil
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.sync import is_stale
+from memoryclaw.sync import is_stale, sync, sync_paths
 
 JOHN = "episodes/2025-04-08_14-32-10_email-john.md"
 
@@ -179,3 +180,78 @@ def test_incremental_changes_match_a_full_rebuild(vault: Vault, vault_dir: Path)
         doc.pop("took_ms")
     assert incremental == rebuilt
     assert incremental[0]["results"][0]["path"] in {JOHN, "episodes/fresh.md"}
+
+
+# ------------------------------------------------------------- sync_paths (the watcher's)
+
+
+def test_sync_paths_applies_exactly_the_named_changes(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    episodes = vault_dir / "episodes"
+    with open(vault_dir / JOHN, "a", encoding="utf-8") as handle:
+        handle.write("- zebracorn appended in place\n")
+    (episodes / "fresh.md").write_text(_episode("a quokka sighting"), encoding="utf-8")
+    dentist = "episodes/2025-01-15_19-40-02_dentist-appointment.md"
+    (vault_dir / dentist).unlink()
+    piano = "episodes/2025-02-19_16-45-10_piano-lessons.md"
+    os.rename(vault_dir / piano, episodes / "piano.md")
+    (episodes / "notes.txt").write_text("not a note", encoding="utf-8")
+    named = [JOHN, "episodes/fresh.md", dentist, piano, "episodes/piano.md", "episodes/notes.txt"]
+    report = sync_paths(vault_dir, vault.index, named)
+    assert report is not None
+    assert (report.changed, report.added, report.deleted) == (
+        [JOHN],
+        ["episodes/fresh.md"],
+        [dentist],
+    )
+    assert report.moved == [(piano, "episodes/piano.md")]
+    assert [r.path for r in vault.search("zebracorn", refresh=False).results] == [JOHN]
+    assert [r.path for r in vault.search("quokka", refresh=False).results] == ["episodes/fresh.md"]
+    # The index now equals what a full walk makes of the vault, folder record included.
+    assert not sync(vault_dir, vault.index).changed_anything
+    assert not is_stale(vault_dir, vault.index)
+
+
+def test_sync_paths_leaves_unnamed_changes_to_a_full_sync(vault: Vault, vault_dir: Path) -> None:
+    vault.reindex()
+    (vault_dir / "episodes" / "unseen.md").write_text(_episode("never named"), encoding="utf-8")
+    report = sync_paths(vault_dir, vault.index, [JOHN])
+    assert report is not None and not report.changed_anything and report.unchanged == 1
+    assert sync(vault_dir, vault.index).added == ["episodes/unseen.md"]
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        pytest.param(lambda root: (root / "episodes" / "2026").mkdir(), id="new-folder"),
+        pytest.param(
+            lambda root: (
+                (root / "episodes" / "2026").mkdir()
+                or (root / "episodes" / "2026" / "deep.md").write_text(_episode("deep"))
+            ),
+            id="file-in-new-folder",
+        ),
+        pytest.param(
+            lambda root: os.symlink(root / JOHN, root / "episodes" / "link.md"), id="symlink"
+        ),
+    ],
+)
+def test_sync_paths_asks_for_a_full_sync_when_a_walk_is_needed(
+    vault: Vault, vault_dir: Path, make: Any
+) -> None:
+    vault.reindex()
+    before = set(os.listdir(vault_dir / "episodes"))
+    make(vault_dir)
+    created = sorted(set(os.listdir(vault_dir / "episodes")) - before)
+    named = [f"episodes/{name}" for name in created]
+    if (vault_dir / "episodes" / "2026" / "deep.md").exists():
+        named = ["episodes/2026/deep.md"]
+    assert sync_paths(vault_dir, vault.index, named) is None
+    assert vault.index.counts()["episodes"] == 36  # untouched: the caller syncs everything
+
+
+def test_sync_paths_needs_a_first_full_sync(vault: Vault, vault_dir: Path) -> None:
+    assert sync_paths(vault_dir, vault.index, [JOHN]) is None
+    with Vault(vault_dir, env={}) as fresh:
+        report = fresh.reindex_paths([JOHN])  # falls back to the full sync
+    assert len(report.added) > 30
