@@ -43,7 +43,7 @@ from .notes import (
 from .review import append_line, matching, remove_lines, same_value, target_file
 from .skills import suggest_skills
 from .summarize import EpisodeDraft
-from .sync import sync
+from .sync import sync, sync_paths
 from .transcripts import now_utc, unprocessed_logs
 from .vault import (
     EPISODES_DIR,
@@ -140,13 +140,22 @@ def consolidate(
         for candidate in unprocessed_logs(root):
             if not (all_logs or is_closed(candidate, idle, now)):
                 continue
+            written = len(report.episodes)
             with file_lock(root, "logs"):
                 _consolidate_log(root, settings, index, candidate.path, summarizer, report, now)
-            sync(root, index)  # the next log's duplicate checks must see these facts
+            _index_written(root, index, report.episodes[written:])
         report.skills_suggested = suggest_skills(root, settings)
         report.logs_deleted = _expire_processed(root, settings, now)
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _index_written(root: Path, index: Index, episodes: Sequence[str]) -> None:
+    """Index what consolidating one log wrote, so the next log's duplicate checks see its
+    facts: its episodes and the fact files, without walking the whole vault."""
+    fact_files = [f"{SEMANTIC_DIR}/{p.name}" for p in sorted((root / SEMANTIC_DIR).glob("*.md"))]
+    if sync_paths(root, index, [*episodes, *fact_files]) is None:
+        sync(root, index)
 
 
 def _consolidate_log(

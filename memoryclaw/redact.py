@@ -39,6 +39,12 @@ _ASSIGNMENT_RE = re.compile(
 _IS_RE = re.compile(
     rf"(?i)(?P<key>\b(?:{_KEYWORDS})\s+is\s+)(?P<bare>[^\s\"',;]{{4,}}?)(?=[.!?]*(?:\s|$))"
 )
+# A literal every pattern above needs (matched without case, so it finds more, never less):
+# text without any of them is returned as it is, without running each pattern over it.
+_MAYBE_SECRET_RE = re.compile(
+    rf"(?i)-----BEGIN|eyJ|[srp]k-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|AIza|bearer"
+    rf"|://|{_KEYWORDS}"
+)
 _PROSE_WORDS = frozenset(
     """
     also back been being broken changed correct different empty enough expired fine gone good
@@ -63,6 +69,8 @@ def _replace_value(match: re.Match[str]) -> str:
 
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
+    if not _MAYBE_SECRET_RE.search(text):
+        return text
     for kind, pattern in _PATTERNS:
         text = pattern.sub(f"[REDACTED:{kind}]", text)
     text = _ASSIGNMENT_RE.sub(_replace_value, text)

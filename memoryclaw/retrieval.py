@@ -78,16 +78,15 @@ STOPWORDS = frozenset(
 
 def extract_keywords(query: str) -> list[str]:
     """The query's keywords in order of appearance, without duplicates."""
-    out: list[str] = []
-    for match in _WHOLE_TOKEN_RE.finditer(query.lower()):
-        token = match.group(0).rstrip(".,;:!?)'’")
+    seen: dict[str, None] = {}  # ordered, with O(1) membership: turns can be long
+    for token in _WHOLE_TOKEN_RE.findall(query.lower()):
+        token = token.rstrip(".,;:!?)'’")
         if token.endswith(("'s", "’s")):
             token = token[:-2]
         token = token.replace("’", "'")
-        if len(token) < 2 or token in STOPWORDS or token in out:
-            continue
-        out.append(token)
-    return out
+        if len(token) >= 2 and token not in STOPWORDS:
+            seen.setdefault(token)
+    return list(seen)
 
 
 def fts_phrase(term: str) -> str | None:
