@@ -185,9 +185,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     for size in (int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()):
         print(f"[{size:,}] preparing vault ...", file=sys.stderr, flush=True)
         source, _ = ensure_vault(out, size, args.seed, vocab)
-        if not (source / ".memoryclaw" / "index.db").exists():
-            with Vault(source, env={}) as vault:
-                vault.reindex()
+        with Vault(source, env={}) as vault:
+            vault.reindex()  # the copy's index must be current, or the daemon starts by rebuilding
         print(f"[{size:,}] daemon ...", file=sys.stderr, flush=True)
         report["results"].append(measure_size(source, size, args.edits, out, env))
     table = render(report)
