@@ -148,6 +148,7 @@ def run_memoryclaw(sample: dict[str, Any], workdir: Path) -> dict[str, Any]:
         "tokens": tokens,
         "search_ms": latencies,
         "logs": report.logs_read,
+        "turns": len(records),
         "episodes": len(report.episodes),
         "consolidate_s": consolidate_s,
     }
@@ -487,7 +488,7 @@ def main() -> None:
     base: list[dict[str, bool]] = []
     tokens: list[int] = []
     search_ms: list[float] = []
-    logs = episodes = 0
+    logs = episodes = turns = 0
     consolidate_s = 0.0
     with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
         for sample in samples:
@@ -496,6 +497,7 @@ def main() -> None:
             tokens += run["tokens"]
             search_ms += run["search_ms"]
             logs += run["logs"]
+            turns += run["turns"]
             episodes += run["episodes"]
             consolidate_s += run["consolidate_s"]
             base += run_baseline(sample)
@@ -544,6 +546,7 @@ def main() -> None:
                 "tokens_max": max(tokens),
                 "search_ms_p50": statistics.median(search_ms),
                 "logs": logs,
+                "turns": turns,
                 "episodes": episodes,
                 "consolidate_s": consolidate_s,
             },
