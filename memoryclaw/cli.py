@@ -13,19 +13,18 @@ import sqlite3
 import sys
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
 from . import __version__, openclaw
 from .api import Vault
 from .config import resolve_vault_path
-from .consolidation import ConsolidationReport
-from .daemon import Daemon
 from .errors import InvalidInputError, MemoryclawError
-from .mcp_server import run_stdio
 from .retrieval import SearchResult
-from .server import StdioServer
+
+if TYPE_CHECKING:
+    from .consolidation import ConsolidationReport
 
 
 class _Group(click.Group):
@@ -528,6 +527,8 @@ def serve(ctx: click.Context, stdio: bool) -> None:
     """Long-lived JSON-lines RPC for agent plugins: retrieve, log_turn, search, get, forget ..."""
     if not stdio:
         raise click.UsageError("give --stdio")
+    from .server import StdioServer  # each command imports what it runs: `search` starts fast
+
     server = StdioServer(resolve_vault_path(ctx.find_root().obj))
     server.serve(sys.stdin.buffer, sys.stdout.buffer)
 
@@ -540,6 +541,8 @@ def daemon(ctx: click.Context, once: bool, as_json: bool) -> None:
     """Consolidate on schedule and keep the index in step with edits (one per vault)."""
     if as_json and not once:
         raise click.UsageError("--json needs --once (the running daemon logs to stderr)")
+    from .daemon import Daemon
+
     runner = Daemon(resolve_vault_path(ctx.find_root().obj))
     if once:
         report, synced = runner.run_once()
@@ -575,6 +578,8 @@ def daemon(ctx: click.Context, once: bool, as_json: bool) -> None:
 @click.pass_context
 def mcp_command(ctx: click.Context) -> None:
     """MCP server on stdio: memory_search, memory_get, memory_log, memory_forget."""
+    from .mcp_server import run_stdio
+
     run_stdio(_vault(ctx))
 
 

@@ -16,7 +16,6 @@ import json
 import logging
 import re
 import unicodedata
-import urllib.request
 from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
@@ -106,6 +105,8 @@ def ollama_summarizer(settings: LlmSettings) -> Summarizer:
 def ollama_status(settings: LlmSettings, timeout: float = 2.0) -> tuple[str, str]:
     """``(status, detail)`` for ``doctor``: whether the server at ``baseUrl`` answers and has
     the model (``GET /api/tags``; plain urllib, so it works without the ollama package)."""
+    import urllib.request  # here: with http, ssl and email it costs every process ~25 ms
+
     base = settings.base_url if "://" in settings.base_url else f"http://{settings.base_url}"
     try:
         if not base.startswith(("http://", "https://")):
