@@ -321,40 +321,27 @@ def plot(runs: Runs, folder: Path) -> list[Path]:
     if sizes and openclaw:
         fig, (left, right) = plt.subplots(1, 2, figsize=(10, 4))
         both = sorted(set(sizes) & set(openclaw))
-        width = 0.38
-        xs = list(range(len(both)))
-        left.bar(
-            [x - width / 2 for x in xs],
-            [search[n]["reindex_s"].median for n in both],
-            width,
-            label="memoryclaw full reindex (Vault.reindex(full=True))",
+        ticks = [f"{n:,}" for n in both]
+        _paired_bars(
+            left,
+            ticks,
+            ("memoryclaw full reindex (Vault.reindex(full=True))", "openclaw memory index --force"),
+            (
+                [search[n]["reindex_s"].median for n in both],
+                [openclaw[n]["index"].median for n in both],
+            ),
+            "Indexing the same files",
         )
-        left.bar(
-            [x + width / 2 for x in xs],
-            [openclaw[n]["index"].median for n in both],
-            width,
-            label="openclaw memory index --force",
+        _paired_bars(
+            right,
+            ticks,
+            ("memoryclaw search (fresh process)", "openclaw memory search (fresh process)"),
+            (
+                [search[n]["cli"].median / 1000 for n in both],
+                [openclaw[n]["search"].median for n in both],
+            ),
+            "One search from the command line",
         )
-        left.set_xticks(xs, [f"{n:,}" for n in both])
-        left.set_ylabel("seconds (wall)")
-        left.set_title("Indexing the same files")
-        left.legend(fontsize=8)
-        right.bar(
-            [x - width / 2 for x in xs],
-            [search[n]["cli"].median / 1000 for n in both],
-            width,
-            label="memoryclaw search (fresh process)",
-        )
-        right.bar(
-            [x + width / 2 for x in xs],
-            [openclaw[n]["search"].median for n in both],
-            width,
-            label="openclaw memory search (fresh process)",
-        )
-        right.set_xticks(xs, [f"{n:,}" for n in both])
-        right.set_ylabel("seconds (wall)")
-        right.set_title("One search from the command line")
-        right.legend(fontsize=8)
         written.append(_save(fig, folder / "openclaw_side_by_side.png"))
     recall = locomo_recall(runs)
     if recall:
@@ -369,6 +356,27 @@ def plot(runs: Runs, folder: Path) -> list[Path]:
         ax.legend(fontsize=8)
         written.append(_save(fig, folder / "locomo_recall.png"))
     return written
+
+
+def _paired_bars(
+    ax: Any,
+    ticks: Sequence[str],
+    labels: tuple[str, str],
+    values: tuple[Sequence[float], Sequence[float]],
+    title: str,
+) -> None:
+    """memoryclaw's bar and OpenClaw's side by side at each tick, in seconds."""
+    width = 0.38
+    xs = list(range(len(ticks)))
+    for offset, label, heights in (
+        (-width / 2, labels[0], values[0]),
+        (width / 2, labels[1], values[1]),
+    ):
+        ax.bar([x + offset for x in xs], list(heights), width, label=label)
+    ax.set_xticks(xs, list(ticks))
+    ax.set_ylabel("seconds (wall)")
+    ax.set_title(title)
+    ax.legend(fontsize=8)
 
 
 def _save(fig: Any, path: Path) -> Path:
