@@ -186,6 +186,10 @@ def _flat_scalar(text: str, pattern: re.Pattern[str]) -> tuple[bool, Any]:
         return True, text
     if tag == "tag:yaml.org,2002:int" and _DECIMAL_RE.match(text):
         return True, int(text)
+    if tag == "tag:yaml.org,2002:bool":  # `processed: false` in every raw log
+        return True, text.lower() in ("yes", "true", "on")
+    if tag == "tag:yaml.org,2002:null":
+        return True, None
     return False, None
 
 

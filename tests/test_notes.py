@@ -1202,7 +1202,13 @@ _TRICKY_SCALARS = st.sampled_from(
         "on",
         "OFF",
         "true",
+        "False",
+        "TRUE",
+        "tRue",
+        "y",
         "null",
+        "Null",
+        "NULL",
         "~",
         "0755",
         "0x1f",
@@ -1277,6 +1283,9 @@ def test_flat_yaml_agrees_with_pyyaml(pairs: list[tuple[str, str]]) -> None:
 def test_flat_yaml_takes_what_memoryclaw_writes() -> None:
     text = dump_episode(_spec_episode()).split("---\n")[1]
     assert notes.flat_yaml(text) == yaml.load(text, Loader=notes._Loader)
+    log_meta = {"id": "log-x", "session": "s", "processed": False, "closed": True}
+    text = dump_log(log_meta, []).split("---\n")[1]
+    assert notes.flat_yaml(text) == yaml.load(text, Loader=notes._Loader) == log_meta
 
 
 @pytest.mark.parametrize(
