@@ -147,7 +147,7 @@ def run_step(step: Step, quick: bool, env: dict[str, str]) -> list[dict[str, Any
                 f"its output ends:\n{tail}"
             )
         data = json.loads(produced.read_text(encoding="utf-8"))
-        data["_run"] = {"command": shlex.join(command), "seconds": took}
+        data["_run"] = {"command": shlex.join(command), "seconds": took, "git": _git_describe()}
         (folder / f"run-{n}.json").write_text(json.dumps(data, indent=1), encoding="utf-8")
         results.append(data)
     return results
