@@ -24,7 +24,8 @@ from .errors import (
 )
 from .hooks import MemoryHooks
 from .notes import Episode, Fact, RawLog, Turn
-from .retrieval import EpisodeResult, FactResult, RetrievePayload, SearchResult, extract_keywords
+from .payload import RetrievePayload
+from .retrieval import EpisodeResult, FactResult, SearchResult, extract_keywords
 from .sync import SyncReport
 from .transcripts import LoggedTurn
 

@@ -25,7 +25,8 @@ from .history import Commit, commit_changes, file_history, is_repository, snapsh
 from .index import Index
 from .llm import ollama_status
 from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
-from .retrieval import RetrievePayload, SearchResult, VectorFallback, render_payload, search
+from .payload import RetrievePayload, render_payload
+from .retrieval import SearchResult, VectorFallback, passage_neighbours, search
 from .review import PendingFact, approve, pending_facts, reject
 from .skills import SkillInfo, active_skill, approve_skill, list_skills, reject_skill
 from .sync import Progress, SyncReport, is_stale, sync, sync_paths
@@ -55,6 +56,7 @@ from .vault import (
 from .vectors import VectorHit, nearest, update_vectors
 
 _log = logging.getLogger("memoryclaw.vectors")
+_NEIGHBOURS_OF = 20  # the best passages whose neighbouring lines may come along
 
 INDEX_FILE = "index.db"
 READ_DEFAULT_LINES = 200
@@ -285,7 +287,9 @@ class Vault:
         """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working memory."""
         result = self.search(query, now=now, refresh=refresh)
         skill = active_skill(self.root, result.plan.keywords)
-        return render_payload(result, self.settings.retrieval.budget_tokens, skill)
+        budget = self.settings.retrieval.budget_tokens
+        near = passage_neighbours(self.index, result.passages[:_NEIGHBOURS_OF])
+        return render_payload(result, budget, skill, near)
 
     def get(self, ident: str) -> dict[str, Any]:
         """An episode (with details) or a fact by id."""
@@ -396,7 +400,17 @@ class Vault:
         turn = NewTurn(
             session, role, text, moment, name=name, channel=channel, tool=tool, agent=agent
         )
-        return append_turns(self.root, self.settings, [turn])[0]
+        logged = append_turns(self.root, self.settings, [turn])[0]
+        self._index_logs([logged.path])
+        return logged
+
+    def _index_logs(self, paths: Sequence[str]) -> None:
+        """Make just-logged turns recallable at once; the turns are on disk either way, so a
+        failure here only delays them to the next sync."""
+        try:
+            self.reindex_paths(paths)
+        except (MemoryclawError, sqlite3.Error, OSError) as exc:
+            _log.warning("logged turns not indexed yet (the next sync will): %s", exc)
 
     def end_session(self, session: str) -> list[str]:
         """Close the session's open log so consolidation can take it."""
@@ -422,6 +436,7 @@ class Vault:
             return IngestReport(0, ())
         logged = append_turns(self.root, self.settings, turns, close=True)
         logs = tuple(dict.fromkeys(t.path for t in logged))
+        self._index_logs(logs)
         sessions = tuple(dict.fromkeys(t.session for t in logged))
         return IngestReport(len(logged), logs, sessions)
 

@@ -143,7 +143,8 @@ def consolidate(
             written = len(report.episodes)
             with file_lock(root, "logs"):
                 _consolidate_log(root, settings, index, candidate.path, summarizer, report, now)
-            _index_written(root, index, report.episodes[written:])
+            # the log's own turns leave the index as its episodes enter it
+            _index_written(root, index, [*report.episodes[written:], candidate.path])
         report.skills_suggested = suggest_skills(root, settings)
         report.logs_deleted = _expire_processed(root, settings, now)
     report.took_ms = (time.perf_counter() - started) * 1000
@@ -151,8 +152,8 @@ def consolidate(
 
 
 def _index_written(root: Path, index: Index, episodes: Sequence[str]) -> None:
-    """Index what consolidating one log wrote, so the next log's duplicate checks see its
-    facts: its episodes and the fact files, without walking the whole vault."""
+    """Index what consolidating one log changed, so the next log's duplicate checks see its
+    facts: its episodes, the fact files and the log itself, without walking the vault."""
     fact_files = [f"{SEMANTIC_DIR}/{p.name}" for p in sorted((root / SEMANTIC_DIR).glob("*.md"))]
     if sync_paths(root, index, [*episodes, *fact_files]) is None:
         sync(root, index)

@@ -24,7 +24,7 @@ from typing import Any, TypeVar
 
 from .api import Vault
 from .config import resolve_vault_path
-from .retrieval import RetrievePayload
+from .payload import RetrievePayload
 
 DEFAULT_TIMEOUT = 2.0
 LOG = logging.getLogger("memoryclaw.hooks")

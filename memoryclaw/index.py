@@ -19,25 +19,29 @@ import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .embeddings import embedding_text, text_hash
-from .notes import Episode, Fact, utc_iso
+from .notes import Episode, Fact, detail_passages, utc_iso
 from .vault import FILE_MODE, ensure_dir
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "5"
+SCHEMA_VERSION = "6"
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 # Column weights for bm25(): a tag outranks an entity, which outranks the summary and body.
 EPISODE_WEIGHTS = (10.0, 6.0, 4.0, 1.0)
 FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
+# A passage's words count fully; who said it counts a little ("what did Caroline say about").
+PASSAGE_WEIGHTS = (1.0, 0.5)
 _FTS_COLUMNS = {
     "episodes_fts": ("tags_text", "entities_text", "summary", "details"),
     "facts_fts": ("entity", "field", "value", "section"),
+    "passages_fts": ("text", "speaker"),
 }
 
 
@@ -192,6 +196,28 @@ class Index:
         db.table("facts").enable_fts(
             ["entity", "field", "value", "section"], create_triggers=False, tokenize=TOKENIZER
         )
+        db.table("passages").create(
+            {
+                "rowid": int,
+                "path": str,  # the episode file, or the raw log, the passage was read from
+                "kind": str,  # episode | log
+                "episode_id": str,  # the episode's id; a raw log's own id
+                "turn": int,  # the source log's turn, when known
+                "line": int,
+                "speaker": str,
+                "text": str,
+                "timestamp": str,
+                "ts_epoch": int,
+                "session": str,
+                "source": str,  # an episode's source log
+            },
+            pk="rowid",
+        )
+        db.table("passages").create_index(["path"])
+        db.table("passages").create_index(["episode_id"])
+        db.table("passages").enable_fts(
+            ["text", "speaker"], create_triggers=False, tokenize=TOKENIZER
+        )
         db.table("aliases").create({"path": str, "term": str, "synonym": str})
         db.table("aliases").create_index(["term"])
         db.table("episode_vectors").create(
@@ -276,6 +302,8 @@ class Index:
 
     def _fts_delete(self, table: str, path: str) -> None:
         fts = f"{table}_fts"
+        if fts not in _FTS_COLUMNS:
+            raise ValueError(f"no full-text table for {table!r}")
         columns = ", ".join(_FTS_COLUMNS[fts])
         self.execute(
             f"INSERT INTO {fts}({fts}, rowid, {columns})"
@@ -287,6 +315,8 @@ class Index:
         if self._defer_fts:
             return
         fts = f"{table}_fts"
+        if fts not in _FTS_COLUMNS:
+            raise ValueError(f"no full-text table for {table!r}")
         columns = ", ".join(_FTS_COLUMNS[fts])
         self.execute(
             f"INSERT INTO {fts}(rowid, {columns})"
@@ -299,12 +329,14 @@ class Index:
         if not self._defer_fts:
             self._fts_delete("episodes", path)
             self._fts_delete("facts", path)
+            self._fts_delete("passages", path)
         self.execute(
             "DELETE FROM tags WHERE episode_rowid IN (SELECT rowid FROM episodes WHERE path = ?)",
             [path],
         )
         self.execute("DELETE FROM episodes WHERE path = ?", [path])
         self.execute("DELETE FROM facts WHERE path = ?", [path])
+        self.execute("DELETE FROM passages WHERE path = ?", [path])
         self.execute("DELETE FROM aliases WHERE path = ?", [path])
 
     def put_episode(self, episode: Episode, *, replace: bool = True) -> None:
@@ -341,10 +373,57 @@ class Index:
         )
         rowid = cursor.lastrowid
         self._fts_insert("episodes", episode.path)
+        stamp, epoch = utc_iso(episode.timestamp), int(episode.timestamp.timestamp())
+        self._put_passages(
+            episode.path,
+            "episode",
+            episode.id,
+            [
+                (p.turn, p.line, p.speaker, p.text, stamp, epoch)
+                for p in detail_passages(episode.details)
+            ],
+            episode.session,
+            episode.source,
+        )
         self.conn.executemany(
             "INSERT INTO tags (tag, episode_rowid) VALUES (?, ?)",
             [(tag, rowid) for tag in episode.tags],
         )
+
+    def put_log_turns(
+        self,
+        path: str,
+        log_id: str,
+        session: str | None,
+        turns: Sequence[tuple[int, str | None, str, datetime]],
+        *,
+        replace: bool = True,
+    ) -> None:
+        """Index the turns of a raw log not yet consolidated: (number, speaker, text, time)."""
+        if replace:
+            self._clear_content(path)
+        rows = [
+            (number, number, speaker, text, utc_iso(moment), int(moment.timestamp()))
+            for number, speaker, text, moment in turns
+        ]
+        self._put_passages(path, "log", log_id, rows, session, path)
+
+    def _put_passages(
+        self,
+        path: str,
+        kind: str,
+        owner: str,
+        rows: Sequence[tuple[int | None, int, str | None, str, str, int]],
+        session: str | None,
+        source: str | None,
+    ) -> None:
+        self._writes += 1
+        self.conn.executemany(
+            "INSERT INTO passages (path, kind, episode_id, turn, line, speaker, text, timestamp,"
+            " ts_epoch, session, source) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            [(path, kind, owner, *row, session, source) for row in rows],
+        )
+        self._fts_insert("passages", path)
 
     def put_facts(self, path: str, facts: Sequence[Fact], *, replace: bool = True) -> None:
         """Index a fact file's facts; ``replace`` first removes what it held before."""
@@ -533,6 +612,45 @@ class Index:
             hits.append(EpisodeHit(rowid=row["rowid"], bm25=float(row.pop("score")), row=row))
         return hits
 
+    def search_passages(self, match: str, limit: int) -> list[dict[str, Any]]:
+        """Passages matching an FTS5 expression, best BM25 first (as ``score``, higher is
+        better; ties: newer, then path and line)."""
+        weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
+        cursor = self.execute(
+            "SELECT p.*, c.score, (SELECT summary FROM episodes e WHERE e.id = p.episode_id"
+            " LIMIT 1) AS episode_summary"
+            f" FROM (SELECT rowid, -bm25(passages_fts, {weights}) AS score"
+            " FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score DESC LIMIT ?) c"
+            " JOIN passages p ON p.rowid = c.rowid"
+            " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line",
+            [match, limit],
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def passage_rows(self, path: str, first: int, last: int) -> list[dict[str, Any]]:
+        """The passages of one file with ``line`` in ``first..last``, in order."""
+        cursor = self.execute(
+            "SELECT * FROM passages WHERE path = ? AND line BETWEEN ? AND ? ORDER BY line",
+            [path, first, last],
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def consolidated_turns(self, sources: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
+        """For each processed-log path, the turn ranges episodes already cover."""
+        if not sources:
+            return {}
+        marks = ",".join("?" * len(sources))
+        out: dict[str, list[tuple[int, int]]] = {}
+        for source, first, last in self.execute(
+            f"SELECT source, turn_first, turn_last FROM episodes WHERE source IN ({marks})"
+            " AND turn_first IS NOT NULL",
+            list(sources),
+        ).fetchall():
+            out.setdefault(source, []).append((int(first), int(last)))
+        return out
+
     def match_count(self, match: str, cap: int) -> int:
         """How many episodes match an FTS5 expression, counting no further than ``cap``."""
         row = self.execute(
@@ -568,7 +686,9 @@ class Index:
         """For each row, which of ``terms`` (label -> FTS5 phrase) it matches, in one query."""
         if not rowids or not terms:
             return {}
-        fts = {"episodes": "episodes_fts", "facts": "facts_fts"}[table]
+        fts = f"{table}_fts"
+        if fts not in _FTS_COLUMNS:
+            raise ValueError(f"no full-text table for {table!r}")
         marks = ",".join("?" * len(rowids))
         parts, params = [], []
         for position, phrase in enumerate(terms.values()):
@@ -617,7 +737,8 @@ class Index:
     def counts(self) -> dict[str, int]:
         """Row counts of the main tables."""
         out = {}
-        for table in ("files", "episodes", "facts", "tags", "aliases", "episode_vectors"):
+        tables = ("files", "episodes", "facts", "passages", "tags", "aliases", "episode_vectors")
+        for table in tables:
             out[table] = int(self.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
         out["errors"] = int(
             self.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
@@ -649,7 +770,7 @@ class Index:
     def integrity_problems(self) -> list[str]:
         """SQLite's own integrity check plus the FTS tables' consistency checks."""
         problems = [r[0] for r in self.execute("PRAGMA quick_check").fetchall() if r[0] != "ok"]
-        for fts in ("episodes_fts", "facts_fts"):
+        for fts in _FTS_COLUMNS:
             try:
                 self.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('integrity-check', 1)")
             except sqlite3.DatabaseError as exc:

@@ -318,6 +318,37 @@ class Episode:
     extra: Mapping[str, Any] = field(default_factory=dict)
 
 
+TURN_MARK = "#"  # a detail line "- #3 Caroline: …" quotes turn 3 of the episode's source log
+_DETAIL_LINE_RE = re.compile(
+    r"^\s*[-*+]\s+(?:#(?P<turn>\d{1,7})\s+)?"
+    r"(?:(?P<speaker>[^\s:#*`\[][^:\n]{0,39}?):\s+)?(?P<text>\S.*?)\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Passage:
+    """One quotable line of an episode's details (or one turn of a raw log): what recall
+    shows the model, with the turn it came from and who spoke, when either is known."""
+
+    line: int  # 1-based, within the details (a log's passages use the turn number)
+    turn: int | None
+    speaker: str | None
+    text: str
+
+
+def detail_passages(details: str) -> list[Passage]:
+    """The bullet lines of an episode's details as passages (``- #3 Caroline: text``)."""
+    out = []
+    for number, raw in enumerate(details.split("\n"), start=1):
+        match = _DETAIL_LINE_RE.match(raw)
+        if match is None:
+            continue
+        turn = int(match["turn"]) if match["turn"] else None
+        speaker = match["speaker"].strip() if match["speaker"] else None
+        out.append(Passage(number, turn, speaker, match["text"].replace("**", "")))
+    return out
+
+
 def episode_id_for_path(rel_path: str) -> str:
     """The id a hand-written episode without one gets: a hash of its vault-relative path."""
     return f"ep-{short_hash(rel_path)}"

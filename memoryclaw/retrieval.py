@@ -1,4 +1,4 @@
-"""Explainable keyword retrieval: keywords, ranking, facts, and the budgeted hook payload.
+"""Explainable keyword retrieval: keywords, ranking of episodes, passages and facts.
 
 1. Keywords: lowercase, punctuation stripped, stopwords and 1-character words dropped;
    emails, URLs, dates, numbers and paths kept whole; alias groups expanded both ways.
@@ -13,17 +13,18 @@
    the keyword candidates) + the rest x cosine.
 5. Every result lists the keywords it matched, its score and how it was found (``via``).
 
-The rendered payload estimates tokens as characters / 4 and never exceeds the budget.
+6. Passages (the quoted lines of episodes, and turns of raw logs not yet consolidated) are
+   ranked by their own BM25 plus a share of their episode's; :mod:`memoryclaw.payload` turns
+   them into what the model sees.
 """
 
 from __future__ import annotations
 
 import json
-import math
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import date, datetime, timezone
 from itertools import pairwise
 from typing import Any
@@ -35,7 +36,6 @@ TAG_BONUS = 1.0
 PRUNE_FROM_EPISODES = 5_000
 COMMON_SHARE = 0.05
 CANDIDATE_FLOOR = 25
-CHARS_PER_TOKEN = 4
 _FACTS_PER_RESULT = 2
 _MIN_SUMMARY_CHARS = 40
 _DETAILED_EPISODES = 2
@@ -45,6 +45,11 @@ RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al. 2009)
 # on LoCoMo dev (bench/locomo.py --hybrid), where 0.6-0.9 all beat keyword-only at k=10.
 KEYWORD_WEIGHT = 0.8
 WEIGHTED_DEPTH = 20
+# Passages: how many candidates a query takes, and how much the rank of a passage's episode
+# (the whole conversation's fit to the query) adds to the passage's own BM25 (both scaled to
+# 0..1); chosen on LoCoMo dev (bench/locomo.py), see README "How retrieval decides".
+PASSAGE_DEPTH = 60
+EPISODE_SHARE = 0.5
 
 _WHOLE_TOKEN_RE = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
@@ -201,6 +206,40 @@ class EpisodeResult:
 
 
 @dataclass(frozen=True)
+class PassageHit:
+    """One quoted line that matched the query: a turn of an episode, or of a raw log not yet
+    consolidated (``via: log``), with the keywords it matched."""
+
+    path: str
+    episode_id: str  # the episode's id; for ``via: log`` the raw log's id
+    turn: int | None
+    line: int
+    speaker: str | None
+    text: str
+    timestamp: str
+    score: float
+    matched: tuple[str, ...]
+    via: str  # keyword | log
+    session: str | None = None
+    episode_summary: str = ""
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``search --json`` shape."""
+        return {
+            "path": self.path,
+            "episode_id": self.episode_id,
+            "turn": self.turn,
+            "line": self.line,
+            "speaker": self.speaker,
+            "text": self.text,
+            "timestamp": self.timestamp,
+            "score": round(self.score, 4),
+            "matched": list(self.matched),
+            "via": self.via,
+        }
+
+
+@dataclass(frozen=True)
 class FactResult:
     """A fact about an entity the query mentions, with its age."""
 
@@ -250,15 +289,21 @@ class SearchResult:
     fallback_used: bool
     took_ms: float
     fallback_error: str | None = None  # why the vector fallback could not run, when it could not
+    passages: tuple[PassageHit, ...] = ()  # best first, of every episode and unconsolidated log
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` document."""
+        by_episode: dict[str, list[dict[str, Any]]] = {}
+        for passage in self.passages:
+            by_episode.setdefault(passage.episode_id, []).append(passage.as_dict())
+        results = [{**r.as_dict(), "passages": by_episode.get(r.id, [])} for r in self.results]
         doc = {
             "query": self.plan.query,
             "keywords": list(self.plan.keywords),
             "expanded": {k: list(v) for k, v in self.plan.expansions.items()},
             "common": list(self.plan.common),
-            "results": [r.as_dict() for r in self.results],
+            "results": results,
+            "recent": [p.as_dict() for p in self.passages if p.via == "log"],
             "facts": [f.as_dict() for f in self.facts],
             "fallback_used": self.fallback_used,
             "took_ms": round(self.took_ms, 3),
@@ -359,8 +404,97 @@ def search(
             used = True
             episodes = _blend(plan, episodes, near, fallback.blend_strategy)
     episodes = _explain(index, plan, episodes[:limit])
+    passages: list[PassageHit] = []
+    if plan.episode_match is not None and limit > 0:
+        passages = _rank_passages(index, plan, episodes)
     took = (time.perf_counter() - started) * 1000
-    return SearchResult(plan, tuple(episodes), tuple(facts), used, took, error)
+    return SearchResult(
+        plan, tuple(episodes), tuple(facts), used, took, error, passages=tuple(passages)
+    )
+
+
+def _rank_passages(
+    index: Index, plan: QueryPlan, episodes: Sequence[EpisodeResult]
+) -> list[PassageHit]:
+    """The best ``PASSAGE_DEPTH`` passages: each one's own BM25 (scaled to 0..1 over the
+    candidates) plus ``EPISODE_SHARE`` x its episode's (scaled the same way over the ranked
+    episodes), so a line in the episode that best fits the whole question comes first; a
+    raw log's turn that an episode already holds is left out."""
+    assert plan.episode_match is not None
+    rows = index.search_passages(plan.episode_match, PASSAGE_DEPTH)
+    logs = [r for r in rows if r["kind"] == "log"]
+    if logs:
+        covered = index.consolidated_turns(sorted({_processed_twin(r["path"]) for r in logs}))
+        rows = [
+            r
+            for r in rows
+            if r["kind"] != "log"
+            or not any(a <= r["turn"] <= b for a, b in covered.get(_processed_twin(r["path"]), []))
+        ]
+    if not rows:
+        return []
+    top = max(r["score"] for r in rows)
+    best_episode = max((e.score for e in episodes), default=0.0)
+    episode_share = {
+        e.id: e.score / best_episode for e in episodes if best_episode > 0 and e.via != "vector"
+    }
+    scored = sorted(
+        (
+            (
+                row["score"] / top + EPISODE_SHARE * episode_share.get(row["episode_id"], 0.0),
+                row,
+            )
+            for row in rows
+        ),
+        key=lambda s: (-round(s[0], 9), -s[1]["ts_epoch"], s[1]["path"], s[1]["line"]),
+    )
+    matched = index.terms_matching("passages", [r["rowid"] for _, r in scored], plan.phrases)
+    return [
+        PassageHit(
+            path=row["path"],
+            episode_id=row["episode_id"],
+            turn=row["turn"],
+            line=row["line"],
+            speaker=row["speaker"],
+            text=row["text"],
+            timestamp=row["timestamp"],
+            score=score,
+            matched=tuple(matched.get(row["rowid"], [])),
+            via="log" if row["kind"] == "log" else "keyword",
+            session=row["session"],
+            episode_summary=row.get("episode_summary") or "",
+        )
+        for score, row in scored
+    ]
+
+
+def passage_neighbours(
+    index: Index, passages: Sequence[PassageHit]
+) -> dict[tuple[str, int], list[PassageHit]]:
+    """For each passage, the lines just before and after it in the same file."""
+    out: dict[tuple[str, int], list[PassageHit]] = {}
+    for passage in passages:
+        rows = index.passage_rows(passage.path, passage.line - 1, passage.line + 1)
+        out[(passage.path, passage.line)] = [
+            replace(
+                passage,
+                turn=r["turn"],
+                line=r["line"],
+                speaker=r["speaker"],
+                text=r["text"],
+                timestamp=r["timestamp"],
+                score=0.0,
+                matched=(),
+            )
+            for r in rows
+            if r["line"] != passage.line
+        ]
+    return out
+
+
+def _processed_twin(log_path: str) -> str:
+    """Where consolidation files a raw log (``logs/x.md`` -> ``logs/processed/x.md``)."""
+    return "logs/processed/" + log_path.rsplit("/", 1)[-1]
 
 
 def _explain(index: Index, plan: QueryPlan, episodes: list[EpisodeResult]) -> list[EpisodeResult]:
@@ -509,139 +643,3 @@ def _facts(index: Index, plan: QueryPlan, now: datetime, limit: int) -> list[Fac
         )
         for r in rows
     ]
-
-
-# ----------------------------------------------------------------- hook payload
-
-
-def estimate_tokens(text: str) -> int:
-    """Tokens as the payload budget counts them: one per four characters, rounded up."""
-    return math.ceil(len(text) / CHARS_PER_TOKEN)
-
-
-@dataclass(frozen=True)
-class RetrievePayload:
-    """What the retrieval hook injects: the rendered block and the working-memory object."""
-
-    query: str
-    context: str
-    working_memory: Mapping[str, Any]
-    tokens: int
-    budget: int
-    episodes: tuple[EpisodeResult, ...]
-    facts: tuple[FactResult, ...]
-    search: SearchResult | None = field(default=None, compare=False)
-
-    def as_dict(self) -> dict[str, Any]:
-        """The ``retrieve --json`` document."""
-        return {
-            "query": self.query,
-            "context": self.context,
-            "working_memory": dict(self.working_memory),
-            "tokens": self.tokens,
-            "budget": self.budget,
-            "episodes": [e.as_dict() for e in self.episodes],
-            "facts": [f.as_dict() for f in self.facts],
-        }
-
-
-_OPEN, _CLOSE = "<memoryclaw>", "</memoryclaw>"
-_FACTS_LABEL, _EPISODES_LABEL = "Facts (age):", "Episodes:"
-
-
-def _episode_line(episode: EpisodeResult, summary: str) -> str:
-    tags = f" [{', '.join(episode.tags)}]" if episode.tags else ""
-    return f"- {episode.timestamp[:10]} — {summary}{tags}"
-
-
-def _shorten(text: str, max_chars: int) -> str:
-    if len(text) <= max_chars:
-        return text
-    cut = text[: max(0, max_chars - 1)].rstrip()
-    space = cut.rfind(" ")
-    if space > max_chars // 2:
-        cut = cut[:space]
-    return cut + "…"
-
-
-def _flatten_details(details: str) -> str:
-    """Details as one line: no label lines like ``**Details:**``, no bold markers."""
-    kept = []
-    for line in details.splitlines():
-        text = line.strip().replace("**", "")
-        if text and not (text.endswith(":") and len(text) < 30 and not text.startswith("-")):
-            kept.append(text)
-    return " ".join(kept)
-
-
-def render_payload(
-    result: SearchResult, budget: int, active_skill: str | None = None
-) -> RetrievePayload:
-    """Fit facts, then episode summaries, then the top episodes' details into ``budget`` tokens.
-
-    ``active_skill`` is the approved skill the caller matched to the query, if any.
-    """
-    budget_chars = budget * CHARS_PER_TOKEN
-    fact_lines: list[str] = []
-    episode_blocks: list[list[str]] = []  # [summary line, optional details line]
-    used_facts: list[FactResult] = []
-    used_episodes: list[EpisodeResult] = []
-
-    def size() -> int:
-        total = len(_OPEN) + len(_CLOSE) + 1
-        if fact_lines:
-            total += len(_FACTS_LABEL) + 1 + sum(len(line) + 1 for line in fact_lines)
-        if episode_blocks:
-            total += len(_EPISODES_LABEL) + 1
-            total += sum(len(line) + 1 for block in episode_blocks for line in block)
-        return total
-
-    def room(label_needed: bool) -> int:
-        return budget_chars - size() - 1 - (len(_EPISODES_LABEL) + 1 if label_needed else 0)
-
-    for fact in result.facts:
-        line = f"- {fact.render()}"
-        if len(line) <= room(False) - (0 if fact_lines else len(_FACTS_LABEL) + 1):
-            fact_lines.append(line)
-            used_facts.append(fact)
-    for episode in result.results:
-        space = room(not episode_blocks)
-        line = _episode_line(episode, episode.summary)
-        if len(line) > space:
-            summary_room = space - len(_episode_line(episode, ""))
-            if summary_room < _MIN_SUMMARY_CHARS:
-                continue
-            line = _episode_line(episode, _shorten(episode.summary, summary_room))
-        episode_blocks.append([line])
-        used_episodes.append(episode)
-    for block, episode in zip(episode_blocks[:_DETAILED_EPISODES], used_episodes):
-        details = _flatten_details(episode.details)
-        space = min(room(False) - 2, _DETAILS_CHARS)
-        if details and space >= _MIN_SUMMARY_CHARS:
-            block.append("  " + _shorten(details, space))
-    context = ""
-    if (fact_lines or episode_blocks) and size() <= budget_chars:
-        parts = [_OPEN]
-        if fact_lines:
-            parts += [_FACTS_LABEL, *fact_lines]
-        if episode_blocks:
-            parts += [_EPISODES_LABEL, *(line for block in episode_blocks for line in block)]
-        parts.append(_CLOSE)
-        context = "\n".join(parts)
-    working_memory = {
-        "goal": result.plan.query,
-        "plan": [],
-        "facts": {f"{f.entity} {f.field}": f.value for f in used_facts},
-        "recent_observations": [e.summary for e in used_episodes],
-        "active_skill": active_skill,
-    }
-    return RetrievePayload(
-        query=result.plan.query,
-        context=context,
-        working_memory=working_memory,
-        tokens=estimate_tokens(context),
-        budget=budget,
-        episodes=tuple(used_episodes),
-        facts=tuple(used_facts),
-        search=result,
-    )

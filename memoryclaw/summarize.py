@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import accumulate
 
+from .dates import resolve_relative_dates
 from .extraction import (
     CALENDAR,
     CAPS_PATTERN,
@@ -39,12 +40,12 @@ from .extraction import (
     name_ok,
     sentences,
 )
-from .notes import RawLog, Turn, clean_label, slugify
+from .notes import TURN_MARK, RawLog, Turn, clean_label, slugify
 from .redact import redact
 from .retrieval import STOPWORDS, extract_keywords
 
 SUMMARY_CHARS = 200
-DETAIL_CHARS = 300
+DETAIL_CHARS = 500
 _TAIL_CAP = 40  # searchable words kept from the cut part of a long assistant or tool turn
 _MIN_TAGS, _MAX_TAGS, _MAX_ENTITIES = 3, 6, 15
 _TOPIC_WINDOW = 4  # turns compared on each side of a candidate cut
@@ -109,6 +110,19 @@ def summarize_log(log: RawLog, *, max_turns: int = 24, max_chars: int = 6000) ->
     channel = str(log.meta.get("channel") or "")
     segments = _segments(views, max(1, max_turns), max(1, max_chars))
     return [_episode(views, start, end, channel) for start, end in segments]
+
+
+def turn_lines(log: RawLog) -> list[tuple[int, str | None, str, datetime]]:
+    """Each turn of a log as its episode will quote it: (number, speaker, line, time)."""
+    out = []
+    for number, turn in enumerate(log.turns, start=1):
+        view = _view(number, turn)
+        line = _detail(view)
+        if line is not None:
+            text = line.split(" ", 1)[1]  # without the turn mark
+            label, _, said = text.partition(": ")
+            out.append((number, label, said, _utc(turn.timestamp)))
+    return out
 
 
 def _view(number: int, turn: Turn) -> _View:
@@ -295,17 +309,21 @@ def _named(seg: Sequence[_View]) -> set[str]:
 
 
 def _detail(view: _View) -> str | None:
-    """One bullet: the speaker and the turn condensed, keeping its searchable words."""
+    """One bullet: the turn's number, its speaker and the turn condensed, keeping its
+    searchable words, relative dates resolved (``#3 Caroline: … yesterday (2023-05-07) …``)."""
     text = " ".join(view.text.split())
     if not text or (not view.tool and all(k in SMALL_TALK for k in view.keywords)):
         return None
     label = view.label
+    if not view.tool:  # "yesterday" means nothing once the day has passed: date it
+        text = resolve_relative_dates(text, _utc(view.turn.timestamp).date())
     if view.tool:
         with suppress(ValueError, RecursionError):
             text = json.dumps(json.loads(text), ensure_ascii=False)
         kind = {"tool_call": "tool", "tool_result": "result"}.get(view.turn.role, view.turn.role)
         label = f"{kind} {clean_label(view.turn.tool)}" if clean_label(view.turn.tool) else kind
-    return f"{label}: {_condense(text, DETAIL_CHARS, None if view.human else _TAIL_CAP)}"
+    condensed = _condense(text, DETAIL_CHARS, None if view.human else _TAIL_CAP)
+    return f"{TURN_MARK}{view.number} {label}: {condensed}"
 
 
 def _condense(text: str, limit: int, tail_cap: int | None) -> str:

@@ -21,7 +21,7 @@ from pathlib import Path
 
 from .errors import ParseError
 from .index import FileState, Index
-from .notes import parse_aliases, parse_episode, parse_facts
+from .notes import parse_aliases, parse_episode, parse_facts, parse_log
 from .vault import (
     FileStat,
     Skipped,
@@ -97,6 +97,15 @@ def index_file(index: Index, stat: FileStat, text: str, sha: str, *, replace: bo
         index.put_facts(stat.path, facts, replace=replace)
     elif stat.kind == "aliases":
         index.put_aliases(stat.path, parse_aliases(text, stat.path))
+    elif stat.kind == "log":
+        log = parse_log(text, stat.path)
+        if log.meta.get("processed"):
+            index.remove_file(stat.path)  # its episodes hold its turns now
+        else:
+            from .summarize import turn_lines  # the summarizer's imports serve logs only
+
+            log_id = str(log.meta.get("id") or stat.path)
+            index.put_log_turns(stat.path, log_id, log.session, turn_lines(log), replace=replace)
     index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
 
 

@@ -23,6 +23,7 @@ EPISODES_DIR = "episodes"
 SEMANTIC_DIR = "semantic"
 LOGS_DIR = "logs"
 PROCESSED_DIR = "logs/processed"
+INDEXED_DIRS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR)  # what a sync walks
 SKILLS_DIR = "skills"
 STATE_DIR = ".memoryclaw"
 ALIASES_FILE = "semantic/aliases.yaml"
@@ -169,6 +170,8 @@ def classify(rel: str) -> str | None:
         return "episode"
     if rel.startswith(SEMANTIC_DIR + "/"):
         return "facts"
+    if rel.startswith(LOGS_DIR + "/") and rel.count("/") == 1:
+        return "log"  # a raw log not yet consolidated: its turns are recalled as they come
     return None
 
 
@@ -185,7 +188,7 @@ def scan(root: Path) -> Scan:
     """Every indexed file under episodes/ and semantic/ (sorted by path), what was skipped,
     and the mtime of every folder walked."""
     result = Scan([], [], {})
-    for top in (EPISODES_DIR, SEMANTIC_DIR):
+    for top in INDEXED_DIRS:
         folder = root / top
         if folder.is_symlink():
             _check_link(root, folder, top, result)
@@ -209,7 +212,8 @@ def _walk(root: Path, folder: Path, rel: str, result: Scan) -> None:
         if entry.is_symlink():
             _check_link(root, Path(entry.path), child, result)
         elif entry.is_dir(follow_symlinks=False):
-            _walk(root, Path(entry.path), child, result)
+            if rel != LOGS_DIR:  # logs/processed/ is consolidated: its episodes are indexed
+                _walk(root, Path(entry.path), child, result)
         elif entry.is_file(follow_symlinks=False):
             kind = classify(child)
             if kind is not None:
@@ -241,7 +245,7 @@ def folders_changed(root: Path, folders: dict[str, int]) -> bool:
 
     Only the folders are stat-ed, not listed: a new subfolder changes its parent's mtime.
     """
-    for top in (EPISODES_DIR, SEMANTIC_DIR):
+    for top in INDEXED_DIRS:
         if (top in folders) != (root / top).is_dir():
             return True
     for rel, mtime_ns in folders.items():
