@@ -617,11 +617,12 @@ class Index:
         better; ties: newer, then path and line)."""
         weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
         cursor = self.execute(
-            "SELECT p.*, c.score, (SELECT summary FROM episodes e WHERE e.id = p.episode_id"
-            " LIMIT 1) AS episode_summary"
+            "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags"
             f" FROM (SELECT rowid, -bm25(passages_fts, {weights}) AS score"
             " FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score DESC LIMIT ?) c"
             " JOIN passages p ON p.rowid = c.rowid"
+            " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"
+            " WHERE id = p.episode_id)"
             " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line",
             [match, limit],
         )

@@ -48,8 +48,11 @@ WEIGHTED_DEPTH = 20
 # Passages: how many candidates a query takes, and how much the rank of a passage's episode
 # (the whole conversation's fit to the query) adds to the passage's own BM25 (both scaled to
 # 0..1); chosen on LoCoMo dev (bench/locomo.py), see README "How retrieval decides".
-PASSAGE_DEPTH = 60
+PASSAGE_DEPTH = 120
 EPISODE_SHARE = 0.5
+NEIGHBOUR_SHARE = 0.3
+REPLY_SHARE = 0.3
+PASSAGE_EPISODES = 5
 
 _WHOLE_TOKEN_RE = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
@@ -222,6 +225,7 @@ class PassageHit:
     via: str  # keyword | log
     session: str | None = None
     episode_summary: str = ""
+    episode_tags: tuple[str, ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -380,8 +384,8 @@ def search(
     weighted = fallback is not None and fallback.blend_strategy == "weighted"
     if plan.match is not None and limit > 0:
         # The weighted blend ranks deeper and explains only the results it keeps.
-        depth = max(limit, WEIGHTED_DEPTH) if weighted else limit
-        episodes = _rank_episodes(index, plan, depth, explain=not weighted)
+        depth = max(limit, WEIGHTED_DEPTH if weighted else PASSAGE_EPISODES)
+        episodes = _rank_episodes(index, plan, depth, explain=False)
         facts = _facts(
             index, plan, now, fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT
         )
@@ -403,10 +407,10 @@ def search(
         else:
             used = True
             episodes = _blend(plan, episodes, near, fallback.blend_strategy)
-    episodes = _explain(index, plan, episodes[:limit])
     passages: list[PassageHit] = []
     if plan.episode_match is not None and limit > 0:
         passages = _rank_passages(index, plan, episodes)
+    episodes = _explain(index, plan, episodes[:limit])
     took = (time.perf_counter() - started) * 1000
     return SearchResult(
         plan, tuple(episodes), tuple(facts), used, took, error, passages=tuple(passages)
@@ -438,17 +442,20 @@ def _rank_passages(
     episode_share = {
         e.id: e.score / best_episode for e in episodes if best_episode > 0 and e.via != "vector"
     }
+    own = {(r["path"], r["line"]): r["score"] / top for r in rows}
+    matched = index.terms_matching("passages", [r["rowid"] for r in rows], plan.phrases)
+
+    def score(row: Mapping[str, Any]) -> float:
+        path, line = row["path"], row["line"]
+        before, after = own.get((path, line - 1), 0.0), own.get((path, line + 1), 0.0)
+        share = episode_share.get(row["episode_id"], 0.0)
+        near = REPLY_SHARE * before + NEIGHBOUR_SHARE * after
+        return own[(path, line)] + near + EPISODE_SHARE * share
+
     scored = sorted(
-        (
-            (
-                row["score"] / top + EPISODE_SHARE * episode_share.get(row["episode_id"], 0.0),
-                row,
-            )
-            for row in rows
-        ),
+        ((score(row), row) for row in rows),
         key=lambda s: (-round(s[0], 9), -s[1]["ts_epoch"], s[1]["path"], s[1]["line"]),
     )
-    matched = index.terms_matching("passages", [r["rowid"] for _, r in scored], plan.phrases)
     return [
         PassageHit(
             path=row["path"],
@@ -463,6 +470,7 @@ def _rank_passages(
             via="log" if row["kind"] == "log" else "keyword",
             session=row["session"],
             episode_summary=row.get("episode_summary") or "",
+            episode_tags=tuple(json.loads(row.get("episode_tags") or "[]")),
         )
         for score, row in scored
     ]

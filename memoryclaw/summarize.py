@@ -54,6 +54,8 @@ _MACHINE_ROLES = _TOOL_ROLES | {"assistant", "system"}
 _RANK = {"low": 0, "medium": 1, "high": 2}
 
 _MARKER_RE = re.compile(r"\[REDACTED:[\w-]+\]")
+_ASIDE_RE = re.compile(r"\[[^\]\n]{0,400}\]")  # "[shares an image: …]": a caption, not a statement
+_SUMMARY_TOPICS = 3
 _ENTITY_RE = re.compile(
     rf"(?P<email>{EMAIL_PATTERN})|(?P<handle>(?<![\w.])@[A-Za-z0-9_]{{2,30}})"
     rf"|(?P<code>{CODE_PATTERN})|(?P<caps>{CAPS_PATTERN})"
@@ -130,7 +132,8 @@ def _view(number: int, turn: Turn) -> _View:
     human = not tool and (
         turn.role == "user" or (name is not None and turn.role not in _MACHINE_ROLES)
     )
-    words = extract_keywords(_MARKER_RE.sub(" ", text))  # "[REDACTED:api-key]" is no topic
+    # "[REDACTED:api-key]" is no topic, nor is "[shares an image: a photo of …]"
+    words = extract_keywords(_ASIDE_RE.sub(" ", _MARKER_RE.sub(" ", text)))
     return _View(number, turn, name, text, tuple(words), human, tool)
 
 
@@ -225,7 +228,7 @@ def _episode(views: Sequence[_View], start: int, end: int, channel: str) -> Epis
         first_turn=start + 1,
         last_turn=end,
         timestamp=_utc(seg[0].turn.timestamp),
-        summary=redact(_summary(seg, scores, participants)),
+        summary=redact(_summary(seg, scores, participants, _topics(tags, participants, channel))),
         tags=tags,
         entities=entities,
         participants=participants,
@@ -265,14 +268,24 @@ def _request(sentence: str) -> str | None:
     return rest if verb in REQUEST_VERBS and (prefix or rest[:1].isupper()) else None
 
 
-def _summary(seg: Sequence[_View], scores: dict[str, float], participants: Sequence[str]) -> str:
-    """The most informative sentence, said by its speaker; a human's request comes first."""
+def _summary(
+    seg: Sequence[_View],
+    scores: dict[str, float],
+    participants: Sequence[str],
+    topics: Sequence[str] = (),
+) -> str:
+    """Who, about what, and the most informative sentence, said by its speaker; a human's
+    request comes first.  Never a bare greeting, question or image caption: with nothing
+    but those, who talked about which topics."""
     calls = [v.turn.tool for v in seg if v.turn.role == "tool_call" and v.turn.tool]
     tools = ", ".join(dict.fromkeys(calls))
     pool = [v for v in seg if v.human and v.keywords] or [v for v in seg if not v.tool]
     best: tuple[float, str, _View] | None = None
     for view in pool:
-        for sentence in sentences(view.text):
+        for sentence in sentences(_ASIDE_RE.sub(" ", view.text)):  # not an image's caption
+            words = extract_keywords(sentence)
+            if not words or all(w in SMALL_TALK or w in GENERIC for w in words):
+                continue  # "Hey Mel, good to see you!" says nothing of what happened
             score = sum(
                 1 + min(scores.get(k, 0.0), 4.0) / 2 + any(c.isdigit() for c in k)
                 for k in extract_keywords(sentence)
@@ -280,9 +293,11 @@ def _summary(seg: Sequence[_View], scores: dict[str, float], participants: Seque
             if view.human and _request(sentence) is not None:  # what the person came for
                 score *= 2.0
             elif sentence.endswith("?"):
-                score *= 0.8
+                score *= 0.3  # a question is what someone did not know: a statement first
             if best is None or score > best[0]:
                 best = (score, " ".join(sentence.split()), view)
+    if best is None and topics:
+        return _clip(_talked_about(participants, topics), SUMMARY_CHARS)
     if best is None:
         core = f"{len(seg)} turn{'s' * (len(seg) != 1)} without text"
         return _clip(f"{core} (used {tools})." if tools else f"{core}.", SUMMARY_CHARS)
@@ -294,14 +309,28 @@ def _summary(seg: Sequence[_View], scores: dict[str, float], participants: Seque
         head = f"{view.label} asked {other} to " if other else f"{view.label} asked to "
         body = request[:1].lower() + request[1:].rstrip(".!?")
         core = head + _clip(body, SUMMARY_CHARS - len(head) - 1) + "."
+    elif sentence.endswith("?"):  # nothing but questions: who talked, and about what
+        core = _talked_about(participants, topics)
     else:
-        verb = "asked" if sentence.endswith("?") else "told" if other else "said"
-        head = f"{view.label} {verb} {other}: " if other else f"{view.label} {verb}: "
+        about = f" about {_join(topics)}" if topics else ""
+        verb = "told" if other else "said"
+        head = f"{view.label} {verb} {other}{about}: " if other else f"{view.label} {verb}{about}: "
+        if len(head) > SUMMARY_CHARS // 2:
+            head = f"{view.label} {verb} {other}: " if other else f"{view.label} {verb}: "
         core = f'{head}"{_clip(sentence.replace(chr(34), chr(39)), SUMMARY_CHARS - len(head) - 2)}"'
     suffix = f" (used {tools})"
     if tools and len(core) + len(suffix) <= SUMMARY_CHARS:
         core = core[:-1] + suffix + "." if core.endswith(".") else core + suffix
     return _clip(core, SUMMARY_CHARS)  # only a very long speaker name makes this cut
+
+
+def _join(words: Sequence[str]) -> str:
+    return words[0] if len(words) == 1 else ", ".join(words[:-1]) + " and " + words[-1]
+
+
+def _talked_about(participants: Sequence[str], topics: Sequence[str]) -> str:
+    who = _join([p.capitalize() if p.islower() else p for p in participants[:3]])
+    return f"{who} talked about {_join(topics)}." if topics else f"{who} talked."
 
 
 def _named(seg: Sequence[_View]) -> set[str]:
@@ -349,6 +378,12 @@ def _condense(text: str, limit: int, tail_cap: int | None) -> str:
 
 
 # ------------------------------------------------------------------ tags and entities
+
+
+def _topics(tags: Sequence[str], participants: Sequence[str], channel: str) -> list[str]:
+    """The tags that name a subject (not the padding of speakers, channel or "conversation")."""
+    padding = {slugify(p) for p in [channel, *participants, "conversation", "notes", "log"] if p}
+    return [tag for tag in tags if tag not in padding][:_SUMMARY_TOPICS]
 
 
 def _keyword_scores(seg: Sequence[_View], entities: Sequence[str]) -> dict[str, float]:
