@@ -8,6 +8,8 @@ from hypothesis import strategies as st
 
 from memoryclaw.redact import redact
 
+from .secret_corpus import SAMPLES
+
 OPENAI_PROJECT = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv"
 OPENAI_CLASSIC = "sk-" + "a1B2c3D4" * 6
 ANTHROPIC = "sk-ant-api03-Zx9Yw8Vu7Ts6Rq5Po4Nm3Lk2Ji1"
@@ -114,12 +116,20 @@ def test_secret_is_redacted(text: str, secret: str, kind: str) -> None:
     assert f"[REDACTED:{kind}]" in out
 
 
+@pytest.mark.parametrize(("text", "secret"), [s[1:] for s in SAMPLES], ids=[s[0] for s in SAMPLES])
+def test_corpus_sample_is_redacted(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out
+    assert "[REDACTED:" in out
+    assert redact(out) == out
+
+
 def test_surrounding_text_is_kept() -> None:
-    text = f"before {AWS} middle\n{PEM}\nafter password: hunter22 end"
+    text = f"before {AWS} middle\n{PEM}\nafter token: hunter22 end\npassword: a b c\nnext"
     out = redact(text)
     assert out == (
         "before [REDACTED:aws-key] middle\n[REDACTED:private-key]\n"
-        "after password: [REDACTED:secret] end"
+        "after token: [REDACTED:secret] end\npassword: [REDACTED:secret]\nnext"
     )
 
 
@@ -146,6 +156,14 @@ def test_every_occurrence_is_redacted() -> None:
         "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B\n-----END PUBLIC KEY-----",
         "my password is",
         "",
+        "a basic idea",
+        "passenger: Bob",
+        "the key points of the meeting",
+        "phone 555-123-4567",
+        "order 1234567890123",
+        "released 2025-04-08T12:00:00Z",
+        "the token count was 12345678901234567890",
+        "the key to the house is internationalization",
     ],
     ids=[
         "password-policy",
@@ -161,6 +179,14 @@ def test_every_occurrence_is_redacted() -> None:
         "pem-public-key",
         "password-nothing-after",
         "empty",
+        "basic-word",
+        "passenger",
+        "key-points",
+        "phone-number",
+        "order-number-not-luhn",
+        "timestamp",
+        "digits-after-token",
+        "long-word-after-key",
     ],
 )
 def test_harmless_text_is_unchanged(text: str) -> None:
@@ -183,7 +209,7 @@ def test_quoted_password_with_spaces_is_fully_redacted() -> None:
 
 
 def test_redacted_text_is_stable() -> None:
-    once = redact(f"a {AWS} b password: hunter22 c https://u:p4ss@h.example/x {JWT}")
+    once = redact(f"a {AWS} b https://u:p4ss@h.example/x {JWT} c password: hunter22")
     assert redact(once) == once
     assert "[REDACTED:secret]" in once and "[REDACTED:jwt]" in once
 
