@@ -93,10 +93,13 @@ def _key(words: str) -> str:
 
 
 def _assignment(words: str, bare: str) -> re.Pattern[str]:
-    """``key: value``, ``key = "value"``, ``"key": "value"``, ``key is: value``."""
+    """``key: value``, ``key = "value"``, ``"key": "value"``, ``key is: value``, also with the
+    quotes escaped (``\\"key\\": \\"value\\"``, JSON inside a JSON string).  A bare value
+    that is itself followed by ``:`` or ``=`` is the next key, not a value."""
     return re.compile(
-        rf"(?i)(?P<key>{_key(words)}[\"']?(?:\s+is)?\s*[:=]\s*)"
-        rf"(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|(?P<bare>{bare}))"
+        rf"(?i)(?P<key>{_key(words)}\\?[\"']?(?:\s+is)?\s*[:=]\s*)"
+        r"(?:(?P<q>\\?\")(?P<dq>[^\"\n\\]+)(?P=q)|'(?P<sq>[^'\n]+)'"
+        rf"|(?P<bare>{bare})(?![^\s\"',;]|\s*[:=]))"
     )
 
 
@@ -106,7 +109,7 @@ _KEY_ASSIGNMENT_RE = _assignment(_KEY_WORDS, r"[^\s\"',;]{4,}")
 # `my password is X` is prose: the word after "is" is a secret unless it is an ordinary word.
 _IS_RE = re.compile(
     rf"(?i)(?P<key>\b(?:{_PASSWORD_WORDS}|{_KEY_WORDS})\s+is\s+)"
-    r"(?P<bare>[^\s\"',;]{4,}?)(?=[.!?]*(?:\s|$))"
+    r"(?P<bare>[^\s\"',;]{4,}?)(?=[.!?]*(?:[\s\"',;)]|$))"
 )
 # A long random token shortly after a word that announces a secret: `my key ab12…`.
 _ENTROPY_RE = re.compile(
@@ -152,7 +155,7 @@ def _replace_value(match: re.Match[str]) -> str:
     prose = groups.get("bare") and value.strip().lower().rstrip(".!?") in _PROSE_WORDS
     if value.startswith("[REDACTED") or prose:
         return match.group(0)
-    quote = '"' if groups.get("dq") else "'" if groups.get("sq") else ""
+    quote = groups["q"] if groups.get("dq") else "'" if groups.get("sq") else ""
     return f"{match.group('key')}{quote}{_REDACTED}{quote}"
 
 
