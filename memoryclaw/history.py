@@ -85,6 +85,13 @@ def _fingerprint(root: Path, rel: str) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "absent"
 
 
+def _live_log(root: Path, rel: str) -> bool:
+    """A raw log still in ``logs/``: a session being written (verbatim, with redaction off).
+    Only its processed, redacted copy is committed, and its removal from ``logs/``."""
+    folder, _, name = rel.rpartition("/")
+    return folder == LOGS_DIR and name.endswith(".md") and (root / rel).exists()
+
+
 def snapshot(root: Path) -> dict[str, str]:
     """Fingerprints of the memory files that are dirty now."""
     return {rel: _fingerprint(root, rel) for rel in _dirty(root)}
@@ -92,7 +99,11 @@ def snapshot(root: Path) -> dict[str, str]:
 
 def commit_changes(root: Path, before: dict[str, str], message: str) -> str | None:
     """Commit the memory files changed since ``before``; the new commit's sha, or None."""
-    changed = [rel for rel in _dirty(root) if before.get(rel) != _fingerprint(root, rel)]
+    changed = [
+        rel
+        for rel in _dirty(root)
+        if before.get(rel) != _fingerprint(root, rel) and not _live_log(root, rel)
+    ]
     if not changed:
         return None
     _git(root, "add", "-A", "--", *changed)
