@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -15,26 +13,7 @@ from hypothesis import strategies as st
 from memoryclaw.redact import redact
 
 from .secret_corpus import SAMPLES
-from .test_cli import clean_env
-
-
-def _limits() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-
-
-def mc(vault: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """The CLI on ``vault`` in a child process with bounded memory and time."""
-    return subprocess.run(
-        [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        input=stdin,
-        stdin=subprocess.DEVNULL if stdin is None else None,
-        timeout=180,
-        preexec_fn=_limits,
-    )
-
+from .test_forget import mc
 
 OPENAI_PROJECT = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv"
 OPENAI_CLASSIC = "sk-" + "a1B2c3D4" * 6
