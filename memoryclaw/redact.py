@@ -118,21 +118,46 @@ _ENTROPY_RE = re.compile(
 )
 _MIN_ENTROPY = 3.5  # bits per character; random base64 of 20+ characters has over 4
 
-# Something every rule above needs: a literal (looked for in the case-folded text, so it
-# finds more, never less) or one of a few case-sensitive shapes.  Text without any of them is
-# returned as it is, without running each rule over it; plain substring tests keep that fast.
-_MARKERS = tuple(
-    """
-    -----begin eyj k_live k_test k_prod whsec_ sk- rk- pk- akia asia abia acca a3t ghp_ gho_
-    ghu_ ghs_ ghr_ github_pat_ glpat- glptt- gldt- glrt- glsoat- glft- glimt- glagent- glcbt-
-    gloas- glfeat- xox xapp- hooks.slack /api/webhooks/ aiza ya29. hf_ api_org_ sg. npm_ pypi-
-    dckr_ _v1_ shp sq0 hvs. hvb. hvr. lin_api_ pmak- nrak- glc_ glsa_ ntn_ dapi rubygems_
-    dp.pt. sntry age-secret atlasv1 key bearer basic :// pass pwd secret token credential
-    """.split()
-)
-_MAYBE_SECRET_RE = re.compile(
-    r"\d{3}-\d\d-\d{4}|\d{4}[ -]?\d{4}[ -]?\d{4}|SK[0-9a-fA-F]{32}|:AA|-us\d|Q~"
-)
+# What a match of each rule holds: one of these literals (looked for in the case-folded text,
+# so they find more, never less) or, for rules with none, one of the _SHAPES.  Rules whose
+# literals are absent are not run; text with none of them all is returned as it is.  Plain
+# substring tests keep the common case, text without a secret, fast.
+_KEY_MARKERS = ("pass", "pwd", "secret", "token", "key", "credential")
+_MARKERS: dict[str, tuple[str, ...]] = {
+    "private-key": ("-----begin",),
+    "jwt": ("eyj",),
+    "stripe-key": ("k_live", "k_test", "k_prod", "whsec_"),
+    "api-key": ("sk-", "rk-", "pk-"),
+    "aws-key": ("akia", "asia", "abia", "acca", "a3t"),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-token": tuple(
+        f"gl{p}-" for p in "pat ptt dt rt soat ft imt agent cbt oas feat".split()
+    ),
+    "slack-token": ("xox",),
+    "webhook-url": ("hooks.slack", "/api/webhooks/"),
+    "google-key": ("aiza", "ya29."),
+    "huggingface-token": ("hf_", "api_org_"),
+    "sendgrid-key": ("sg.",),
+    "telegram-token": (":aa",),
+    "api-token": tuple(
+        """
+        npm_ pypi-age dckr_pat_ _v1_ shp sq0 hvs. hvb. hvr. lin_api_ pmak- nrak- glc_ glsa_
+        ntn_ dapi rubygems_ dp.pt. sntry xapp- age-secret-key-1 atlasv1
+        """.split()
+    ),
+    "twilio-key": (),
+    "mailgun-key": ("key-", "-us"),
+    "azure-key": ("accountkey", "sharedaccesskey", "q~"),
+    "bearer": ("bearer",),
+    "url-credentials": ("://",),
+    "ssn": (),
+    "basic-auth": ("basic",),
+    "card-number": (),
+    "password": ("pass",),
+    "key-value": _KEY_MARKERS,
+}
+_ALL_MARKERS = frozenset(m for markers in _MARKERS.values() for m in markers)
+_SHAPES = re.compile(r"\d{3}-\d\d-\d{4}|\d{4}[ -]?\d{4}[ -]?\d{4}|SK[0-9a-fA-F]{32}")
 _PROSE_WORDS = frozenset(
     """
     also back been being broken changed correct different empty enough expired fine gone good
@@ -198,25 +223,34 @@ def _replace_card(match: re.Match[str]) -> str:
     return match.group(0)
 
 
-_CALLBACKS: tuple[tuple[re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    (_BASIC_RE, _replace_basic),
-    (_CARD_RE, _replace_card),
-    (_PASSWORD_ASSIGNMENT_RE, _replace_value),
-    (_KEY_ASSIGNMENT_RE, _replace_value),
-    (_IS_RE, _replace_value),
-    (_ENTROPY_RE, _replace_random),
+_CALLBACKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    ("basic-auth", _BASIC_RE, _replace_basic),
+    ("card-number", _CARD_RE, _replace_card),
+    ("password", _PASSWORD_ASSIGNMENT_RE, _replace_value),
+    ("key-value", _KEY_ASSIGNMENT_RE, _replace_value),
+    ("key-value", _IS_RE, _replace_value),
+    ("key-value", _ENTROPY_RE, _replace_random),
 )
 
 
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
     folded = text.casefold()
-    if not any(marker in folded for marker in _MARKERS) and not _MAYBE_SECRET_RE.search(text):
+    present = {marker for marker in _ALL_MARKERS if marker in folded}
+    shaped = _SHAPES.search(text) is not None
+    if not (present or shaped):
         return text
+
+    def needed(kind: str) -> bool:
+        markers = _MARKERS[kind]
+        return not present.isdisjoint(markers) if markers else shaped
+
     for kind, pattern in _PATTERNS:
-        text = pattern.sub(f"[REDACTED:{kind}]", text)
-    for pattern, replace in _CALLBACKS:
-        text = pattern.sub(replace, text)
+        if needed(kind):
+            text = pattern.sub(f"[REDACTED:{kind}]", text)
+    for kind, pattern, replace in _CALLBACKS:
+        if needed(kind):
+            text = pattern.sub(replace, text)
     return text
 
 
