@@ -17,14 +17,29 @@ from types import TracebackType
 from typing import Any
 
 from . import __version__
+from . import forget as forgetting
 from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
 from .consolidation import ConsolidationReport, consolidate
 from .embeddings import Embedder, embedder_for, embedder_name
-from .errors import EmbeddingError, InvalidInputError, MemoryclawError, NotFoundError, ParseError
-from .history import Commit, commit_changes, file_history, is_repository, snapshot
+from .errors import (
+    EmbeddingError,
+    ExternalToolError,
+    InvalidInputError,
+    MemoryclawError,
+    NotFoundError,
+    ParseError,
+)
+from .history import (
+    Commit,
+    commit_changes,
+    file_history,
+    is_repository,
+    purge_history,
+    snapshot,
+)
 from .index import Index
 from .llm import ollama_status
-from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
+from .notes import parse_log, parse_timestamp, utc_iso
 from .payload import RetrievePayload, render_payload
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search
 from .review import PendingFact, approve, pending_facts, reject
@@ -46,7 +61,6 @@ from .vault import (
     Skipped,
     atomic_write,
     ensure_dir,
-    file_lock,
     read_text,
     require_vault,
     resolve_inside,
@@ -72,6 +86,8 @@ class ForgetReport:
     files_deleted: tuple[str, ...] = ()
     files_edited: tuple[str, ...] = ()
     dry_run: bool = False
+    commit: str | None = None
+    in_history: bool = False  # the vault is a git repository: older commits still hold it
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
@@ -81,6 +97,8 @@ class ForgetReport:
             "files_deleted": list(self.files_deleted),
             "files_edited": list(self.files_edited),
             "dry_run": self.dry_run,
+            "commit": self.commit,
+            "in_history": self.in_history,
         }
 
 
@@ -498,13 +516,12 @@ class Vault:
                 "forget", "give exactly one of a query, an episode id or a fact id"
             )
         self.refresh()
-        episode_paths: dict[str, str] = {}
+        episode_rows: list[dict[str, Any]] = []
         fact_rows: list[dict[str, Any]] = []
         if episode_id is not None:
-            rows = self.index.episode_rows("id = ?", [episode_id])
-            if not rows:
+            episode_rows = self.index.episode_rows("id = ?", [episode_id])
+            if not episode_rows:
                 raise NotFoundError("episode", episode_id)
-            episode_paths = {r["path"]: r["id"] for r in rows}
         elif fact_id is not None:
             fact_rows = self.index.fact_rows("id = ?", [fact_id])
             if not fact_rows:
@@ -513,45 +530,39 @@ class Vault:
             assert query is not None
             # Keywords only: forgetting must never reach episodes that merely resemble the query.
             found = self._search(query, limit=None, now=None, vectors=False)
-            episode_paths = {r.path: r.id for r in found.results}
+            paths = [r.path for r in found.results]
+            episode_rows = [row for p in paths for row in self.index.episode_rows("path = ?", [p])]
             fact_rows = [row for f in found.facts for row in self.index.fact_rows("id = ?", [f.id])]
-        edited: list[str] = []
+        todo = forgetting.plan(self.root, self.index, episode_rows, fact_rows)
+        commit = None
         if not dry_run:
-            with file_lock(self.root, "semantic"):
-                for path in sorted(episode_paths):
-                    resolve_inside(self.root, path).unlink(missing_ok=True)
-                by_file: dict[str, list[dict[str, Any]]] = {}
-                for row in fact_rows:
-                    by_file.setdefault(row["path"], []).append(row)
-                for path, rows in sorted(by_file.items()):
-                    self._remove_fact_lines(path, rows)
-                    edited.append(path)
+            use_git = self.settings.git.auto_commit and is_repository(self.root)
+            before = snapshot(self.root) if use_git else {}
+            forgetting.apply(self.root, todo)
             self._update_vectors(sync(self.root, self.index))
+            if use_git:
+                # Deleted files go unnamed: an episode's file name can tell what it held.
+                message = (
+                    f"memoryclaw: forget {len(todo.episodes)} episodes and {len(todo.facts)} facts"
+                )
+                edited = [f"edited {path}" for path in todo.edited()]
+                commit = commit_changes(self.root, before, "\n".join([message, "", *edited]))
         return ForgetReport(
-            episodes=tuple(episode_paths[p] for p in sorted(episode_paths)),
-            facts=tuple(row["id"] for row in fact_rows),
-            files_deleted=tuple(sorted(episode_paths)),
-            files_edited=tuple(edited)
-            if not dry_run
-            else tuple(sorted({r["path"] for r in fact_rows})),
+            episodes=tuple(todo.episodes[p] for p in sorted(todo.episodes)),
+            facts=tuple(row["id"] for row in todo.facts),
+            files_deleted=tuple(sorted(todo.episodes)),
+            files_edited=tuple(todo.edited()),
             dry_run=dry_run,
+            commit=commit,
+            in_history=is_repository(self.root),
         )
 
-    def _remove_fact_lines(self, path: str, rows: list[dict[str, Any]]) -> None:
-        """Delete bullet/nested fact lines; blank a table fact's cell (other cells stay)."""
-        text = read_text(self.root, path)
-        lines = text.split("\n")
-        drop: set[int] = set()
-        for row in rows:
-            at = row["line"] - 1
-            if not 0 <= at < len(lines):
-                continue
-            if row["form"] == "table":
-                lines[at] = _blank_table_cell(lines[at], row["entity"], row["value"])
-            else:
-                drop.add(at)
-        kept = [line for i, line in enumerate(lines) if i not in drop]
-        atomic_write(resolve_inside(self.root, path), "\n".join(kept))
+    def purge_history(self, paths: Iterable[str]) -> int:
+        """Rewrite the vault's git history so these files hold only what they hold now
+        (deleted ones vanish from every commit); the number of files rewritten."""
+        if not is_repository(self.root):
+            raise ExternalToolError("git", f"{self.root} is not a git repository")
+        return purge_history(self.root, [safe_relpath(p) for p in paths])
 
     def skills(self) -> list[SkillInfo]:
         """Every skill under ``skills/`` with its status; unreadable ones have status invalid."""
@@ -578,7 +589,22 @@ class Vault:
                 parse_log(read_text(self.root, rel), rel)
             except ParseError as exc:
                 found.append(Skipped(rel, f"{exc.reason}; it will not be consolidated", exc.line))
+        found += self._duplicate_ids()
         return sorted([*found, *skipped], key=lambda s: (s.path, s.line or 0))
+
+    def _duplicate_ids(self) -> list[Skipped]:
+        """Episodes that share an id with another file (``forget --episode`` takes them all)."""
+        rows = self.index.execute(
+            "SELECT id, group_concat(path, char(10)) FROM episodes GROUP BY id HAVING count(*) > 1"
+        ).fetchall()
+        return [
+            Skipped(
+                path, f"episode id {ident} is also used by {', '.join(sorted(set(paths) - {path}))}"
+            )
+            for ident, joined in rows
+            for paths in [joined.split("\n")]
+            for path in paths
+        ]
 
     def stats(self) -> dict[str, Any]:
         """Counts and sizes of the vault and its index."""
@@ -725,16 +751,6 @@ def _has_fts5() -> bool:
         return False
     finally:
         conn.close()
-
-
-def _blank_table_cell(line: str, entity: str, value: str) -> str:
-    match = TRAILING_COMMENT_RE.search(line)
-    comment = match.group(0) if match else ""
-    body = line[: match.start()] if match else line
-    cells = table_cells(body)
-    if cells and cells[0] == entity:
-        cells = [cells[0], *("" if c == value else c for c in cells[1:])]
-    return "| " + " | ".join(cells) + " |" + comment
 
 
 def _as_timestamp(value: datetime | str | None, key: str) -> datetime:

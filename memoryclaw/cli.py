@@ -11,7 +11,7 @@ import logging
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -474,7 +474,14 @@ def audit(ctx: click.Context, days: int, as_json: bool) -> None:
 @click.option("--episode", "episode_id", help="Episode id to remove.")
 @click.option("--fact", "fact_id", help="Fact id to remove.")
 @click.option("--dry-run", is_flag=True, help="Show what would be removed, remove nothing.")
-@click.option("--yes", is_flag=True, help="Do not ask before removing what a QUERY matched.")
+@click.option(
+    "--yes", is_flag=True, help="Do not ask (before removing what a QUERY or a shared id matched)."
+)
+@click.option(
+    "--purge-history",
+    is_flag=True,
+    help="Also rewrite the vault's git history so no commit holds what was removed (asks first).",
+)
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 @click.pass_context
 def forget(
@@ -484,28 +491,41 @@ def forget(
     fact_id: str | None,
     dry_run: bool,
     yes: bool,
+    purge_history: bool,
     as_json: bool,
 ) -> None:
     """Remove memories from the vault and the index (by QUERY, --episode or --fact)."""
     if sum(x is not None for x in (query, episode_id, fact_id)) != 1:
         raise click.UsageError("give exactly one of QUERY, --episode ID or --fact ID")
     vault = _vault(ctx)
-    if query is not None and not dry_run and not yes:
-        preview = vault.forget(query, dry_run=True)
+    if not dry_run and not yes:
+        preview = vault.forget(query, episode_id=episode_id, fact_id=fact_id, dry_run=True)
         count = len(preview.episodes) + len(preview.facts)
         if count == 0:
             dry_run = True
-        elif not sys.stdin.isatty():
-            raise InvalidInputError(
-                "--yes", f"QUERY matches {count} memories; add --yes to remove them"
+        elif query is not None:
+            _confirm(
+                preview.episodes + preview.facts,
+                f"QUERY matches {count} memories",
+                f"remove these {count} memories?",
             )
-        else:
-            for ident in (*preview.episodes, *preview.facts):
-                click.echo(f"  {ident}", err=True)
-            click.confirm(f"remove these {count} memories?", abort=True, err=True)
+        elif len(preview.files_deleted) > 1:
+            shared = len(preview.files_deleted)
+            _confirm(
+                preview.files_deleted, f"{shared} files share this id", f"remove all {shared}?"
+            )
+        if count and purge_history:
+            _confirm(
+                preview.files_deleted + preview.files_edited,
+                "--purge-history rewrites every commit that holds these files",
+                "rewrite the git history of these files?",
+            )
     report = vault.forget(query, episode_id=episode_id, fact_id=fact_id, dry_run=dry_run)
+    purged = None
+    if purge_history and not report.dry_run and report.in_history:
+        purged = vault.purge_history(report.files_deleted + report.files_edited)
     if as_json:
-        _emit(report.as_dict())
+        _emit({**report.as_dict(), "history_purged": purged})
         return
     verb = "would remove" if report.dry_run else "removed"
     click.echo(f"{verb} {len(report.episodes)} episodes and {len(report.facts)} facts")
@@ -513,6 +533,29 @@ def forget(
         click.echo(f"  {'would delete' if report.dry_run else 'deleted'} {path}")
     for path in report.files_edited:
         click.echo(f"  {'would edit' if report.dry_run else 'edited'} {path}")
+    if report.commit:
+        click.echo(f"committed the removal as {report.commit[:12]}")
+    if purged is not None:
+        click.echo(
+            f"rewrote the git history of {purged} files: no commit here holds the removed text"
+            " (clones, pushes and backups elsewhere still do)"
+        )
+    elif report.in_history and not report.dry_run and report.files_deleted + report.files_edited:
+        click.echo(
+            "git history still holds the removed text in earlier commits of these files; to"
+            " purge it, forget with --purge-history next time, or rewrite their history"
+            " yourself (git filter-repo) and run `git gc --prune=now`"
+        )
+
+
+def _confirm(items: Sequence[str], problem: str, question: str) -> None:
+    """Ask on a terminal; elsewhere refuse with a one-line message naming --yes."""
+    if not sys.stdin.isatty():
+        shown = ", ".join(items[:5]) + (", ..." if len(items) > 5 else "")
+        raise InvalidInputError("--yes", f"{problem} ({shown}); add --yes to go ahead")
+    for item in items:
+        click.echo(f"  {item}", err=True)
+    click.confirm(question, abort=True, err=True)
 
 
 cli.add_command(forget, name="delete")

@@ -35,7 +35,6 @@ from .notes import (
     format_fact_line,
     format_provenance,
     parse_log,
-    replace_log_meta,
     short_hash,
     utc_iso,
     value_kind,
@@ -44,7 +43,7 @@ from .review import append_line, matching, remove_lines, same_value, target_file
 from .skills import suggest_skills
 from .summarize import EpisodeDraft
 from .sync import sync, sync_paths
-from .transcripts import now_utc, unprocessed_logs
+from .transcripts import now_utc, processed_text, redacted_log, unprocessed_logs
 from .vault import (
     EPISODES_DIR,
     LOGS_DIR,
@@ -169,9 +168,10 @@ def _consolidate_log(
     now: datetime,
 ) -> None:
     text = read_text(root, rel)  # re-read under the lock: this text is what gets consolidated
-    log = parse_log(text, rel)
-    if log.meta.get("processed"):
+    original = parse_log(text, rel)
+    if original.meta.get("processed"):
         return
+    log = redacted_log(original)  # whatever privacy.redactSecrets was when it was logged
     report.logs_read += 1
     processed_rel = _processed_path(root, rel, str(log.meta.get("id", "")))
     for draft in summarizer(log):
@@ -179,7 +179,7 @@ def _consolidate_log(
         for fact in draft.facts:
             _file_fact(root, settings, index, fact, processed_rel, log, report, now)
     meta = {**log.meta, "processed": True, "processed_at": utc_iso(now)}
-    atomic_write(resolve_inside(root, processed_rel), replace_log_meta(text, rel, meta))
+    atomic_write(resolve_inside(root, processed_rel), processed_text(text, original, log, meta))
     resolve_inside(root, rel).unlink(missing_ok=True)
     report.logs_processed.append(processed_rel)
 

@@ -1,50 +1,163 @@
 """Remove secrets from text before it is written to the vault.
 
-Patterns cover private key blocks, well-known API key and token formats, bearer tokens,
-JSON Web Tokens, credentials in URLs and ``password=...``-style assignments.  A match is
-replaced by ``[REDACTED:<kind>]`` so the reader still sees that something was there.
+Three kinds of rule, in this order (the formats follow what gitleaks and detect-secrets know):
+
+* token formats a service gives its keys (``sk_live_…``, ``glpat-…``, ``hf_…``, ``SG.…``, a
+  private key block, a JWT, a Slack webhook URL, credentials in a URL, HTTP Basic auth, …),
+  and card numbers (Luhn-checked) and US social security numbers;
+* a value assigned to a key that names a secret (``DB_PASSWORD=…``, ``"pass": "…"``,
+  ``aws_secret_access_key = …``, ``password is: …``); a password's value runs to the end of
+  the line, since passwords hold spaces;
+* a long random token (high entropy, letters and digits) shortly after a word such as key,
+  token, secret or password.
+
+A match is replaced by ``[REDACTED:<kind>]`` so the reader still sees that something was
+there.  :func:`redact_fields` does the same for a parsed JSON value and drops every value
+whose key looks secret, whatever the value looks like.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
+import math
 import re
+from collections import Counter
+from collections.abc import Callable
+from typing import Any
 
-_PATTERNS: tuple[tuple[str, re.Pattern[str]], ...] = (
+_TOKENS: tuple[tuple[str, str], ...] = (
     (
         "private-key",
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY-----.*?(?:-----END [A-Z0-9 ]*PRIVATE KEY-----|\Z)",
-            re.DOTALL,
-        ),
+        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+        r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
     ),
-    ("jwt", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("api-key", re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{16,}")),
-    ("aws-key", re.compile(r"\b(?:AKIA|ASIA)[A-Z0-9]{16}\b")),
-    ("github-token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})")),
-    ("slack-token", re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}")),
-    ("google-key", re.compile(r"\bAIza[0-9A-Za-z_-]{30,}")),
-    ("bearer", re.compile(r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}")),
-    ("url-credentials", re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)")),
+    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
+    ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9]{20,}"),
+    ("api-key", r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{16,}"),
+    ("aws-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
+    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
+    (
+        "gitlab-token",
+        r"\bgl(?:pat|ptt|dt|rt|soat|ft|imt|agent|cbt|oas|feat)-[0-9A-Za-z_-]{20,}",
+    ),
+    ("slack-token", r"\bxox(?:[abposre]|e\.xox[bp])-[A-Za-z0-9-]{10,}"),
+    (
+        "webhook-url",
+        r"\bhttps?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/"
+        r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/)[A-Za-z0-9_/+-]{20,}",
+    ),
+    ("google-key", r"\bAIza[0-9A-Za-z_-]{30,}|\bya29\.[0-9A-Za-z_-]{20,}"),
+    ("huggingface-token", r"\b(?:hf|api_org)_[A-Za-z0-9]{30,}"),
+    ("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
+    ("telegram-token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{30,}"),
+    (
+        # Prefixes that name their service: npm, PyPI, Docker Hub, DigitalOcean, Shopify,
+        # Square, HashiCorp Vault, Linear, Postman, New Relic, Grafana, Notion, Databricks,
+        # RubyGems, Doppler, Sentry, Slack app-level tokens, age and Terraform Cloud.
+        "api-token",
+        r"\b(?:npm_|pypi-AgE|dckr_pat_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|sq0(?:atp|csp)-|hv[sbr]\."
+        r"|lin_api_|PMAK-|NRAK-|glc_|glsa_|ntn_|dapi|rubygems_|dp\.pt\.|sntry[su]_|xapp-"
+        r"|AGE-SECRET-KEY-1)[A-Za-z0-9_=-]{20,}"
+        r"|\b[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{40,}",
+    ),
+    ("twilio-key", r"\bSK[0-9a-fA-F]{32}\b"),
+    ("mailgun-key", r"\bkey-[0-9a-zA-Z]{32}\b|\b[0-9a-f]{32}-us\d{1,2}\b"),
+    (
+        "azure-key",
+        r"(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/=]{20,}"
+        r"|\b[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}",
+    ),
+    ("bearer", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"),
+    ("url-credentials", r"(?<=://)[^/\s:@]*:[^/\s@]+(?=@)"),
+    ("ssn", r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b"),
 )
-_KEYWORDS = (
-    r"password|passwd|pwd|passphrase|secret|api[_-]?key|access[_-]?token|auth[_-]?token"
-    r"|client[_-]?secret|token"
+_PATTERNS = tuple((kind, re.compile(pattern, re.DOTALL)) for kind, pattern in _TOKENS)
+_BASIC_RE = re.compile(r"(?i)\bbasic\s+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
+_CARD_RE = re.compile(r"(?<![\d.,-])\d(?:[ -]?\d){12,18}(?![\d])")
+
+# A secret's name: one of these words as a part of an identifier (`smtp_password`,
+# `AWS_SECRET_ACCESS_KEY`, `x-api-key`), never a longer word (`tokens`, `passenger`), nor
+# the end of a `[REDACTED:api-key]` marker (so redacting twice changes nothing).
+_PASSWORD_WORDS = r"password|passwd|passphrase|pass"
+_KEY_WORDS = (
+    r"pwd|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key"
+    r"|client[_-]?secret|auth[_-]?token|access[_-]?token|credentials?"
 )
-# `password: x`, `api_key="x y"`, `token=x`: whatever follows is the secret (quoted values whole).
-_ASSIGNMENT_RE = re.compile(
-    rf"(?i)(?P<key>\b(?:{_KEYWORDS})\b[\"']?\s*[:=]\s*)"
-    r"(?:\"(?P<dq>[^\"\n]+)\"|'(?P<sq>[^'\n]+)'|(?P<bare>[^\s\"',;]{4,}))"
-)
+_PART = r"[A-Za-z0-9]{1,40}"
+
+
+def _key(words: str) -> str:
+    before, after = rf"(?:{_PART}[_.-]){{0,6}}", rf"(?:[_.-]{_PART}){{0,6}}"
+    return rf"(?<![A-Za-z0-9]){before}(?:{words}){after}(?![A-Za-z0-9\]])"
+
+
+def _assignment(words: str, bare: str) -> re.Pattern[str]:
+    """``key: value``, ``key = "value"``, ``"key": "value"``, ``key is: value``, also with the
+    quotes escaped (``\\"key\\": \\"value\\"``, JSON inside a JSON string).  A bare value
+    that is itself followed by ``:`` or ``=`` is the next key, not a value."""
+    return re.compile(
+        rf"(?i)(?P<key>{_key(words)}\\?[\"']?(?:\s+is)?\s*[:=]\s*)"
+        r"(?:(?P<q>\\?\")(?P<dq>[^\"\n\\]+)(?P=q)|'(?P<sq>[^'\n]+)'"
+        rf"|(?P<bare>{bare})(?![^\s\"',;]|\s*[:=]))"
+    )
+
+
+# A password may hold spaces: everything to the end of the line is the secret.
+_PASSWORD_ASSIGNMENT_RE = _assignment(_PASSWORD_WORDS, r"[^\s\"',;][^\n]*")
+_KEY_ASSIGNMENT_RE = _assignment(_KEY_WORDS, r"[^\s\"',;]{4,}")
 # `my password is X` is prose: the word after "is" is a secret unless it is an ordinary word.
 _IS_RE = re.compile(
-    rf"(?i)(?P<key>\b(?:{_KEYWORDS})\s+is\s+)(?P<bare>[^\s\"',;]{{4,}}?)(?=[.!?]*(?:\s|$))"
+    rf"(?i)(?P<key>\b(?:{_PASSWORD_WORDS}|{_KEY_WORDS})\s+is\s+)"
+    r"(?P<bare>[^\s\"',;]{4,}?)(?=[.!?]*(?:[\s\"',;)]|$))"
 )
-# A literal every pattern above needs (matched without case, so it finds more, never less):
-# text without any of them is returned as it is, without running each pattern over it.
-_MAYBE_SECRET_RE = re.compile(
-    rf"(?i)-----BEGIN|eyJ|[srp]k-|AKIA|ASIA|gh[pousr]_|github_pat_|xox[abposr]-|AIza|bearer"
-    rf"|://|{_KEYWORDS}"
+# A long random token shortly after a word that announces a secret: `my key ab12…`.
+_ENTROPY_RE = re.compile(
+    rf"(?i)(?<![A-Za-z0-9])(?:{_PASSWORD_WORDS}|pwd|key|token|secret|credentials?)s?"
+    r"(?![A-Za-z0-9\]])[^\n]{0,30}?(?<![A-Za-z0-9+/_.=-])(?P<value>[A-Za-z0-9+/_.=-]{20,})"
 )
+_MIN_ENTROPY = 3.5  # bits per character; random base64 of 20+ characters has over 4
+
+# What a match of each rule holds: one of these literals (looked for in the case-folded text,
+# so they find more, never less) or, for rules with none, one of the _SHAPES.  Rules whose
+# literals are absent are not run; text with none of them all is returned as it is.  Plain
+# substring tests keep the common case, text without a secret, fast.
+_KEY_MARKERS = ("pass", "pwd", "secret", "token", "key", "credential")
+_MARKERS: dict[str, tuple[str, ...]] = {
+    "private-key": ("-----begin",),
+    "jwt": ("eyj",),
+    "stripe-key": ("k_live", "k_test", "k_prod", "whsec_"),
+    "api-key": ("sk-", "rk-", "pk-"),
+    "aws-key": ("akia", "asia", "abia", "acca", "a3t"),
+    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+    "gitlab-token": tuple(
+        f"gl{p}-" for p in "pat ptt dt rt soat ft imt agent cbt oas feat".split()
+    ),
+    "slack-token": ("xox",),
+    "webhook-url": ("hooks.slack", "/api/webhooks/"),
+    "google-key": ("aiza", "ya29."),
+    "huggingface-token": ("hf_", "api_org_"),
+    "sendgrid-key": ("sg.",),
+    "telegram-token": (":aa",),
+    "api-token": tuple(
+        """
+        npm_ pypi-age dckr_pat_ _v1_ shp sq0 hvs. hvb. hvr. lin_api_ pmak- nrak- glc_ glsa_
+        ntn_ dapi rubygems_ dp.pt. sntry xapp- age-secret-key-1 atlasv1
+        """.split()
+    ),
+    "twilio-key": (),
+    "mailgun-key": ("key-", "-us"),
+    "azure-key": ("accountkey", "sharedaccesskey", "q~"),
+    "bearer": ("bearer",),
+    "url-credentials": ("://",),
+    "ssn": (),
+    "basic-auth": ("basic",),
+    "card-number": (),
+    "password": ("pass",),
+    "key-value": _KEY_MARKERS,
+}
+_ALL_MARKERS = frozenset(m for markers in _MARKERS.values() for m in markers)
+_SHAPES = re.compile(r"\d{3}-\d\d-\d{4}|\d{4}[ -]?\d{4}[ -]?\d{4}|SK[0-9a-fA-F]{32}")
 _PROSE_WORDS = frozenset(
     """
     also back been being broken changed correct different empty enough expired fine gone good
@@ -53,25 +166,102 @@ _PROSE_WORDS = frozenset(
     that there this too unknown used valid very visible weak what where which wrong safe kept
     """.split()
 )
+_REDACTED = "[REDACTED:secret]"
+# A key of a structured value (tool-call arguments) whose value is never copied.
+SECRET_KEY_RE = re.compile(
+    r"(?i)pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth|credential"
+    r"|cookie|ssn|cvv|card[_-]?number|\bpin\b"
+)
 
 
 def _replace_value(match: re.Match[str]) -> str:
     groups = match.groupdict()
     value = groups.get("dq") or groups.get("sq") or groups.get("bare") or ""
-    if value.startswith("[REDACTED") or value.lower() in _PROSE_WORDS:
+    prose = groups.get("bare") and value.strip().lower().rstrip(".!?") in _PROSE_WORDS
+    if value.startswith("[REDACTED") or prose:
         return match.group(0)
-    if match.groupdict().get("dq"):
-        return f'{match.group("key")}"[REDACTED:secret]"'
-    if match.groupdict().get("sq"):
-        return f"{match.group('key')}'[REDACTED:secret]'"
-    return f"{match.group('key')}[REDACTED:secret]"
+    quote = groups["q"] if groups.get("dq") else "'" if groups.get("sq") else ""
+    return f"{match.group('key')}{quote}{_REDACTED}{quote}"
+
+
+def _entropy(text: str) -> float:
+    counts = Counter(text)
+    return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
+
+
+def _replace_random(match: re.Match[str]) -> str:
+    value = match.group("value")
+    has_digit = any(c.isdigit() for c in value)
+    if not (has_digit and any(c.isalpha() for c in value)) or _entropy(value) < _MIN_ENTROPY:
+        return match.group(0)
+    return match.group(0)[: match.start("value") - match.start()] + _REDACTED
+
+
+def _replace_basic(match: re.Match[str]) -> str:
+    """HTTP Basic credentials are base64 of ``user:password``; other words after "basic" stay."""
+    try:
+        decoded = base64.b64decode(match.group("value"), validate=True).decode("utf-8")
+    except (binascii.Error, ValueError):
+        return match.group(0)
+    if ":" not in decoded or not decoded.isprintable():
+        return match.group(0)
+    return match.group(0)[: match.start("value") - match.start()] + "[REDACTED:basic-auth]"
+
+
+def _luhn(digits: str) -> bool:
+    total = 0
+    for position, char in enumerate(reversed(digits)):
+        value = int(char) * (2 if position % 2 else 1)
+        total += value - 9 if value > 9 else value
+    return total % 10 == 0
+
+
+def _replace_card(match: re.Match[str]) -> str:
+    digits = re.sub(r"[ -]", "", match.group(0))
+    if 13 <= len(digits) <= 19 and digits[0] in "23456" and _luhn(digits):
+        return "[REDACTED:card-number]"
+    return match.group(0)
+
+
+_CALLBACKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
+    ("basic-auth", _BASIC_RE, _replace_basic),
+    ("card-number", _CARD_RE, _replace_card),
+    ("password", _PASSWORD_ASSIGNMENT_RE, _replace_value),
+    ("key-value", _KEY_ASSIGNMENT_RE, _replace_value),
+    ("key-value", _IS_RE, _replace_value),
+    ("key-value", _ENTROPY_RE, _replace_random),
+)
 
 
 def redact(text: str) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
-    if not _MAYBE_SECRET_RE.search(text):
+    folded = text.casefold()
+    present = {marker for marker in _ALL_MARKERS if marker in folded}
+    shaped = _SHAPES.search(text) is not None
+    if not (present or shaped):
         return text
+
+    def needed(kind: str) -> bool:
+        markers = _MARKERS[kind]
+        return not present.isdisjoint(markers) if markers else shaped
+
     for kind, pattern in _PATTERNS:
-        text = pattern.sub(f"[REDACTED:{kind}]", text)
-    text = _ASSIGNMENT_RE.sub(_replace_value, text)
-    return _IS_RE.sub(_replace_value, text)
+        if needed(kind):
+            text = pattern.sub(f"[REDACTED:{kind}]", text)
+    for kind, pattern, replace in _CALLBACKS:
+        if needed(kind):
+            text = pattern.sub(replace, text)
+    return text
+
+
+def redact_fields(value: Any) -> Any:
+    """A JSON value with every string redacted and every value under a secret-looking key
+    (``smtp_password``, ``api_key``, ``token``) replaced whole, whatever it holds."""
+    if isinstance(value, dict):
+        return {
+            key: _REDACTED if SECRET_KEY_RE.search(str(key)) else redact_fields(item)
+            for key, item in value.items()
+        }
+    if isinstance(value, list):
+        return [redact_fields(item) for item in value]
+    return redact(value) if isinstance(value, str) else value

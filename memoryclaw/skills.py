@@ -30,7 +30,7 @@ from typing import Any
 from .config import Settings
 from .errors import NotFoundError, ParseError, UnsafePathError
 from .notes import RawLog, load_yaml, parse_log, slugify, split_frontmatter
-from .redact import redact
+from .redact import redact, redact_fields
 from .transcripts import log_texts
 from .vault import (
     DIR_MODE,
@@ -113,7 +113,7 @@ def _requests(log: RawLog) -> list[_Request]:
                 out.append(current)
             current = _Request(turn.content)
         elif turn.role == "tool_call" and turn.tool:
-            current.steps.append(_Step(turn.tool, turn.content))
+            current.steps.append(_Step(redact(turn.tool), turn.content))
         elif turn.role in {"tool_result", "tool"} and current.steps:
             current.steps[-1].results.append(turn.content)
     if current.steps:
@@ -292,6 +292,15 @@ def _arguments(text: str) -> dict[str, Any]:
     return value if isinstance(value, dict) else {}
 
 
+def _shown_arguments(text: str) -> str:
+    """Arguments as a draft shows them: the value of a secret-looking key is never copied."""
+    try:
+        value = json.loads(text)
+    except (ValueError, RecursionError):
+        return redact(text)
+    return json.dumps(redact_fields(value), ensure_ascii=False)
+
+
 def _request_lines(examples: Sequence[_Occurrence]) -> str:
     lines = [
         f'  - "{_one_line(redact(e.request.user), _REQUEST_CHARS)}"'
@@ -357,7 +366,7 @@ def _example_blocks(pattern: Sequence[str], examples: Sequence[_Occurrence]) -> 
     for e in examples:
         calls = e.request.steps[e.start : e.start + len(pattern)]
         body = "\n".join(
-            f"{s.tool} {_one_line(redact(s.arguments), _ARGUMENT_CHARS)}" for s in calls
+            f"{s.tool} {_one_line(_shown_arguments(s.arguments), _ARGUMENT_CHARS)}" for s in calls
         )
         blocks.append(f"From `{e.path}`:\n\n```text\n{body}\n```")
     return blocks or ["(the example logs are no longer available)"]

@@ -8,8 +8,8 @@ lock and replace the file atomically, so a reader never sees half a turn.
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import Any
@@ -79,6 +79,45 @@ def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None 
             source=source,
             line=line,
         )
+
+
+def _redact_label(text: str | None) -> str | None:
+    return None if text is None else redact(text)
+
+
+def _redacted(turn: NewTurn) -> NewTurn:
+    """The turn with every text field that reaches a file (body, heading, frontmatter,
+    file name) redacted."""
+    return replace(
+        turn,
+        session=redact(turn.session),
+        content=redact(turn.content),
+        name=_redact_label(turn.name),
+        channel=_redact_label(turn.channel),
+        tool=_redact_label(turn.tool),
+        agent=_redact_label(turn.agent),
+    )
+
+
+def redacted_log(log: RawLog) -> RawLog:
+    """``log`` with every turn's text and every frontmatter string redacted: what
+    consolidation reads and keeps, whatever ``privacy.redactSecrets`` was when it was logged."""
+    turns = tuple(
+        replace(
+            t, content=redact(t.content), name=_redact_label(t.name), tool=_redact_label(t.tool)
+        )
+        for t in log.turns
+    )
+    meta = {key: redact(v) if isinstance(v, str) else v for key, v in log.meta.items()}
+    return RawLog(log.path, meta, turns)
+
+
+def processed_text(text: str, original: RawLog, redacted: RawLog, meta: Mapping[str, Any]) -> str:
+    """The processed copy of a log's ``text``: ``meta`` as its frontmatter and the
+    ``redacted`` turns; the body stays byte for byte when redaction changed no turn."""
+    if redacted.turns == original.turns:
+        return replace_log_meta(text, original.path, meta)
+    return dump_log(meta, redacted.turns)
 
 
 def log_texts(root: Path, folder: str = LOGS_DIR) -> Iterator[tuple[str, str]]:
@@ -160,6 +199,8 @@ def append_turns(
     """
     for turn in turns:
         validate_turn(turn)
+    if settings.privacy.redact_secrets:
+        turns = [_redacted(turn) for turn in turns]
     idle = timedelta(minutes=settings.consolidation.session_idle_minutes)
     out: list[LoggedTurn] = []
     with file_lock(root, "logs"):
@@ -179,8 +220,7 @@ def append_turns(
                 target = unique_path(root / LOGS_DIR, name)
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
                 atomic_write(target, segment.text)  # reserve the name under the lock
-            content = redact(new.content) if settings.privacy.redact_secrets else new.content
-            entry = Turn(new.role, new.timestamp, content, name=new.name, tool=new.tool)
+            entry = Turn(new.role, new.timestamp, new.content, name=new.name, tool=new.tool)
             segment.text = append_turn_text(segment.text, segment.count > 0, entry)
             segment.count += 1
             segment.last = new.timestamp

@@ -245,7 +245,8 @@ SECRETS = [
 
 
 def test_secrets_in_a_log_never_reach_episodes_or_facts(vault: Vault, vault_dir: Path) -> None:
-    """A log written with redaction off (or by hand) still yields clean episodes and facts."""
+    """A log written with redaction off (or by hand) still yields clean episodes and facts,
+    and its processed copy is redacted too."""
     (vault_dir / "memoryclaw.yaml").write_text("privacy:\n  redactSecrets: false\n")
     raw = Vault(vault_dir, env={})
     turns = [
@@ -261,6 +262,8 @@ def test_secrets_in_a_log_never_reach_episodes_or_facts(vault: Vault, vault_dir:
     assert report.episodes
     written = [vault_dir / rel for rel in report.episodes]
     written += list((vault_dir / "semantic").glob("*.md"))
+    written += [vault_dir / rel for rel in report.logs_processed]
+    assert not list((vault_dir / "logs").glob("*.md"))
     for path in written:
         text = path.read_text()
         for secret in SECRETS:

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import ExternalToolError, UnsafePathError, Vault
+from memoryclaw.history import commit_changes, snapshot
 
 from .conftest import NOW
 
@@ -101,3 +102,19 @@ def test_history_refuses_paths_outside_the_vault(repo: Vault, path: str) -> None
 def test_history_needs_a_repository(vault: Vault) -> None:
     with pytest.raises(ExternalToolError, match="not a git repository"):
         vault.history("semantic/contacts.md")
+
+
+def test_a_raw_log_being_written_is_never_committed(repo: Vault) -> None:
+    """With redaction off a raw log holds turns verbatim: a run commits only the processed,
+    redacted copy, even when a writer adds a log while the run goes on."""
+    (repo.root / "memoryclaw.yaml").write_text("privacy:\n  redactSecrets: false\n")
+    verbatim = Vault(repo.root, env={})
+    secret = "sk_" + "live_" + "FaKe0123456789fAkE0123ab"
+    _session(verbatim, "s1", f"charge it with {secret}")
+    before = snapshot(repo.root)
+    verbatim.log_turn("s2", "user", f"again {secret}", timestamp=NOW)  # during a run
+    assert commit_changes(repo.root, before, "m") is None
+    report = verbatim.consolidate(now=NOW)
+    assert report.commit and report.logs_processed
+    assert secret not in git(repo.root, "log", "-p", "--all")
+    assert any(secret in p.read_text() for p in (repo.root / "logs").glob("*.md"))

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw.redact import redact
+
+from .secret_corpus import SAMPLES
+from .test_forget import mc
 
 OPENAI_PROJECT = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv"
 OPENAI_CLASSIC = "sk-" + "a1B2c3D4" * 6
@@ -114,12 +121,27 @@ def test_secret_is_redacted(text: str, secret: str, kind: str) -> None:
     assert f"[REDACTED:{kind}]" in out
 
 
+@pytest.mark.parametrize(("text", "secret"), [s[1:] for s in SAMPLES], ids=[s[0] for s in SAMPLES])
+def test_corpus_sample_is_redacted(text: str, secret: str) -> None:
+    out = redact(text)
+    assert secret not in out
+    assert "[REDACTED:" in out
+    assert redact(out) == out
+
+
+def test_json_inside_a_json_string_is_redacted_and_stays_json() -> None:
+    inner = json.dumps({"user": "bob", "pass": "Fake#Pass 0042", "note": "api_key = 'k3y0042x'"})
+    out = redact(json.dumps({"body": inner}))
+    assert "Fake#Pass" not in out and "k3y0042x" not in out
+    assert json.loads(json.loads(out)["body"])["pass"] == "[REDACTED:secret]"
+
+
 def test_surrounding_text_is_kept() -> None:
-    text = f"before {AWS} middle\n{PEM}\nafter password: hunter22 end"
+    text = f"before {AWS} middle\n{PEM}\nafter token: hunter22 end\npassword: a b c\nnext"
     out = redact(text)
     assert out == (
         "before [REDACTED:aws-key] middle\n[REDACTED:private-key]\n"
-        "after password: [REDACTED:secret] end"
+        "after token: [REDACTED:secret] end\npassword: [REDACTED:secret]\nnext"
     )
 
 
@@ -146,6 +168,14 @@ def test_every_occurrence_is_redacted() -> None:
         "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0B\n-----END PUBLIC KEY-----",
         "my password is",
         "",
+        "a basic idea",
+        "passenger: Bob",
+        "the key points of the meeting",
+        "phone 555-123-4567",
+        "order 1234567890123",
+        "released 2025-04-08T12:00:00Z",
+        "the token count was 12345678901234567890",
+        "the key to the house is internationalization",
     ],
     ids=[
         "password-policy",
@@ -161,6 +191,14 @@ def test_every_occurrence_is_redacted() -> None:
         "pem-public-key",
         "password-nothing-after",
         "empty",
+        "basic-word",
+        "passenger",
+        "key-points",
+        "phone-number",
+        "order-number-not-luhn",
+        "timestamp",
+        "digits-after-token",
+        "long-word-after-key",
     ],
 )
 def test_harmless_text_is_unchanged(text: str) -> None:
@@ -183,7 +221,7 @@ def test_quoted_password_with_spaces_is_fully_redacted() -> None:
 
 
 def test_redacted_text_is_stable() -> None:
-    once = redact(f"a {AWS} b password: hunter22 c https://u:p4ss@h.example/x {JWT}")
+    once = redact(f"a {AWS} b https://u:p4ss@h.example/x {JWT} c password: hunter22")
     assert redact(once) == once
     assert "[REDACTED:secret]" in once and "[REDACTED:jwt]" in once
 
@@ -260,3 +298,61 @@ def test_property_known_token_never_survives(secret: str, before: str, after: st
     out = redact(f"{before} {secret} {after}")
     assert secret not in out
     assert "[REDACTED:" in out
+
+
+# ------------------------------------------------------------------ the whole path
+
+
+def _secret_lines(secrets: list[str], haystack: bytes) -> list[str]:
+    return [s for s in secrets if s.encode() in haystack]
+
+
+def test_corpus_never_reaches_a_file_the_index_or_git(tmp_path: Path) -> None:
+    """Every sample, sent through ``log``, ``ingest``, RPC ``log_turn`` and tool calls and
+    then consolidated (skill drafts included) in a git vault, is in no file, not in the
+    index and in no commit."""
+    vault = tmp_path / "vault"
+    assert mc(tmp_path, "init", "--git", str(vault)).returncode == 0
+    (vault / "memoryclaw.yaml").write_text("consolidation:\n  skillThreshold: 2\n")
+    for key, value in (("user.email", "t@example.com"), ("user.name", "t")):
+        subprocess.run(["git", "-C", str(vault), "config", key, value], check=True)
+    records = []
+    for number, (ident, text, _) in enumerate(SAMPLES):
+        session = f"s{number % 3}"
+        records += [
+            {"session": session, "role": "user", "content": f"{ident}: {text}"},
+            {"session": session, "role": "tool_call", "tool": "lookup", "content": "{}"},
+            {
+                "session": session,
+                "role": "tool_call",
+                "tool": "send_mail",
+                "content": json.dumps({"to": "ops@example.com", "body": text, "apiKey": text}),
+            },
+        ]
+    ingested = mc(vault, "ingest", "-", stdin="".join(json.dumps(r) + "\n" for r in records))
+    assert ingested.returncode == 0, ingested.stderr
+    requests = [
+        {"id": n, "method": "log_turn", "params": {"session": "rpc", "role": "user", "content": t}}
+        for n, (_, t, _) in enumerate(SAMPLES)
+    ]
+    served = mc(vault, "serve", "--stdio", stdin="".join(json.dumps(r) + "\n" for r in requests))
+    assert served.stdout.count('"result"') == len(SAMPLES), served.stderr
+    for _, text, _ in SAMPLES[::9]:
+        logged = mc(
+            vault, "log", "--session", "cli", "--role", "user", "--name", text, "-", stdin=text
+        )
+        assert logged.returncode == 0, logged.stderr
+    consolidated = mc(vault, "consolidate", "--all", "--json")
+    assert consolidated.returncode == 0, consolidated.stderr
+    report = json.loads(consolidated.stdout)
+    assert report["commit"] and report["skills_suggested"]
+    secrets = [secret for _, _, secret in SAMPLES]
+    files = [p for p in sorted(vault.rglob("*")) if p.is_file() and ".git" not in p.parts]
+    assert any(p.name == "index.db" for p in files)
+    for path in files:
+        assert _secret_lines(secrets, path.read_bytes()) == [], path
+    history = subprocess.run(
+        ["git", "-C", str(vault), "log", "-p", "--all"], capture_output=True, check=True
+    ).stdout
+    assert b"[REDACTED:" in history
+    assert _secret_lines(secrets, history) == []

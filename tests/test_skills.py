@@ -143,6 +143,34 @@ def test_secrets_in_arguments_are_redacted(empty_vault: Vault) -> None:
     assert token not in text and "[REDACTED:api-key]" in text
 
 
+def test_secret_looking_argument_values_are_never_copied(empty_vault: Vault) -> None:
+    """A value under a key that names a secret stays out of the draft, whatever it looks
+    like; a key in any other value is redacted by its format."""
+    stripe = "sk_" + "live_" + "FaKe0123456789fAkE0123ab"
+    privacy = dataclasses.replace(empty_vault.settings.privacy, redact_secrets=False)
+    raw = Vault(empty_vault.root, dataclasses.replace(empty_vault.settings, privacy=privacy))
+    arguments = {
+        "to": "ops@example.com",
+        "smtpPass": "blue harbour",
+        "auth": {"clientSecret": "quiet river"},
+        "notes": [f"charge with {stripe}"],
+    }
+    for number in range(7):
+        moment = START + timedelta(days=number)
+        for role, text, tool in [
+            ("user", "mail the report to ops", None),
+            ("tool_call", json.dumps(arguments), "send_mail"),
+            ("tool_call", "{}", "archive"),
+        ]:
+            moment += timedelta(seconds=1)
+            raw.log_turn(f"m{number}", role, text, tool=tool, timestamp=moment)
+    [path] = suggest_skills(empty_vault.root, empty_vault.settings)
+    text = (empty_vault.root / path).read_text(encoding="utf-8")
+    for secret in ("blue harbour", "quiet river", stripe):
+        assert secret not in text
+    assert "ops@example.com" in text and "smtpPass" in text
+
+
 @pytest.mark.parametrize(
     ("extra", "expected"),
     [

@@ -15,6 +15,8 @@ from memoryclaw.config import Settings, settings_from_mapping
 from memoryclaw.notes import parse_log
 from memoryclaw.transcripts import MAX_TURN_CHARS, NewTurn, append_turns, unprocessed_logs
 
+from .test_cli import run
+
 T0 = datetime(2025, 4, 8, 14, 30, 2, tzinfo=timezone.utc)
 
 
@@ -149,3 +151,24 @@ def test_concurrent_writers_lose_nothing(empty_vault: Vault) -> None:
     for w in range(writers):  # each writer's turns stay in its own order
         mine = [t.content for t in log.turns if t.content.startswith(f"writer {w} ")]
         assert mine == [f"writer {w} turn {i}" for i in range(turns_each)]
+
+
+STRIPE = "sk_" + "live_" + "FaKe0123456789fAkE0123ab"
+
+
+@pytest.mark.parametrize(
+    "field",
+    ["--session", "--name", "--channel", "--tool"],
+    ids=["session", "name", "channel", "tool"],
+)
+def test_every_field_of_a_turn_is_redacted(empty_vault: Vault, field: str) -> None:
+    args = {"--session": "s1", "--role": "tool_call", "--name": "Ana", "--tool": "deploy"}
+    args[field] = f"key {STRIPE}"
+    flat = [part for pair in args.items() for part in pair]
+    proc = run(empty_vault.root, "log", *flat, "deploy now")
+    assert proc.returncode == 0, proc.stderr
+    [path] = (empty_vault.root / "logs").glob("*.md")
+    assert STRIPE not in path.name and STRIPE not in path.read_text(encoding="utf-8")
+    log = parse_log(path.read_text(encoding="utf-8"), "logs/x.md")
+    assert [t.content for t in log.turns] == ["deploy now"]
+    assert "redacted" in path.read_text(encoding="utf-8").lower()
