@@ -14,7 +14,8 @@ to Sunday:
   months|years`` are a month or a year (N a numeral, a number word up to twelve, ``a``/``an``).
 
 An expression already followed by a parenthesis is left alone, so resolving twice changes
-nothing.  :func:`human_date` renders an ISO day or month for a reader (``7 May 2023``).
+nothing.  :func:`human_date` renders an ISO day or month for a reader (``7 May 2023``), and
+:func:`human_annotations` does so for the dates resolution added.
 """
 
 from __future__ import annotations
@@ -125,6 +126,15 @@ def resolve_relative_dates(text: str, day: date) -> str:
         return f"{match.group(0)} ({absolute})" if absolute else match.group(0)
 
     return _RELATIVE_RE.sub(annotate, text)
+
+
+_ANNOTATION_RE = re.compile(r"\((?:week of )?\d{4}-\d{2}(?:-\d{2})?\)")
+
+
+def human_annotations(text: str) -> str:
+    """The dates :func:`resolve_relative_dates` added, rendered by :func:`human_date`; any
+    other date in ``text`` is left as written."""
+    return _ANNOTATION_RE.sub(lambda m: human_date(m.group(0)), text)
 
 
 def human_date(iso: str) -> str:

@@ -23,7 +23,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
-from .dates import human_date
+from .dates import human_annotations, human_date
 from .retrieval import EpisodeResult, FactResult, PassageHit, SearchResult, extract_keywords
 
 CHARS_PER_TOKEN = 4
@@ -35,10 +35,11 @@ PASSAGE_CHARS = 360
 # An episode header's summary is cut at this many characters: the evidence is in the lines.
 HEADER_SUMMARY_CHARS = 90
 _MIN_LINE_CHARS = 60  # below this a cut line says too little to be worth its place
-REPLY_SCORE = 0.7
-INDENT = "  "
-DATE_EVERY_LINE = False
 _SUMMARY_ONLY_FIRST = 3  # top episodes whose summary is shown even when no line of theirs is
+# An answer is the turn after a question: such a turn is ranked with the question's score
+# times this, though it may share no word with the query (chosen on LoCoMo dev: 0.5-1.0 all
+# help, 0.7 most).
+REPLY_SCORE = 0.7
 _TAG_RE = re.compile(r"</?\s*memoryclaw\s*>", re.IGNORECASE)
 
 
@@ -97,9 +98,10 @@ def _quote(passage: PassageHit) -> str:
     """``  #3 8 May 2023 Caroline: I went … yesterday (7 May 2023) …``"""
     mark = f"#{passage.turn} " if passage.turn is not None else ""
     who = f"{_clean(passage.speaker)}: " if passage.speaker else ""
-    text = human_date(_clean(passage.text))
-    day = human_date(passage.timestamp[:10])
-    head = f"{INDENT}{mark}{day} {who}" if DATE_EVERY_LINE or passage.via == "log" else f"{INDENT}{mark}{who}"
+    text = human_annotations(_clean(passage.text))
+    # a line under an episode's header is dated by it; a recent turn carries its own date
+    day = f"{human_date(passage.timestamp[:10])} " if passage.via == "log" else ""
+    head = f"  {mark}{day}{who}"
     return head + shorten(text, max(PASSAGE_CHARS - len(head), _MIN_LINE_CHARS))
 
 

@@ -56,6 +56,7 @@ _RANK = {"low": 0, "medium": 1, "high": 2}
 _MARKER_RE = re.compile(r"\[REDACTED:[\w-]+\]")
 _ASIDE_RE = re.compile(r"\[[^\]\n]{0,400}\]")  # "[shares an image: …]": a caption, not a statement
 _SUMMARY_TOPICS = 3
+_TOPICS_FROM_TURNS = 4
 _ENTITY_RE = re.compile(
     rf"(?P<email>{EMAIL_PATTERN})|(?P<handle>(?<![\w.])@[A-Za-z0-9_]{{2,30}})"
     rf"|(?P<code>{CODE_PATTERN})|(?P<caps>{CAPS_PATTERN})"
@@ -296,7 +297,7 @@ def _summary(
                 score *= 0.3  # a question is what someone did not know: a statement first
             if best is None or score > best[0]:
                 best = (score, " ".join(sentence.split()), view)
-    if best is None and topics:
+    if best is None and topics and any(not v.tool for v in seg):
         return _clip(_talked_about(participants, topics), SUMMARY_CHARS)
     if best is None:
         core = f"{len(seg)} turn{'s' * (len(seg) != 1)} without text"
@@ -309,14 +310,21 @@ def _summary(
         head = f"{view.label} asked {other} to " if other else f"{view.label} asked to "
         body = request[:1].lower() + request[1:].rstrip(".!?")
         core = head + _clip(body, SUMMARY_CHARS - len(head) - 1) + "."
-    elif sentence.endswith("?"):  # nothing but questions: who talked, and about what
-        core = _talked_about(participants, topics)
     else:
-        about = f" about {_join(topics)}" if topics else ""
-        verb = "told" if other else "said"
-        head = f"{view.label} {verb} {other}{about}: " if other else f"{view.label} {verb}{about}: "
-        if len(head) > SUMMARY_CHARS // 2:
+        # Topics only where a few turns can have several; a short exchange is its sentence.
+        about = _join(topics) if topics and len(seg) >= _TOPICS_FROM_TURNS else ""
+        if sentence.endswith("?"):  # nothing but questions: what they were about
+            about = about or (_join(topics) if topics else "")
+            head = f"{view.label} asked {other} about {about}: " if about else ""
+        elif about:
+            head = f"{view.label} told {other} about {about}: " if other else ""
+            head = head or f"{view.label}, about {about}: "
+        else:
+            head = ""
+        if not head or len(head) > SUMMARY_CHARS // 2:
+            verb = "asked" if sentence.endswith("?") else "told" if other else "said"
             head = f"{view.label} {verb} {other}: " if other else f"{view.label} {verb}: "
+        head = head.replace("  ", " ")
         core = f'{head}"{_clip(sentence.replace(chr(34), chr(39)), SUMMARY_CHARS - len(head) - 2)}"'
     suffix = f" (used {tools})"
     if tools and len(core) + len(suffix) <= SUMMARY_CHARS:
@@ -330,7 +338,7 @@ def _join(words: Sequence[str]) -> str:
 
 def _talked_about(participants: Sequence[str], topics: Sequence[str]) -> str:
     who = _join([p.capitalize() if p.islower() else p for p in participants[:3]])
-    return f"{who} talked about {_join(topics)}." if topics else f"{who} talked."
+    return f"{who} talked about {_join(topics)}."
 
 
 def _named(seg: Sequence[_View]) -> set[str]:

@@ -10,7 +10,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
-from memoryclaw.retrieval import estimate_tokens, extract_keywords, fts_phrase, render_payload
+from memoryclaw.payload import estimate_tokens, render_payload
+from memoryclaw.retrieval import extract_keywords, fts_phrase
 
 from .conftest import NOW
 
@@ -150,7 +151,9 @@ def test_payload_never_exceeds_budget(vault: Vault, budget: int) -> None:
 def test_payload_holds_facts_and_episodes(vault: Vault) -> None:
     payload = vault.retrieve("what did I email John about", now=NOW)
     assert "John email john@example.com" in payload.context
-    assert "2025-04-08 — User asked to send a project update email to John" in payload.context
+    header = "- ep-20250408-143210-email-john (8 April 2025): User asked to send a project update"
+    assert header in payload.context
+    assert "  Recipient: John <john@example.com>, cc Sarah <sarah@example.com>" in payload.context
     memory = payload.working_memory
     assert memory["goal"] == "what did I email John about"
     assert memory["facts"]["John email"] == "john@example.com"

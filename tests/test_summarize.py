@@ -160,8 +160,8 @@ def test_sample_logs(
 def test_tool_turns_are_summarized_compactly() -> None:
     text = (SAMPLE_LOGS / "2025-10-28_17-45-12_cli_raw.md").read_text(encoding="utf-8")
     (episode,) = summarize_log(parse_log(text, "logs/x.md"))
-    assert 'tool lookup_contact: {"name": "John"}' in episode.details
-    assert any(d.startswith("tool send_email: ") for d in episode.details)
+    assert '#2 tool lookup_contact: {"name": "John"}' in episode.details
+    assert any(d.startswith("#8 tool send_email: ") for d in episode.details)
     assert len(episode.summary) <= 200  # no room left to name the tools
     text = (SAMPLE_LOGS / "2025-10-06_09-15-00_telegram_raw.md").read_text(encoding="utf-8")
     (episode,) = summarize_log(parse_log(text, "logs/y.md"))
@@ -189,7 +189,8 @@ def test_tool_turns_are_summarized_compactly() -> None:
         ),
         pytest.param(
             [("user", "What did the dentist say about the crown on my molar?")],
-            'User asked: "What did the dentist say about the crown on my molar?"',
+            "User asked about dentist, crown and molar:"
+            ' "What did the dentist say about the crown on my molar?"',
             id="question",
         ),
         pytest.param(
@@ -328,7 +329,7 @@ def test_long_turn_details_keep_every_searchable_word() -> None:
     (episode,) = summarize_log(make_log(("user", text, "Caroline", None)))
     (detail,) = episode.details
     assert len(detail) < len(text)
-    assert detail.startswith("Caroline: On day 0 Caroline visited museum0")
+    assert detail.startswith("#1 Caroline: On day 0 Caroline visited museum0")
     assert set(extract_keywords(text)) <= set(extract_keywords(detail))
 
 

@@ -23,7 +23,8 @@ def test_first_sync_indexes_every_file(vault: Vault, vault_dir: Path) -> None:
     report = vault.reindex()
     episodes = list((vault_dir / "episodes").glob("*.md"))
     semantic = [p for p in (vault_dir / "semantic").iterdir() if not p.name.startswith("_")]
-    assert len(report.added) == len(episodes) + len(semantic)
+    raw_logs = list((vault_dir / "logs").glob("*.md"))  # recalled before consolidation
+    assert len(report.added) == len(episodes) + len(semantic) + len(raw_logs)
     assert report.skipped == []
     assert vault.index.counts()["episodes"] == len(episodes)
 
