@@ -39,7 +39,7 @@ from .notes import (
     utc_iso,
     value_kind,
 )
-from .review import append_line, matching, remove_lines, same_value, target_file
+from .review import MANY_VALUED, append_line, matching, remove_lines, same_value, target_file
 from .skills import suggest_skills
 from .summarize import EpisodeDraft
 from .sync import sync, sync_paths
@@ -274,7 +274,7 @@ def _file_fact(
     provenance = format_provenance(source, updated, fact.confidence)
     line = format_fact_line(fact.entity, fact.field, fact.value, provenance)
     earlier = [p.line for p in matching(root, fact.entity, fact.field, fact.value)]
-    if same_key:
+    if same_key and fact.field.lower() not in MANY_VALUED:
         was = ", ".join(sorted({str(row["value"]) for row in same_key}))
         if not earlier:
             body = format_fact_line(fact.entity, fact.field, fact.value)[2:]

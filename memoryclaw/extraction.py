@@ -135,6 +135,91 @@ _PREF_RE = re.compile(
     rf"{_CLAUSE}I (?P<mod>(?:really |also |just |absolutely |totally )?(?:don['’]t |do not )?"
     r"(?:really )?)(?P<verb>prefer|like|love|enjoy|hate|dislike|can['’]t stand) (?P<value>[^,;]+)"
 )
+# What people say about themselves in conversation: each pattern names its field; the value
+# is the capture, cut at the first clause boundary.
+_PETS = "dog|cat|puppy|kitten|pup|bird|parrot|hamster|rabbit|bunny|horse|turtle|fish|snake"
+_KIN = (
+    "wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|son|daughter|mother|mom|mum|father"
+    "|dad|brother|sister|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew"
+    "|best friend|roommate|boss"
+)
+_NAME = r"(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
+_PLACE = r"(?P<value>[A-Z][\w'’-]*(?: (?:[A-Z][\w'’-]*|of|de|la))*)"
+_AFTER_THING = re.compile(
+    r"\s+(?:yesterday|today|tonight|tomorrow|last|this|next|recently|lately|\d|on|at|for|with|"
+    r"because|and|but|so|from|since|when)\b.*$",
+    re.IGNORECASE,
+)
+_TRAILING_WHEN = re.compile(
+    r"\s+(?:the day before yesterday|yesterday|today|tonight|tomorrow"
+    r"|(?:last|this|next|this past|this coming) \w+|\S+ (?:days?|weeks?|months?|years?) ago"
+    r"|in \S+ (?:days?|weeks?|months?|years?))\s*$",
+    re.IGNORECASE,
+)
+_LIFE_RES = (
+    # "my dog Max", "our cat named Bailey", "a puppy called Luna"
+    (
+        "pet",
+        re.compile(
+            rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|new|another) (?P<kind>{_PETS})(?:,)? (?:(?:named|called) )?"
+            + _NAME
+            + r"\b"
+        ),
+    ),
+    # "my sister Anna", "my husband, Tom,"
+    ("kin", re.compile(rf"\b[Mm]y (?P<kind>{_KIN})(?:,)? (?:(?:named|called) )?" + _NAME + r"\b")),
+    # "I work as a nurse at St Mary's", "I'm working at Google", "I got a job at the bank"
+    (
+        "job",
+        re.compile(
+            r"(?i)\bI(?:['’]m| am)? (?:now |currently |still |just )?(?:work(?:ing|ed)?|got a job|"
+            r"started (?:a new job|working)) as (?:an? |the )?(?P<value>[a-z][\w -]{2,40}?)"
+            r"(?= at | for |[.,;!]|$)"
+        ),
+    ),
+    (
+        "employer",
+        re.compile(
+            r"\bI(?:['’]m| am|['’]ve been| have been)? (?:now |currently |still |just )?"
+            r"(?:work(?:ing|ed)?(?: as [\w -]+?)?|"
+            r"got a job|started (?:a new job|working)) (?:at|for) (?P<value>[A-Z][\w&'’.-]*"
+            r"(?: [A-Z][\w&'’.-]*){0,3})"
+        ),
+    ),
+    # "I live in Boston", "we moved to Denver", "I moved here from Sweden"
+    ("lives in", re.compile(r"\b(?:I|[Ww]e) (?:still |now )?live in " + _PLACE)),
+    (
+        "moved",
+        re.compile(
+            r"\b(?:I|[Ww]e) (?:just |recently )?(?:moved|relocated) (?:here )?"
+            r"(?P<dir>to|from) " + _PLACE
+        ),
+    ),
+    # "I bought a new guitar", "I just got a Kindle"
+    (
+        "bought",
+        re.compile(
+            r"(?i)\bI (?:just |finally |recently )?(?:bought|purchased|got myself) "
+            r"(?P<value>(?:an? |a new |some |my first )?[\w -]{2,40})"
+        ),
+    ),
+    # "I took up pottery", "I started learning the violin", "my hobby is painting" (via _MY_RE)
+    (
+        "hobby",
+        re.compile(
+            r"(?i)\bI (?:just |recently )?(?:took up|picked up|started learning|"
+            r"signed up for) (?P<value>(?:an? |the )?[\w -]{2,40})"
+        ),
+    ),
+)
+# A dated event: "I went to a support group yesterday (2023-05-07)": the annotation
+# the summarizer adds after resolving a relative date (memoryclaw.dates).
+_EVENT_RE = re.compile(
+    r"(?i)\b(?:I|[Ww]e) (?:just |finally )?(?P<what>(?:went|ran|visited|attended|joined|"
+    r"finished|started|signed up|volunteered|adopted|painted|hiked|traveled|travelled|"
+    r"camped|gave|had|took|won|met|celebrated)\b[^.!?;()]{3,80}?)\s*"
+    r"\((?P<when>(?:week of )?\d{4}-\d{2}(?:-\d{2})?)\)"
+)
 _VALUE_END_RE = re.compile(r"\s+(?:and|but|because|so|which|who|since|when|if)\s.*$|[.!?:]+$")
 
 
@@ -268,6 +353,7 @@ def facts_from_turn(
             if (when := _DATE_RE.match(sentence[m.end() :])) and name_ok(who):
                 found.append((who, "birthday", *_norm_date(when, ref, yearly=True)))
         found += [_my_fact(m, me, ref) for m in _MY_RE.finditer(sentence)]
+        found += _life_facts(sentence, me)
         found += [_preference(m, me) for m in _PREF_RE.finditer(sentence)]
         for m in _BACKTICK_RE.finditer(sentence):
             code, who = m.group(1).strip(), _owner(sentence[: m.start()], me)[0]
@@ -290,6 +376,45 @@ def facts_from_turn(
             and (kind is None or value_kind(value) == kind)
         ):
             yield FactDraft(entity, field, value, confidence, turn)
+
+
+def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None]:
+    """What a speaker says of their own life: pets, family, job, home, purchases, hobbies and
+    dated events, all ``medium`` (stated once, in passing)."""
+    out: list[tuple[str, str, str, str] | None] = []
+    for field, pattern in _LIFE_RES:
+        for m in pattern.finditer(sentence):
+            if field in {"pet", "kin"}:
+                name = m["name"]
+                if not name_ok(name.split()[0]) or name.split()[0].lower() in NOT_NAMES:
+                    continue
+                kind = " ".join(m["kind"].lower().split())
+                out.append(
+                    (
+                        me,
+                        "pet" if field == "pet" else kind,
+                        f"{name} ({kind})" if field == "pet" else name,
+                        "medium",
+                    )
+                )
+                continue
+            value = m["value"]
+            if field in {"bought", "hobby"}:  # "a new guitar last week": the thing, not when
+                value = _AFTER_THING.sub("", value)
+            value = _clean_value(value)
+            named = field in {"lives in", "moved", "employer"}  # "New York" is a name
+            if not value or (not named and value.lower().split()[0] in GENERIC):
+                continue
+            if field == "moved":
+                field_name = "moved to" if m["dir"] == "to" else "moved from"
+                out.append((me, field_name, value, "medium"))
+            else:
+                out.append((me, field, value, "medium"))
+    for m in _EVENT_RE.finditer(sentence):
+        what = _clean_value(_TRAILING_WHEN.sub("", m["what"]))
+        if what:
+            out.append((me, "event", f"{what} ({m['when']})", "medium"))
+    return out
 
 
 def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] | None:

@@ -214,7 +214,8 @@ def render_payload(
     used_facts = [
         fact
         for fact in result.facts
-        if _fact_matches_query(fact) and block.add_fact(f"- {_clean(fact.render())}")
+        if _fact_matches_query(fact)
+        and block.add_fact(f"- {human_annotations(_clean(fact.render()))}")
     ]
     episodes = {e.id: e for e in result.results}
     headers: dict[str, str] = {}

@@ -23,8 +23,14 @@ FACT_FILES = {
     "contacts.md": ("Contacts", {"email", "phone", "birthday", "address"}),
     "preferences.md": ("Preferences", {"prefers", "likes", "dislikes"}),
     "projects.md": ("Projects", {"deadline", "url", "command", "path", "due"}),
+    "life.md": ("Life", {"event", "bought", "hobby", "pet", "job", "employer", "lives in"}),
 }
 OTHER_FACTS = ("facts.md", "Facts")
+# Fields a person has many values of at once: a new value is one more fact, not a conflict.
+MANY_VALUED = frozenset(
+    """likes dislikes prefers event bought hobby pet son daughter brother sister cousin niece
+    nephew aunt uncle friend grandmother grandfather grandma grandpa kids children""".split()
+) | {"best friend", "moved from", "moved to"}
 _MARKED_RE = re.compile(r"^-\s+(LOW|CONFLICT|INVALID)\s+(.*)$")
 _WAS_RE = re.compile(r"\s+\(was (?P<was>[^)]*)\)(?=\s*(<!--|$))")
 

@@ -244,7 +244,8 @@ def _facts(views: Sequence[_View], view: _View) -> Iterator[FactDraft]:
     """What a human turn states, or whom a tool call writes to, named by the turn that asked."""
     if view.human:
         said_on = _utc(view.turn.timestamp).date()
-        yield from facts_from_turn(view.number, view.text, view.name, said_on)
+        text = resolve_relative_dates(view.text, said_on)  # "yesterday" dates an event
+        yield from facts_from_turn(view.number, text, view.name, said_on)
     elif view.turn.role == "tool_call":
         recent = views[max(0, view.number - 50) : view.number - 1]  # bounded: logs can be long
         trigger = next((v for v in reversed(recent) if v.human), None)

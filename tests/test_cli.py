@@ -544,8 +544,10 @@ def test_ingest_missing_file(fresh: Path, tmp_path: Path) -> None:
 def test_reindex_reports(vault_dir: Path) -> None:
     first = run_json(vault_dir, "reindex")
     assert set(first) >= {"added", "changed", "deleted", "moved", "unchanged", "skipped", "took_ms"}
-    indexed = len(list((vault_dir / "episodes").glob("*.md"))) + len(
-        [p for p in (vault_dir / "semantic").iterdir() if not p.name.startswith("_")]
+    indexed = (
+        len(list((vault_dir / "episodes").glob("*.md")))
+        + len([p for p in (vault_dir / "semantic").iterdir() if not p.name.startswith("_")])
+        + len(list((vault_dir / "logs").glob("*.md")))  # raw logs: recalled as they come
     )
     assert first["added"] == indexed
     assert first["skipped"] == []
