@@ -64,9 +64,15 @@ def _monday(day: date) -> date:
     return day - timedelta(days=day.weekday())
 
 
+def _year(year: int) -> int:
+    if not 1 <= year <= 9999:
+        raise ValueError(f"year {year} is out of range")
+    return year
+
+
 def _shift_month(day: date, months: int) -> str:
     index = day.year * 12 + day.month - 1 + months
-    return f"{index // 12:04d}-{index % 12 + 1:02d}"
+    return f"{_year(index // 12):04d}-{index % 12 + 1:02d}"
 
 
 def _count(text: str) -> int:
@@ -101,7 +107,7 @@ def resolve_expression(match: re.Match[str], day: date) -> str | None:
             return f"week of {(_monday(day) + timedelta(weeks=step)).isoformat()}"
         if span == "month":
             return _shift_month(day, step)
-        return f"{day.year + step:04d}"
+        return f"{_year(day.year + step):04d}"
     ago = match["count"] is not None
     count = _count(match["count"] if ago else match["ahead"])
     unit = (match["unit"] if ago else match["unit2"]).lower()
@@ -112,7 +118,7 @@ def resolve_expression(match: re.Match[str], day: date) -> str | None:
         return (day + timedelta(weeks=sign * count)).isoformat()
     if unit == "month":
         return _shift_month(day, sign * count)
-    return f"{day.year + sign * count:04d}"
+    return f"{_year(day.year + sign * count):04d}"
 
 
 def resolve_relative_dates(text: str, day: date) -> str:

@@ -105,9 +105,15 @@ def _quote(passage: PassageHit) -> str:
     return head + shorten(text, max(PASSAGE_CHARS - len(head), _MIN_LINE_CHARS))
 
 
-def _header(episode_id: str, timestamp: str, summary: str) -> str:
+def _header(episode_id: str, timestamp: str, summary: str, quoted: str = "") -> str:
+    """``- ep-… (8 May 2023): summary``; a summary that quotes the line ``quoted`` keeps only
+    what it says besides (who, about what), so the line is not shown twice."""
+    head, _, statement = summary.partition(': "')
+    if statement and statement.rstrip('".…') in quoted:
+        summary = head if " about " in head else ""
     summary = shorten(_clean(summary), HEADER_SUMMARY_CHARS)
-    return f"- {episode_id} ({human_date(timestamp[:10])}): {summary}"
+    day = human_date(timestamp[:10])
+    return f"- {episode_id} ({day}): {summary}" if summary else f"- {episode_id} ({day})"
 
 
 def _fact_matches_query(fact: FactResult) -> bool:
@@ -224,7 +230,9 @@ def render_payload(
         if passage.episode_id not in headers:
             episode = episodes.get(passage.episode_id)
             summary = episode.summary if episode else passage.episode_summary
-            headers[passage.episode_id] = _header(passage.episode_id, passage.timestamp, summary)
+            headers[passage.episode_id] = _header(
+                passage.episode_id, passage.timestamp, summary, passage.text
+            )
         return headers[passage.episode_id]
 
     quoted = {p.episode_id for p in result.passages}
