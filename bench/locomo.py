@@ -167,6 +167,238 @@ def _covered(found: SearchResult, session_of: dict[str, int]) -> list[set[tuple[
     ]
 
 
+# ------------------------------------------------------------- what reaches the model
+#
+# The payload metrics, computed exactly as the reference scorer does
+# (``../shared/tools/locomo_payload.py``): its vault (speaker A as ``user``, the other as
+# ``assistant``, the session date as the turns' timestamp), its content words and its two
+# packers, at the same budget for every system.
+
+BUDGET = 800
+PAYLOAD_STOP = frozenset(
+    "a an the is are was were be been being do does did of to in on at for with by from and or "
+    "not no what when where who whom which why how i you he she it we they me him her us them "
+    "my your his its our their this that these those have has had will would can could should "
+    "shall may might must about into over after before than then so if as".split()
+)
+CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
+
+
+def content_words(text: str) -> set[str]:
+    """Lowercase ``[a-z0-9]+`` tokens, no stopword or 1-character token, plural ``s`` folded."""
+    out = set()
+    for token in re.findall(r"[a-z0-9]+", text.lower()):
+        if token in PAYLOAD_STOP or len(token) < 2:
+            continue
+        out.add(token[:-1] if token.endswith("s") and len(token) > 3 else token)
+    return out
+
+
+def build_payload_vault(sample: dict[str, Any], root: Path) -> None:
+    """The reference scorer's vault for one conversation: ingested, then consolidated."""
+    conversation = sample["conversation"]
+    Vault.init(root, env={}).close()
+    records = []
+    for number, date, turns in sessions(conversation):
+        for turn in turns:
+            records.append(
+                {
+                    "session": f"{sample['sample_id']}:s{number}",
+                    "role": "user" if turn["speaker"] == conversation["speaker_a"] else "assistant",
+                    "name": turn["speaker"],
+                    "content": turn_text(turn),
+                    "timestamp": date.strftime("%Y-%m-%dT%H:%M:00Z"),
+                    "channel": "locomo",
+                }
+            )
+    with Vault(root, env={}) as vault:
+        vault.ingest(records)
+        vault.consolidate(all_logs=True)
+
+
+def packer(sample: dict[str, Any], window: int, budget: int = BUDGET) -> Any:
+    """BM25 (FTS5, porter) over ``window``-turn chunks, best first, packed into the budget."""
+    db = sqlite3.connect(":memory:")
+    db.execute(
+        "create virtual table d using fts5(body, shown unindexed, tokenize='porter unicode61')"
+    )
+    for _number, when, turns in sessions(sample["conversation"]):
+        for start in range(0, len(turns), window):
+            shown = "\n".join(
+                f"{when:%Y-%m-%d} {t['speaker']}: {turn_text(t)}"
+                for t in turns[start : start + window]
+            )
+            db.execute("insert into d values (?, ?)", (shown, shown))
+    cap = budget * 4 - len("<memory>\n</memory>")
+
+    def payload(question: str) -> str:
+        terms = sorted(content_words(question))
+        if not terms:
+            return ""
+        rows = db.execute(
+            "select shown from d where d match ? order by bm25(d) limit 60",
+            (" OR ".join(f'"{t}"' for t in terms),),
+        ).fetchall()
+        out, used = [], 0
+        for (shown,) in rows:
+            if used + len(shown) + 1 > cap:
+                continue
+            out.append(shown)
+            used += len(shown) + 1
+        return "<memory>\n" + "\n".join(out) + "\n</memory>"
+
+    return payload
+
+
+def payload_questions(
+    sample: dict[str, Any],
+) -> list[tuple[dict[str, Any], list[set[str]], set[str]]]:
+    """Each scored question with its evidence turns' and its answer's content words."""
+    by_id = {
+        t["dia_id"]: turn_text(t) for _, _, turns in sessions(sample["conversation"]) for t in turns
+    }
+    out = []
+    for qa in sample["qa"]:
+        if qa.get("category") == 5 or not qa.get("evidence"):
+            continue
+        evidence_words = [
+            content_words(by_id[e.strip()]) for e in qa["evidence"] if e.strip() in by_id
+        ]
+        answer = content_words(str(qa.get("answer", "")))
+        if evidence_words and answer:
+            out.append((qa, evidence_words, answer))
+    return out
+
+
+def score_payloads(
+    asked: list[tuple[dict[str, Any], list[set[str]], set[str]]],
+    payloads: Sequence[tuple[str, int]],
+) -> dict[str, Any]:
+    """evidence_in_payload, answer_in_payload and answer_token_recall (with per-category
+    evidence) of one system's payloads, one per question."""
+    rows = []
+    for (qa, evidence_words, answer), (text, tokens) in zip(asked, payloads, strict=True):
+        got = content_words(text)
+        rows.append(
+            {
+                "category": qa.get("category"),
+                "evidence": any(e and len(e & got) / len(e) >= 0.6 for e in evidence_words),
+                "answer": answer <= got,
+                "answer_recall": len(answer & got) / len(answer),
+                "tokens": tokens,
+            }
+        )
+    return {"rows": rows}
+
+
+def summarize_payloads(rows: list[dict[str, Any]]) -> dict[str, Any]:
+    """The three rates, the tokens used, and evidence_in_payload per category."""
+    n = len(rows)
+    by_category = {}
+    for number, name in CATEGORIES.items():
+        mine = [r for r in rows if r["category"] == number]
+        if mine:
+            by_category[name] = {
+                "n": len(mine),
+                "evidence_in_payload": sum(r["evidence"] for r in mine) / len(mine),
+            }
+    return {
+        "questions": n,
+        "evidence_in_payload": sum(r["evidence"] for r in rows) / n,
+        "answer_in_payload": sum(r["answer"] for r in rows) / n,
+        "answer_token_recall": sum(r["answer_recall"] for r in rows) / n,
+        "tokens_mean": statistics.mean(r["tokens"] for r in rows),
+        "tokens_max": max(r["tokens"] for r in rows),
+        "by_category": by_category,
+    }
+
+
+def run_payloads(
+    sample: dict[str, Any], workdir: Path, embedder: Embedder | None
+) -> dict[str, list[dict[str, Any]]]:
+    """Every system's payload rows for one conversation (hybrid when ``embedder`` is given),
+    and the facts its vault holds."""
+    root = workdir / f"payload-{sample['sample_id']}"
+    build_payload_vault(sample, root)
+    asked = payload_questions(sample)
+    out: dict[str, list[dict[str, Any]]] = {}
+    with Vault(root, env={}) as vault:
+        context = [vault.retrieve(qa["question"]) for qa, _, _ in asked]
+        out["memoryclaw"] = score_payloads(asked, [(p.context, p.tokens) for p in context])["rows"]
+        facts = vault.index.fact_rows("1", [])
+    fact_words = [content_words(f"{f['entity']} {f['field']} {f['value']}") for f in facts]
+    out["facts"] = [
+        {
+            "facts": len(facts),
+            "answer_in_a_fact": sum(any(a <= w for w in fact_words) for _, _, a in asked),
+        }
+    ]
+    if embedder is not None:
+        with Vault(root, settings=VARIANTS[-1].settings(), embedder=embedder) as vault:
+            report = vault.reindex()
+            if report.vector_error:
+                raise SystemExit(f"embedding failed: {report.vector_error}")
+            context = [vault.retrieve(qa["question"], refresh=False) for qa, _, _ in asked]
+        out["memoryclaw_hybrid"] = score_payloads(asked, [(p.context, p.tokens) for p in context])[
+            "rows"
+        ]
+    for name, window in (("bm25_turns", 1), ("bm25_win8", 8)):
+        pack = packer(sample, window)
+        texts = [pack(qa["question"]) for qa, _, _ in asked]
+        out[name] = score_payloads(asked, [(t, -(-len(t) // 4)) for t in texts])["rows"]
+    return out
+
+
+PAYLOAD_LABELS = {
+    "memoryclaw": "memoryclaw `retrieve` (keyword)",
+    "memoryclaw_hybrid": "memoryclaw `retrieve` (hybrid, weighted)",
+    "bm25_turns": "BM25 over single turns, packed",
+    "bm25_win8": "BM25 over 8-turn windows, packed",
+}
+
+
+def report_payloads(rows: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Print the payload table and return it for the JSON record."""
+    summary = {key: summarize_payloads(rows[key]) for key in PAYLOAD_LABELS if key in rows}
+    n = next(iter(summary.values()))["questions"]
+    print(f"\nWhat reaches the model: {n} questions, budget {BUDGET} tokens")
+    print(
+        "| system | evidence_in_payload | answer_in_payload | answer_token_recall "
+        "| tokens (mean) | max |"
+    )
+    print("|---|---|---|---|---|---|")
+    for key, s in summary.items():
+        print(
+            f"| {PAYLOAD_LABELS[key]} | {s['evidence_in_payload']:.3f} | "
+            f"{s['answer_in_payload']:.3f} | {s['answer_token_recall']:.3f} | "
+            f"{s['tokens_mean']:.0f} | {s['tokens_max']} |"
+        )
+    print("\nevidence_in_payload by category:")
+    print("| system | " + " | ".join(CATEGORIES.values()) + " |")
+    print("|---|" + "---|" * len(CATEGORIES))
+    for key, s in summary.items():
+        cells = [
+            f"{s['by_category'][c]['evidence_in_payload']:.2f} (n={s['by_category'][c]['n']})"
+            if c in s["by_category"]
+            else "-"
+            for c in CATEGORIES.values()
+        ]
+        print(f"| {PAYLOAD_LABELS[key]} | " + " | ".join(cells) + " |")
+    facts = rows.get("facts", [])
+    if facts:
+        total = sum(f["facts"] for f in facts)
+        in_fact = sum(f["answer_in_a_fact"] for f in facts)
+        summary["facts"] = {
+            "per_conversation": total / len(facts),
+            "answer_in_a_fact": in_fact / n,
+        }
+        print(
+            f"\nfacts: {total / len(facts):.1f} per conversation; the answer is in one fact for "
+            f"{in_fact} of {n} questions ({in_fact / n:.3f})"
+        )
+    return summary
+
+
 # --------------------------------------------------------------------------- hybrid
 
 
@@ -483,6 +715,7 @@ def main() -> None:
         embedder = QueryCache(embedder_for(VARIANTS[1].settings()))
         load_s = time.perf_counter() - started
     hybrid: dict[str, dict[str, Any]] = {}
+    payload_rows: dict[str, list[dict[str, Any]]] = {}
     samples = json.loads(args.data.read_text())[: args.limit_conversations]
     ours: list[dict[str, bool]] = []
     base: list[dict[str, bool]] = []
@@ -501,6 +734,8 @@ def main() -> None:
             episodes += run["episodes"]
             consolidate_s += run["consolidate_s"]
             base += run_baseline(sample)
+            for key, rows in run_payloads(sample, Path(tmp), embedder).items():
+                payload_rows.setdefault(key, []).extend(rows)
             if embedder is not None:
                 parts = run_variants(sample, run, embedder, variants, not args.no_study)
                 for key, part in parts.items():
@@ -530,7 +765,7 @@ def main() -> None:
         f"consolidation: {logs} logs -> {episodes} episodes in {consolidate_s:.2f} s "
         f"({logs / consolidate_s:.1f} logs/s, extractive)"
     )
-    extra: dict[str, Any] = {}
+    extra: dict[str, Any] = {"payload": report_payloads(payload_rows)}
     if embedder is not None:
         extra["hybrid"] = report_hybrid(hybrid, embedder, load_s, variants)
     args.out.mkdir(parents=True, exist_ok=True)

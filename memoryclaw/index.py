@@ -38,6 +38,7 @@ EPISODE_WEIGHTS = (10.0, 6.0, 4.0, 1.0)
 FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
 # A passage's words count fully; who said it counts a little ("what did Caroline say about").
 PASSAGE_WEIGHTS = (1.0, 0.5)
+_RANGE_ROWS_PER_ROW = 64  # see terms_matching
 _FTS_COLUMNS = {
     "episodes_fts": ("tags_text", "entities_text", "summary", "details"),
     "facts_fts": ("entity", "field", "value", "section"),
@@ -690,17 +691,23 @@ class Index:
         fts = f"{table}_fts"
         if fts not in _FTS_COLUMNS:
             raise ValueError(f"no full-text table for {table!r}")
-        marks = ",".join("?" * len(rowids))
+        # FTS5 runs a MATCH once per value of "rowid IN (...)", but reads a rowid range from
+        # its doclists in one pass: rows close together are asked for as a range and the
+        # rows between them dropped here; far-apart rows one by one.
+        wanted, low, high = set(rowids), min(rowids), max(rowids)
+        if high - low <= _RANGE_ROWS_PER_ROW * len(wanted):
+            where, bounds = "rowid BETWEEN ? AND ?", [low, high]
+        else:
+            where, bounds = f"rowid IN ({','.join('?' * len(rowids))})", list(rowids)
         parts, params = [], []
         for position, phrase in enumerate(terms.values()):
-            parts.append(
-                f"SELECT {position}, rowid FROM {fts} WHERE {fts} MATCH ? AND rowid IN ({marks})"
-            )
-            params.extend([phrase, *rowids])
+            parts.append(f"SELECT {position}, rowid FROM {fts} WHERE {fts} MATCH ? AND {where}")
+            params.extend([phrase, *bounds])
         labels = list(terms)
         out: dict[int, list[str]] = {}
         for position, rowid in self.execute(" UNION ALL ".join(parts), params).fetchall():
-            out.setdefault(rowid, []).append(labels[position])
+            if rowid in wanted:
+                out.setdefault(rowid, []).append(labels[position])
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}
 
     def search_facts(self, entity_match: str, match: str, limit: int) -> list[dict[str, Any]]:

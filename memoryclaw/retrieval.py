@@ -49,6 +49,7 @@ WEIGHTED_DEPTH = 20
 # (the whole conversation's fit to the query) adds to the passage's own BM25 (both scaled to
 # 0..1); chosen on LoCoMo dev (bench/locomo.py), see README "How retrieval decides".
 PASSAGE_DEPTH = 120
+PASSAGES_KEPT = 40  # the best of them, explained and returned
 EPISODE_SHARE = 0.5
 NEIGHBOUR_SHARE = 0.3
 REPLY_SHARE = 0.3
@@ -443,7 +444,6 @@ def _rank_passages(
         e.id: e.score / best_episode for e in episodes if best_episode > 0 and e.via != "vector"
     }
     own = {(r["path"], r["line"]): r["score"] / top for r in rows}
-    matched = index.terms_matching("passages", [r["rowid"] for r in rows], plan.phrases)
 
     def score(row: Mapping[str, Any]) -> float:
         path, line = row["path"], row["line"]
@@ -455,7 +455,8 @@ def _rank_passages(
     scored = sorted(
         ((score(row), row) for row in rows),
         key=lambda s: (-round(s[0], 9), -s[1]["ts_epoch"], s[1]["path"], s[1]["line"]),
-    )
+    )[:PASSAGES_KEPT]
+    matched = index.terms_matching("passages", [r["rowid"] for _, r in scored], plan.phrases)
     return [
         PassageHit(
             path=row["path"],
