@@ -220,6 +220,8 @@ _EVENT_RE = re.compile(
     r"camped|gave|had|took|won|met|celebrated)\b[^.!?;()]{3,80}?)\s*"
     r"\((?P<when>(?:week of )?\d{4}-\d{2}(?:-\d{2})?)\)"
 )
+# A relative date the summarizer resolved, right after the words it stands for.
+_RESOLVED_RE = re.compile(r"[^,;()\n]{0,40}\((?P<iso>\d{4}-\d{2}-\d{2})\)")
 _VALUE_END_RE = re.compile(r"\s+(?:and|but|because|so|which|who|since|when|if)\s.*$|[.!?:]+$")
 
 
@@ -346,6 +348,8 @@ def facts_from_turn(
             owner = project.group(0) if project else _owner(sentence[: m.start()], me)[0]
             if when := _DATE_RE.match(rest):
                 found.append((owner, "deadline", *_norm_date(when, ref)))
+            elif resolved := _RESOLVED_RE.match(rest):  # "next Friday (2025-04-18)"
+                found.append((owner, "deadline", resolved["iso"], "medium"))
             elif not rest.lower().startswith("to ") and (vague := _VAGUE_DATE_RE.match(rest)):
                 found.append((owner, "deadline", _clean_value(vague.group(0)), "low"))
         for m in _BIRTHDAY_RE.finditer(sentence):

@@ -132,12 +132,14 @@ class _Block:
         self.recent: dict[tuple[str, int], str] = {}
 
     def take(self, chars: int) -> bool:
+        """Claim ``chars`` of the room left; False (and nothing claimed) when it is not there."""
         if chars > self.room:
             return False
         self.room -= chars
         return True
 
     def add_fact(self, line: str) -> bool:
+        """Add a fact line (and the facts label before the first); whether it fit."""
         label = 0 if self.facts else len(_FACTS_LABEL) + 1
         if self.take(len(line) + 1 + label):
             self.facts.append(line)
@@ -145,6 +147,8 @@ class _Block:
         return False
 
     def add_passage(self, passage: PassageHit, header: str | None) -> bool:
+        """Quote a passage under its episode's header (or with the recent turns); whether it
+        fit and was not there already."""
         line = _quote(passage)
         if passage.via == "log":
             key = (passage.path, passage.line)
@@ -165,17 +169,20 @@ class _Block:
         return True
 
     def add_header(self, header: str) -> None:
+        """Show an episode's header alone (its summary found it, no line did), if it fits."""
         episode_id = header[2:].split(" ", 1)[0]
         if episode_id not in self.groups and self.take(len(header) + 1):
             self.groups[episode_id] = (header, {})
 
     def has(self, passage: PassageHit) -> bool:
+        """Whether the passage is quoted already."""
         if passage.via == "log":
             return (passage.path, passage.line) in self.recent
         group = self.groups.get(passage.episode_id)
         return group is not None and passage.line in group[1]
 
     def render(self) -> str:
+        """The block as the model sees it; empty when nothing was added."""
         if not (self.facts or self.groups or self.recent):
             return ""
         parts = [OPEN, FRAME]

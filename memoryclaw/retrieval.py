@@ -450,7 +450,7 @@ def _rank_passages(
         before, after = own.get((path, line - 1), 0.0), own.get((path, line + 1), 0.0)
         share = episode_share.get(row["episode_id"], 0.0)
         near = REPLY_SHARE * before + NEIGHBOUR_SHARE * after
-        return own[(path, line)] + near + EPISODE_SHARE * share
+        return float(own[(path, line)] + near + EPISODE_SHARE * share)
 
     scored = sorted(
         ((score(row), row) for row in rows),

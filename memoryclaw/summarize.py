@@ -117,7 +117,7 @@ def summarize_log(log: RawLog, *, max_turns: int = 24, max_chars: int = 6000) ->
 
 def turn_lines(log: RawLog) -> list[tuple[int, str | None, str, datetime]]:
     """Each turn of a log as its episode will quote it: (number, speaker, line, time)."""
-    out = []
+    out: list[tuple[int, str | None, str, datetime]] = []
     for number, turn in enumerate(log.turns, start=1):
         view = _view(number, turn)
         line = _detail(view)

@@ -375,6 +375,43 @@ def test_locomo_session_keeps_every_turns_words(max_turns: int) -> None:
             assert wanted <= words, (number, wanted - words)
 
 
+@pytest.mark.skipif(not LOCOMO.exists(), reason="the LoCoMo sample is not present")
+def test_no_dev_summary_is_a_bare_caption_greeting_or_lone_question() -> None:
+    """Every session of the dev split, consolidated as the benchmark does: each summary says
+    who, and states something (or the topics), never only a caption, greeting or question."""
+    checked = 0
+    for sample in json.loads(LOCOMO.read_text(encoding="utf-8")):
+        conversation = sample["conversation"]
+        for key, items in conversation.items():
+            if not (re.fullmatch(r"session_\d+", key) and isinstance(items, list) and items):
+                continue
+            when = datetime.strptime(conversation[f"{key}_date_time"], "%I:%M %p on %d %B, %Y")
+            turns = tuple(
+                Turn(
+                    "user" if item["speaker"] == conversation["speaker_a"] else "assistant",
+                    when.replace(tzinfo=UTC),
+                    item["text"]
+                    + (
+                        f" [shares an image: {item['blip_caption']}]"
+                        if item.get("blip_caption")
+                        else ""
+                    ),
+                    name=item["speaker"],
+                )
+                for item in items
+            )
+            for episode in summarize_log(RawLog("logs/x.md", {"channel": "locomo"}, turns)):
+                checked += 1
+                summary = episode.summary
+                quoted = summary.partition(': "')[2].rstrip('"')
+                assert "[shares an image" not in summary and not quoted.startswith("["), summary
+                assert not (quoted.endswith("?") and " about " not in summary), summary
+                words = set(extract_keywords(quoted or summary))
+                assert not words <= SMALL_TALK, summary
+                assert any(p in summary for p in episode.participants), summary
+    assert checked > 100
+
+
 # ------------------------------------------------------------------------ properties
 
 WORDS = [

@@ -92,9 +92,10 @@ def test_read_text_limits_and_encodings(tmp_path: Path) -> None:
         ("semantic/_pending.md", None),
         ("episodes/.hidden.md", None),
         ("episodes/a.txt", None),
-        ("logs/x_raw.md", None),
+        ("logs/x_raw.md", "log"),
+        ("logs/processed/x_raw.md", None),
     ],
-    ids=["episode", "nested", "facts", "aliases", "pending", "hidden", "txt", "log"],
+    ids=["episode", "nested", "facts", "aliases", "pending", "hidden", "txt", "log", "processed"],
 )
 def test_classify(rel: str, kind: str | None) -> None:
     assert classify(rel) == kind
