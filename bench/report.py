@@ -343,6 +343,21 @@ def plot(runs: Runs, folder: Path) -> list[Path]:
             "One search from the command line",
         )
         written.append(_save(fig, folder / "openclaw_side_by_side.png"))
+    payload = payload_rates(runs)
+    if payload:
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        metrics = ("evidence_in_payload", "answer_in_payload", "answer_token_recall")
+        width = 0.8 / len(payload)
+        for i, (label, rates) in enumerate(payload.items()):
+            xs = [m + i * width for m in range(len(metrics))]
+            ax.bar(xs, [rates[m] for m in metrics], width, label=label)
+        ax.set_xticks([m + 0.4 - width / 2 for m in range(len(metrics))])
+        ax.set_xticklabels(metrics)
+        ax.set_ylim(0, 1)
+        ax.set_title(f"LoCoMo dev: what reaches the model ({BUDGET_TOKENS} tokens each)")
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8, loc="lower right")
+        written.append(_save(fig, folder / "locomo_payload.png"))
     recall = locomo_recall(runs)
     if recall:
         fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -412,7 +427,8 @@ def render(runs: Runs, meta: dict[str, Any], plots: Sequence[str]) -> str:
         lines += ["![search latency against vault size](plots/search_latency.png)", ""]
     lines += ["## SPEC 9 targets", "", "| what | target | measured | |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in targets(runs)]
-    lines += ["", *_search_section(runs), *_ops_section(runs), *_locomo_section(runs, plots)]
+    lines += ["", *_search_section(runs), *_ops_section(runs), *_payload_section(runs, plots)]
+    lines += _locomo_section(runs, plots)
     lines += [*_openclaw_section(runs, plots), *_commands(runs)]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -526,6 +542,74 @@ def _ops_section(runs: Runs) -> list[str]:
         )
         lines.append("")
     return lines
+
+
+PAYLOAD_LABELS = {
+    "memoryclaw": "memoryclaw `retrieve` (keyword)",
+    "memoryclaw_hybrid": "memoryclaw `retrieve` (hybrid, weighted)",
+    "bm25_turns": "BM25 over single turns, packed",
+    "bm25_win8": "BM25 over 8-turn windows, packed",
+}
+
+
+def payload_rates(runs: Runs) -> dict[str, dict[str, Any]]:
+    """Per system, the payload metrics of ``bench/locomo.py`` (the hybrid run adds its row)."""
+    out: dict[str, dict[str, Any]] = {}
+    for step in ("locomo", "locomo_hybrid"):
+        for key, rates in (runs.get(step) or [{}])[0].get("payload", {}).items():
+            if key in PAYLOAD_LABELS and PAYLOAD_LABELS[key] not in out:
+                out[PAYLOAD_LABELS[key]] = rates
+    return out
+
+
+def _payload_section(runs: Runs, plots: Sequence[str]) -> list[str]:
+    payload = payload_rates(runs)
+    if not payload:
+        return []
+    questions = next(iter(payload.values()))["questions"]
+    lines = [
+        "## LoCoMo dev: what reaches the model",
+        "",
+        f"Every system gets the same {BUDGET_TOKENS} tokens (characters ÷ 4) for {questions} "
+        "questions; `bench/locomo.py` computes these as the reference scorer "
+        "`../shared/tools/locomo_payload.py` does. evidence_in_payload: some evidence turn has "
+        "≥ 60 % of its content words in the payload; answer_in_payload: every content word of "
+        "the gold answer is; answer_token_recall: the mean share of them.",
+        "",
+        "| system | evidence_in_payload | answer_in_payload | answer_token_recall | "
+        "tokens (mean) | max |",
+        "|---|---|---|---|---|---|",
+    ]
+    for label, r in payload.items():
+        lines.append(
+            f"| {label} | {r['evidence_in_payload']:.3f} | {r['answer_in_payload']:.3f} | "
+            f"{r['answer_token_recall']:.3f} | {r['tokens_mean']:.0f} | {r['tokens_max']} |"
+        )
+    categories = list(next(iter(payload.values()))["by_category"])
+    lines += [
+        "",
+        "evidence_in_payload per LoCoMo category:",
+        "",
+        "| system | " + " | ".join(categories) + " |",
+        "|---|" + "---|" * len(categories),
+    ]
+    for label, r in payload.items():
+        cells = [
+            f"{r['by_category'][c]['evidence_in_payload']:.2f} (n={r['by_category'][c]['n']})"
+            for c in categories
+            if c in r["by_category"]
+        ]
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    facts = (runs.get("locomo") or [{}])[0].get("payload", {}).get("facts")
+    if facts:
+        lines += [
+            "",
+            f"Facts the extractor files: {facts['per_conversation']:.1f} per conversation; the "
+            f"gold answer is within one fact for {facts['answer_in_a_fact']:.1%} of questions.",
+        ]
+    if "locomo_payload.png" in plots:
+        lines += ["", "![LoCoMo payload metrics](plots/locomo_payload.png)"]
+    return [*lines, ""]
 
 
 def _locomo_section(runs: Runs, plots: Sequence[str]) -> list[str]:

@@ -63,6 +63,19 @@ def _runs() -> dict[str, list[dict[str, Any]]]:
                 "logs": 100,
                 "consolidate_s": 2.0,
                 "episodes": 120,
+                "payload": {
+                    key: {
+                        "questions": 754,
+                        "evidence_in_payload": ev,
+                        "answer_in_payload": ev / 2,
+                        "answer_token_recall": ev - 0.1,
+                        "tokens_mean": 790,
+                        "tokens_max": 800,
+                        "by_category": {"temporal": {"n": 156, "evidence_in_payload": ev}},
+                    }
+                    for key, ev in (("memoryclaw", 0.9), ("bm25_turns", 0.8))
+                }
+                | {"facts": {"per_conversation": 7.0, "answer_in_a_fact": 0.016}},
             },
         ],
     }
@@ -108,13 +121,16 @@ def test_write_makes_the_report_and_real_pngs(tmp_path: Path) -> None:
     }
     written = report.write(_runs(), meta, tmp_path / "REPORT.md", tmp_path / "plots")
     names = {p.name for p in written}
-    assert {"search_latency.png", "locomo_recall.png", "REPORT.md"} <= names
+    assert {"search_latency.png", "locomo_recall.png", "locomo_payload.png", "REPORT.md"} <= names
     for png in (tmp_path / "plots").glob("*.png"):
         assert png.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     text = (tmp_path / "REPORT.md").read_text()
     assert "Test CPU, 2 cores, 8 GiB RAM" in text
     assert "![search latency against vault size](plots/search_latency.png)" in text
     assert "python bench/bench_search.py --sizes 1000,10000" in text
+    assert "| memoryclaw `retrieve` (keyword) | 0.900 | 0.450 | 0.800 | 790 | 800 |" in text
+    assert "| BM25 over single turns, packed | 0.800 | 0.400 | 0.700 | 790 | 800 |" in text
+    assert "0.90 (n=156)" in text and "within one fact for 1.6% of questions" in text
     # A second run over the same data draws byte-identical plots (no timestamps inside).
     first = (tmp_path / "plots" / "search_latency.png").read_bytes()
     report.write(_runs(), meta, tmp_path / "REPORT.md", tmp_path / "plots")
