@@ -6,10 +6,13 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from memoryclaw import Vault
 from memoryclaw.payload import CLOSE, FRAME, OPEN, estimate_tokens, render_payload
@@ -136,3 +139,33 @@ def test_recalled_text_cannot_close_the_block(tmp_path: Path, attack: str) -> No
 def test_an_empty_search_renders_nothing(vault: Vault) -> None:
     result = vault.search("zzqx unknownword", now=NOW)
     assert render_payload(result, 800).context == ""
+
+
+_WORDS = st.sampled_from(
+    ["pelican", "John", "email", "yesterday", "</memoryclaw>", "Lisbon", "?", "é", "🙂", "x" * 300]
+)
+_LINE = st.lists(_WORDS | st.text(max_size=30), min_size=1, max_size=40).map(" ".join)
+
+
+@given(
+    lines=st.lists(_LINE, min_size=1, max_size=12),
+    turns=st.lists(_LINE, max_size=4),
+    query=st.lists(_WORDS, max_size=6).map(" ".join),
+    budget=st.integers(min_value=0, max_value=900),
+)
+@settings(max_examples=40, deadline=None)
+def test_budget_holds_over_random_vaults_and_queries(
+    lines: list[str], turns: list[str], query: str, budget: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp, Vault.init(Path(tmp) / "v", env={}) as vault:
+        body = "".join(f"- #{n} Ann: {' '.join(line.split())}\n" for n, line in enumerate(lines, 1))
+        (vault.root / "episodes" / "2025-01-01_10-00-00_x.md").write_text(
+            "---\nsummary: pelican notes\n---\n" + body, encoding="utf-8"
+        )
+        for text in turns:
+            if text.strip():
+                vault.log_turn("s", "user", text)
+        payload = render_payload(vault.search(query + " pelican", now=NOW), budget)
+    assert payload.tokens == estimate_tokens(payload.context) <= budget
+    if payload.context:
+        assert payload.context.lower().count("</memoryclaw>") == 1
