@@ -170,7 +170,7 @@ def _print_search(result: SearchResult) -> None:
         click.echo(f"aliases:  {term} -> {', '.join(synonyms)}")
     if result.fallback_error:
         click.echo(f"vector fallback unavailable: {result.fallback_error}", err=True)
-    if not result.results and not result.facts:
+    if not result.results and not result.facts and not result.passages:
         click.echo("no memories found")
         return
     for rank, episode in enumerate(result.results, start=1):
@@ -181,6 +181,18 @@ def _print_search(result: SearchResult) -> None:
             f"; tags {', '.join(episode.tags) or '-'}"
         )
         click.echo(f"   {episode.path}  ({episode.id})")
+        best = next((p for p in result.passages if p.episode_id == episode.id), None)
+        if best is not None:  # the line that matched best, and why
+            turn = f"#{best.turn} " if best.turn is not None else ""
+            quote = " ".join(best.text.split())
+            quote = quote if len(quote) <= 100 else quote[:99] + "…"
+            click.echo(f"   {turn}{best.speaker or ''}: {quote}  [{', '.join(best.matched)}]")
+    recent = [p for p in result.passages if p.via == "log"]
+    if recent:
+        click.echo("recent turns (not yet consolidated):")
+        for passage in recent[:3]:
+            quote = " ".join(passage.text.split())[:100]
+            click.echo(f"   #{passage.turn} {passage.speaker}: {quote}  {passage.path}")
     if result.facts:
         click.echo("facts:")
         for fact in result.facts:

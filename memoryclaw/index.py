@@ -216,6 +216,7 @@ class Index:
         )
         db.table("passages").create_index(["path"])
         db.table("passages").create_index(["episode_id"])
+        db.table("passages").create_index(["kind", "path"])
         db.table("passages").enable_fts(
             ["text", "speaker"], create_triggers=False, tokenize=TOKENIZER
         )
@@ -613,19 +614,43 @@ class Index:
             hits.append(EpisodeHit(rowid=row["rowid"], bm25=float(row.pop("score")), row=row))
         return hits
 
-    def search_passages(self, match: str, limit: int) -> list[dict[str, Any]]:
+    def search_passages(
+        self, match: str, episode_paths: Sequence[str], limit: int
+    ) -> list[dict[str, Any]]:
         """Passages matching an FTS5 expression, best BM25 first (as ``score``, higher is
-        better; ties: newer, then path and line)."""
+        better; ties: newer, then path and line), from these episode files and every raw log.
+
+        A file's passages are stored together, so each file is one rowid range that FTS5
+        reads straight from its doclists: the cost follows the files asked for, not how
+        many passages in the whole vault share a common word.
+        """
+        logs = [r[0] for r in self.execute("SELECT DISTINCT path FROM passages WHERE kind='log'")]
+        paths = list(dict.fromkeys([*episode_paths, *logs]))
+        if not paths:
+            return []
+        spans = self.execute(
+            "SELECT min(rowid), max(rowid) FROM passages"
+            f" WHERE path IN ({','.join('?' * len(paths))}) GROUP BY path",
+            paths,
+        ).fetchall()
+        if not spans:
+            return []
         weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
+        one = (
+            f"SELECT rowid, -bm25(passages_fts, {weights}) AS score FROM passages_fts"
+            " WHERE passages_fts MATCH ? AND rowid BETWEEN ? AND ?"
+        )
+        params: list[Any] = []
+        for low, high in spans:
+            params += [match, low, high]
         cursor = self.execute(
             "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags"
-            f" FROM (SELECT rowid, -bm25(passages_fts, {weights}) AS score"
-            " FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score DESC LIMIT ?) c"
+            f" FROM ({' UNION ALL '.join([one] * len(spans))}) c"
             " JOIN passages p ON p.rowid = c.rowid"
             " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"
             " WHERE id = p.episode_id)"
-            " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line",
-            [match, limit],
+            " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line LIMIT ?",
+            [*params, limit],
         )
         columns = [c[0] for c in cursor.description]
         return [dict(zip(columns, values)) for values in cursor.fetchall()]

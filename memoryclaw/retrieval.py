@@ -45,15 +45,19 @@ RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al. 2009)
 # on LoCoMo dev (bench/locomo.py --hybrid), where 0.6-0.9 all beat keyword-only at k=10.
 KEYWORD_WEIGHT = 0.8
 WEIGHTED_DEPTH = 20
-# Passages: how many candidates a query takes, and how much the rank of a passage's episode
-# (the whole conversation's fit to the query) adds to the passage's own BM25 (both scaled to
-# 0..1); chosen on LoCoMo dev (bench/locomo.py), see README "How retrieval decides".
+# Passages (see _rank_passages), all chosen on LoCoMo dev (bench/locomo.py): how many
+# candidates a query takes and keeps; the share of its episode's score a passage gets (the
+# whole conversation's fit to the query: 0 loses 6 points of evidence_in_payload, 0.25-1.0
+# are alike); the share of the line before it (the question it answers) and after it.
 PASSAGE_DEPTH = 120
 PASSAGES_KEPT = 40  # the best of them, explained and returned
 EPISODE_SHARE = 0.5
-NEIGHBOUR_SHARE = 0.3
 REPLY_SHARE = 0.3
+NEIGHBOUR_SHARE = 0.3
 PASSAGE_EPISODES = 5
+# Passages are read from the best PASSAGE_SOURCES episodes only (and every raw log): on LoCoMo
+# dev 20 loses nothing against all of them, and a common word no longer costs a vault scan.
+PASSAGE_SOURCES = 20
 
 _WHOLE_TOKEN_RE = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
@@ -385,7 +389,7 @@ def search(
     weighted = fallback is not None and fallback.blend_strategy == "weighted"
     if plan.match is not None and limit > 0:
         # The weighted blend ranks deeper and explains only the results it keeps.
-        depth = max(limit, WEIGHTED_DEPTH if weighted else PASSAGE_EPISODES)
+        depth = max(limit, WEIGHTED_DEPTH if weighted else PASSAGE_SOURCES)
         episodes = _rank_episodes(index, plan, depth, explain=False)
         facts = _facts(
             index, plan, now, fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT
@@ -421,12 +425,16 @@ def search(
 def _rank_passages(
     index: Index, plan: QueryPlan, episodes: Sequence[EpisodeResult]
 ) -> list[PassageHit]:
-    """The best ``PASSAGE_DEPTH`` passages: each one's own BM25 (scaled to 0..1 over the
-    candidates) plus ``EPISODE_SHARE`` x its episode's (scaled the same way over the ranked
-    episodes), so a line in the episode that best fits the whole question comes first; a
-    raw log's turn that an episode already holds is left out."""
+    """The best ``PASSAGES_KEPT`` passages of the best episodes and the raw logs: each one's
+    own BM25 (scaled to 0..1 over the candidates), plus ``REPLY_SHARE`` and
+    ``NEIGHBOUR_SHARE`` x the lines before and after it, plus ``EPISODE_SHARE`` x its
+    episode's score (scaled over the top ``PASSAGE_EPISODES``), so a line in the episode that
+    best fits the whole question comes first; a raw log's turn that an episode already holds
+    is left out."""
     assert plan.episode_match is not None
-    rows = index.search_passages(plan.episode_match, PASSAGE_DEPTH)
+    sources = [e.path for e in episodes[:PASSAGE_SOURCES]]
+    rows = index.search_passages(plan.episode_match, sources, PASSAGE_DEPTH)
+    episodes = episodes[:PASSAGE_EPISODES]
     logs = [r for r in rows if r["kind"] == "log"]
     if logs:
         covered = index.consolidated_turns(sorted({_processed_twin(r["path"]) for r in logs}))
