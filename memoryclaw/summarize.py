@@ -56,7 +56,6 @@ _RANK = {"low": 0, "medium": 1, "high": 2}
 _MARKER_RE = re.compile(r"\[REDACTED:[\w-]+\]")
 _ASIDE_RE = re.compile(r"\[[^\]\n]{0,400}\]")  # "[shares an image: …]": a caption, not a statement
 _SUMMARY_TOPICS = 3
-_TOPICS_FROM_TURNS = 4
 _ENTITY_RE = re.compile(
     rf"(?P<email>{EMAIL_PATTERN})|(?P<handle>(?<![\w.])@[A-Za-z0-9_]{{2,30}})"
     rf"|(?P<code>{CODE_PATTERN})|(?P<caps>{CAPS_PATTERN})"
@@ -133,8 +132,7 @@ def _view(number: int, turn: Turn) -> _View:
     human = not tool and (
         turn.role == "user" or (name is not None and turn.role not in _MACHINE_ROLES)
     )
-    # "[REDACTED:api-key]" is no topic, nor is "[shares an image: a photo of …]"
-    words = extract_keywords(_ASIDE_RE.sub(" ", _MARKER_RE.sub(" ", text)))
+    words = extract_keywords(_MARKER_RE.sub(" ", text))  # "[REDACTED:api-key]" is no topic
     return _View(number, turn, name, text, tuple(words), human, tool)
 
 
@@ -312,16 +310,10 @@ def _summary(
         body = request[:1].lower() + request[1:].rstrip(".!?")
         core = head + _clip(body, SUMMARY_CHARS - len(head) - 1) + "."
     else:
-        # Topics only where a few turns can have several; a short exchange is its sentence.
-        about = _join(topics) if topics and len(seg) >= _TOPICS_FROM_TURNS else ""
-        if sentence.endswith("?"):  # nothing but questions: what they were about
-            about = about or (_join(topics) if topics else "")
-            head = f"{view.label} asked {other} about {about}: " if about else ""
-        elif about:
-            head = f"{view.label} told {other} about {about}: " if other else ""
-            head = head or f"{view.label}, about {about}: "
-        else:
-            head = ""
+        # A statement speaks for itself (the tags name the topics); a question says only
+        # what was not known, so it comes with the topics the exchange was about.
+        about = _join(topics) if topics and sentence.endswith("?") else ""
+        head = f"{view.label} asked {other} about {about}: " if about else ""
         if not head or len(head) > SUMMARY_CHARS // 2:
             verb = "asked" if sentence.endswith("?") else "told" if other else "said"
             head = f"{view.label} {verb} {other}: " if other else f"{view.label} {verb}: "
