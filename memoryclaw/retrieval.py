@@ -389,8 +389,8 @@ def search(
     weighted = fallback is not None and fallback.blend_strategy == "weighted"
     if plan.match is not None and limit > 0:
         # The weighted blend ranks deeper and explains only the results it keeps.
-        depth = max(limit, WEIGHTED_DEPTH if weighted else PASSAGE_SOURCES)
-        episodes = _rank_episodes(index, plan, depth, explain=False)
+        depth = max(limit, WEIGHTED_DEPTH) if weighted else limit
+        episodes = _rank_episodes(index, plan, depth, explain=False, keep=PASSAGE_SOURCES)
         facts = _facts(
             index, plan, now, fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT
         )
@@ -406,7 +406,7 @@ def search(
             if weighted:
                 near = fallback.nearest(query, WEIGHTED_DEPTH, [e.id for e in episodes])
             else:
-                near = fallback.nearest(query, limit + len(episodes), ())
+                near = fallback.nearest(query, limit + len(episodes[:limit]), ())
         except MemoryclawError as exc:
             error = str(exc)
         else:
@@ -612,8 +612,10 @@ def _fuse(
 
 
 def _rank_episodes(
-    index: Index, plan: QueryPlan, limit: int, *, explain: bool = True
+    index: Index, plan: QueryPlan, limit: int, *, explain: bool = True, keep: int = 0
 ) -> list[EpisodeResult]:
+    """The best ``limit`` episodes, or ``keep`` when more (the tag bonus re-sorts 5 x
+    ``limit`` BM25 candidates; those kept beyond ``limit`` come from the same candidates)."""
     assert plan.episode_match is not None
     hits = index.search_episodes(plan.episode_match, max(CANDIDATE_FLOOR, limit * 5))
     wanted = set(plan.terms)
@@ -624,7 +626,7 @@ def _rank_episodes(
     scored.sort(
         key=lambda s: (-round(s[0], 9), -s[2].row["ts_epoch"], s[2].row["id"], s[2].row["path"])
     )
-    top = scored[:limit]
+    top = scored[: max(limit, keep)]
     matched = {}
     if explain:
         matched = index.terms_matching("episodes", [s[2].rowid for s in top], plan.phrases)
