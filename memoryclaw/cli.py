@@ -21,6 +21,7 @@ from . import __version__, openclaw
 from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
+from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line
 from .retrieval import SearchResult
 
 if TYPE_CHECKING:
@@ -114,7 +115,8 @@ def log(
 ) -> None:
     """Append one turn to the session's raw log (TEXT '-' reads stdin)."""
     if text == "-":
-        text = sys.stdin.read()
+        # As in argv, a byte that is not UTF-8 becomes a lone surrogate, which the vault names.
+        text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
     logged = _vault(ctx).log_turn(
         session, role, text, name=name, channel=channel, timestamp=timestamp, tool=tool
     )
@@ -125,17 +127,18 @@ def log(
 
 
 def _jsonl_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    handle = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(bounded_lines(handle), start=1):
+            if line is None:
+                problem = f"over {MAX_LINE_BYTES} bytes"
+                raise InvalidInputError("line", problem, source=path, line=number)
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(
-                    "line", f"not JSON: {exc.msg}", source=path, line=number
-                ) from None
+                record = parse_json_line(line)
+            except InvalidInputError as exc:
+                raise InvalidInputError(exc.field, exc.problem, source=path, line=number) from None
             if not isinstance(record, dict):
                 raise InvalidInputError("line", "expected a JSON object", source=path, line=number)
             yield number, record
@@ -148,10 +151,7 @@ def _jsonl_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
 def ingest(ctx: click.Context, file: str, as_json: bool) -> None:
     """Append many turns from a JSON-lines file; each session's log is then closed."""
     vault = _vault(ctx)
-    try:
-        numbered = list(_jsonl_records(file))
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError("file", f"not UTF-8 text ({exc.reason})", source=file) from None
+    numbered = list(_jsonl_records(file))
     report = vault.ingest(
         [record for _, record in numbered], source=file, line_numbers=[n for n, _ in numbered]
     )
