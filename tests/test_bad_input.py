@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import resource
 import subprocess
 import sys
 import tracemalloc
@@ -22,6 +21,8 @@ import pytest
 
 from memoryclaw import Vault
 from memoryclaw.inputs import MAX_LINE_BYTES
+
+from .line_client import limit_memory
 
 JOHN_ID = "ep-20250408-143210-email-john"
 JOHN = "episodes/2025-04-08_14-32-10_email-john.md"
@@ -425,13 +426,7 @@ def test_ingest_channel_traversal_is_slugified(vault_dir: Path, tmp_path: Path) 
 
 # ------------------------------------------------- turns that cannot be stored (log, ingest)
 
-GIB = 1024**3
 OK_TURN = b'{"session": "s", "role": "user", "content": "fine"}'
-
-
-def limit_memory() -> None:
-    """In the child: at most 2 GiB of address space."""
-    resource.setrlimit(resource.RLIMIT_AS, (2 * GIB, 2 * GIB))
 
 
 def run_bytes(vault: Path, *args: str | bytes, stdin: bytes = b"") -> tuple[int, str]:

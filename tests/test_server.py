@@ -4,12 +4,9 @@ from __future__ import annotations
 
 import io
 import json
-import queue
-import resource
 import shutil
 import subprocess
 import sys
-import threading
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +26,8 @@ from memoryclaw.server import (
     StdioServer,
 )
 from memoryclaw.transcripts import MAX_TURN_CHARS, unprocessed_logs
+
+from .line_client import limit_memory, line_client
 
 
 @pytest.fixture
@@ -207,14 +206,8 @@ def test_real_process_round_trips(vault_dir: Path) -> None:
 
 # ------------------------------------------------------------- the real process, bad input
 
-GIB = 1024**3
 SERVE = [sys.executable, "-m", "memoryclaw", "--vault"]
 STATUS = b'{"id": "probe", "method": "status"}\n'
-
-
-def limit_memory() -> None:
-    """In the child: at most 2 GiB of address space, so a runaway request fails the test."""
-    resource.setrlimit(resource.RLIMIT_AS, (2 * GIB, 2 * GIB))
 
 
 def serve(vault_dir: Path, payload: bytes) -> list[dict[str, Any]]:
@@ -336,33 +329,19 @@ def _lines(draw: st.DrawFn) -> bytes:
 
 
 def test_fuzzed_lines_get_one_reply_each_from_a_living_process(vault_dir: Path) -> None:
-    with subprocess.Popen(
-        [*SERVE, str(vault_dir), "serve", "--stdio"],
-        stdin=subprocess.PIPE,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        preexec_fn=limit_memory,
-    ) as proc:
-        stdin, stdout, stderr = proc.stdin, proc.stdout, proc.stderr
-        assert stdin is not None and stdout is not None and stderr is not None
-        replies: queue.Queue[bytes] = queue.Queue()
-        threading.Thread(target=lambda: [replies.put(x) for x in stdout], daemon=True).start()
+    with line_client(vault_dir, "serve", "--stdio") as client:
 
         @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
         @given(st.lists(_lines(), min_size=1, max_size=8))
         def batch(lines: list[bytes]) -> None:
-            stdin.write(b"".join(line + b"\n" for line in lines) + STATUS)
-            stdin.flush()
-            expected = sum(1 for line in lines if line.strip())
-            got = [json.loads(replies.get(timeout=60)) for _ in range(expected + 1)]
+            client.write(b"".join(line + b"\n" for line in lines) + STATUS)
+            got = [client.reply() for line in lines if line.strip()] + [client.reply()]
             for reply in got:
                 assert ("result" in reply) != ("error" in reply), reply
             assert got[-1]["id"] == "probe" and "result" in got[-1], got[-1]
 
         batch()
-        stdin.close()
-        assert proc.wait(timeout=60) == 0
-        assert stderr.read() == b""
+        assert client.finish() == ""
 
 
 @pytest.mark.parametrize(
