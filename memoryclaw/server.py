@@ -33,6 +33,7 @@ PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
     -32000,
 )
 MEMORY_ERROR = 1
+BAD_ID = '"id" must be a number, null or a string of valid Unicode text'
 
 _Handler = Callable[[Vault, Mapping[str, Any]], Any]
 
@@ -154,9 +155,8 @@ class StdioServer:
         if not isinstance(request, dict):
             return _error(None, INVALID_REQUEST, "a request is a JSON object")
         ident = request.get("id")
-        if not _is_id(ident):
-            problem = '"id" must be a number, null or a string of valid Unicode text'
-            return _error(None, INVALID_REQUEST, problem)
+        if not is_request_id(ident):
+            return _error(None, INVALID_REQUEST, BAD_ID)
         method, params = request.get("method"), request.get("params", {})
         if not isinstance(method, str):
             return _error(ident, INVALID_REQUEST, 'missing "method"')
@@ -211,7 +211,8 @@ def encode_reply(response: Mapping[str, Any]) -> bytes:
     return text.encode("utf-8", "backslashreplace") + b"\n"
 
 
-def _is_id(value: Any) -> bool:
+def is_request_id(value: Any) -> bool:
+    """Whether ``value`` may be a JSON-RPC request's ``id``: a number, null or valid text."""
     if isinstance(value, str):
         return text_problem(value) is None
     return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
