@@ -134,5 +134,7 @@ def _walk(value: Any) -> Iterator[tuple[str, Any]]:
 
 def _members(node: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     for key, child in node.items():
-        yield f".{key}", key
-        yield f".{key}", child
+        # A path is part of an error message, which must itself be valid text.
+        name = "." + key.encode("utf-8", "backslashreplace").decode("utf-8")
+        yield name, key
+        yield name, child

@@ -309,6 +309,7 @@ BAD_LINES = [
         PARSE_ERROR,
         "params.arguments.query",
     ),
+    (rb'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"\udfff": 1}}', PARSE_ERROR, "U+"),
     (b"[1, 2]", INVALID_REQUEST, "JSON-RPC"),
     (b'{"jsonrpc": "2.0", "id": 5}', INVALID_REQUEST, "JSON-RPC"),
     (b'{"id": 6, "method": "tools/list"}', INVALID_REQUEST, "JSON-RPC"),

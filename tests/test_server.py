@@ -228,7 +228,7 @@ def serve(vault_dir: Path, payload: bytes) -> list[dict[str, Any]]:
     [
         (rb'{"id": 1, "method": "search", "params": {"query": "\udfff"}}', 1, BAD_PARAMS, "query"),
         (rb'{"id": 1, "method": "get", "params": {"id": "ep-\ud800x"}}', 1, BAD_PARAMS, "U+D800"),
-        (rb'{"id": 1, "method": "status", "params": {"\udfff": 1}}', 1, BAD_PARAMS, "Unicode"),
+        (rb'{"id": 1, "method": "status", "params": {"\udfff": 1}}', 1, BAD_PARAMS, "\\udfff"),
         (rb'{"id": "\udfff", "method": "status"}', None, INVALID_REQUEST, "id"),
         (rb'{"id": [1], "method": "status"}', None, INVALID_REQUEST, "id"),
         (rb'{"id": NaN, "method": "status"}', None, PARSE_ERROR, "NaN"),
