@@ -59,20 +59,24 @@ def parse_json_line(line: bytes | str) -> Any:
         raise InvalidInputError("line", f"not JSON: {exc}") from None
     except RecursionError:
         raise InvalidInputError("line", too_deep) from None
-    for _, node in _walk(value):
-        if node is _TOO_DEEP:
-            raise InvalidInputError("line", too_deep)
+    if not _within_depth(value):
+        raise InvalidInputError("line", too_deep)
     return value
 
 
 def text_problem(value: Any) -> str | None:
     """``"where: problem"`` for the first string in a parsed JSON value (keys included) that
     is not valid Unicode text, e.g. ``"params.query: not valid Unicode text: ..."``."""
-    for where, node in _walk(value):
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return None  # the common case, at C speed
+    except (UnicodeEncodeError, RecursionError):
+        pass
+    for names, name, node in _walk(value):
         if isinstance(node, str):
             problem = _string_problem(node)
             if problem is not None:
-                return f"{where or 'value'}: {problem}"
+                return f"{_path(names, name) or 'value'}: {problem}"
     return None
 
 
@@ -103,14 +107,29 @@ def _no_constant(name: str) -> Any:
     raise ValueError(f"{name} is not a JSON number")
 
 
-_TOO_DEEP = object()
+def _within_depth(value: Any) -> bool:
+    """Whether containers nest at most :data:`MAX_DEPTH` deep, level by level, no recursion."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(MAX_DEPTH):
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if isinstance(node, dict) else node
+            below.extend([c for c in children if isinstance(c, (dict, list))])
+        if not below:
+            return True
+        level = below
+    return False
 
 
-def _walk(value: Any) -> Iterator[tuple[str, Any]]:
-    """(path, node) for every node of a parsed JSON value, dict keys as nodes too, and one
-    ``_TOO_DEEP`` past :data:`MAX_DEPTH`.  Iterative, holding one iterator per level."""
-    names: list[str] = []
-    stack: list[Iterator[tuple[str, Any]]] = [iter([("", value)])]
+_Name = str | int  # a dict key or a list index
+
+
+def _walk(value: Any) -> Iterator[tuple[list[_Name], _Name, Any]]:
+    """(names of the enclosing containers, own name, node) for every node of a parsed JSON
+    value, dict keys as nodes too.  Iterative, holding one iterator per level; the names
+    list is live (see :func:`_path`)."""
+    names: list[_Name] = []
+    stack: list[Iterator[tuple[_Name, Any]]] = [iter([("", value)])]
     while stack:
         entry = next(stack[-1], None)
         if entry is None:
@@ -119,22 +138,20 @@ def _walk(value: Any) -> Iterator[tuple[str, Any]]:
                 names.pop()
             continue
         name, node = entry
-        where = "".join(names) + name
-        yield where.lstrip("."), node
+        yield names, name, node
         if isinstance(node, (dict, list)):
-            if len(stack) > MAX_DEPTH:
-                yield where.lstrip("."), _TOO_DEEP
-                return
             names.append(name)
-            if isinstance(node, list):
-                stack.append((f"[{i}]", child) for i, child in enumerate(node))
-            else:
-                stack.append(_members(node))
+            stack.append(enumerate(node) if isinstance(node, list) else _members(node))
 
 
 def _members(node: dict[str, Any]) -> Iterator[tuple[str, Any]]:
     for key, child in node.items():
-        # A path is part of an error message, which must itself be valid text.
-        name = "." + key.encode("utf-8", "backslashreplace").decode("utf-8")
-        yield name, key
-        yield name, child
+        yield key, key
+        yield key, child
+
+
+def _path(names: list[_Name], name: _Name) -> str:
+    """``params.content[2].text``; built only for an error, from :func:`_walk`'s names."""
+    parts = [f"[{n}]" if isinstance(n, int) else f".{n}" for n in [*names[1:], name]]
+    # The path is part of an error message, which must itself be valid text.
+    return "".join(parts).lstrip(".").encode("utf-8", "backslashreplace").decode("utf-8")
