@@ -21,7 +21,7 @@ from . import __version__, openclaw
 from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
-from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line
+from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, require_text
 from .retrieval import SearchResult
 
 if TYPE_CHECKING:
@@ -115,8 +115,7 @@ def log(
 ) -> None:
     """Append one turn to the session's raw log (TEXT '-' reads stdin)."""
     if text == "-":
-        # As in argv, a byte that is not UTF-8 becomes a lone surrogate, which the vault names.
-        text = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
+        text = _as_text(sys.stdin.buffer.read())
     logged = _vault(ctx).log_turn(
         session, role, text, name=name, channel=channel, timestamp=timestamp, tool=tool
     )
@@ -124,6 +123,12 @@ def log(
         _emit({"path": logged.path, "turn": logged.turn, "session": logged.session})
     else:
         click.echo(f"{logged.path} turn {logged.turn}")
+
+
+def _as_text(data: bytes) -> str:
+    # As Python does for argv: a byte that is not UTF-8 becomes a lone surrogate, which
+    # require_text (or the vault, for a turn) then names in a one-line error.
+    return data.decode("utf-8", "surrogateescape")
 
 
 def _jsonl_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
@@ -211,15 +216,18 @@ def search_command(
     if queries is not None:
         if not as_json:
             raise click.UsageError("--queries needs --json")
-        handle = sys.stdin if queries == "-" else open(queries, encoding="utf-8")  # noqa: SIM115
+        handle = sys.stdin.buffer if queries == "-" else open(queries, "rb")  # noqa: SIM115
         with handle:
-            lines = [line.rstrip("\n") for line in handle]
+            lines = [_as_text(line.rstrip(b"\r\n")) for line in handle]
+        for number, line in enumerate(lines, start=1):
+            require_text("query", line, source=queries, line=number)
         vault.refresh()
         for line in lines:
             if line.strip():
                 _emit(vault.search(line, limit=limit, refresh=False).as_dict())
         return
     assert query is not None
+    require_text("QUERY", query)
     result = vault.search(query, limit=limit)
     if as_json:
         _emit(result.as_dict())
@@ -233,6 +241,7 @@ def search_command(
 @click.pass_context
 def retrieve(ctx: click.Context, query: str, as_json: bool) -> None:
     """The hook payload for QUERY: context block, working memory, token count."""
+    require_text("QUERY", query)
     payload = _vault(ctx).retrieve(query)
     if as_json:
         _emit(payload.as_dict())

@@ -540,6 +540,25 @@ def test_ingest_writes_nothing_when_any_line_is_bad(
     assert vault_files(vault_dir) == before
 
 
+@pytest.mark.parametrize(
+    ("args", "stdin", "words"),
+    [
+        (["search", b"email \xff"], b"", "QUERY: not valid Unicode text"),
+        (["search", "--json", b"\xc3"], b"", "byte 0xc3 is not UTF-8"),
+        (["retrieve", b"john \xfe"], b"", "QUERY: not valid Unicode text"),
+        (["search", "--json", "--queries", "-"], b"john\r\nemail \xff\n", "-:2: query:"),
+    ],
+    ids=["search", "search-json", "retrieve", "queries-from-stdin"],
+)
+def test_queries_that_are_not_utf8_are_one_line_errors(
+    vault_dir: Path, args: list[str | bytes], stdin: bytes, words: str
+) -> None:
+    code, stderr = run_bytes(vault_dir, *args, stdin=stdin)
+    assert code == 1 and "Traceback" not in stderr
+    [line] = stderr.splitlines()
+    assert line.startswith("memoryclaw: error: ") and words in line
+
+
 # ------------------------------------------------------------------ empty, missing vault
 
 
