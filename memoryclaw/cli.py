@@ -21,6 +21,7 @@ from . import __version__, openclaw
 from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
+from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, require_text
 from .retrieval import SearchResult
 
 if TYPE_CHECKING:
@@ -114,7 +115,7 @@ def log(
 ) -> None:
     """Append one turn to the session's raw log (TEXT '-' reads stdin)."""
     if text == "-":
-        text = sys.stdin.read()
+        text = _as_text(sys.stdin.buffer.read())
     logged = _vault(ctx).log_turn(
         session, role, text, name=name, channel=channel, timestamp=timestamp, tool=tool
     )
@@ -124,18 +125,25 @@ def log(
         click.echo(f"{logged.path} turn {logged.turn}")
 
 
+def _as_text(data: bytes) -> str:
+    # As Python does for argv: a byte that is not UTF-8 becomes a lone surrogate, which
+    # require_text (or the vault, for a turn) then names in a one-line error.
+    return data.decode("utf-8", "surrogateescape")
+
+
 def _jsonl_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    handle = sys.stdin if path == "-" else open(path, encoding="utf-8")  # noqa: SIM115
+    handle = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
     with handle:
-        for number, line in enumerate(handle, start=1):
+        for number, line in enumerate(bounded_lines(handle), start=1):
+            if line is None:
+                problem = f"over {MAX_LINE_BYTES} bytes"
+                raise InvalidInputError("line", problem, source=path, line=number)
             if not line.strip():
                 continue
             try:
-                record = json.loads(line)
-            except json.JSONDecodeError as exc:
-                raise InvalidInputError(
-                    "line", f"not JSON: {exc.msg}", source=path, line=number
-                ) from None
+                record = parse_json_line(line)
+            except InvalidInputError as exc:
+                raise InvalidInputError(exc.field, exc.problem, source=path, line=number) from None
             if not isinstance(record, dict):
                 raise InvalidInputError("line", "expected a JSON object", source=path, line=number)
             yield number, record
@@ -148,10 +156,7 @@ def _jsonl_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
 def ingest(ctx: click.Context, file: str, as_json: bool) -> None:
     """Append many turns from a JSON-lines file; each session's log is then closed."""
     vault = _vault(ctx)
-    try:
-        numbered = list(_jsonl_records(file))
-    except UnicodeDecodeError as exc:
-        raise InvalidInputError("file", f"not UTF-8 text ({exc.reason})", source=file) from None
+    numbered = list(_jsonl_records(file))
     report = vault.ingest(
         [record for _, record in numbered], source=file, line_numbers=[n for n, _ in numbered]
     )
@@ -223,15 +228,18 @@ def search_command(
     if queries is not None:
         if not as_json:
             raise click.UsageError("--queries needs --json")
-        handle = sys.stdin if queries == "-" else open(queries, encoding="utf-8")  # noqa: SIM115
+        handle = sys.stdin.buffer if queries == "-" else open(queries, "rb")  # noqa: SIM115
         with handle:
-            lines = [line.rstrip("\n") for line in handle]
+            lines = [_as_text(line.rstrip(b"\r\n")) for line in handle]
+        for number, line in enumerate(lines, start=1):
+            require_text("query", line, source=queries, line=number)
         vault.refresh()
         for line in lines:
             if line.strip():
                 _emit(vault.search(line, limit=limit, refresh=False).as_dict())
         return
     assert query is not None
+    require_text("QUERY", query)
     result = vault.search(query, limit=limit)
     if as_json:
         _emit(result.as_dict())
@@ -245,6 +253,7 @@ def search_command(
 @click.pass_context
 def retrieve(ctx: click.Context, query: str, as_json: bool) -> None:
     """The hook payload for QUERY: context block, working memory, token count."""
+    require_text("QUERY", query)
     payload = _vault(ctx).retrieve(query)
     if as_json:
         _emit(payload.as_dict())

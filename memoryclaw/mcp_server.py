@@ -8,6 +8,15 @@ print (after the SDK's ``Error executing tool NAME:``), and the server keeps ser
 
 The MCP SDK (the ``mcp`` extra, ``mcp`` 2.x) is imported only when a server is built, so the
 rest of memoryclaw neither needs it nor pays for importing it.
+
+Every line that is not a JSON-RPC message gets a JSON-RPC error reply with ``id`` null:
+-32700 when it is not JSON (not UTF-8, nested deeper than 64, a lone surrogate ...), -32600
+when it is JSON but not a request, notification or response, or longer than
+:data:`~memoryclaw.inputs.MAX_LINE_BYTES`.  The SDK's stdio transport answers nothing to such
+a line and reads lines of any length, so :func:`run_stdio` hands it a stdin that passes on
+only lines that pass the checks ``serve --stdio`` makes, and answers the others on the SDK's
+own write stream.  ``MCPServer`` has no public way to run on given streams, so this reaches
+for its ``_lowlevel_server`` as its own ``run_stdio_async`` does.
 """
 
 # No ``from __future__ import annotations`` here: the SDK reads each tool's parameter types
@@ -15,12 +24,15 @@ rest of memoryclaw neither needs it nor pays for importing it.
 # ``build_server``; annotations evaluated at definition time need no lookup.
 
 import importlib.metadata
-from typing import TYPE_CHECKING, Annotated, Any
+import sys
+from collections import deque
+from typing import IO, TYPE_CHECKING, Annotated, Any, cast
 
 from . import __version__
 from .api import Vault
-from .errors import ConfigError, MemoryclawError
-from .server import METHODS
+from .errors import ConfigError, InvalidInputError, MemoryclawError
+from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, text_problem
+from .server import BAD_ID, INVALID_REQUEST, METHODS, PARSE_ERROR, is_request_id
 
 if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
@@ -198,4 +210,83 @@ def build_server(vault: Vault) -> "MCPServer[Any]":
 
 def run_stdio(vault: Vault) -> None:
     """Serve ``vault``'s memory tools over stdin/stdout until the client disconnects."""
-    build_server(vault).run("stdio")
+    import anyio
+
+    anyio.run(_serve_checked, build_server(vault))
+
+
+_Refusal = tuple[int, str]
+
+
+class _CheckedStdin:
+    """Standard input for the SDK's line reader: each line that passes the checks as it is,
+    a blank line (which the SDK turns into one error item) in place of each that does not.
+
+    ``refusals`` gets one entry per line handed over, in order: ``None``, or the code and
+    message of its refusal.
+    """
+
+    def __init__(self, stdin: IO[bytes]) -> None:
+        self._lines = bounded_lines(stdin)
+        self.refusals: deque[_Refusal | None] = deque()
+
+    def readline(self) -> str:
+        """The next line for the SDK; ``""`` at end of input."""
+        for line in self._lines:
+            if line is None:
+                refusal: _Refusal | None = (INVALID_REQUEST, f"line over {MAX_LINE_BYTES} bytes")
+            elif not line.strip():
+                continue
+            else:
+                refusal = _refusal(line)
+            self.refusals.append(refusal)
+            return "\n" if refusal is not None or line is None else line.decode("utf-8")
+        return ""
+
+
+def _refusal(line: bytes) -> _Refusal | None:
+    try:
+        message = parse_json_line(line)
+    except InvalidInputError as exc:
+        return PARSE_ERROR, exc.problem
+    problem = text_problem(message)
+    if problem is not None:
+        return PARSE_ERROR, problem
+    # The SDK would take a message with an id of another type for a notification, unanswered.
+    if isinstance(message, dict) and not is_request_id(message.get("id")):
+        return INVALID_REQUEST, BAD_ID
+    return None
+
+
+async def _serve_checked(server: "MCPServer[Any]") -> None:
+    import anyio
+    from mcp.server.stdio import stdio_server
+    from mcp.shared.message import SessionMessage
+    from mcp_types import ErrorData, JSONRPCError
+
+    stdin = _CheckedStdin(sys.stdin.buffer)
+    lowlevel = server._lowlevel_server
+    send, receive = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+
+    async def relay(read: Any, write: Any) -> None:
+        async with send:
+            async for item in read:
+                refusal = stdin.refusals.popleft()
+                if not isinstance(item, Exception):
+                    await send.send(item)
+                    continue
+                code, message = refusal or (
+                    INVALID_REQUEST,
+                    "not a JSON-RPC 2.0 request, notification or response",
+                )
+                error = JSONRPCError(
+                    jsonrpc="2.0", id=None, error=ErrorData(code=code, message=message)
+                )
+                await write.send(SessionMessage(error))
+
+    async with (
+        stdio_server(stdin=anyio.wrap_file(cast("IO[str]", stdin))) as (read, write),
+        anyio.create_task_group() as group,
+    ):
+        group.start_soon(relay, read, write)
+        await lowlevel.run(receive, write, lowlevel.create_initialization_options())

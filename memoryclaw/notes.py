@@ -95,7 +95,10 @@ def parse_timestamp(value: Any) -> datetime:
         raise ValueError(f"expected an ISO timestamp, got {value!r}")
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).replace(microsecond=0)
+    try:
+        return moment.astimezone(timezone.utc).replace(microsecond=0)
+    except OverflowError:  # 9999-12-31T23:00:00-05:00 has no UTC time
+        raise ValueError("out of the range of dates") from None
 
 
 def slugify(text: str, max_length: int = 48) -> str:

@@ -4,9 +4,12 @@ Each request is one line ``{"id", "method", "params"}``; each response is one li
 ``{"id", "result"}`` or ``{"id", "error": {"code", "message"}}``.  A malformed or failing
 request gets an error response and the process lives on.
 
-Error codes follow JSON-RPC where one fits: -32700 not JSON, -32600 not a request, -32601 no
-such method, -32602 bad params, -32000 unexpected failure; 1 is a memoryclaw error (bad input,
-missing vault, unknown id ...), whose message is the one-line text the CLI would print.
+Error codes follow JSON-RPC where one fits: -32700 not JSON (or not UTF-8, or nested too
+deep), -32600 not a request (or an ``id`` that is not a string, number or null, or a line
+over :data:`~memoryclaw.inputs.MAX_LINE_BYTES`), -32601 no such method, -32602 bad params
+(text that is not valid Unicode included), -32000 unexpected failure; 1 is a memoryclaw error
+(bad input, missing vault, unknown id ...), whose message is the one-line text the CLI would
+print.  When the request's ``id`` cannot be read, the error's ``id`` is null.
 """
 
 from __future__ import annotations
@@ -20,8 +23,8 @@ from typing import IO, Any
 from . import __version__
 from .api import Vault
 from .errors import InvalidInputError, MemoryclawError
+from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, text_problem
 
-MAX_LINE_BYTES = 32 * 1024 * 1024
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
     -32700,
     -32600,
@@ -30,6 +33,7 @@ PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
     -32000,
 )
 MEMORY_ERROR = 1
+BAD_ID = '"id" must be a number, null or a string of valid Unicode text'
 
 _Handler = Callable[[Vault, Mapping[str, Any]], Any]
 
@@ -145,12 +149,14 @@ class StdioServer:
     def handle(self, line: str | bytes) -> dict[str, Any]:
         """One request line in, one response object out; never raises."""
         try:
-            request = json.loads(line)
-        except (ValueError, UnicodeDecodeError) as exc:
-            return _error(None, PARSE_ERROR, f"not a JSON line: {exc}")
+            request = parse_json_line(line)
+        except InvalidInputError as exc:
+            return _error(None, PARSE_ERROR, exc.problem)
         if not isinstance(request, dict):
             return _error(None, INVALID_REQUEST, "a request is a JSON object")
         ident = request.get("id")
+        if not is_request_id(ident):
+            return _error(None, INVALID_REQUEST, BAD_ID)
         method, params = request.get("method"), request.get("params", {})
         if not isinstance(method, str):
             return _error(ident, INVALID_REQUEST, 'missing "method"')
@@ -162,6 +168,9 @@ class StdioServer:
             params = {}
         if not isinstance(params, dict):
             return _error(ident, BAD_PARAMS, '"params" must be an object')
+        problem = text_problem(params)
+        if problem is not None:
+            return _error(ident, BAD_PARAMS, problem)
         try:
             return {"id": ident, "result": handler(self._open(), params)}
         except InvalidInputError as exc:
@@ -178,22 +187,35 @@ class StdioServer:
     def serve(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
         """Read requests until end of input, answering each on its own line."""
         try:
-            while True:
-                line = stdin.readline(MAX_LINE_BYTES + 1)
-                if not line:
-                    return
-                if len(line) > MAX_LINE_BYTES and not line.endswith(b"\n"):
-                    while line and not line.endswith(b"\n"):  # drop the rest of the line
-                        line = stdin.readline(MAX_LINE_BYTES)
+            for line in bounded_lines(stdin, MAX_LINE_BYTES):
+                if line is None:
                     response = _error(None, INVALID_REQUEST, f"line over {MAX_LINE_BYTES} bytes")
                 elif not line.strip():
                     continue
                 else:
                     response = self.handle(line)
-                stdout.write(json.dumps(response, ensure_ascii=False).encode("utf-8") + b"\n")
+                stdout.write(encode_reply(response))
                 stdout.flush()
         finally:
             self.close()
+
+
+def encode_reply(response: Mapping[str, Any]) -> bytes:
+    """One JSON line for a response; never raises, whatever text or values the result holds."""
+    try:
+        text = json.dumps(response, ensure_ascii=False)
+    except (TypeError, ValueError, RecursionError) as exc:
+        ident = response.get("id")
+        text = json.dumps(_error(ident, INTERNAL, f"unserialisable result: {exc}"))
+    # A lone surrogate can only sit inside a JSON string, where its \uXXXX escape is exact.
+    return text.encode("utf-8", "backslashreplace") + b"\n"
+
+
+def is_request_id(value: Any) -> bool:
+    """Whether ``value`` may be a JSON-RPC request's ``id``: a number, null or valid text."""
+    if isinstance(value, str):
+        return text_problem(value) is None
+    return value is None or (isinstance(value, (int, float)) and not isinstance(value, bool))
 
 
 def _error(ident: Any, code: int, message: str) -> dict[str, Any]:

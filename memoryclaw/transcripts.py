@@ -16,6 +16,7 @@ from typing import Any
 
 from .config import Settings
 from .errors import InvalidInputError, ParseError
+from .inputs import require_text
 from .notes import (
     ROLE_RE,
     RawLog,
@@ -33,6 +34,10 @@ from .redact import redact
 from .vault import LOGS_DIR, atomic_write, ensure_dir, file_lock, read_text, unique_path
 
 MAX_TURN_CHARS = 1_000_000
+# A turn from before this or from the future is a broken clock or input: accepted, it would
+# sort wrongly and keep its session's log from ever going idle (and being consolidated).
+EARLIEST_TURN = datetime(1970, 1, 1, tzinfo=timezone.utc)
+MAX_CLOCK_SKEW = timedelta(days=1)  # the message says "a day"
 DEFAULT_CHANNEL = "cli"
 
 
@@ -61,6 +66,19 @@ class LoggedTurn:
 
 def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None = None) -> None:
     """Raise :class:`InvalidInputError` for a turn that must not be written."""
+    for field in ("session", "role", "content", "name", "channel", "tool", "agent"):
+        value = getattr(turn, field)
+        if value is not None:
+            require_text(field, value, source=source, line=line)
+    now, stamp = now_utc(), utc_iso(turn.timestamp)
+    if turn.timestamp < EARLIEST_TURN:
+        problem: str | None = f"{stamp} is before {EARLIEST_TURN.year}"
+    elif turn.timestamp > now + MAX_CLOCK_SKEW:
+        problem = f"{stamp} is more than a day ahead of this machine's clock ({utc_iso(now)})"
+    else:
+        problem = None
+    if problem is not None:
+        raise InvalidInputError("timestamp", problem, source=source, line=line)
     if not turn.session.strip() or "\n" in turn.session:
         raise InvalidInputError(
             "session", "must be a non-empty single line", source=source, line=line

@@ -20,6 +20,9 @@ from typing import Any
 import pytest
 
 from memoryclaw import Vault
+from memoryclaw.inputs import MAX_LINE_BYTES
+
+from .line_client import limit_memory
 
 JOHN_ID = "ep-20250408-143210-email-john"
 JOHN = "episodes/2025-04-08_14-32-10_email-john.md"
@@ -419,6 +422,141 @@ def test_ingest_channel_traversal_is_slugified(vault_dir: Path, tmp_path: Path) 
     report = run_json(vault_dir, "ingest", str(source))
     assert all(p.startswith("logs/") and ".." not in p for p in report["logs"])
     assert _outside_files(tmp_path, vault_dir) == before
+
+
+# ------------------------------------------------- turns that cannot be stored (log, ingest)
+
+OK_TURN = b'{"session": "s", "role": "user", "content": "fine"}'
+
+
+def run_bytes(vault: Path, *args: str | bytes, stdin: bytes = b"") -> tuple[int, str]:
+    """Run ``python -m memoryclaw --vault VAULT ARGS`` with raw bytes; (exit code, stderr)."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args],
+        capture_output=True,
+        env=clean_env(),
+        input=stdin,
+        timeout=120,
+        preexec_fn=limit_memory,
+    )
+    assert proc.stdout == b""
+    return proc.returncode, proc.stderr.decode("utf-8")
+
+
+def vault_files(root: Path) -> dict[str, bytes]:
+    """Every file of the vault but the derived index, with its bytes."""
+    return {
+        str(p.relative_to(root)): p.read_bytes()
+        for p in sorted(root.rglob("*"))
+        if p.is_file() and ".memoryclaw" not in p.relative_to(root).parts
+    }
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "words"),
+    [
+        (["--session", b"s\xff", "--role", "user", "hi"], b"", "session: not valid Unicode"),
+        (["--session", "s", "--role", "user", b"caf\xe9"], b"", "content: not valid Unicode"),
+        (["--session", "s", "--role", "user", "--name", b"\xc3", "hi"], b"", "byte 0xc3"),
+        (["--session", "s", "--role", "user", "-"], b"ok \xff\xfe", "byte 0xff is not UTF-8"),
+        (
+            ["--session", "s", "--role", "user", "--timestamp", "9999-12-31T23:59:59Z", "hi"],
+            b"",
+            "ahead",
+        ),
+        (
+            ["--session", "s", "--role", "user", "--timestamp", "9999-12-31T23:00:00-05:00", "hi"],
+            b"",
+            "range",
+        ),
+        (
+            ["--session", "s", "--role", "user", "--timestamp", "1969-07-20T20:17:40Z", "hi"],
+            b"",
+            "before 1970",
+        ),
+    ],
+    ids=[
+        "argv-session",
+        "argv-text",
+        "argv-name",
+        "stdin-text",
+        "year-9999",
+        "year-9999-with-offset",
+        "before-1970",
+    ],
+)
+def test_log_refuses_what_it_cannot_store_in_one_line(
+    vault_dir: Path, args: list[str | bytes], stdin: bytes, words: str
+) -> None:
+    before = vault_files(vault_dir)
+    code, stderr = run_bytes(vault_dir, "log", *args, stdin=stdin)
+    assert code == 1 and "Traceback" not in stderr
+    [line] = stderr.splitlines()
+    assert line.startswith("memoryclaw: error: ") and words in line
+    assert vault_files(vault_dir) == before
+
+
+@pytest.mark.parametrize(
+    ("bad", "words"),
+    [
+        (rb'{"session": "s", "role": "user", "content": "\udfff"}', "content: not valid Unicode"),
+        (rb'{"session": "s\ud800", "role": "user", "content": "x"}', "session: not valid"),
+        (b'{"session": "s", "role": "user", "content": "\xff"}', "not UTF-8 text (byte 0xff"),
+        (
+            OK_TURN[:-1] + b', "timestamp": "9999-12-31T23:59:59Z"}',
+            "timestamp: 9999-12-31T23:59:59Z is more than a day ahead",
+        ),
+        (b"[" * 100_000, "nested more than 64 deep"),
+        (
+            b'{"session": "s", "role": "user", "content": "' + b"x" * MAX_LINE_BYTES + b'"}',
+            f"line: over {MAX_LINE_BYTES} bytes",
+        ),
+    ],
+    ids=[
+        "surrogate-content",
+        "surrogate-session",
+        "invalid-utf8",
+        "year-9999",
+        "100k-brackets",
+        "huge-line",
+    ],
+)
+@pytest.mark.parametrize("from_stdin", [False, True], ids=["file", "stdin"])
+def test_ingest_writes_nothing_when_any_line_is_bad(
+    vault_dir: Path, tmp_path: Path, bad: bytes, words: str, from_stdin: bool
+) -> None:
+    payload = OK_TURN + b"\n" + OK_TURN + b"\n" + bad + b"\n" + OK_TURN + b"\n"
+    source = tmp_path / "turns.jsonl"
+    source.write_bytes(payload)
+    before = vault_files(vault_dir)
+    if from_stdin:
+        code, stderr = run_bytes(vault_dir, "ingest", "-", stdin=payload)
+    else:
+        code, stderr = run_bytes(vault_dir, "ingest", str(source))
+    assert code == 1 and "Traceback" not in stderr
+    [line] = stderr.splitlines()
+    name = "-" if from_stdin else str(source)
+    assert line.startswith(f"memoryclaw: error: {name}:3: ") and words in line, line
+    assert vault_files(vault_dir) == before
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "words"),
+    [
+        (["search", b"email \xff"], b"", "QUERY: not valid Unicode text"),
+        (["search", "--json", b"\xc3"], b"", "byte 0xc3 is not UTF-8"),
+        (["retrieve", b"john \xfe"], b"", "QUERY: not valid Unicode text"),
+        (["search", "--json", "--queries", "-"], b"john\r\nemail \xff\n", "-:2: query:"),
+    ],
+    ids=["search", "search-json", "retrieve", "queries-from-stdin"],
+)
+def test_queries_that_are_not_utf8_are_one_line_errors(
+    vault_dir: Path, args: list[str | bytes], stdin: bytes, words: str
+) -> None:
+    code, stderr = run_bytes(vault_dir, *args, stdin=stdin)
+    assert code == 1 and "Traceback" not in stderr
+    [line] = stderr.splitlines()
+    assert line.startswith("memoryclaw: error: ") and words in line
 
 
 # ------------------------------------------------------------------ empty, missing vault

@@ -19,8 +19,11 @@ from mcp.types import CallToolResult, TextContent
 
 from memoryclaw import ConfigError, Vault
 from memoryclaw.cli import cli
+from memoryclaw.inputs import MAX_LINE_BYTES
 from memoryclaw.mcp_server import build_server
 from memoryclaw.transcripts import unprocessed_logs
+
+from .line_client import line_client
 
 JOHN_ID = "ep-20250408-143210-email-john"
 EMAIL_QUERY = "what did I email John about"
@@ -277,3 +280,52 @@ def test_missing_sdk_names_the_extra(vault: Vault, vault_dir: Path) -> None:
     assert result.exit_code == 1
     [line] = result.output.strip().splitlines()
     assert line.startswith("memoryclaw: error: mcp: ") and "memoryclaw[mcp]" in line
+
+
+# ------------------------------------------------------- invalid messages on the raw wire
+
+INITIALIZE = {
+    "jsonrpc": "2.0",
+    "id": 0,
+    "method": "initialize",
+    "params": {
+        "protocolVersion": "2025-06-18",
+        "capabilities": {},
+        "clientInfo": {"name": "raw", "version": "1"},
+    },
+}
+PROBE = b'{"jsonrpc": "2.0", "id": "probe", "method": "tools/list"}'
+PARSE_ERROR, INVALID_REQUEST = -32700, -32600
+BAD_LINES = [
+    (b"not json", PARSE_ERROR, "not JSON"),
+    (b"\xff\xfe{}", PARSE_ERROR, "not UTF-8"),
+    (b"[" * 100_000, PARSE_ERROR, "nested"),
+    (rb'{"jsonrpc": "2.0", "id": "\udfff", "method": "tools/list"}', PARSE_ERROR, "U+DFFF"),
+    (
+        rb'{"jsonrpc": "2.0", "id": 7, "method": "tools/call",'
+        rb' "params": {"name": "memory_search", "arguments": {"query": "\udfff"}}}',
+        PARSE_ERROR,
+        "params.arguments.query",
+    ),
+    (rb'{"jsonrpc": "2.0", "id": 8, "method": "ping", "params": {"\udfff": 1}}', PARSE_ERROR, "U+"),
+    (b"[1, 2]", INVALID_REQUEST, "JSON-RPC"),
+    (b'{"jsonrpc": "2.0", "id": 5}', INVALID_REQUEST, "JSON-RPC"),
+    (b'{"id": 6, "method": "tools/list"}', INVALID_REQUEST, "JSON-RPC"),
+    (b'{"jsonrpc": "2.0", "id": [1], "method": "tools/list"}', INVALID_REQUEST, '"id"'),
+    (b"x" * (MAX_LINE_BYTES + 1), INVALID_REQUEST, "line over"),
+]
+
+
+def test_invalid_messages_get_json_rpc_errors_and_the_server_keeps_serving(
+    vault_dir: Path,
+) -> None:
+    with line_client(vault_dir, "mcp") as client:
+        assert client.ask(json.dumps(INITIALIZE).encode())["id"] == 0
+        client.write(b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n\n  \n')
+        for line, code, words in BAD_LINES:
+            reply = client.ask(line)
+            assert reply["jsonrpc"] == "2.0" and reply["id"] is None, (line[:60], reply)
+            assert reply["error"]["code"] == code and words in reply["error"]["message"], reply
+            probe = client.ask(PROBE)
+            assert probe["id"] == "probe" and {t["name"] for t in probe["result"]["tools"]} == TOOLS
+        assert "Traceback" not in client.finish()

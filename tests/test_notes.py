@@ -1099,6 +1099,17 @@ def test_raw_log_bad_turn_timestamp_reports_line() -> None:
     assert err.line == 6
 
 
+@pytest.mark.parametrize(
+    "stamp", ["9999-12-31T23:00:00-05:00", "0001-01-01T01:00:00+05:00"], ids=["after", "before"]
+)
+def test_raw_log_turn_timestamp_with_no_utc_time_reports_line(stamp: str) -> None:
+    text = f"---\nid: x\n---\n### user · 2025-04-08T14:30:02Z\nhi\n### user · {stamp}\n"
+    err = _parse_error(parse_log, text, "logs/x_raw.md")
+    assert err.line == 6
+    with pytest.raises(ValueError, match="out of the range of dates"):
+        parse_timestamp(stamp)
+
+
 def test_raw_log_without_turns() -> None:
     log = parse_log("---\nid: x\nprocessed: true\n---\n\n", "logs/x_raw.md")
     assert log.turns == () and log.meta == {"id": "x", "processed": True}

@@ -11,17 +11,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memoryclaw import server as server_module
+from memoryclaw.inputs import MAX_LINE_BYTES
 from memoryclaw.server import (
     BAD_PARAMS,
     INVALID_REQUEST,
     MEMORY_ERROR,
+    METHODS,
     NO_METHOD,
     PARSE_ERROR,
     StdioServer,
 )
 from memoryclaw.transcripts import MAX_TURN_CHARS, unprocessed_logs
+
+from .line_client import limit_memory, line_client
 
 
 @pytest.fixture
@@ -196,3 +202,168 @@ def test_real_process_round_trips(vault_dir: Path) -> None:
     assert [r.get("id") for r in responses] == [1, 2, None, 4]
     assert "error" in responses[2] and responses[3]["result"]["turn"] == 1
     assert proc.stderr == ""
+
+
+# ------------------------------------------------------------- the real process, bad input
+
+SERVE = [sys.executable, "-m", "memoryclaw", "--vault"]
+STATUS = b'{"id": "probe", "method": "status"}\n'
+
+
+def serve(vault_dir: Path, payload: bytes) -> list[dict[str, Any]]:
+    """Feed ``payload`` to ``serve --stdio``; it must exit 0 with nothing on stderr."""
+    proc = subprocess.run(
+        [*SERVE, str(vault_dir), "serve", "--stdio"],
+        input=payload,
+        capture_output=True,
+        timeout=120,
+        preexec_fn=limit_memory,
+    )
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode(errors="replace")
+    return [json.loads(line) for line in proc.stdout.splitlines()]
+
+
+@pytest.mark.parametrize(
+    ("line", "ident", "code", "words"),
+    [
+        (rb'{"id": 1, "method": "search", "params": {"query": "\udfff"}}', 1, BAD_PARAMS, "query"),
+        (rb'{"id": 1, "method": "get", "params": {"id": "ep-\ud800x"}}', 1, BAD_PARAMS, "U+D800"),
+        (rb'{"id": 1, "method": "status", "params": {"\udfff": 1}}', 1, BAD_PARAMS, "\\udfff"),
+        (rb'{"id": "\udfff", "method": "status"}', None, INVALID_REQUEST, "id"),
+        (rb'{"id": [1], "method": "status"}', None, INVALID_REQUEST, "id"),
+        (rb'{"id": NaN, "method": "status"}', None, PARSE_ERROR, "NaN"),
+        (b'{"id": 1' + b"0" * 5000 + b', "method": "status"}', None, PARSE_ERROR, "digits"),
+        (b"[" * 100_000, None, PARSE_ERROR, "nested"),
+        (b'{"a": ' * 900 + b"1" + b"}" * 900, None, PARSE_ERROR, "nested"),
+        (b'{"id": 1, "method": "status", "x": "\xff\xfe"}', None, PARSE_ERROR, "0xff"),
+        (b"\xc3(", None, PARSE_ERROR, "UTF-8"),
+    ],
+    ids=[
+        "surrogate-query",
+        "surrogate-id-param",
+        "surrogate-key",
+        "surrogate-request-id",
+        "list-request-id",
+        "nan-id",
+        "huge-integer",
+        "100k-brackets",
+        "deep-objects",
+        "invalid-utf8",
+        "truncated-utf8",
+    ],
+)
+def test_real_process_answers_bad_requests_and_keeps_serving(
+    vault_dir: Path, line: bytes, ident: Any, code: int, words: str
+) -> None:
+    bad, status = serve(vault_dir, line + b"\n" + STATUS)
+    assert bad["id"] == ident and bad["error"]["code"] == code, bad
+    assert words in bad["error"]["message"]
+    assert status["id"] == "probe" and status["result"]["episodes"] > 30
+
+
+def test_real_process_refuses_surrogates_in_a_turn_and_writes_nothing(vault_dir: Path) -> None:
+    before = {p: p.read_bytes() for p in sorted(vault_dir.rglob("*.md"))}
+    turns = [
+        {"session": "s\udfff", "role": "user", "content": "hi"},
+        {"session": "s", "role": "user", "content": "hi \udc80"},
+        {"session": "s", "role": "user", "content": "hi", "name": "\ud800"},
+        {"session": "s", "role": "user", "content": "hi", "timestamp": "9999-12-31T23:59:59Z"},
+        {"session": "s", "role": "user", "content": "hi", "timestamp": "9999-12-31T23:00:00-05:00"},
+    ]
+    lines = [json.dumps({"id": n, "method": "log_turn", "params": t}) for n, t in enumerate(turns)]
+    *refused, status = serve(vault_dir, "\n".join(lines).encode() + b"\n" + STATUS)
+    assert [r["id"] for r in refused] == list(range(len(turns)))
+    assert all(r["error"]["code"] == BAD_PARAMS for r in refused), refused
+    assert "result" in status
+    assert {p: p.read_bytes() for p in sorted(vault_dir.rglob("*.md"))} == before
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b"x" * (MAX_LINE_BYTES + 1), b"[" + b"{}," * (MAX_LINE_BYTES // 3 - 1) + b"{}]"],
+    ids=["over-the-limit", "ten-million-objects"],
+)
+def test_real_process_survives_huge_lines_in_bounded_memory(vault_dir: Path, line: bytes) -> None:
+    huge, status = serve(vault_dir, line + b"\n" + STATUS)
+    assert huge["id"] is None and huge["error"]["code"] == INVALID_REQUEST
+    assert status["id"] == "probe" and "result" in status
+
+
+# --------------------------------------------------------------------------- fuzzing
+
+_TEXT = st.text(st.characters(codec=None, exclude_characters="\n"), max_size=12) | st.sampled_from(
+    ["\udfff", "\ud800", "a\udc80b", "\U0001f600", "John", "../../etc/passwd", ""]
+)
+_JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | _TEXT,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_TEXT, inner, max_size=4),
+    max_leaves=12,
+)
+_PARAM_KEYS = ["query", "id", "path", "from", "lines", "limit", "session", "role", "content"]
+_REQUESTS = st.fixed_dictionaries(
+    {"id": _JSON, "method": st.sampled_from([*sorted(set(METHODS) - {"forget"}), "nope"])},
+    optional={"params": st.dictionaries(st.sampled_from(_PARAM_KEYS), _JSON, max_size=4) | _JSON},
+)
+
+
+@st.composite
+def _lines(draw: st.DrawFn) -> bytes:
+    """A request, any JSON value, or bytes; sometimes cut, spliced or wrapped in brackets."""
+    text = draw(
+        st.one_of(
+            _REQUESTS.map(json.dumps),
+            _JSON.map(json.dumps),
+            st.binary(max_size=40).map(lambda b: b.decode("latin-1")),
+        )
+    )
+    line = text.encode("utf-8", "surrogateescape" if draw(st.booleans()) else "backslashreplace")
+    mutation = draw(st.sampled_from(["none", "cut", "splice", "brackets"]))
+    if mutation == "cut":
+        line = line[: draw(st.integers(0, len(line)))]
+    elif mutation == "splice":
+        at = draw(st.integers(0, len(line)))
+        line = line[:at] + draw(st.binary(min_size=1, max_size=4)) + line[at:]
+    elif mutation == "brackets":
+        line = b"[" * draw(st.integers(1, 3000)) + line
+    return line.replace(b"\n", b" ")
+
+
+def test_fuzzed_lines_get_one_reply_each_from_a_living_process(vault_dir: Path) -> None:
+    with line_client(vault_dir, "serve", "--stdio") as client:
+
+        @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+        @given(st.lists(_lines(), min_size=1, max_size=8))
+        def batch(lines: list[bytes]) -> None:
+            client.write(b"".join(line + b"\n" for line in lines) + STATUS)
+            got = [client.reply() for line in lines if line.strip()] + [client.reply()]
+            for reply in got:
+                assert ("result" in reply) != ("error" in reply), reply
+            assert got[-1]["id"] == "probe" and "result" in got[-1], got[-1]
+
+        batch()
+        assert client.finish() == ""
+
+
+@pytest.mark.parametrize(
+    ("result", "expected"),
+    [
+        ({"name": "bad\udcff"}, {"id": 1, "result": {"name": "bad\udcff"}}),
+        (
+            {"when": object()},
+            {"id": 1, "error": {"code": -32000, "message": "unserialisable result: Object of"}},
+        ),
+    ],
+    ids=["surrogate-in-result", "unserialisable-result"],
+)
+def test_every_reply_is_one_json_line(
+    bridge: StdioServer, monkeypatch: pytest.MonkeyPatch, result: Any, expected: Any
+) -> None:
+    monkeypatch.setitem(server_module.METHODS, "status", lambda vault, params: result)
+    stdout = io.BytesIO()
+    bridge.serve(io.BytesIO(b'{"id": 1, "method": "status"}\n'), stdout)
+    [line] = stdout.getvalue().splitlines()
+    reply = json.loads(line.decode("utf-8"))
+    if "error" in reply:
+        assert reply["error"]["message"].startswith(expected["error"]["message"])
+        reply["error"]["message"] = expected["error"]["message"]
+    assert reply == expected

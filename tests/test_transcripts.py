@@ -13,7 +13,13 @@ import pytest
 from memoryclaw import InvalidInputError, Vault
 from memoryclaw.config import Settings, settings_from_mapping
 from memoryclaw.notes import parse_log
-from memoryclaw.transcripts import MAX_TURN_CHARS, NewTurn, append_turns, unprocessed_logs
+from memoryclaw.transcripts import (
+    MAX_TURN_CHARS,
+    NewTurn,
+    append_turns,
+    now_utc,
+    unprocessed_logs,
+)
 
 from .test_cli import run
 
@@ -106,8 +112,32 @@ def test_secrets_are_redacted_when_configured(empty_vault: Vault, redact: bool) 
         (_turn("s", "User", "x"), "role"),
         (_turn("s", "bad role", "x"), "role"),
         (_turn("s", "user", "x" * (MAX_TURN_CHARS + 1)), "content"),
+        (_turn("s\udcff", "user", "x"), "session"),
+        (_turn("s", "user", "half a pair \ud83d"), "content"),
+        (_turn("s", "user", "x", name="\udfff"), "name"),
+        (_turn("s", "user", "x", channel="c\udc80"), "channel"),
+        (_turn("s", "tool_call", "x", tool="\udcc3"), "tool"),
+        (_turn("s", "user", "x", agent="\ud800"), "agent"),
+        (NewTurn("s", "user", "x", datetime(9999, 12, 31, tzinfo=timezone.utc)), "timestamp"),
+        (NewTurn("s", "user", "x", now_utc() + timedelta(days=2)), "timestamp"),
+        (NewTurn("s", "user", "x", datetime(1969, 12, 31, tzinfo=timezone.utc)), "timestamp"),
     ],
-    ids=["empty-session", "multiline-session", "uppercase-role", "space-role", "huge"],
+    ids=[
+        "empty-session",
+        "multiline-session",
+        "uppercase-role",
+        "space-role",
+        "huge",
+        "undecodable-byte-session",
+        "lone-surrogate-content",
+        "lone-surrogate-name",
+        "undecodable-byte-channel",
+        "undecodable-byte-tool",
+        "lone-surrogate-agent",
+        "year-9999",
+        "two-days-ahead",
+        "before-1970",
+    ],
 )
 def test_invalid_turns_are_refused_and_nothing_is_written(
     empty_vault: Vault, turn: NewTurn, field: str

@@ -1,0 +1,157 @@
+"""Input from outside the vault, read safely: lines of bounded length, JSON, Unicode text.
+
+Every JSON-lines reader (``serve --stdio``, ``mcp``, ``ingest``) reads through
+:func:`bounded_lines` and :func:`parse_json_line`, and every text written to the vault passes
+:func:`require_text`, so each refuses the same bad input the same way: bytes that are not
+UTF-8, lone surrogates (from ``\\udfff`` escapes, or from command-line arguments and standard
+input that are not UTF-8, which Python decodes into them), JSON nested deeper than
+:data:`MAX_DEPTH`, and lines longer than a limit, which are read past in bounded memory.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from typing import IO, Any
+
+from .errors import InvalidInputError
+
+MAX_LINE_BYTES = 32 * 1024 * 1024
+MAX_DEPTH = 64
+
+_SURROGATE_RE = re.compile("[\ud800-\udfff]")
+
+
+def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes | None]:
+    """Each line of ``stream`` (newline included), or ``None`` for a line over ``limit`` bytes,
+    which is read past in pieces: no line costs more memory than ``limit``."""
+    while True:
+        line = stream.readline(limit + 1)
+        if not line:
+            return
+        if len(line) > limit and not line.endswith(b"\n"):
+            while line and not line.endswith(b"\n"):
+                line = stream.readline(limit)
+            yield None
+        else:
+            yield line
+
+
+def parse_json_line(line: bytes | str) -> Any:
+    """One JSON text in strict UTF-8, nested at most :data:`MAX_DEPTH` deep.
+
+    Raises :class:`InvalidInputError` (field ``line``) saying what is wrong.  Its strings may
+    still hold lone surrogates: :func:`text_problem` finds them.
+    """
+    if isinstance(line, bytes):
+        try:
+            line = line.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            problem = f"not UTF-8 text (byte 0x{line[exc.start]:02x} at offset {exc.start})"
+            raise InvalidInputError("line", problem) from None
+    too_deep = f"JSON nested more than {MAX_DEPTH} deep"
+    try:
+        value = json.loads(line, parse_constant=_no_constant)
+    except json.JSONDecodeError as exc:
+        raise InvalidInputError("line", f"not JSON: {exc.msg} at column {exc.colno}") from None
+    except ValueError as exc:  # an integer too long to convert, NaN, Infinity
+        raise InvalidInputError("line", f"not JSON: {exc}") from None
+    except RecursionError:
+        raise InvalidInputError("line", too_deep) from None
+    if not _within_depth(value):
+        raise InvalidInputError("line", too_deep)
+    return value
+
+
+def text_problem(value: Any) -> str | None:
+    """``"where: problem"`` for the first string in a parsed JSON value (keys included) that
+    is not valid Unicode text, e.g. ``"params.query: not valid Unicode text: ..."``."""
+    try:
+        json.dumps(value, ensure_ascii=False).encode("utf-8")
+        return None  # the common case, at C speed
+    except (UnicodeEncodeError, RecursionError):
+        pass
+    for names, name, node in _walk(value):
+        if isinstance(node, str):
+            problem = _string_problem(node)
+            if problem is not None:
+                return f"{_path(names, name) or 'value'}: {problem}"
+    return None
+
+
+def require_text(
+    field: str, value: str, *, source: str | None = None, line: int | None = None
+) -> None:
+    """Raise :class:`InvalidInputError` naming ``field`` if ``value`` cannot be stored as UTF-8."""
+    problem = _string_problem(value)
+    if problem is not None:
+        raise InvalidInputError(field, problem, source=source, line=line)
+
+
+def _string_problem(value: str) -> str | None:
+    match = _SURROGATE_RE.search(value)
+    if match is None:
+        return None
+    code = ord(match.group())
+    # Python decodes each byte that is not UTF-8 (argv, stdin) into U+DC80..U+DCFF.
+    if 0xDC80 <= code <= 0xDCFF:
+        cause = f"byte 0x{code - 0xDC00:02x} is not UTF-8"
+    else:
+        cause = "half of a UTF-16 pair"
+    where = f"at character {match.start()}"
+    return f"not valid Unicode text: lone surrogate U+{code:04X} {where} ({cause})"
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not a JSON number")
+
+
+def _within_depth(value: Any) -> bool:
+    """Whether containers nest at most :data:`MAX_DEPTH` deep, level by level, no recursion."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    for _ in range(MAX_DEPTH):
+        below: list[Any] = []
+        for node in level:
+            children = node.values() if isinstance(node, dict) else node
+            below.extend([c for c in children if isinstance(c, (dict, list))])
+        if not below:
+            return True
+        level = below
+    return False
+
+
+_Name = str | int  # a dict key or a list index
+
+
+def _walk(value: Any) -> Iterator[tuple[list[_Name], _Name, Any]]:
+    """(names of the enclosing containers, own name, node) for every node of a parsed JSON
+    value, dict keys as nodes too.  Iterative, holding one iterator per level; the names
+    list is live (see :func:`_path`)."""
+    names: list[_Name] = []
+    stack: list[Iterator[tuple[_Name, Any]]] = [iter([("", value)])]
+    while stack:
+        entry = next(stack[-1], None)
+        if entry is None:
+            stack.pop()
+            if names:
+                names.pop()
+            continue
+        name, node = entry
+        yield names, name, node
+        if isinstance(node, (dict, list)):
+            names.append(name)
+            stack.append(enumerate(node) if isinstance(node, list) else _members(node))
+
+
+def _members(node: dict[str, Any]) -> Iterator[tuple[str, Any]]:
+    for key, child in node.items():
+        yield key, key
+        yield key, child
+
+
+def _path(names: list[_Name], name: _Name) -> str:
+    """``params.content[2].text``; built only for an error, from :func:`_walk`'s names."""
+    parts = [f"[{n}]" if isinstance(n, int) else f".{n}" for n in [*names[1:], name]]
+    # The path is part of an error message, which must itself be valid text.
+    return "".join(parts).lstrip(".").encode("utf-8", "backslashreplace").decode("utf-8")
