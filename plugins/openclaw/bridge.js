@@ -9,6 +9,12 @@
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
+/** JSON.stringify replacer: half of an emoji cut by a clip is replaced by U+FFFD, since the
+ * server refuses text that is not valid Unicode and the turn would be lost. */
+function wellFormed(_key, value) {
+  return typeof value === "string" ? value.toWellFormed() : value;
+}
+
 const STDERR_TAIL_CHARS = 2000;
 
 export class MemoryclawBridge {
@@ -120,7 +126,7 @@ export class MemoryclawBridge {
         reject(new Error(`memoryclaw ${method} timed out after ${timeoutMs} ms`));
       }, timeoutMs);
       this.pending.set(id, { resolve, reject, timer });
-      child.stdin.write(`${JSON.stringify({ id, method, params })}\n`);
+      child.stdin.write(`${JSON.stringify({ id, method, params }, wellFormed)}\n`);
     });
   }
 

@@ -121,6 +121,17 @@ test("the bridge restarts a server that died", async () => {
   bridge.close();
 });
 
+test("a turn holding half an emoji is logged, not refused", async () => {
+  const bridge = bridgeFor(resolveOptions({ vaultPath: vault, pythonCommand: python }));
+  const logged = await bridge.request(
+    "log_turn",
+    { session: "plugin-surrogate", role: "user", content: "pelican \ud83d" },
+    10000,
+  );
+  assert.equal(logged.turn, 1);
+  assert.ok(logTexts("plugin-surrogate").some((text) => text.includes("pelican \ufffd")));
+});
+
 test("an error response rejects only its own request", async () => {
   const bridge = bridgeFor(resolveOptions({ vaultPath: vault, pythonCommand: python }));
   await assert.rejects(bridge.request("no_such_method", {}, 10000), /unknown method/);
