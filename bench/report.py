@@ -343,21 +343,7 @@ def plot(runs: Runs, folder: Path) -> list[Path]:
             "One search from the command line",
         )
         written.append(_save(fig, folder / "openclaw_side_by_side.png"))
-    payload = payload_rates(runs)
-    if payload:
-        fig, ax = plt.subplots(figsize=(8, 4.5))
-        metrics = ("evidence_in_payload", "answer_in_payload", "answer_token_recall")
-        width = 0.8 / len(payload)
-        for i, (label, rates) in enumerate(payload.items()):
-            xs = [m + i * width for m in range(len(metrics))]
-            ax.bar(xs, [rates[m] for m in metrics], width, label=label)
-        ax.set_xticks([m + 0.4 - width / 2 for m in range(len(metrics))])
-        ax.set_xticklabels(metrics)
-        ax.set_ylim(0, 1)
-        ax.set_title(f"LoCoMo dev: what reaches the model ({BUDGET_TOKENS} tokens each)")
-        ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=8, loc="lower right")
-        written.append(_save(fig, folder / "locomo_payload.png"))
+    written += payload_plot(runs, folder)
     recall = locomo_recall(runs)
     if recall:
         fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -371,6 +357,32 @@ def plot(runs: Runs, folder: Path) -> list[Path]:
         ax.legend(fontsize=8)
         written.append(_save(fig, folder / "locomo_recall.png"))
     return written
+
+
+def payload_plot(runs: Runs, folder: Path) -> list[Path]:
+    """The LoCoMo payload metrics as grouped bars, one group per metric (none without data)."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    payload = payload_rates(runs)
+    if not payload:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    metrics = ("evidence_in_payload", "answer_in_payload", "answer_token_recall")
+    width = 0.8 / len(payload)
+    for i, (label, rates) in enumerate(payload.items()):
+        xs = [m + i * width for m in range(len(metrics))]
+        ax.bar(xs, [rates[m] for m in metrics], width, label=label)
+    ax.set_xticks([m + 0.4 - width / 2 for m in range(len(metrics))])
+    ax.set_xticklabels(metrics)
+    ax.set_ylim(0, 1)
+    ax.set_title(f"LoCoMo dev: what reaches the model ({BUDGET_TOKENS} tokens each)")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8, loc="lower right")
+    return [_save(fig, folder / "locomo_payload.png")]
 
 
 def _paired_bars(
