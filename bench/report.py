@@ -378,10 +378,11 @@ def payload_plot(runs: Runs, folder: Path) -> list[Path]:
         ax.bar(xs, [rates[m] for m in metrics], width, label=label)
     ax.set_xticks([m + 0.4 - width / 2 for m in range(len(metrics))])
     ax.set_xticklabels(metrics)
-    ax.set_ylim(0, 1)
+    ax.set_ylim(0, 1.2)
+    ax.set_yticks([0, 0.2, 0.4, 0.6, 0.8, 1.0])
     ax.set_title(f"LoCoMo dev: what reaches the model ({BUDGET_TOKENS} tokens each)")
     ax.grid(True, axis="y", alpha=0.3)
-    ax.legend(fontsize=8, loc="lower right")
+    ax.legend(fontsize=8, loc="upper center", ncol=2)
     return [_save(fig, folder / "locomo_payload.png")]
 
 
