@@ -44,7 +44,7 @@ from .payload import RetrievePayload, render_payload
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search
 from .review import PendingFact, approve, pending_facts, reject
 from .skills import SkillInfo, active_skill, approve_skill, list_skills, reject_skill
-from .sync import Progress, SyncReport, is_stale, sync, sync_paths
+from .sync import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
 from .transcripts import (
     LoggedTurn,
     NewTurn,
@@ -419,7 +419,11 @@ class Vault:
             session, role, text, moment, name=name, channel=channel, tool=tool, agent=agent
         )
         logged = append_turns(self.root, self.settings, [turn])[0]
-        self._index_logs([logged.path])
+        try:
+            if index_logged_turn(self.root, self.index, logged) is None:
+                self.reindex_paths([logged.path])
+        except (MemoryclawError, sqlite3.Error, OSError) as exc:
+            _log.warning("logged turn not indexed yet (the next sync will): %s", exc)
         return logged
 
     def _index_logs(self, paths: Sequence[str]) -> None:

@@ -325,7 +325,8 @@ class Index:
             [path],
         )
 
-    def _fts_insert(self, table: str, path: str) -> None:
+    def _fts_insert(self, table: str, path: str, after: int = 0) -> None:
+        """Add the file's rows past rowid ``after`` (all of them by default) to the FTS."""
         if self._defer_fts:
             return
         fts = f"{table}_fts"
@@ -334,8 +335,8 @@ class Index:
         columns = ", ".join(_FTS_COLUMNS[fts])
         self.execute(
             f"INSERT INTO {fts}(rowid, {columns})"
-            f" SELECT rowid, {columns} FROM {table} WHERE path = ?",
-            [path],
+            f" SELECT rowid, {columns} FROM {table} WHERE path = ? AND rowid > ?",
+            [path, after],
         )
 
     def _clear_content(self, path: str) -> None:
@@ -432,12 +433,13 @@ class Index:
         source: str | None,
     ) -> None:
         self._writes += 1
+        last = self.execute("SELECT max(rowid) FROM passages").fetchone()[0] or 0
         self.conn.executemany(
             "INSERT INTO passages (path, kind, episode_id, turn, line, speaker, text, timestamp,"
             " ts_epoch, session, source) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
             [(path, kind, owner, *row, session, source) for row in rows],
         )
-        self._fts_insert("passages", path)
+        self._fts_insert("passages", path, after=last)  # only these: a log grows turn by turn
 
     def put_facts(self, path: str, facts: Sequence[Fact], *, replace: bool = True) -> None:
         """Index a fact file's facts; ``replace`` first removes what it held before."""

@@ -114,17 +114,22 @@ def summarize_log(log: RawLog, *, max_turns: int = 24, max_chars: int = 6000) ->
     return [_episode(views, start, end, channel) for start, end in segments]
 
 
-def turn_lines(log: RawLog) -> list[tuple[int, str | None, str, datetime]]:
-    """Each turn of a log as its episode will quote it: (number, speaker, line, time)."""
-    out: list[tuple[int, str | None, str, datetime]] = []
-    for number, turn in enumerate(log.turns, start=1):
-        view = _view(number, turn)
-        line = _detail(view)
-        if line is not None:
-            text = line.split(" ", 1)[1]  # without the turn mark
-            label, _, said = text.partition(": ")
-            out.append((number, label, said, _utc(turn.timestamp)))
-    return out
+TurnLine = tuple[int, str | None, str, datetime]  # (number, speaker, line, time)
+
+
+def turn_line(number: int, turn: Turn) -> TurnLine | None:
+    """One turn of a log as its episode will quote it (None for small talk)."""
+    line = _detail(_view(number, turn))
+    if line is None:
+        return None
+    label, _, said = line.split(" ", 1)[1].partition(": ")  # without the turn mark
+    return (number, label, said, _utc(turn.timestamp))
+
+
+def turn_lines(log: RawLog) -> list[TurnLine]:
+    """Each turn of a log as its episode will quote it."""
+    lines = (turn_line(number, turn) for number, turn in enumerate(log.turns, start=1))
+    return [line for line in lines if line is not None]
 
 
 def _view(number: int, turn: Turn) -> _View:

@@ -22,7 +22,9 @@ from pathlib import Path
 from .errors import ParseError
 from .index import FileState, Index
 from .notes import parse_aliases, parse_episode, parse_facts, parse_log
+from .transcripts import LoggedTurn
 from .vault import (
+    LOGS_DIR,
     FileStat,
     Skipped,
     classify,
@@ -197,6 +199,48 @@ def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | N
             index.record_episode_count()
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def index_logged_turn(root: Path, index: Index, logged: LoggedTurn) -> SyncReport | None:
+    """Make one just-logged turn recallable: when the index is current with the log as it
+    was before the turn, only the turn is added (a long session's log is not re-read for
+    each turn); otherwise the log is synced whole.  None when only a full sync will do."""
+    require_vault(root)
+    with file_lock(root, "index"):
+        state = index.file_states([logged.path]).get(logged.path)
+        current = (
+            state is None
+            if logged.previous_size is None
+            else state is not None and state.error is None and state.size == logged.previous_size
+        )
+        stored = index.get_meta(_FOLDERS_KEY)
+        if not current or logged.entry is None or stored is None or index.rebuilt:
+            incremental = False
+        else:
+            folders: dict[str, int] = json.loads(stored)
+            incremental = LOGS_DIR in folders
+        if incremental:
+            from .summarize import turn_line  # the summarizer's imports serve logs only
+
+            try:
+                st = os.lstat(root / logged.path)
+                folders[LOGS_DIR] = os.stat(root / LOGS_DIR).st_mtime_ns
+            except OSError:
+                incremental = False
+        if incremental:
+            assert logged.entry is not None
+            line = turn_line(logged.turn, logged.entry)
+            with index.transaction():
+                lines = [line] if line is not None else []
+                index.put_log_turns(
+                    logged.path, logged.log_id, logged.session, lines, replace=False
+                )
+                index.set_file(logged.path, "log", st.st_mtime_ns, st.st_size, "")
+                index.set_meta(_FOLDERS_KEY, json.dumps(folders, sort_keys=True))
+            report = SyncReport()
+            (report.added if state is None else report.changed).append(logged.path)
+            return report
+    return sync_paths(root, index, [logged.path])
 
 
 def _apply(

@@ -57,11 +57,16 @@ class NewTurn:
 
 @dataclass(frozen=True)
 class LoggedTurn:
-    """Where a turn was written: the log's vault path and the turn's 1-based number."""
+    """Where a turn was written: the log's vault path and the turn's 1-based number; with
+    the turn as written, the log's id, and the log's size in bytes before this turn when the
+    log was on disk already (what lets the index add just this turn)."""
 
     path: str
     turn: int
     session: str
+    entry: Turn | None = None
+    log_id: str = ""
+    previous_size: int | None = None
 
 
 def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None = None) -> None:
@@ -239,11 +244,16 @@ def append_turns(
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
                 atomic_write(target, segment.text)  # reserve the name under the lock
             entry = Turn(new.role, new.timestamp, new.content, name=new.name, tool=new.tool)
+            on_disk = new.session not in touched and segment.count > 0
+            previous = len(segment.text.encode("utf-8")) if on_disk else None
             segment.text = append_turn_text(segment.text, segment.count > 0, entry)
             segment.count += 1
             segment.last = new.timestamp
             segments[new.session] = touched[new.session] = segment
-            out.append(LoggedTurn(segment.path, segment.count, new.session))
+            log_id = str(segment.meta.get("id") or segment.path)
+            out.append(
+                LoggedTurn(segment.path, segment.count, new.session, entry, log_id, previous)
+            )
         for segment in touched.values():
             text = segment.text
             if close:

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryclaw import Vault
 from memoryclaw.index import SCHEMA_VERSION, Index
 
 
@@ -41,3 +42,20 @@ def test_opening_a_fresh_index_never_drops_one_another_process_just_built(
         assert set(slower.file_stats()) == {"episodes/a.md"}
     finally:
         slower.close()
+
+
+def test_turns_logged_one_by_one_are_indexed_once_each(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for n in range(5):
+            vault.log_turn("s", "user", f"pelican sighting number {n} at the harbour")
+        index = vault.index
+        rows = index.execute("SELECT count(*) FROM passages WHERE kind = 'log'").fetchone()[0]
+        hits = index.execute(
+            "SELECT count(*) FROM passages_fts WHERE passages_fts MATCH 'pelican'"
+        ).fetchone()[0]
+        assert rows == hits == 5
+        assert index.integrity_problems() == []
+        # the index read turn by turn equals the index read whole
+        before = sorted(p.text for p in vault.search("pelican").passages)
+        vault.reindex(full=True)
+        assert sorted(p.text for p in vault.search("pelican").passages) == before
