@@ -296,12 +296,16 @@ export default {
       name: "memory_get",
       label: "Memory Get",
       description:
-        "Read an exact excerpt of a memoryclaw vault file (a path from memory_search). " +
+        "Read an exact excerpt of a memoryclaw vault file (a path from memory_search, or the " +
+        "episode id, ep-…, that recalled notes name). " +
         "status=ok means it was read, not_found that no such file exists, error that reading failed.",
       parameters: {
         type: "object",
         properties: {
-          path: { type: "string", description: "Vault-relative path, e.g. episodes/….md" },
+          path: {
+            type: "string",
+            description: "Vault-relative path, e.g. episodes/….md, or an episode id, e.g. ep-…",
+          },
           from: { type: "integer", minimum: 1 },
           lines: { type: "integer", minimum: 1 },
         },
@@ -310,13 +314,17 @@ export default {
       },
       async execute(_toolCallId, params) {
         const path = String(params?.path ?? "");
-        const request = { path };
-        if (Number.isInteger(params?.from)) request.from = params.from;
-        if (Number.isInteger(params?.lines)) request.lines = params.lines;
         try {
+          const request = { path };
+          if (/^ep-[\w-]+$/.test(path)) {
+            // recalled notes name episodes by id: read the episode's file
+            request.path = (await bridge().request("get", { id: path }, options.toolTimeoutMs)).path;
+          }
+          if (Number.isInteger(params?.from)) request.from = params.from;
+          if (Number.isInteger(params?.lines)) request.lines = params.lines;
           return jsonResult(readResult(await bridge().request("get", request, options.toolTimeoutMs)));
         } catch (err) {
-          const missing = /^no vault file/.test(String(err?.message));
+          const missing = /^no (vault file|memory with id)/.test(String(err?.message));
           return jsonResult({
             status: missing ? "not_found" : "error",
             path,

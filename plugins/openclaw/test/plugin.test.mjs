@@ -93,6 +93,13 @@ test("memory_search and memory_get answer in OpenClaw's shapes", async () => {
   assert.equal(read.details.text.split("\n").length, 2);
   const missing = await api.tools.memory_get.execute("t3", { path: "episodes/nope.md" });
   assert.equal(missing.details.status, "not_found");
+  // the episode ids that recalled notes name open the episode's file
+  const byId = await api.tools.memory_get.execute("t4", { path: "ep-20250408-143210-email-john" });
+  assert.equal(byId.details.status, "ok");
+  assert.equal(byId.details.path, "episodes/2025-04-08_14-32-10_email-john.md");
+  assert.match(byId.details.text, /Recipient: John/);
+  const noId = await api.tools.memory_get.execute("t5", { path: "ep-nope" });
+  assert.equal(noId.details.status, "not_found");
 });
 
 test("a wrong python command fails open with a warning", async () => {
