@@ -48,12 +48,14 @@ WEIGHTED_DEPTH = 20
 # Passages (see _rank_passages), all chosen on LoCoMo dev (bench/locomo.py): how many
 # candidates a query takes and keeps; the share of its episode's score a passage gets (the
 # whole conversation's fit to the query: 0 loses 6 points of evidence_in_payload, 0.25-1.0
-# are alike); the share of the line before it (the question it answers) and after it.
+# are alike); the share of the line before it (the question it answers) and after it; and
+# the boost for a line spoken by someone the query names.
 PASSAGE_DEPTH = 120
 PASSAGES_KEPT = 40  # the best of them, explained and returned
 EPISODE_SHARE = 0.5
 REPLY_SHARE = 0.3
 NEIGHBOUR_SHARE = 0.3
+SPEAKER_BOOST = 0.5  # 0.3-1.0 help a little; more buries what others said
 PASSAGE_EPISODES = 5
 # Passages are read from the best PASSAGE_SOURCES episodes only (and every raw log): on LoCoMo
 # dev 20 loses nothing against all of them, and a common word no longer costs a vault scan.
@@ -429,8 +431,9 @@ def _rank_passages(
     own BM25 (scaled to 0..1 over the candidates), plus ``REPLY_SHARE`` and
     ``NEIGHBOUR_SHARE`` x the lines before and after it, plus ``EPISODE_SHARE`` x its
     episode's score (scaled over the top ``PASSAGE_EPISODES``), so a line in the episode that
-    best fits the whole question comes first; a raw log's turn that an episode already holds
-    is left out."""
+    best fits the whole question comes first; all of it x (1 + ``SPEAKER_BOOST``) for a line
+    spoken by someone the query names.  A raw log's turn that an episode already holds is
+    left out."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:PASSAGE_SOURCES]]
     rows = index.search_passages(plan.episode_match, sources, PASSAGE_DEPTH)
@@ -452,13 +455,17 @@ def _rank_passages(
         e.id: e.score / best_episode for e in episodes if best_episode > 0 and e.via != "vector"
     }
     own = {(r["path"], r["line"]): r["score"] / top for r in rows}
+    named = set(plan.keywords)
 
     def score(row: Mapping[str, Any]) -> float:
         path, line = row["path"], row["line"]
         before, after = own.get((path, line - 1), 0.0), own.get((path, line + 1), 0.0)
         share = episode_share.get(row["episode_id"], 0.0)
         near = REPLY_SHARE * before + NEIGHBOUR_SHARE * after
-        return float(own[(path, line)] + near + EPISODE_SHARE * share)
+        total = own[(path, line)] + near + EPISODE_SHARE * share
+        # a question about someone is answered by what they said, more than by a line to them
+        spoken = (row["speaker"] or "").lower() in named
+        return float(total * (1 + SPEAKER_BOOST) if spoken else total)
 
     scored = sorted(
         ((score(row), row) for row in rows),
