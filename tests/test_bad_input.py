@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import os
+import resource
 import subprocess
 import sys
 import tracemalloc
@@ -33,8 +34,16 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
+MEMORY_LIMIT = 2 * 1024**3
+
+
+def limit_memory() -> None:
+    """Cap a child's address space, so a runaway allocation fails it instead of the machine."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
 def run(vault: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m memoryclaw --vault VAULT ARGS`` in a subprocess."""
+    """Run ``python -m memoryclaw --vault VAULT ARGS`` in a subprocess, in bounded memory."""
     return subprocess.run(
         [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args],
         capture_output=True,
@@ -43,6 +52,7 @@ def run(vault: Path, *args: str, stdin: str | None = None) -> subprocess.Complet
         input=stdin,
         stdin=subprocess.DEVNULL if stdin is None else None,
         timeout=120,
+        preexec_fn=limit_memory,
     )
 
 
@@ -214,15 +224,67 @@ def test_impossible_date_in_aliases(vault_dir: Path) -> None:
     assert aliases.read_bytes() == before
 
 
-def test_deeply_nested_frontmatter_does_not_kill_the_process(vault_dir: Path) -> None:
+# Each about 80 KB and tens of thousands of levels deep: libyaml overflows its C stack on them.
+DEEP_YAML = {
+    "flow": "x: " + "[" * 40_000 + "]" * 40_000 + "\n",
+    "block-sequence": "x:\n" + "- " * 40_000 + "deep\n",
+    "block-keys": "? " * 40_000 + "deep\n",
+    "block-indent": "".join(" " * i + f"k{i}:\n" for i in range(1, 390)),
+}
+
+
+@pytest.mark.parametrize("nesting", list(DEEP_YAML.values()), ids=list(DEEP_YAML))
+def test_deeply_nested_frontmatter_does_not_kill_the_process(vault_dir: Path, nesting: str) -> None:
     rel = "episodes/deep.md"
-    depth = 50_000
-    (vault_dir / rel).write_text(
-        f"---\nsummary: deep\nx: {'[' * depth}{']' * depth}\n---\n", encoding="utf-8"
-    )
+    (vault_dir / rel).write_text(f"---\nsummary: deep\n{nesting}---\n", encoding="utf-8")
     proc = run(vault_dir, "reindex", "--json")
     assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-300:]}"
-    check_bad_file(vault_dir, rel, "")
+    check_bad_file(vault_dir, rel, "nested deeper than 64 levels")
+
+
+@pytest.mark.parametrize("nesting", list(DEEP_YAML.values()), ids=list(DEEP_YAML))
+def test_deeply_nested_aliases_file_is_skipped(vault_dir: Path, nesting: str) -> None:
+    rel = "semantic/aliases.yaml"
+    (vault_dir / rel).write_text(f"email: [mail]\n{nesting}", encoding="utf-8")
+    check_bad_file(vault_dir, rel, "nested deeper than 64 levels")
+
+
+def test_deeply_nested_raw_log_does_not_stop_logging(vault_dir: Path) -> None:
+    bad = vault_dir / "logs" / "2025-01-01_00-00-00_cli_raw.md"
+    bad.write_text(f"---\nsession: s\n{DEEP_YAML['block-sequence']}---\n", encoding="utf-8")
+    before = bad.read_bytes()
+    doc = run_json(vault_dir, "log", "--session", "s", "--role", "user", "still works")
+    assert doc["turn"] == 1 and doc["path"] != f"logs/{bad.name}"
+    assert bad.name in json.dumps(run_json(vault_dir, "doctor")["checks"])
+    assert bad.read_bytes() == before
+
+
+def test_deeply_nested_config_is_one_line_error(vault_dir: Path) -> None:
+    config = vault_dir / "memoryclaw.yaml"
+    config.write_text(f"retrieval:\n  maxResults: 3\n{DEEP_YAML['block-keys']}", encoding="utf-8")
+    proc = run(vault_dir, "search", "email")
+    assert proc.returncode == 1
+    assert "nested deeper than 64 levels" in one_error_line(proc)
+
+
+def test_deeply_nested_episode_does_not_kill_the_stdio_server(vault_dir: Path) -> None:
+    (vault_dir / "episodes" / "deep.md").write_text(
+        f"---\nsummary: deep\n{DEEP_YAML['block-sequence']}---\n", encoding="utf-8"
+    )
+    requests = [{"id": n, "method": "search", "params": {"query": EMAIL_QUERY}} for n in (1, 2)]
+    proc = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), "serve", "--stdio"],
+        input="".join(json.dumps(r) + "\n" for r in requests),
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=120,
+        preexec_fn=limit_memory,
+    )
+    assert proc.returncode == 0, proc.stderr[-300:]
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert all(JOHN_ID in {hit["id"] for hit in r["result"]["results"]} for r in replies)
 
 
 def test_bad_semantic_file_keeps_other_facts(vault_dir: Path) -> None:
