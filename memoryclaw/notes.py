@@ -60,6 +60,9 @@ _EPISODE_KEYS = (
     "entities",
 )
 _SUMMARY_FALLBACK_CHARS = 200
+# Far above what anything writes (consolidation keeps 6 tags, 15 entities), far below what
+# makes indexing one file take seconds.
+MAX_LIST_ITEMS = 1_000
 MAX_TURN_NUMBER = 1_000_000
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 _FM_BOUNDARY_RE = re.compile(r"^---\s*$")
@@ -407,22 +410,24 @@ def _string_list(meta: Mapping[str, Any], key: str, path: str, *, lower: bool) -
     if value is None:
         return ()
     if isinstance(value, str):
-        items: list[Any] = [part for part in value.split(",")]
+        items: list[Any] = [part for part in value.split(",", MAX_LIST_ITEMS)]
     elif isinstance(value, list):
         items = value
     else:
         raise ParseError(path, f"{key}: expected a list of strings, got {type(value).__name__}")
-    out: list[str] = []
+    if len(items) > MAX_LIST_ITEMS:
+        raise ParseError(path, f"{key}: more than {MAX_LIST_ITEMS:,} items, over the limit")
+    out: dict[str, None] = {}  # ordered, with O(1) membership
     for item in items:
         if isinstance(item, (dict, list)):
-            raise ParseError(path, f"{key}: expected a list of strings, got a nested {item!r}")
+            raise ParseError(path, f"{key}: expected a list of strings, got a nested list or map")
         if item is None:
             continue
         text = str(item).strip()
         if lower:
             text = text.lower()
-        if text and text not in out:
-            out.append(text)
+        if text:
+            out[text] = None
     return tuple(out)
 
 

@@ -184,6 +184,25 @@ def test_wrong_types_are_skipped_with_the_key(
     check_bad_file(vault_dir, rel, reason)
 
 
+HUGE_LISTS = {
+    "tags-flow": "tags: [" + ", ".join(f"t{i}" for i in range(100_000)) + "]\n",
+    "entities-block": "entities:\n" + "".join(f"- E{i}\n" for i in range(100_000)),
+    "tags-commas": "tags: " + ",".join(f"t{i}" for i in range(100_000)) + "\n",
+    "tags-alias-bomb": "".join(
+        f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}" if n else "lol"] * 10) + "]\n" for n in range(9)
+    )
+    + "tags: *a8\n",
+}
+
+
+@pytest.mark.parametrize("meta", list(HUGE_LISTS.values()), ids=list(HUGE_LISTS))
+def test_huge_lists_are_refused_with_a_reason(vault_dir: Path, meta: str) -> None:
+    rel = "episodes/2025-05-01_10-00-00_huge-list.md"
+    (vault_dir / rel).write_text(f"---\nsummary: many\n{meta}---\nbody\n", encoding="utf-8")
+    entry = check_bad_file(vault_dir, rel, "")
+    assert "over the limit" in entry["reason"] or "aliases expand" in entry["reason"], entry
+
+
 def test_huge_integer_in_source_turns(vault_dir: Path) -> None:
     rel = "episodes/huge-int.md"
     (vault_dir / rel).write_text(

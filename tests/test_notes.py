@@ -1393,3 +1393,13 @@ def test_any_mix_of_indentation_and_indicators_parses_or_is_refused(parts: list[
     text = "".join(parts) * 100  # up to ~40,000 levels: would crash libyaml unguarded
     with contextlib.suppress(ParseError):
         notes.load_yaml(text, "x.yaml")
+
+
+@pytest.mark.parametrize("key", ["tags", "participants", "entities"])
+def test_lists_are_capped(key: str) -> None:
+    items = ", ".join(f"v{i}" for i in range(notes.MAX_LIST_ITEMS))
+    ok = parse_episode(f"---\nsummary: s\n{key}: [{items}]\n---\n", "e.md", MTIME)
+    assert len(getattr(ok, key)) == notes.MAX_LIST_ITEMS
+    with pytest.raises(ParseError, match=f"{key}: more than 1,000 items") as caught:
+        parse_episode(f"---\nsummary: s\n{key}: [{items}, one-more]\n---\n", "e.md", MTIME)
+    assert caught.value.line == 3
