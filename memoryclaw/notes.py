@@ -804,8 +804,17 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
 # ------------------------------------------------------------------------- aliases
 
 
+# A term is expanded to every other term of its groups in each query: past this many, a
+# search would be one huge OR of synonyms (and the index one row per pair of them).
+MAX_SYNONYMS = 100
+
+
 def parse_aliases(text: str, path: str) -> dict[str, tuple[str, ...]]:
-    """Read ``aliases.yaml`` into term -> every other term of its group, both directions."""
+    """Read ``aliases.yaml`` into term -> every other term of its group, both directions.
+
+    A term with more than ``MAX_SYNONYMS`` synonyms (in one group or across several) is
+    refused, so reading and using the file costs time linear in its size.
+    """
     raw = load_yaml(text, path) if text.strip() else {}
     if raw is None:
         raw = {}
@@ -823,10 +832,19 @@ def parse_aliases(text: str, path: str) -> dict[str, tuple[str, ...]]:
             raise ParseError(
                 path, f"{key}: expected a list of synonyms, got {type(value).__name__}"
             )
+        if len(synonyms) > MAX_SYNONYMS:
+            raise _too_many_synonyms(path, key)
         terms = {str(t).strip().lower() for t in [key, *synonyms] if str(t).strip()}
         for term in terms:
-            groups.setdefault(term, set()).update(terms - {term})
+            others = groups.setdefault(term, set())
+            others.update(terms - {term})
+            if len(others) > MAX_SYNONYMS:
+                raise _too_many_synonyms(path, term)
     return {term: tuple(sorted(others)) for term, others in sorted(groups.items())}
+
+
+def _too_many_synonyms(path: str, term: object) -> ParseError:
+    return ParseError(path, f"{term}: more than {MAX_SYNONYMS} synonyms, over the limit")
 
 
 # ------------------------------------------------------------------------ raw logs

@@ -320,6 +320,21 @@ def test_bad_aliases_file_is_skipped(vault_dir: Path) -> None:
     check_bad_file(vault_dir, rel, "invalid YAML")
 
 
+BIG_ALIASES = {
+    "one-group": "big: [" + ", ".join(f"s{i}" for i in range(6000)) + "]\n",
+    "across-groups": "".join(f"g{i}: [shared]\n" for i in range(6000)),
+}
+
+
+@pytest.mark.parametrize("groups", list(BIG_ALIASES.values()), ids=list(BIG_ALIASES))
+def test_huge_synonym_group_is_refused_and_search_stays_cheap(vault_dir: Path, groups: str) -> None:
+    rel = "semantic/aliases.yaml"
+    (vault_dir / rel).write_text(f"email: [mail]\n{groups}", encoding="utf-8")
+    entry = check_bad_file(vault_dir, rel, "more than 100 synonyms, over the limit")
+    assert entry["reason"].split(":")[0] in {"big", "shared"}
+    assert run_json(vault_dir, "search", "big s1 shared g1 s5999")["expanded"] == {}
+
+
 # ------------------------------------------------------------------ binary, huge, encoding
 
 

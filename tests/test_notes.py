@@ -1403,3 +1403,13 @@ def test_lists_are_capped(key: str) -> None:
     with pytest.raises(ParseError, match=f"{key}: more than 1,000 items") as caught:
         parse_episode(f"---\nsummary: s\n{key}: [{items}, one-more]\n---\n", "e.md", MTIME)
     assert caught.value.line == 3
+
+
+def test_synonym_groups_are_capped() -> None:
+    group = ", ".join(f"s{i}" for i in range(notes.MAX_SYNONYMS))
+    assert len(parse_aliases(f"big: [{group}]\n", "a.yaml")["big"]) == notes.MAX_SYNONYMS
+    with pytest.raises(ParseError, match="big: more than 100 synonyms"):
+        parse_aliases(f"big: [{group}, one-more]\n", "a.yaml")
+    spread = "".join(f"g{i}: [shared]\n" for i in range(notes.MAX_SYNONYMS + 1))
+    with pytest.raises(ParseError, match="shared: more than 100 synonyms"):
+        parse_aliases(spread, "a.yaml")
