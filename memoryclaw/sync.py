@@ -15,11 +15,12 @@ import sqlite3
 import stat as statmod
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import ParseError
+from .errors import FileChangedError, ParseError
 from .index import FileState, Index
 from .notes import parse_aliases, parse_episode, parse_facts
 from .vault import (
@@ -28,7 +29,8 @@ from .vault import (
     classify,
     file_lock,
     folders_changed,
-    read_text,
+    printable_name,
+    read_scanned,
     require_vault,
     scan,
 )
@@ -107,7 +109,7 @@ def sync(
     started = time.perf_counter()
     report = SyncReport()
     require_vault(root)  # a vanished vault must not read as an empty one, nor be recreated
-    with file_lock(root, "index"):
+    with _index_lock(root, index):
         walked = scan(root)
         found, report.skipped = walked.files, walked.skipped
         seen = index.file_stats()
@@ -144,7 +146,7 @@ def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | N
     report = SyncReport()
     require_vault(root)
     wanted = sorted(set(paths))
-    with file_lock(root, "index"):
+    with _index_lock(root, index):
         stored = index.get_meta(_FOLDERS_KEY)
         if stored is None:
             return None
@@ -152,6 +154,8 @@ def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | N
         found: list[FileStat] = []
         missing: list[str] = []
         for rel in wanted:
+            if printable_name(rel) != rel:
+                return None  # a name that is not UTF-8: the walk reports it
             parent = rel.rpartition("/")[0]
             kind = classify(rel)
             if kind is None:
@@ -188,6 +192,11 @@ def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | N
             index.record_episode_count()
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _index_lock(root: Path, index: Index) -> AbstractContextManager[None]:
+    """The vault's index lock; an index held in memory is this process's alone."""
+    return file_lock(root, "index") if index.path is not None else nullcontext()
 
 
 def _apply(
@@ -237,7 +246,10 @@ def _apply_one(
     report: SyncReport,
 ) -> None:
     try:
-        text = read_text(root, stat.path, scanned=True)
+        text = read_scanned(root, stat)
+    except FileChangedError as exc:
+        report.skipped.append(Skipped(stat.path, exc.reason))  # the index keeps what it had
+        return
     except ParseError as exc:
         _skip(index, stat, "", exc.reason, exc.line, report)
         return

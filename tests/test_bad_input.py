@@ -9,11 +9,13 @@ Each case puts one bad file into a copy of the sample vault and checks that
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import resource
 import subprocess
 import sys
+import threading
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -384,6 +386,104 @@ def test_invalid_utf8_reports_line(vault_dir: Path) -> None:
     assert "0xe9" in entry["reason"]
 
 
+# ---------------------------------------------------------------------- names and folders
+
+EVERY_COMMAND = (
+    ("reindex", "--json"),
+    ("search", EMAIL_QUERY, "--json"),
+    ("doctor", "--json"),
+    ("stats", "--json"),
+    ("audit",),
+    ("consolidate",),
+    ("log", "--session", "s", "--role", "user", "still works"),
+)
+
+
+def assert_every_command_works(vault: Path) -> None:
+    """Each command exits 0 without a traceback, and the sample memories are still served."""
+    for args in EVERY_COMMAND:
+        proc = run(vault, *args)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr[-500:])
+    assert_rest_is_served(vault)
+
+
+def test_file_names_that_are_not_utf8_are_reported_not_fatal(vault_dir: Path) -> None:
+    bad_names = {
+        b"episodes/bad\xff.md": b"---\nsummary: bad name\n---\n",
+        b"logs/2025-01-02_00-00-00_cli\xfe_raw.md": (
+            "---\nsession: s2\nprocessed: false\nclosed: true\n---\n"
+            "### user · 2025-01-02T00:00:00Z\nI moved to Lisbon.\n"
+        ).encode(),
+    }
+    for name, data in bad_names.items():
+        with open(os.fsencode(vault_dir) + b"/" + name, "wb") as handle:
+            handle.write(data)
+    os.mkdir(os.fsencode(vault_dir) + b"/semantic/folder\xfd")
+    assert_every_command_works(vault_dir)
+    report = run_json(vault_dir, "reindex")
+    for shown in ("episodes/bad\\xff.md", "semantic/folder\\xfd"):
+        assert "not valid UTF-8" in skipped_entry(report, shown)["reason"]
+    details = json.dumps(run_json(vault_dir, "doctor")["checks"])
+    assert "cli\\\\xfe_raw.md: file name is not valid UTF-8; it will not be consolidated" in details
+    for name, data in bad_names.items():
+        with open(os.fsencode(vault_dir) + b"/" + name, "rb") as handle:
+            assert handle.read() == data
+
+
+def test_folders_nested_hundreds_deep_are_reported_not_fatal(vault_dir: Path) -> None:
+    top = vault_dir / "episodes" / "d"
+    folder = top.parent
+    try:
+        for level in range(1, 991):
+            folder = folder / "d"
+            folder.mkdir()
+            if level in (5, 990):
+                (folder / f"deep-{level}.md").write_text(f"---\nsummary: okapi {level}\n---\n")
+        assert_every_command_works(vault_dir)
+        report = run_json(vault_dir, "reindex")
+        cut = "episodes/" + "/".join(["d"] * 32)
+        assert "more than 32 deep" in skipped_entry(report, cut)["reason"]
+        found = {r["path"] for r in run_json(vault_dir, "search", "okapi")["results"]}
+        assert found == {"episodes/d/d/d/d/d/deep-5.md"}
+        assert (folder / "deep-990.md").read_text() == "---\nsummary: okapi 990\n---\n"
+    finally:
+        # shutil.rmtree, and so pytest's clean-up of old temporary folders, recurses once per
+        # level and would fail on this tree; rm walks it without recursion.
+        subprocess.run(["rm", "-rf", str(top)], check=True, timeout=60)
+
+
+def test_files_churning_during_commands_never_fail_them(vault_dir: Path) -> None:
+    stop = threading.Event()
+
+    def churn() -> None:
+        episodes = vault_dir / "episodes"
+        n = 0
+        while not stop.is_set():
+            n += 1
+            path = episodes / f"2025-07-01_00-00-{n % 50:02d}_churn.md"
+            with contextlib.suppress(OSError):
+                if path.is_dir():
+                    path.rmdir()
+                elif path.exists():
+                    path.unlink() if n % 3 else path.write_text(f"---\nsummary: v{n}\n---\n")
+                elif n % 7 == 0:
+                    path.mkdir()
+                else:
+                    path.write_text(f"---\nsummary: churn {n}\n---\nbody\n")
+
+    worker = threading.Thread(target=churn, daemon=True)
+    worker.start()
+    try:
+        for _ in range(6):
+            for args in (("search", EMAIL_QUERY), ("doctor",), ("stats",)):
+                proc = run(vault_dir, *args, "--json")
+                assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-500:]
+    finally:
+        stop.set()
+        worker.join()
+    assert_rest_is_served(vault_dir)
+
+
 # ---------------------------------------------------------------------------- symlinks
 
 
@@ -610,6 +710,83 @@ def test_unreadable_file_is_skipped(vault_dir: Path) -> None:
     finally:
         path.chmod(0o600)
     assert path.read_text(encoding="utf-8") == "---\nsummary: locked away\n---\n"
+
+
+# ---------------------------------------------------------------------- read-only vault
+
+_READ_ONLY = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+
+
+def run_read_only(
+    vault: Path, *args: str, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Run a command with the vault mounted read-only (in a private mount namespace)."""
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args]
+    return subprocess.run(
+        ["unshare", "--mount", "sh", "-c", _READ_ONLY, str(vault), *command],
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        input=stdin,
+        stdin=subprocess.DEVNULL if stdin is None else None,
+        timeout=120,
+        preexec_fn=limit_memory,
+    )
+
+
+@pytest.fixture
+def read_only_ok(vault_dir: Path) -> None:
+    probe = run_read_only(vault_dir, "--help")
+    if probe.returncode != 0:
+        pytest.skip(f"cannot mount read-only here: {probe.stderr.strip()[:200]}")
+
+
+@pytest.mark.usefixtures("read_only_ok")
+@pytest.mark.parametrize("indexed", [False, True], ids=["never-indexed", "indexed-before"])
+def test_read_only_vault_serves_reads(vault_dir: Path, indexed: bool) -> None:
+    if indexed:
+        run_json(vault_dir, "reindex")
+    added = vault_dir / "episodes" / "2025-06-01_10-00-00_okapi.md"
+    added.write_text("---\nsummary: saw an okapi at the zoo\n---\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in vault_dir.rglob("*") if p.is_file()}
+
+    def read(*args: str) -> Any:
+        proc = run_read_only(vault_dir, *args, "--json")
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-500:]
+        return json.loads(proc.stdout)
+
+    assert JOHN_ID in {r["id"] for r in read("search", EMAIL_QUERY)["results"]}
+    assert [r["path"] for r in read("search", "okapi")["results"]] == [
+        "episodes/2025-06-01_10-00-00_okapi.md"
+    ]
+    assert "john@example.com" in read("retrieve", EMAIL_QUERY)["context"]
+    assert read("stats")["episodes"] > 30
+    checks = read("doctor")["checks"]
+    assert any("cannot be written" in c["detail"] for c in checks), checks
+    after = {p: p.read_bytes() for p in vault_dir.rglob("*") if p.is_file()}
+    assert after == before
+
+
+@pytest.mark.usefixtures("read_only_ok")
+def test_read_only_vault_stdio_server_answers(vault_dir: Path) -> None:
+    requests = [
+        {"id": 1, "method": "search", "params": {"query": EMAIL_QUERY}},
+        {"id": 2, "method": "get", "params": {"id": JOHN_ID}},
+    ]
+    proc = run_read_only(
+        vault_dir, "serve", "--stdio", stdin="".join(json.dumps(r) + "\n" for r in requests)
+    )
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert JOHN_ID in {r["id"] for r in replies[0]["result"]["results"]}, replies
+    assert replies[1]["result"]["id"] == JOHN_ID
+
+
+@pytest.mark.usefixtures("read_only_ok")
+def test_read_only_vault_refuses_writes_in_one_line(vault_dir: Path) -> None:
+    proc = run_read_only(vault_dir, "log", "--session", "s", "--role", "user", "hello")
+    assert proc.returncode == 1
+    line = one_error_line(proc)
+    assert "Read-only file system" in line and "reindex" not in line
 
 
 # ------------------------------------------------------------------ bad files in logs/
