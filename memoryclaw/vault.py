@@ -179,7 +179,7 @@ def read_scanned(root: Path, found: FileStat, max_bytes: int = MAX_FILE_BYTES) -
             raise FileChangedError(found.path, "changed while the vault was scanned")
         _check_size(found.path, st.st_size, max_bytes)
         with open(fd, "rb", closefd=False) as handle:
-            data = handle.read(max_bytes + 1)
+            data = handle.read(st.st_size + 1)  # one byte more shows it grew meanwhile
     finally:
         os.close(fd)
     if len(data) != found.size:

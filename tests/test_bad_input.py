@@ -761,6 +761,7 @@ def test_read_only_vault_serves_reads(vault_dir: Path, indexed: bool) -> None:
     ]
     assert "john@example.com" in read("retrieve", EMAIL_QUERY)["context"]
     assert read("stats")["episodes"] > 30
+    assert read("audit")["errors"] == []
     checks = read("doctor")["checks"]
     assert any("cannot be written" in c["detail"] for c in checks), checks
     after = {p: p.read_bytes() for p in vault_dir.rglob("*") if p.is_file()}
@@ -781,9 +782,19 @@ def test_read_only_vault_stdio_server_answers(vault_dir: Path) -> None:
     assert replies[1]["result"]["id"] == JOHN_ID
 
 
+WRITES = {
+    "log": (("log", "--session", "s", "--role", "user", "hello"), None),
+    "ingest": (("ingest", "-"), '{"session": "s", "role": "user", "content": "hello"}\n'),
+    "consolidate": (("consolidate",), None),
+}
+
+
 @pytest.mark.usefixtures("read_only_ok")
-def test_read_only_vault_refuses_writes_in_one_line(vault_dir: Path) -> None:
-    proc = run_read_only(vault_dir, "log", "--session", "s", "--role", "user", "hello")
+@pytest.mark.parametrize(("args", "stdin"), list(WRITES.values()), ids=list(WRITES))
+def test_read_only_vault_refuses_writes_in_one_line(
+    vault_dir: Path, args: tuple[str, ...], stdin: str | None
+) -> None:
+    proc = run_read_only(vault_dir, *args, stdin=stdin)
     assert proc.returncode == 1
     line = one_error_line(proc)
     assert "Read-only file system" in line and "reindex" not in line
