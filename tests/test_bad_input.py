@@ -44,10 +44,20 @@ def limit_memory() -> None:
     resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
-def run(vault: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m memoryclaw --vault VAULT ARGS`` in a subprocess, in bounded memory."""
+# Mounts the vault ($0) read-only in the private mount namespace of `unshare --mount`.
+_READ_ONLY = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+
+
+def run(
+    vault: Path, *args: str, stdin: str | None = None, read_only: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m memoryclaw --vault VAULT ARGS`` in a subprocess, in bounded memory;
+    ``read_only`` mounts the vault read-only for it."""
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args]
+    if read_only:
+        command = ["unshare", "--mount", "sh", "-c", _READ_ONLY, str(vault), *command]
     return subprocess.run(
-        [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args],
+        command,
         capture_output=True,
         text=True,
         env=clean_env(),
@@ -293,15 +303,7 @@ def test_deeply_nested_episode_does_not_kill_the_stdio_server(vault_dir: Path) -
         f"---\nsummary: deep\n{DEEP_YAML['block-sequence']}---\n", encoding="utf-8"
     )
     requests = [{"id": n, "method": "search", "params": {"query": EMAIL_QUERY}} for n in (1, 2)]
-    proc = subprocess.run(
-        [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), "serve", "--stdio"],
-        input="".join(json.dumps(r) + "\n" for r in requests),
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        timeout=120,
-        preexec_fn=limit_memory,
-    )
+    proc = run(vault_dir, "serve", "--stdio", stdin="".join(json.dumps(r) + "\n" for r in requests))
     assert proc.returncode == 0, proc.stderr[-300:]
     replies = [json.loads(line) for line in proc.stdout.splitlines()]
     assert [r["id"] for r in replies] == [1, 2]
@@ -714,29 +716,10 @@ def test_unreadable_file_is_skipped(vault_dir: Path) -> None:
 
 # ---------------------------------------------------------------------- read-only vault
 
-_READ_ONLY = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
-
-
-def run_read_only(
-    vault: Path, *args: str, stdin: str | None = None
-) -> subprocess.CompletedProcess[str]:
-    """Run a command with the vault mounted read-only (in a private mount namespace)."""
-    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args]
-    return subprocess.run(
-        ["unshare", "--mount", "sh", "-c", _READ_ONLY, str(vault), *command],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        input=stdin,
-        stdin=subprocess.DEVNULL if stdin is None else None,
-        timeout=120,
-        preexec_fn=limit_memory,
-    )
-
 
 @pytest.fixture
 def read_only_ok(vault_dir: Path) -> None:
-    probe = run_read_only(vault_dir, "--help")
+    probe = run(vault_dir, "--help", read_only=True)
     if probe.returncode != 0:
         pytest.skip(f"cannot mount read-only here: {probe.stderr.strip()[:200]}")
 
@@ -751,7 +734,7 @@ def test_read_only_vault_serves_reads(vault_dir: Path, indexed: bool) -> None:
     before = {p: p.read_bytes() for p in vault_dir.rglob("*") if p.is_file()}
 
     def read(*args: str) -> Any:
-        proc = run_read_only(vault_dir, *args, "--json")
+        proc = run(vault_dir, *args, "--json", read_only=True)
         assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-500:]
         return json.loads(proc.stdout)
 
@@ -774,9 +757,8 @@ def test_read_only_vault_stdio_server_answers(vault_dir: Path) -> None:
         {"id": 1, "method": "search", "params": {"query": EMAIL_QUERY}},
         {"id": 2, "method": "get", "params": {"id": JOHN_ID}},
     ]
-    proc = run_read_only(
-        vault_dir, "serve", "--stdio", stdin="".join(json.dumps(r) + "\n" for r in requests)
-    )
+    stdin = "".join(json.dumps(r) + "\n" for r in requests)
+    proc = run(vault_dir, "serve", "--stdio", stdin=stdin, read_only=True)
     replies = [json.loads(line) for line in proc.stdout.splitlines()]
     assert JOHN_ID in {r["id"] for r in replies[0]["result"]["results"]}, replies
     assert replies[1]["result"]["id"] == JOHN_ID
@@ -794,7 +776,7 @@ WRITES = {
 def test_read_only_vault_refuses_writes_in_one_line(
     vault_dir: Path, args: tuple[str, ...], stdin: str | None
 ) -> None:
-    proc = run_read_only(vault_dir, *args, stdin=stdin)
+    proc = run(vault_dir, *args, stdin=stdin, read_only=True)
     assert proc.returncode == 1
     line = one_error_line(proc)
     assert "Read-only file system" in line and "reindex" not in line
