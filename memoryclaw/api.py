@@ -60,6 +60,7 @@ from .vault import (
     VAULT_FOLDERS,
     Skipped,
     atomic_write,
+    disk_usage,
     ensure_dir,
     read_text,
     require_vault,
@@ -73,6 +74,10 @@ _log = logging.getLogger("memoryclaw.vectors")
 _NEIGHBOURS_OF = 20  # the best passages whose neighbouring lines may come along
 
 INDEX_FILE = "index.db"
+READ_ONLY_NOTE = (
+    "the vault cannot be written: each command keeps the index in memory, brought up to date "
+    "from the files; reading works, logging and consolidation need write access"
+)
 READ_DEFAULT_LINES = 200
 GITIGNORE = ".memoryclaw/\n"
 
@@ -113,6 +118,13 @@ class IngestReport:
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
         return {"turns": self.turns, "logs": list(self.logs), "sessions": list(self.sessions)}
+
+
+def _writable(path: Path) -> bool:
+    """Whether ``path`` (and the folder holding it) can be written or created."""
+    if path.exists():
+        return os.access(path, os.W_OK) and os.access(path.parent, os.W_OK)
+    return _writable(path.parent) if path.parent != path else False
 
 
 class Vault:
@@ -176,9 +188,14 @@ class Vault:
 
     @property
     def index(self) -> Index:
-        """The vault's index, opened on first use."""
+        """The vault's index, opened on first use.
+
+        In a vault that cannot be written (a read-only mount or permissions) the index is kept
+        in memory, starting from the saved one, so reading works and nothing is written.
+        """
         if self._index is None:
-            self._index = Index(self.root / STATE_DIR / INDEX_FILE)
+            path = self.root / STATE_DIR / INDEX_FILE
+            self._index = Index(path) if _writable(path) else Index(None, seed=path)
         return self._index
 
     def close(self) -> None:
@@ -587,12 +604,15 @@ class Vault:
         self.refresh()
         skipped = scan(self.root).skipped
         found = [Skipped(path, reason, line) for path, reason, line in self.index.errors()]
+        reported = {s.path for s in found}
         for log_file in sorted((self.root / LOGS_DIR).glob("*.md")):
             rel = f"{LOGS_DIR}/{log_file.name}"
             try:
                 parse_log(read_text(self.root, rel), rel)
             except ParseError as exc:
-                found.append(Skipped(rel, f"{exc.reason}; it will not be consolidated", exc.line))
+                if exc.path not in reported:  # a raw log is indexed too: report it once
+                    reason = f"{exc.reason}; it will not be consolidated"
+                    found.append(Skipped(exc.path, reason, exc.line))
         found += self._duplicate_ids()
         return sorted([*found, *skipped], key=lambda s: (s.path, s.line or 0))
 
@@ -618,10 +638,7 @@ class Vault:
         index_bytes = sum(
             p.stat().st_size for p in (db, db.with_name(INDEX_FILE + "-wal")) if p.exists()
         )
-        vault_bytes = 0
-        for dirpath, dirnames, filenames in os.walk(self.root):
-            dirnames[:] = [d for d in dirnames if d not in {STATE_DIR, ".git"}]
-            vault_bytes += sum(os.lstat(os.path.join(dirpath, f)).st_size for f in filenames)
+        vault_bytes = disk_usage(self.root, frozenset({STATE_DIR, ".git"}))
         logs = unprocessed_logs(self.root)
         return {
             "vault": str(self.root),
@@ -679,6 +696,8 @@ class Vault:
                     "ok",
                     f"index was stale; synced {len(report.added) + len(report.changed)} files",
                 )
+            if self.index.path is None:
+                add("index", "warn", READ_ONLY_NOTE)
         except (MemoryclawError, sqlite3.DatabaseError) as exc:
             add("index", "error", f"{exc} (run `memoryclaw reindex --full`)")
             return checks

@@ -54,6 +54,7 @@ from .vault import (
     file_lock,
     read_text,
     resolve_inside,
+    scan,
     sweep_temp_files,
 )
 
@@ -320,7 +321,7 @@ def _refresh(root: Path, rows: Sequence[dict[str, Any]], fact: FactDraft, update
 def _sweep(root: Path) -> None:
     """Remove temp files an earlier, killed run left in the folders consolidation writes."""
     folders = [root / SEMANTIC_DIR, root / PROCESSED_DIR, root / EPISODES_DIR]
-    folders += [p for p in (root / EPISODES_DIR).rglob("*") if p.is_dir()]
+    folders += [root / rel for rel in scan(root).folders]
     for folder in folders:
         sweep_temp_files(folder)
     with file_lock(root, "logs"):  # the logging hook writes logs/ under this lock

@@ -5,6 +5,7 @@ The tree::
     MemoryclawError
     ├── ConfigError          bad memoryclaw.yaml or environment value (path, key, expected)
     ├── ParseError           a vault file that cannot be read as memory (path, line, reason)
+    │   └── FileChangedError     it vanished or changed while being read: retry next pass
     ├── UnsafePathError      an id, slug or path that would leave the vault (path)
     ├── VaultNotFoundError   no vault at the given path (path)
     ├── NotFoundError        no memory with that id (kind, ident)
@@ -46,6 +47,10 @@ class ParseError(MemoryclawError):
         self.line = line
         at = f":{line}" if line is not None else ""
         super().__init__(f"{self.path}{at}: {reason}")
+
+
+class FileChangedError(ParseError):
+    """A file vanished, became a folder or changed while it was read; the next pass reads it."""
 
 
 class UnsafePathError(MemoryclawError):

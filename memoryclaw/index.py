@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -80,16 +80,37 @@ class EpisodeHit:
     row: Mapping[str, Any]
 
 
+def _memory_copy(seed: Path | None) -> sqlite3.Connection:
+    """An in-memory database holding a copy of the index file ``seed``, read without writing
+    anything next to it (no journal, no lock: ``immutable``); empty when there is none or it
+    cannot be read."""
+    conn = sqlite3.connect(":memory:", isolation_level=None)
+    if seed is None or not seed.is_file():
+        return conn
+    try:
+        with closing(sqlite3.connect(f"{seed.as_uri()}?immutable=1", uri=True)) as origin:
+            origin.backup(conn)
+    except sqlite3.Error:
+        conn.close()
+        return sqlite3.connect(":memory:", isolation_level=None)
+    return conn
+
+
 class Index:
     """A connection to one vault's index database."""
 
-    def __init__(self, path: Path) -> None:
-        ensure_dir(path.parent)
-        created = not path.exists()
+    def __init__(self, path: Path | None, *, seed: Path | None = None) -> None:
+        """Open (or create) the index at ``path``; ``None`` keeps it in memory, starting from
+        a copy of the index file ``seed`` when that can be read (it is never written)."""
         self.path = path
-        self.conn = sqlite3.connect(path, isolation_level=None)
-        if created:
-            path.chmod(FILE_MODE)
+        if path is None:
+            self.conn = _memory_copy(seed)
+        else:
+            ensure_dir(path.parent)
+            created = not path.exists()
+            self.conn = sqlite3.connect(path, isolation_level=None)
+            if created:
+                path.chmod(FILE_MODE)
         self.conn.execute("PRAGMA busy_timeout=10000")
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")

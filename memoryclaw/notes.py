@@ -60,6 +60,9 @@ _EPISODE_KEYS = (
     "entities",
 )
 _SUMMARY_FALLBACK_CHARS = 200
+# Far above what anything writes (consolidation keeps 6 tags, 15 entities), far below what
+# makes indexing one file take seconds.
+MAX_LIST_ITEMS = 1_000
 MAX_TURN_NUMBER = 1_000_000
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
 _FM_BOUNDARY_RE = re.compile(r"^---\s*$")
@@ -116,6 +119,12 @@ def short_hash(*parts: str, length: int = 12) -> str:
 # --------------------------------------------------------------------------- yaml
 
 MAX_YAML_NESTING = 64
+MAX_YAML_BYTES = 1024 * 1024
+# Aliases may repeat this many values in all; a few lines of anchors can otherwise stand for
+# billions of them, which every reader of the result would walk.
+MAX_YAML_ALIAS_VALUES = 10_000
+# One nesting level per indentation step or compact indicator (`- - x`, `? `, `- a: `).
+_COMPACT_INDICATORS_RE = re.compile(r"(?:[-?:](?: +|$))+")
 
 
 def _flow_depth(text: str) -> int:
@@ -129,21 +138,91 @@ def _flow_depth(text: str) -> int:
     return deepest
 
 
+def _block_depth_over(text: str, limit: int) -> int | None:
+    """The 0-based line where block-style nesting first exceeds ``limit``, or None.
+
+    Counts the open indentation levels plus the compact indicators a line starts with: an
+    upper bound on the depth libyaml reaches that needs no parsing.
+    """
+    indents: list[int] = []
+    for number, line in enumerate(text.split("\n")):
+        content = line.lstrip(" ")
+        if not content or content.startswith("#"):
+            continue
+        indent = len(line) - len(content)
+        while indents and indents[-1] > indent:
+            indents.pop()
+        if not indents or indents[-1] < indent:
+            indents.append(indent)
+        compact = _COMPACT_INDICATORS_RE.match(content)
+        depth = len(indents) + (sum(c in "-?:" for c in compact.group()) if compact else 0)
+        if depth > limit:
+            return number
+    return None
+
+
+def _check_yaml_shape(text: str, path: str, first_line: int, what: str) -> None:
+    """Refuse YAML that would take the parser's stack or memory, before it sees it.
+
+    libyaml recurses once per nesting level and overflows the C stack (a crash, not an
+    exception) on input a few tens of kilobytes long.
+    """
+    size = len(text.encode("utf-8", "surrogatepass"))
+    if size > MAX_YAML_BYTES:
+        raise ParseError(
+            path, f"{what} is {size // 1024} KiB, over the {MAX_YAML_BYTES // 1024} KiB limit"
+        )
+    too_deep = f"{what} nested deeper than {MAX_YAML_NESTING} levels"
+    brackets = text.count("[") + text.count("{")
+    if brackets > MAX_YAML_NESTING and _flow_depth(text) > MAX_YAML_NESTING:
+        raise ParseError(path, too_deep, first_line)
+    line = _block_depth_over(text, MAX_YAML_NESTING)
+    if line is not None:
+        raise ParseError(path, too_deep, first_line + line)
+
+
+def _check_alias_expansion(value: Any, path: str, what: str) -> None:
+    """Refuse a value whose aliases repeat more than ``MAX_YAML_ALIAS_VALUES`` values.
+
+    Walks at most that many repeats, so a billion-value alias bomb costs no more to refuse
+    than a small file.
+    """
+    seen: set[int] = set()
+    repeats = 0
+    stack: list[tuple[Any, bool]] = [(value, False)]
+    while stack:
+        item, repeated = stack.pop()
+        if not isinstance(item, (list, dict)):
+            continue
+        repeated = repeated or id(item) in seen
+        seen.add(id(item))
+        children = list(item.items()) if isinstance(item, dict) else item
+        if repeated:
+            repeats += len(children)
+            if repeats > MAX_YAML_ALIAS_VALUES:
+                raise ParseError(
+                    path, f"{what} aliases expand to over {MAX_YAML_ALIAS_VALUES:,} values"
+                )
+        for child in children:
+            if isinstance(child, tuple):  # a mapping's (key, value)
+                stack += [(part, repeated) for part in child]
+            else:
+                stack.append((child, repeated))
+
+
 def load_yaml(text: str, path: str, first_line: int = 1, what: str = "YAML") -> Any:
     """Parse YAML written by a person, turning every way it can fail into a :class:`ParseError`.
 
-    ``first_line`` is the file line the text starts on.  Nesting is bounded before parsing
-    because libyaml overflows its stack on absurdly deep input instead of raising.
+    ``first_line`` is the file line the text starts on.  Size, nesting (block and flow) and
+    alias expansion are bounded, so no file can crash the process or exhaust its memory.
     """
-    brackets = text.count("[") + text.count("{")
-    if brackets > MAX_YAML_NESTING and _flow_depth(text) > MAX_YAML_NESTING:
-        raise ParseError(path, f"YAML nested deeper than {MAX_YAML_NESTING} levels", first_line)
     flat = flat_yaml(text)
     if flat is not None:
         return flat
+    _check_yaml_shape(text, path, first_line, what)
     last_line = first_line + len(text.rstrip("\n").split("\n")) - 1
     try:
-        return yaml.load(text, Loader=_Loader)
+        value = yaml.load(text, Loader=_Loader)
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or "cannot be parsed"
         line = _yaml_line(exc, first_line, last_line)
@@ -152,6 +231,9 @@ def load_yaml(text: str, path: str, first_line: int = 1, what: str = "YAML") -> 
         raise ParseError(path, f"invalid value in {what}: {exc}") from None
     except RecursionError:
         raise ParseError(path, f"{what} nested too deeply", first_line) from None
+    if "*" in text:  # only an alias can make a value larger than its text
+        _check_alias_expansion(value, path, what)
+    return value
 
 
 _FLAT_LINE_RE = re.compile(r"^([A-Za-z_][\w-]*):(?: (.*))?$")
@@ -362,22 +444,24 @@ def _string_list(meta: Mapping[str, Any], key: str, path: str, *, lower: bool) -
     if value is None:
         return ()
     if isinstance(value, str):
-        items: list[Any] = [part for part in value.split(",")]
+        items: list[Any] = [part for part in value.split(",", MAX_LIST_ITEMS)]
     elif isinstance(value, list):
         items = value
     else:
         raise ParseError(path, f"{key}: expected a list of strings, got {type(value).__name__}")
-    out: list[str] = []
+    if len(items) > MAX_LIST_ITEMS:
+        raise ParseError(path, f"{key}: more than {MAX_LIST_ITEMS:,} items, over the limit")
+    out: dict[str, None] = {}  # ordered, with O(1) membership
     for item in items:
         if isinstance(item, (dict, list)):
-            raise ParseError(path, f"{key}: expected a list of strings, got a nested {item!r}")
+            raise ParseError(path, f"{key}: expected a list of strings, got a nested list or map")
         if item is None:
             continue
         text = str(item).strip()
         if lower:
             text = text.lower()
-        if text and text not in out:
-            out.append(text)
+        if text:
+            out[text] = None
     return tuple(out)
 
 
@@ -754,8 +838,17 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
 # ------------------------------------------------------------------------- aliases
 
 
+# A term is expanded to every other term of its groups in each query: past this many, a
+# search would be one huge OR of synonyms (and the index one row per pair of them).
+MAX_SYNONYMS = 100
+
+
 def parse_aliases(text: str, path: str) -> dict[str, tuple[str, ...]]:
-    """Read ``aliases.yaml`` into term -> every other term of its group, both directions."""
+    """Read ``aliases.yaml`` into term -> every other term of its group, both directions.
+
+    A term with more than ``MAX_SYNONYMS`` synonyms (in one group or across several) is
+    refused, so reading and using the file costs time linear in its size.
+    """
     raw = load_yaml(text, path) if text.strip() else {}
     if raw is None:
         raw = {}
@@ -773,10 +866,19 @@ def parse_aliases(text: str, path: str) -> dict[str, tuple[str, ...]]:
             raise ParseError(
                 path, f"{key}: expected a list of synonyms, got {type(value).__name__}"
             )
+        if len(synonyms) > MAX_SYNONYMS:
+            raise _too_many_synonyms(path, key)
         terms = {str(t).strip().lower() for t in [key, *synonyms] if str(t).strip()}
         for term in terms:
-            groups.setdefault(term, set()).update(terms - {term})
+            others = groups.setdefault(term, set())
+            others.update(terms - {term})
+            if len(others) > MAX_SYNONYMS:
+                raise _too_many_synonyms(path, term)
     return {term: tuple(sorted(others)) for term, others in sorted(groups.items())}
+
+
+def _too_many_synonyms(path: str, term: object) -> ParseError:
+    return ParseError(path, f"{term}: more than {MAX_SYNONYMS} synonyms, over the limit")
 
 
 # ------------------------------------------------------------------------ raw logs

@@ -15,11 +15,12 @@ import sqlite3
 import stat as statmod
 import time
 from collections.abc import Callable, Iterable
+from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import ParseError
+from .errors import FileChangedError, ParseError
 from .index import FileState, Index
 from .notes import parse_aliases, parse_episode, parse_facts, parse_log
 from .transcripts import LoggedTurn
@@ -30,7 +31,8 @@ from .vault import (
     classify,
     file_lock,
     folders_changed,
-    read_text,
+    printable_name,
+    read_scanned,
     require_vault,
     scan,
 )
@@ -118,7 +120,7 @@ def sync(
     started = time.perf_counter()
     report = SyncReport()
     require_vault(root)  # a vanished vault must not read as an empty one, nor be recreated
-    with file_lock(root, "index"):
+    with _index_lock(root, index):
         walked = scan(root)
         found, report.skipped = walked.files, walked.skipped
         seen = index.file_stats()
@@ -155,7 +157,7 @@ def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | N
     report = SyncReport()
     require_vault(root)
     wanted = sorted(set(paths))
-    with file_lock(root, "index"):
+    with _index_lock(root, index):
         stored = index.get_meta(_FOLDERS_KEY)
         if stored is None:
             return None
@@ -163,6 +165,8 @@ def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | N
         found: list[FileStat] = []
         missing: list[str] = []
         for rel in wanted:
+            if printable_name(rel) != rel:
+                return None  # a name that is not UTF-8: the walk reports it
             parent = rel.rpartition("/")[0]
             kind = classify(rel)
             if kind is None:
@@ -201,12 +205,17 @@ def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | N
     return report
 
 
+def _index_lock(root: Path, index: Index) -> AbstractContextManager[None]:
+    """The vault's index lock; an index held in memory is this process's alone."""
+    return file_lock(root, "index") if index.path is not None else nullcontext()
+
+
 def index_logged_turn(root: Path, index: Index, logged: LoggedTurn) -> SyncReport | None:
     """Make one just-logged turn recallable: when the index is current with the log as it
     was before the turn, only the turn is added (a long session's log is not re-read for
     each turn); otherwise the log is synced whole.  None when only a full sync will do."""
     require_vault(root)
-    with file_lock(root, "index"):
+    with _index_lock(root, index):
         state = index.file_states([logged.path]).get(logged.path)
         current = (
             state is None
@@ -290,7 +299,10 @@ def _apply_one(
     report: SyncReport,
 ) -> None:
     try:
-        text = read_text(root, stat.path, scanned=True)
+        text = read_scanned(root, stat)
+    except FileChangedError as exc:
+        report.skipped.append(Skipped(stat.path, exc.reason))  # the index keeps what it had
+        return
     except ParseError as exc:
         _skip(index, stat, "", exc.reason, exc.line, report)
         return

@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import fcntl
 import os
+import stat as statmod
 import tempfile
 import time
 from collections.abc import Iterator
@@ -17,7 +18,13 @@ from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import LockTimeoutError, ParseError, UnsafePathError, VaultNotFoundError
+from .errors import (
+    FileChangedError,
+    LockTimeoutError,
+    ParseError,
+    UnsafePathError,
+    VaultNotFoundError,
+)
 
 EPISODES_DIR = "episodes"
 SEMANTIC_DIR = "semantic"
@@ -31,6 +38,9 @@ PENDING_FILE = "semantic/_pending.md"
 VAULT_FOLDERS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, PROCESSED_DIR, SKILLS_DIR)
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+# Deeper folders are reported and not read: no vault organises memories 32 levels down, and
+# a path of thousands of levels would exhaust recursion and path-length limits downstream.
+MAX_FOLDER_DEPTH = 32
 FILE_MODE = 0o600
 DIR_MODE = 0o700
 
@@ -136,20 +146,55 @@ def read_text(
 
     ``scanned`` marks a path that :func:`scan` produced, whose links it already checked.
     """
+    if printable_name(rel) != rel:  # it could be neither stored nor printed
+        raise ParseError(printable_name(rel), "file name is not valid UTF-8")
     path = root / rel if scanned else resolve_inside(root, rel)
     try:
         size = path.stat().st_size
     except FileNotFoundError:
         raise ParseError(rel, "file disappeared before it could be read") from None
-    if size > max_bytes:
-        limit = max_bytes // (1024 * 1024)
-        raise ParseError(rel, f"file is {size / 1048576:.1f} MiB, over the {limit} MiB limit")
+    _check_size(rel, size, max_bytes)
     try:
         data = path.read_bytes()
     except IsADirectoryError:
         raise ParseError(rel, "is a folder, not a file") from None
     except PermissionError:
         raise ParseError(rel, "permission denied") from None
+    return _decode(rel, data)
+
+
+def read_scanned(root: Path, found: FileStat, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """Read a file :func:`scan` found, as :func:`read_text` does, provided it is still what
+    the scan saw: one that vanished, became a folder or changed since raises
+    :class:`FileChangedError`, to be read on the next pass."""
+    try:
+        fd = os.open(root / found.path, os.O_RDONLY | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileChangedError(found.path, "vanished while the vault was scanned") from None
+    except PermissionError:
+        raise ParseError(found.path, "permission denied") from None
+    try:
+        st = os.fstat(fd)
+        seen = (found.mtime_ns, found.size)
+        if not statmod.S_ISREG(st.st_mode) or (st.st_mtime_ns, st.st_size) != seen:
+            raise FileChangedError(found.path, "changed while the vault was scanned")
+        _check_size(found.path, st.st_size, max_bytes)
+        with open(fd, "rb", closefd=False) as handle:
+            data = handle.read(st.st_size + 1)  # one byte more shows it grew meanwhile
+    finally:
+        os.close(fd)
+    if len(data) != found.size:
+        raise FileChangedError(found.path, "changed while it was read")
+    return _decode(found.path, data)
+
+
+def _check_size(rel: str, size: int, max_bytes: int) -> None:
+    if size > max_bytes:
+        limit = max_bytes // (1024 * 1024)
+        raise ParseError(rel, f"file is {size / 1048576:.1f} MiB, over the {limit} MiB limit")
+
+
+def _decode(rel: str, data: bytes) -> str:
     if b"\x00" in data:
         raise ParseError(rel, "binary content (NUL byte), not a text file")
     try:
@@ -186,39 +231,70 @@ class Scan:
 
 def scan(root: Path) -> Scan:
     """Every indexed file under episodes/ and semantic/ (sorted by path), what was skipped,
-    and the mtime of every folder walked."""
+    and the mtime of every folder walked.
+
+    Whatever the folders hold — names that are not UTF-8, nesting thousands deep, files that
+    vanish or turn into folders while they are walked — is skipped with a reason, never fatal.
+    """
     result = Scan([], [], {})
     for top in INDEXED_DIRS:
         folder = root / top
         if folder.is_symlink():
             _check_link(root, folder, top, result)
         elif folder.is_dir():
-            _walk(root, folder, top, result)
+            _walk(root, top, result)
     result.files.sort(key=lambda f: f.path)
     return result
 
 
-def _walk(root: Path, folder: Path, rel: str, result: Scan) -> None:
+def printable_name(name: str) -> str:
+    """A file name as text that can be printed and stored: bytes that are not UTF-8 (held by
+    Python as lone surrogates) are shown as ``\\xff`` escapes."""
     try:
-        result.folders[rel] = folder.stat().st_mtime_ns
-        entries = list(os.scandir(folder))
-    except OSError as exc:
-        result.skipped.append(Skipped(rel, f"cannot list folder: {exc.strerror}"))
-        return
-    for entry in entries:
-        child = f"{rel}/{entry.name}"
-        if entry.name.startswith("."):
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name
+
+
+def _walk(root: Path, top: str, result: Scan) -> None:
+    """Walk ``top`` without recursion, down to ``MAX_FOLDER_DEPTH`` folders."""
+    pending = [top]
+    while pending:
+        rel = pending.pop()
+        try:
+            mtime_ns = os.stat(root / rel).st_mtime_ns
+            with os.scandir(root / rel) as listing:
+                entries = list(listing)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # gone since its parent was listed: its parent's mtime says so
+        except OSError as exc:
+            result.skipped.append(Skipped(rel, f"cannot list folder: {exc.strerror}"))
             continue
-        if entry.is_symlink():
-            _check_link(root, Path(entry.path), child, result)
-        elif entry.is_dir(follow_symlinks=False):
-            if rel != LOGS_DIR:  # logs/processed/ is consolidated: its episodes are indexed
-                _walk(root, Path(entry.path), child, result)
-        elif entry.is_file(follow_symlinks=False):
-            kind = classify(child)
-            if kind is not None:
-                st = entry.stat(follow_symlinks=False)
-                result.files.append(FileStat(child, kind, st.st_mtime_ns, st.st_size))
+        result.folders[rel] = mtime_ns
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            child = f"{rel}/{entry.name}"
+            shown = printable_name(child)
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+                if shown != child and (is_folder or classify(shown) is not None):
+                    result.skipped.append(Skipped(shown, "file name is not valid UTF-8"))
+                elif entry.is_symlink():
+                    _check_link(root, Path(entry.path), child, result)
+                elif is_folder and child.count("/") >= MAX_FOLDER_DEPTH:
+                    reason = f"folders nested more than {MAX_FOLDER_DEPTH} deep are not read"
+                    result.skipped.append(Skipped(child, reason))
+                elif is_folder and rel == LOGS_DIR:
+                    continue  # logs/processed/ is consolidated: its episodes are indexed
+                elif is_folder:
+                    pending.append(child)
+                elif entry.is_file(follow_symlinks=False) and (kind := classify(child)):
+                    st = entry.stat(follow_symlinks=False)
+                    result.files.append(FileStat(child, kind, st.st_mtime_ns, st.st_size))
+            except FileNotFoundError:
+                continue  # removed while the folder was walked: not there for this pass
 
 
 def _check_link(root: Path, link: Path, rel: str, result: Scan) -> None:
@@ -235,8 +311,32 @@ def _check_link(root: Path, link: Path, rel: str, result: Scan) -> None:
         return
     kind = classify(rel)
     if kind is not None:
-        st = target.stat()
+        try:
+            st = target.stat()
+        except FileNotFoundError:
+            return  # removed since it was resolved: not there for this pass
         result.files.append(FileStat(rel, kind, st.st_mtime_ns, st.st_size))
+
+
+def disk_usage(root: Path, skip: frozenset[str]) -> int:
+    """Bytes in the files under ``root`` (links not followed), leaving out folders named in
+    ``skip``; iterative, so no nesting depth can exhaust the stack."""
+    total, pending = 0, [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # vanished or unreadable: nothing to count
+        for entry in entries:
+            with suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in skip:
+                        pending.append(Path(entry.path))
+                else:
+                    total += entry.stat(follow_symlinks=False).st_size
+    return total
 
 
 def folders_changed(root: Path, folders: dict[str, int]) -> bool:

@@ -9,10 +9,13 @@ Each case puts one bad file into a copy of the sample vault and checks that
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import resource
 import subprocess
 import sys
+import threading
 import tracemalloc
 from pathlib import Path
 from typing import Any
@@ -36,16 +39,35 @@ def clean_env(**extra: str) -> dict[str, str]:
     return env
 
 
-def run(vault: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run ``python -m memoryclaw --vault VAULT ARGS`` in a subprocess."""
+MEMORY_LIMIT = 2 * 1024**3
+
+
+def limit_memory() -> None:
+    """Cap a child's address space, so a runaway allocation fails it instead of the machine."""
+    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
+
+
+# Mounts the vault ($0) read-only in the private mount namespace of `unshare --mount`.
+_READ_ONLY = 'mount --bind "$0" "$0" && mount -o remount,bind,ro "$0" && exec "$@"'
+
+
+def run(
+    vault: Path, *args: str, stdin: str | None = None, read_only: bool = False
+) -> subprocess.CompletedProcess[str]:
+    """Run ``python -m memoryclaw --vault VAULT ARGS`` in a subprocess, in bounded memory;
+    ``read_only`` mounts the vault read-only for it."""
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args]
+    if read_only:
+        command = ["unshare", "--mount", "sh", "-c", _READ_ONLY, str(vault), *command]
     return subprocess.run(
-        [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args],
+        command,
         capture_output=True,
         text=True,
         env=clean_env(),
         input=stdin,
         stdin=subprocess.DEVNULL if stdin is None else None,
         timeout=120,
+        preexec_fn=limit_memory,
     )
 
 
@@ -177,6 +199,25 @@ def test_wrong_types_are_skipped_with_the_key(
     check_bad_file(vault_dir, rel, reason)
 
 
+HUGE_LISTS = {
+    "tags-flow": "tags: [" + ", ".join(f"t{i}" for i in range(100_000)) + "]\n",
+    "entities-block": "entities:\n" + "".join(f"- E{i}\n" for i in range(100_000)),
+    "tags-commas": "tags: " + ",".join(f"t{i}" for i in range(100_000)) + "\n",
+    "tags-alias-bomb": "".join(
+        f"a{n}: &a{n} [" + ", ".join([f"*a{n - 1}" if n else "lol"] * 10) + "]\n" for n in range(9)
+    )
+    + "tags: *a8\n",
+}
+
+
+@pytest.mark.parametrize("meta", list(HUGE_LISTS.values()), ids=list(HUGE_LISTS))
+def test_huge_lists_are_refused_with_a_reason(vault_dir: Path, meta: str) -> None:
+    rel = "episodes/2025-05-01_10-00-00_huge-list.md"
+    (vault_dir / rel).write_text(f"---\nsummary: many\n{meta}---\nbody\n", encoding="utf-8")
+    entry = check_bad_file(vault_dir, rel, "")
+    assert "over the limit" in entry["reason"] or "aliases expand" in entry["reason"], entry
+
+
 def test_huge_integer_in_source_turns(vault_dir: Path) -> None:
     rel = "episodes/huge-int.md"
     (vault_dir / rel).write_text(
@@ -217,15 +258,59 @@ def test_impossible_date_in_aliases(vault_dir: Path) -> None:
     assert aliases.read_bytes() == before
 
 
-def test_deeply_nested_frontmatter_does_not_kill_the_process(vault_dir: Path) -> None:
+# Each about 80 KB and tens of thousands of levels deep: libyaml overflows its C stack on them.
+DEEP_YAML = {
+    "flow": "x: " + "[" * 40_000 + "]" * 40_000 + "\n",
+    "block-sequence": "x:\n" + "- " * 40_000 + "deep\n",
+    "block-keys": "? " * 40_000 + "deep\n",
+    "block-indent": "".join(" " * i + f"k{i}:\n" for i in range(1, 390)),
+}
+
+
+@pytest.mark.parametrize("nesting", list(DEEP_YAML.values()), ids=list(DEEP_YAML))
+def test_deeply_nested_frontmatter_does_not_kill_the_process(vault_dir: Path, nesting: str) -> None:
     rel = "episodes/deep.md"
-    depth = 50_000
-    (vault_dir / rel).write_text(
-        f"---\nsummary: deep\nx: {'[' * depth}{']' * depth}\n---\n", encoding="utf-8"
-    )
+    (vault_dir / rel).write_text(f"---\nsummary: deep\n{nesting}---\n", encoding="utf-8")
     proc = run(vault_dir, "reindex", "--json")
     assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-300:]}"
-    check_bad_file(vault_dir, rel, "")
+    check_bad_file(vault_dir, rel, "nested deeper than 64 levels")
+
+
+@pytest.mark.parametrize("nesting", list(DEEP_YAML.values()), ids=list(DEEP_YAML))
+def test_deeply_nested_aliases_file_is_skipped(vault_dir: Path, nesting: str) -> None:
+    rel = "semantic/aliases.yaml"
+    (vault_dir / rel).write_text(f"email: [mail]\n{nesting}", encoding="utf-8")
+    check_bad_file(vault_dir, rel, "nested deeper than 64 levels")
+
+
+def test_deeply_nested_raw_log_does_not_stop_logging(vault_dir: Path) -> None:
+    bad = vault_dir / "logs" / "2025-01-01_00-00-00_cli_raw.md"
+    bad.write_text(f"---\nsession: s\n{DEEP_YAML['block-sequence']}---\n", encoding="utf-8")
+    before = bad.read_bytes()
+    doc = run_json(vault_dir, "log", "--session", "s", "--role", "user", "still works")
+    assert doc["turn"] == 1 and doc["path"] != f"logs/{bad.name}"
+    assert bad.name in json.dumps(run_json(vault_dir, "doctor")["checks"])
+    assert bad.read_bytes() == before
+
+
+def test_deeply_nested_config_is_one_line_error(vault_dir: Path) -> None:
+    config = vault_dir / "memoryclaw.yaml"
+    config.write_text(f"retrieval:\n  maxResults: 3\n{DEEP_YAML['block-keys']}", encoding="utf-8")
+    proc = run(vault_dir, "search", "email")
+    assert proc.returncode == 1
+    assert "nested deeper than 64 levels" in one_error_line(proc)
+
+
+def test_deeply_nested_episode_does_not_kill_the_stdio_server(vault_dir: Path) -> None:
+    (vault_dir / "episodes" / "deep.md").write_text(
+        f"---\nsummary: deep\n{DEEP_YAML['block-sequence']}---\n", encoding="utf-8"
+    )
+    requests = [{"id": n, "method": "search", "params": {"query": EMAIL_QUERY}} for n in (1, 2)]
+    proc = run(vault_dir, "serve", "--stdio", stdin="".join(json.dumps(r) + "\n" for r in requests))
+    assert proc.returncode == 0, proc.stderr[-300:]
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert [r["id"] for r in replies] == [1, 2]
+    assert all(JOHN_ID in {hit["id"] for hit in r["result"]["results"]} for r in replies)
 
 
 def test_bad_semantic_file_keeps_other_facts(vault_dir: Path) -> None:
@@ -240,6 +325,21 @@ def test_bad_aliases_file_is_skipped(vault_dir: Path) -> None:
     rel = "semantic/aliases.yaml"
     (vault_dir / rel).write_text("email: [mail\njohn: [jd]\n", encoding="utf-8")
     check_bad_file(vault_dir, rel, "invalid YAML")
+
+
+BIG_ALIASES = {
+    "one-group": "big: [" + ", ".join(f"s{i}" for i in range(6000)) + "]\n",
+    "across-groups": "".join(f"g{i}: [shared]\n" for i in range(6000)),
+}
+
+
+@pytest.mark.parametrize("groups", list(BIG_ALIASES.values()), ids=list(BIG_ALIASES))
+def test_huge_synonym_group_is_refused_and_search_stays_cheap(vault_dir: Path, groups: str) -> None:
+    rel = "semantic/aliases.yaml"
+    (vault_dir / rel).write_text(f"email: [mail]\n{groups}", encoding="utf-8")
+    entry = check_bad_file(vault_dir, rel, "more than 100 synonyms, over the limit")
+    assert entry["reason"].split(":")[0] in {"big", "shared"}
+    assert run_json(vault_dir, "search", "big s1 shared g1 s5999")["expanded"] == {}
 
 
 # ------------------------------------------------------------------ binary, huge, encoding
@@ -289,6 +389,104 @@ def test_invalid_utf8_reports_line(vault_dir: Path) -> None:
     )
     entry = check_bad_file(vault_dir, rel, "UTF-8", line=5)
     assert "0xe9" in entry["reason"]
+
+
+# ---------------------------------------------------------------------- names and folders
+
+EVERY_COMMAND = (
+    ("reindex", "--json"),
+    ("search", EMAIL_QUERY, "--json"),
+    ("doctor", "--json"),
+    ("stats", "--json"),
+    ("audit",),
+    ("consolidate",),
+    ("log", "--session", "s", "--role", "user", "still works"),
+)
+
+
+def assert_every_command_works(vault: Path) -> None:
+    """Each command exits 0 without a traceback, and the sample memories are still served."""
+    for args in EVERY_COMMAND:
+        proc = run(vault, *args)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, (args, proc.stderr[-500:])
+    assert_rest_is_served(vault)
+
+
+def test_file_names_that_are_not_utf8_are_reported_not_fatal(vault_dir: Path) -> None:
+    bad_names = {
+        b"episodes/bad\xff.md": b"---\nsummary: bad name\n---\n",
+        b"logs/2025-01-02_00-00-00_cli\xfe_raw.md": (
+            "---\nsession: s2\nprocessed: false\nclosed: true\n---\n"
+            "### user · 2025-01-02T00:00:00Z\nI moved to Lisbon.\n"
+        ).encode(),
+    }
+    for name, data in bad_names.items():
+        with open(os.fsencode(vault_dir) + b"/" + name, "wb") as handle:
+            handle.write(data)
+    os.mkdir(os.fsencode(vault_dir) + b"/semantic/folder\xfd")
+    assert_every_command_works(vault_dir)
+    report = run_json(vault_dir, "reindex")
+    for shown in ("episodes/bad\\xff.md", "semantic/folder\\xfd"):
+        assert "not valid UTF-8" in skipped_entry(report, shown)["reason"]
+    details = json.dumps(run_json(vault_dir, "doctor")["checks"])
+    assert "cli\\\\xfe_raw.md: file name is not valid UTF-8; it will not be consolidated" in details
+    for name, data in bad_names.items():
+        with open(os.fsencode(vault_dir) + b"/" + name, "rb") as handle:
+            assert handle.read() == data
+
+
+def test_folders_nested_hundreds_deep_are_reported_not_fatal(vault_dir: Path) -> None:
+    top = vault_dir / "episodes" / "d"
+    folder = top.parent
+    try:
+        for level in range(1, 991):
+            folder = folder / "d"
+            folder.mkdir()
+            if level in (5, 990):
+                (folder / f"deep-{level}.md").write_text(f"---\nsummary: okapi {level}\n---\n")
+        assert_every_command_works(vault_dir)
+        report = run_json(vault_dir, "reindex")
+        cut = "episodes/" + "/".join(["d"] * 32)
+        assert "more than 32 deep" in skipped_entry(report, cut)["reason"]
+        found = {r["path"] for r in run_json(vault_dir, "search", "okapi")["results"]}
+        assert found == {"episodes/d/d/d/d/d/deep-5.md"}
+        assert (folder / "deep-990.md").read_text() == "---\nsummary: okapi 990\n---\n"
+    finally:
+        # shutil.rmtree, and so pytest's clean-up of old temporary folders, recurses once per
+        # level and would fail on this tree; rm walks it without recursion.
+        subprocess.run(["rm", "-rf", str(top)], check=True, timeout=60)
+
+
+def test_files_churning_during_commands_never_fail_them(vault_dir: Path) -> None:
+    stop = threading.Event()
+
+    def churn() -> None:
+        episodes = vault_dir / "episodes"
+        n = 0
+        while not stop.is_set():
+            n += 1
+            path = episodes / f"2025-07-01_00-00-{n % 50:02d}_churn.md"
+            with contextlib.suppress(OSError):
+                if path.is_dir():
+                    path.rmdir()
+                elif path.exists():
+                    path.unlink() if n % 3 else path.write_text(f"---\nsummary: v{n}\n---\n")
+                elif n % 7 == 0:
+                    path.mkdir()
+                else:
+                    path.write_text(f"---\nsummary: churn {n}\n---\nbody\n")
+
+    worker = threading.Thread(target=churn, daemon=True)
+    worker.start()
+    try:
+        for _ in range(6):
+            for args in (("search", EMAIL_QUERY), ("doctor",), ("stats",)):
+                proc = run(vault_dir, *args, "--json")
+                assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-500:]
+    finally:
+        stop.set()
+        worker.join()
+    assert_rest_is_served(vault_dir)
 
 
 # ---------------------------------------------------------------------------- symlinks
@@ -652,6 +850,74 @@ def test_unreadable_file_is_skipped(vault_dir: Path) -> None:
     finally:
         path.chmod(0o600)
     assert path.read_text(encoding="utf-8") == "---\nsummary: locked away\n---\n"
+
+
+# ---------------------------------------------------------------------- read-only vault
+
+
+@pytest.fixture
+def read_only_ok(vault_dir: Path) -> None:
+    probe = run(vault_dir, "--help", read_only=True)
+    if probe.returncode != 0:
+        pytest.skip(f"cannot mount read-only here: {probe.stderr.strip()[:200]}")
+
+
+@pytest.mark.usefixtures("read_only_ok")
+@pytest.mark.parametrize("indexed", [False, True], ids=["never-indexed", "indexed-before"])
+def test_read_only_vault_serves_reads(vault_dir: Path, indexed: bool) -> None:
+    if indexed:
+        run_json(vault_dir, "reindex")
+    added = vault_dir / "episodes" / "2025-06-01_10-00-00_okapi.md"
+    added.write_text("---\nsummary: saw an okapi at the zoo\n---\n", encoding="utf-8")
+    before = {p: p.read_bytes() for p in vault_dir.rglob("*") if p.is_file()}
+
+    def read(*args: str) -> Any:
+        proc = run(vault_dir, *args, "--json", read_only=True)
+        assert proc.returncode == 0 and "Traceback" not in proc.stderr, proc.stderr[-500:]
+        return json.loads(proc.stdout)
+
+    assert JOHN_ID in {r["id"] for r in read("search", EMAIL_QUERY)["results"]}
+    assert [r["path"] for r in read("search", "okapi")["results"]] == [
+        "episodes/2025-06-01_10-00-00_okapi.md"
+    ]
+    assert "john@example.com" in read("retrieve", EMAIL_QUERY)["context"]
+    assert read("stats")["episodes"] > 30
+    assert read("audit")["errors"] == []
+    checks = read("doctor")["checks"]
+    assert any("cannot be written" in c["detail"] for c in checks), checks
+    after = {p: p.read_bytes() for p in vault_dir.rglob("*") if p.is_file()}
+    assert after == before
+
+
+@pytest.mark.usefixtures("read_only_ok")
+def test_read_only_vault_stdio_server_answers(vault_dir: Path) -> None:
+    requests = [
+        {"id": 1, "method": "search", "params": {"query": EMAIL_QUERY}},
+        {"id": 2, "method": "get", "params": {"id": JOHN_ID}},
+    ]
+    stdin = "".join(json.dumps(r) + "\n" for r in requests)
+    proc = run(vault_dir, "serve", "--stdio", stdin=stdin, read_only=True)
+    replies = [json.loads(line) for line in proc.stdout.splitlines()]
+    assert JOHN_ID in {r["id"] for r in replies[0]["result"]["results"]}, replies
+    assert replies[1]["result"]["id"] == JOHN_ID
+
+
+WRITES = {
+    "log": (("log", "--session", "s", "--role", "user", "hello"), None),
+    "ingest": (("ingest", "-"), '{"session": "s", "role": "user", "content": "hello"}\n'),
+    "consolidate": (("consolidate",), None),
+}
+
+
+@pytest.mark.usefixtures("read_only_ok")
+@pytest.mark.parametrize(("args", "stdin"), list(WRITES.values()), ids=list(WRITES))
+def test_read_only_vault_refuses_writes_in_one_line(
+    vault_dir: Path, args: tuple[str, ...], stdin: str | None
+) -> None:
+    proc = run(vault_dir, *args, stdin=stdin, read_only=True)
+    assert proc.returncode == 1
+    line = one_error_line(proc)
+    assert "Read-only file system" in line and "reindex" not in line
 
 
 # ------------------------------------------------------------------ bad files in logs/

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import re
 from datetime import datetime, timezone
 from pathlib import Path
@@ -1330,3 +1331,96 @@ def test_appending_turn_text_equals_dumping_the_whole_log(generated: list[Turn])
     assert outline[2] == (generated[-1].timestamp if generated else None)
     closed = notes.replace_log_meta(text, "logs/x.md", {**meta, "closed": True})
     assert parse_log(closed, "logs/x.md").turns == parse_log(text, "logs/x.md").turns
+
+
+# ------------------------------------------------------------------ yaml limits
+
+
+def _alias_bomb(levels: int) -> str:
+    """Each anchor a list of ten aliases to the one before: 10**levels strings in all."""
+    lines = ["a0: &a0 [lol, lol, lol, lol, lol, lol, lol, lol, lol, lol]"]
+    for level in range(1, levels):
+        lines.append(f"a{level}: &a{level} [" + ", ".join([f"*a{level - 1}"] * 10) + "]")
+    return "\n".join(lines) + f"\ntags: *a{levels - 1}\n"
+
+
+def test_alias_bomb_is_refused_without_expanding_it() -> None:
+    text = _alias_bomb(9)
+    assert len(text) < 1024
+    with pytest.raises(ParseError, match="aliases expand to over 10,000 values"):
+        notes.parse_episode(f"---\nsummary: s\n{text}---\n", "episodes/bomb.md", 0)
+
+
+def test_recursive_alias_is_refused() -> None:
+    with pytest.raises(ParseError, match="aliases expand"):
+        notes.load_yaml("a: &a [x, *a]\n", "x.yaml")
+
+
+def test_modest_aliases_still_load() -> None:
+    assert notes.load_yaml(_alias_bomb(3), "x.yaml")["tags"][9][9] == ["lol"] * 10
+
+
+def test_yaml_over_the_size_limit_is_refused() -> None:
+    text = "k: |\n" + "  text\n" * (notes.MAX_YAML_BYTES // 7 + 1)
+    with pytest.raises(ParseError, match="KiB, over the 1024 KiB limit"):
+        notes.load_yaml(text, "x.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [
+        ("k:\n" + "".join(" " * i + "- x\n" for i in range(1, 80)), 64),
+        ("a: 1\nb:\n" + "  - " * 70 + "x\n", 3),
+        ("? " * 70 + "x\n", 1),
+    ],
+    ids=["indentation", "compact-sequence", "complex-keys"],
+)
+def test_block_nesting_is_refused_at_its_line(text: str, line: int) -> None:
+    with pytest.raises(ParseError, match="nested deeper than 64 levels") as caught:
+        notes.load_yaml(text, "x.yaml", first_line=1)
+    assert caught.value.line == line
+
+
+_NESTED = st.recursive(
+    st.text("abc", min_size=1, max_size=3),
+    lambda inner: (
+        st.lists(inner, min_size=1, max_size=2)
+        | st.dictionaries(st.text("xyz", min_size=1, max_size=2), inner, min_size=1, max_size=2)
+    ),
+    max_leaves=80,
+)
+
+
+@given(_NESTED)
+@settings(max_examples=150, deadline=None)
+def test_block_yaml_within_the_nesting_limit_reads_back(value: object) -> None:
+    text = yaml.safe_dump({"k": value}, default_flow_style=False)
+    assert notes.load_yaml(text, "x.yaml") == {"k": value}
+
+
+@given(st.lists(st.sampled_from(["- ", "? ", ": ", "  ", " ", "a", "\n", "[", "{"]), max_size=400))
+@settings(max_examples=300, deadline=None)
+def test_any_mix_of_indentation_and_indicators_parses_or_is_refused(parts: list[str]) -> None:
+    text = "".join(parts) * 100  # up to ~40,000 levels: would crash libyaml unguarded
+    with contextlib.suppress(ParseError):
+        notes.load_yaml(text, "x.yaml")
+
+
+@pytest.mark.parametrize("key", ["tags", "participants", "entities"])
+def test_lists_are_capped(key: str) -> None:
+    items = ", ".join(f"v{i}" for i in range(notes.MAX_LIST_ITEMS))
+    ok = parse_episode(f"---\nsummary: s\n{key}: [{items}]\n---\n", "e.md", MTIME)
+    assert len(getattr(ok, key)) == notes.MAX_LIST_ITEMS
+    with pytest.raises(ParseError, match=f"{key}: more than 1,000 items") as caught:
+        parse_episode(f"---\nsummary: s\n{key}: [{items}, one-more]\n---\n", "e.md", MTIME)
+    assert caught.value.line == 3
+
+
+def test_synonym_groups_are_capped() -> None:
+    group = ", ".join(f"s{i}" for i in range(notes.MAX_SYNONYMS))
+    assert len(parse_aliases(f"big: [{group}]\n", "a.yaml")["big"]) == notes.MAX_SYNONYMS
+    with pytest.raises(ParseError, match="big: more than 100 synonyms"):
+        parse_aliases(f"big: [{group}, one-more]\n", "a.yaml")
+    spread = "".join(f"g{i}: [shared]\n" for i in range(notes.MAX_SYNONYMS + 1))
+    with pytest.raises(ParseError, match="shared: more than 100 synonyms"):
+        parse_aliases(spread, "a.yaml")

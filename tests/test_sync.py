@@ -256,3 +256,42 @@ def test_sync_paths_needs_a_first_full_sync(vault: Vault, vault_dir: Path) -> No
     with Vault(vault_dir, env={}) as fresh:
         report = fresh.reindex_paths([JOHN])  # falls back to the full sync
     assert len(report.added) > 30
+
+
+NEW = "episodes/2025-06-01_10-00-00_churn.md"
+CHURN = {
+    "vanishes": lambda path: path.unlink(),
+    "becomes-a-folder": lambda path: (path.unlink(), path.mkdir()),
+    "changes": lambda path: path.write_text(_episode("walrus rewritten at length")),
+}
+
+
+@pytest.mark.parametrize("known", [False, True], ids=["new-file", "indexed-file"])
+@pytest.mark.parametrize("change", list(CHURN.values()), ids=list(CHURN))
+def test_file_changing_under_the_scan_is_skipped_for_this_pass(
+    vault: Vault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch, change: Any, known: bool
+) -> None:
+    path = vault_dir / NEW
+    path.write_text(_episode("walrus"))
+    if known:
+        vault.reindex()
+    os.utime(path, ns=(1, 1))  # so the scan sees it as new or changed
+    import memoryclaw.sync as sync_module
+
+    real_scan = sync_module.scan
+
+    def scan_then_change(root: Path) -> Any:
+        walked = real_scan(root)
+        change(path)
+        return walked
+
+    monkeypatch.setattr(sync_module, "scan", scan_then_change)
+    report = vault.reindex()
+    assert [s.path for s in report.skipped] == [NEW]
+    assert "scanned" in report.skipped[0].reason
+    assert vault.index.errors() == []  # not recorded as a bad file
+    monkeypatch.undo()
+    following = vault.reindex()
+    assert following.skipped == []
+    episodes = {r.path for r in vault.search("walrus", refresh=False).results}
+    assert episodes == ({NEW} if path.is_file() else set())
