@@ -33,13 +33,13 @@ from .notes import RawLog, load_yaml, parse_log, slugify, split_frontmatter
 from .redact import redact
 from .transcripts import log_texts
 from .vault import (
-    DIR_MODE,
     LOGS_DIR,
     PROCESSED_DIR,
     SKILLS_DIR,
     atomic_write,
     ensure_dir,
     file_lock,
+    make_dir,
     read_text,
     resolve_inside,
 )
@@ -206,7 +206,7 @@ def _claim_folder(root: Path, name: str) -> str:
     candidate, counter = name, 2
     while True:
         try:
-            os.mkdir(resolve_inside(root, f"{SKILLS_DIR}/{candidate}"), DIR_MODE)
+            make_dir(resolve_inside(root, f"{SKILLS_DIR}/{candidate}"))
             return candidate
         except FileExistsError:
             candidate = f"{name}-{counter}"

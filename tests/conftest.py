@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import os
+import resource
 import shutil
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -48,3 +50,14 @@ def minilm() -> Embedder:
     from memoryclaw.embeddings import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+
+
+def child_limits(*, umask: int | None = None, memory: int = 2 << 30) -> Callable[[], None]:
+    """A ``preexec_fn`` that caps a child process's address space (and sets its umask)."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        if umask is not None:
+            os.umask(umask)
+
+    return limit
