@@ -30,7 +30,15 @@ from .notes import (
     utc_iso,
 )
 from .redact import redact
-from .vault import LOGS_DIR, atomic_write, ensure_dir, file_lock, read_text, unique_path
+from .vault import (
+    LOGS_DIR,
+    atomic_write,
+    ensure_dir,
+    file_lock,
+    read_text,
+    resolve_inside,
+    unique_path,
+)
 
 MAX_TURN_CHARS = 1_000_000
 DEFAULT_CHANNEL = "cli"
@@ -163,20 +171,21 @@ def append_turns(
     idle = timedelta(minutes=settings.consolidation.session_idle_minutes)
     out: list[LoggedTurn] = []
     with file_lock(root, "logs"):
-        ensure_dir(root / LOGS_DIR)
+        folder = resolve_inside(root, LOGS_DIR)  # a logs/ linked out of the vault is refused
+        ensure_dir(folder)
         segments = _open_segments(root)
         touched: dict[str, _Segment] = {}
         for new in turns:
             segment = segments.get(new.session)
             if segment is not None and segment.last and new.timestamp - segment.last > idle:
                 closed = replace_log_meta(segment.text, segment.path, _closed(segment.meta))
-                atomic_write(root / segment.path, closed)
+                atomic_write(resolve_inside(root, segment.path), closed)
                 touched.pop(new.session, None)
                 segment = None
             if segment is None:
                 meta = _new_log_meta(new)
                 name = f"{new.timestamp.strftime('%Y-%m-%d_%H-%M-%S')}_{meta['channel']}_raw.md"
-                target = unique_path(root / LOGS_DIR, name)
+                target = unique_path(folder, name)
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
                 atomic_write(target, segment.text)  # reserve the name under the lock
             content = redact(new.content) if settings.privacy.redact_secrets else new.content
@@ -190,7 +199,7 @@ def append_turns(
             text = segment.text
             if close:
                 text = replace_log_meta(text, segment.path, _closed(segment.meta))
-            atomic_write(root / segment.path, text)
+            atomic_write(resolve_inside(root, segment.path), text)
     return out
 
 
@@ -201,7 +210,7 @@ def close_session(root: Path, session: str) -> list[str]:
         if segment is None:
             return []
         closed = replace_log_meta(segment.text, segment.path, _closed(segment.meta))
-        atomic_write(root / segment.path, closed)
+        atomic_write(resolve_inside(root, segment.path), closed)
         return [segment.path]
 
 

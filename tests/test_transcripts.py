@@ -15,6 +15,8 @@ from memoryclaw.config import Settings, settings_from_mapping
 from memoryclaw.notes import parse_log
 from memoryclaw.transcripts import MAX_TURN_CHARS, NewTurn, append_turns, unprocessed_logs
 
+from .conftest import child_limits
+
 T0 = datetime(2025, 4, 8, 14, 30, 2, tzinfo=timezone.utc)
 
 
@@ -149,3 +151,24 @@ def test_concurrent_writers_lose_nothing(empty_vault: Vault) -> None:
     for w in range(writers):  # each writer's turns stay in its own order
         mine = [t.content for t in log.turns if t.content.startswith(f"writer {w} ")]
         assert mine == [f"writer {w} turn {i}" for i in range(turns_each)]
+
+
+def test_logs_folder_linked_out_of_the_vault_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    Vault.init(root, env={}).close()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "logs" / "processed").rmdir()
+    (root / "logs").rmdir()
+    (root / "logs").symlink_to(outside)
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(root), "log"]
+        + ["--session", "s", "--role", "user", "my secret plan"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        preexec_fn=child_limits(),
+    )
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "logs" in done.stderr and "outside" in done.stderr
+    assert list(outside.iterdir()) == []
