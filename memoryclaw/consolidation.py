@@ -15,6 +15,7 @@ or fact, no lost log.  Processed logs older than ``logRetentionDays`` are delete
 
 from __future__ import annotations
 
+import os
 import re
 import time
 from collections.abc import Callable, Sequence
@@ -24,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
+from .errors import ParseError, UnsafePathError
 from .extraction import FactDraft
 from .index import Index
 from .llm import summarizer_for
@@ -51,6 +53,7 @@ from .vault import (
     PENDING_FILE,
     PROCESSED_DIR,
     SEMANTIC_DIR,
+    Skipped,
     atomic_write,
     file_lock,
     read_text,
@@ -75,6 +78,7 @@ class ConsolidationReport:
     skills_suggested: list[str] = field(default_factory=list)
     logs_processed: list[str] = field(default_factory=list)
     logs_deleted: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
     took_ms: float = 0.0
     commit: str | None = None
 
@@ -91,6 +95,9 @@ class ConsolidationReport:
             "skills_suggested": self.skills_suggested,
             "logs_processed": self.logs_processed,
             "logs_deleted": self.logs_deleted,
+            "skipped": [
+                {"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped
+            ],
             "took_ms": round(self.took_ms, 1),
             "commit": self.commit,
         }
@@ -176,7 +183,12 @@ def _consolidate_log(
     for draft in summarizer(log):
         report.episodes.append(_write_episode(root, index, log, processed_rel, draft))
         for fact in draft.facts:
-            _file_fact(root, settings, index, fact, processed_rel, log, report, now)
+            try:
+                _file_fact(root, settings, index, fact, processed_rel, log, report, now)
+            except (ParseError, UnsafePathError) as exc:  # a bad fact file holds back no log
+                why = f"{exc.reason}; fact {fact.entity} {fact.field} from {rel} not filed"
+                line = exc.line if isinstance(exc, ParseError) else None
+                report.skipped.append(Skipped(exc.path, why, line))
     meta = {**log.meta, "processed": True, "processed_at": utc_iso(now)}
     atomic_write(resolve_inside(root, processed_rel), replace_log_meta(text, rel, meta))
     resolve_inside(root, rel).unlink(missing_ok=True)
@@ -189,7 +201,9 @@ def _processed_path(root: Path, rel: str, log_id: str) -> str:
     for counter in range(1, 10_000):
         name = f"{stem}.md" if counter == 1 else f"{stem}-{counter}.md"
         path = root / PROCESSED_DIR / name
-        if not path.exists() or f"id: {log_id}\n" in path.read_text("utf-8", errors="replace"):
+        if not os.path.lexists(path):
+            return f"{PROCESSED_DIR}/{name}"
+        if _is_plain_file(path) and f"id: {log_id}\n" in path.read_text("utf-8", errors="replace"):
             return f"{PROCESSED_DIR}/{name}"
     raise FileExistsError(f"{PROCESSED_DIR}/{stem}.md: no free name")
 
@@ -228,9 +242,15 @@ def _free_episode_path(root: Path, draft: EpisodeDraft, ident: str) -> str:
     name = episode_filename(draft.timestamp, draft.slug)
     rel = f"{EPISODES_DIR}/{name}"
     path = root / rel
-    if path.exists() and f"id: {ident}\n" not in path.read_text(encoding="utf-8", errors="replace"):
+    mine = _is_plain_file(path) and f"id: {ident}\n" in path.read_text("utf-8", errors="replace")
+    if os.path.lexists(path) and not mine:
         rel = f"{EPISODES_DIR}/{name[:-3]}-{ident.rsplit('-', 1)[-1]}.md"
     return rel
+
+
+def _is_plain_file(path: Path) -> bool:
+    """A regular file, not a link or a folder: the only kind consolidation reads back."""
+    return path.is_file() and not path.is_symlink()
 
 
 # --------------------------------------------------------------------------- facts
@@ -338,6 +358,8 @@ def _expire_processed(root: Path, settings: Settings, now: datetime) -> list[str
     cutoff = (now - timedelta(days=keep)).timestamp()
     deleted = []
     for path in sorted(folder.glob("*.md")):
+        if not _is_plain_file(path):
+            continue  # not a log memoryclaw wrote (a folder, a link): never deleted
         if path.stat().st_mtime < cutoff:
             path.unlink()
             deleted.append(f"{PROCESSED_DIR}/{path.name}")

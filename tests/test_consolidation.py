@@ -19,7 +19,7 @@ from memoryclaw.notes import RawLog, parse_log
 from memoryclaw.summarize import EpisodeDraft
 from memoryclaw.transcripts import unprocessed_logs
 
-from .conftest import NOW
+from .conftest import NOW, child_limits
 
 LATER = NOW + timedelta(days=1)
 
@@ -309,3 +309,60 @@ def test_hand_lines_in_pending_do_not_stop_consolidation(vault: Vault, vault_dir
     report = _run(vault, "f6", fact("Ingrid", "email", "ingrid@example.org"))
     assert report["facts_added"] == 1
     assert "free text" in pending.read_text()
+
+
+def _outside_link(path: Path) -> None:
+    target = path.parent.parent.parent / "outside-facts.md"
+    target.write_text("# Contacts\n- Eve: eve@example.com\n")
+    path.symlink_to(target)
+
+
+BAD_FACT_FILES: dict[str, Callable[[Path], None]] = {
+    "bad-utf8": lambda p: p.write_bytes(b"# Contacts\n- Ana: \xff\n"),
+    "nul-byte": lambda p: p.write_bytes(b"# Contacts\n\x00\n"),
+    "over-4-MiB": lambda p: p.write_bytes(b"# Contacts\n" + b"- x: y\n" * 700_000),
+    "a-folder": lambda p: p.mkdir(),
+    "link-out": _outside_link,
+}
+
+
+@pytest.mark.parametrize("spoil", BAD_FACT_FILES.values(), ids=BAD_FACT_FILES.keys())
+def test_an_unusable_fact_file_is_skipped_and_the_log_still_consolidates(
+    vault_dir: Path, spoil: Callable[[Path], None]
+) -> None:
+    with Vault(vault_dir, env={}) as opened:
+        opened.consolidate(all_logs=True, now=NOW)
+        _log(opened, "s-contact", "Kofi's email is kofi@example.org, please note it.", "Noted.")
+    contacts = vault_dir / "semantic" / "contacts.md"
+    contacts.unlink()
+    spoil(contacts)
+    kept = contacts.read_bytes() if contacts.is_file() else None
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), "consolidate", "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        preexec_fn=child_limits(),
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["logs_read"] == 1 and len(report["episodes"]) == 1
+    assert [s["path"] for s in report["skipped"]] == ["semantic/contacts.md"]
+    assert "kofi" in report["skipped"][0]["reason"].lower()
+    assert not unprocessed_logs(vault_dir)
+    assert (contacts.read_bytes() if contacts.is_file() else None) == kept
+
+
+def test_stray_folders_in_processed_logs_are_left_alone(vault: Vault, vault_dir: Path) -> None:
+    _log(vault, "s-trip", "Book the train to Porto for Friday.", "Booked.")
+    [waiting] = unprocessed_logs(vault_dir)
+    stray = vault_dir / "logs" / "processed" / waiting.path.rsplit("/", 1)[-1]
+    stray.mkdir()
+    (vault_dir / "logs" / "processed" / "2020-01-01_old.md").mkdir()
+    old = (NOW - timedelta(days=3650)).timestamp()
+    os.utime(vault_dir / "logs" / "processed" / "2020-01-01_old.md", (old, old))
+    report = vault.consolidate(now=LATER)
+    assert report.logs_read == 1 and len(report.episodes) == 1
+    assert report.logs_processed[0] != stray.relative_to(vault_dir).as_posix()
+    assert stray.is_dir() and (vault_dir / "logs" / "processed" / "2020-01-01_old.md").is_dir()
+    assert not unprocessed_logs(vault_dir)
