@@ -21,7 +21,7 @@ from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, r
 from .consolidation import ConsolidationReport, consolidate
 from .embeddings import Embedder, embedder_for, embedder_name
 from .errors import EmbeddingError, InvalidInputError, MemoryclawError, NotFoundError, ParseError
-from .history import Commit, commit_changes, file_history, is_repository, snapshot
+from .history import Commit, file_history, is_repository
 from .index import Index
 from .llm import ollama_status
 from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
@@ -346,11 +346,10 @@ class Vault:
         With ``git.autoCommit`` in a git vault, what the run changed becomes one commit.
         """
         use_git = self.settings.git.auto_commit and is_repository(self.root)
-        before = snapshot(self.root) if use_git else {}
-        report = consolidate(self.root, self.settings, self.index, all_logs=all_logs, now=now)
+        report = consolidate(
+            self.root, self.settings, self.index, all_logs=all_logs, now=now, auto_commit=use_git
+        )
         self._update_vectors(None)
-        if use_git and report.logs_read + len(report.logs_deleted) + len(report.skills_suggested):
-            report.commit = commit_changes(self.root, before, report.commit_message())
         return report
 
     def history(self, path: str) -> list[Commit]:

@@ -79,9 +79,9 @@ def make_dir(path: Path) -> None:
     os.chmod(path, DIR_MODE)  # the umask may have taken bits from the mode
 
 
-def open_private(path: Path) -> int:
-    """Open (creating 0600, whatever the umask) a file for reading and writing; the fd."""
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+def open_private(path: Path, flags: int = os.O_RDWR) -> int:
+    """Open a file with ``flags``, creating it 0600 whatever the umask; the descriptor."""
+    fd = os.open(path, flags | os.O_CREAT, FILE_MODE)
     if os.fstat(fd).st_mode & 0o777 != FILE_MODE:
         with suppress(OSError):  # someone else's file: leave its mode alone
             os.fchmod(fd, FILE_MODE)

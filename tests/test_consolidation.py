@@ -15,7 +15,7 @@ import pytest
 
 from memoryclaw import Vault
 from memoryclaw.extraction import FactDraft
-from memoryclaw.notes import RawLog, parse_log
+from memoryclaw.notes import RawLog, parse_episode, parse_log
 from memoryclaw.summarize import EpisodeDraft
 from memoryclaw.transcripts import unprocessed_logs
 
@@ -92,6 +92,26 @@ def test_a_log_left_behind_by_a_crash_is_not_consolidated_twice(
     assert second.logs_processed == first.logs_processed
     processed = [p for p in (vault_dir / "logs" / "processed").glob("*.md")]
     assert sum("session: s-crash" in p.read_text() for p in processed) == 1
+
+
+def test_turns_logged_after_a_crash_into_the_same_log_land_in_one_episode(
+    vault: Vault, vault_dir: Path
+) -> None:
+    _log(vault, "s-more", "Book the dentist for March 12 please.", "Booked.", close=False)
+    raw = next(g.path for g in unprocessed_logs(vault_dir) if g.session == "s-more")
+    original = (vault_dir / raw).read_text()
+    first = vault.consolidate(all_logs=True, now=LATER)
+    (vault_dir / raw).write_text(original)  # as if the run died before removing the log
+    vault.log_turn("s-more", "user", "Also move the haircut to March 14.", timestamp=NOW)
+    second = vault.consolidate(all_logs=True, now=LATER)
+    assert second.logs_processed == first.logs_processed
+    assert second.episodes != first.episodes  # the turn range grew, so did the episode id
+    turns = [
+        parse_episode((vault_dir / rel).read_text(), rel, 0.0).source_turns
+        for rel in _episode_files(vault_dir)
+        if "session: s-more" in (vault_dir / rel).read_text()
+    ]
+    assert turns == [(1, 3)]
 
 
 # ------------------------------------------------------------------ fact rules
