@@ -98,9 +98,7 @@ class ConsolidationReport:
             "skills_suggested": self.skills_suggested,
             "logs_processed": self.logs_processed,
             "logs_deleted": self.logs_deleted,
-            "skipped": [
-                {"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped
-            ],
+            "skipped": [{"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped],
             "took_ms": round(self.took_ms, 1),
             "commit": self.commit,
         }

@@ -125,6 +125,7 @@ with Vault(root, env={}) as vault:
         time.sleep(0.02)
 """
 LOOP_KILLS = 30
+FULL_REINDEX = ("reindex", "--full", "--json")
 
 
 def _git(root: Path, *args: str) -> str:
@@ -219,8 +220,7 @@ def test_kill_loop_with_writers_loses_and_doubles_no_turn_and_commits_everything
     assert not unprocessed_logs(root)
     report = json.loads(
         subprocess.run(
-            [sys.executable, "-m", "memoryclaw", "--vault", str(root), "reindex", "--full"]
-            + ["--json"],
+            [sys.executable, "-m", "memoryclaw", "--vault", str(root), *FULL_REINDEX],
             capture_output=True,
             text=True,
             timeout=300,

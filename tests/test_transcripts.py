@@ -153,6 +153,9 @@ def test_concurrent_writers_lose_nothing(empty_vault: Vault) -> None:
         assert mine == [f"writer {w} turn {i}" for i in range(turns_each)]
 
 
+SECRET_TURN = ("--session", "s", "--role", "user", "my secret plan")
+
+
 def test_logs_folder_linked_out_of_the_vault_is_refused(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     Vault.init(root, env={}).close()
@@ -162,8 +165,7 @@ def test_logs_folder_linked_out_of_the_vault_is_refused(tmp_path: Path) -> None:
     (root / "logs").rmdir()
     (root / "logs").symlink_to(outside)
     done = subprocess.run(
-        [sys.executable, "-m", "memoryclaw", "--vault", str(root), "log"]
-        + ["--session", "s", "--role", "user", "my secret plan"],
+        [sys.executable, "-m", "memoryclaw", "--vault", str(root), "log", *SECRET_TURN],
         capture_output=True,
         text=True,
         timeout=60,

@@ -163,7 +163,7 @@ def test_file_lock_excludes_another_process(tmp_path: Path) -> None:
     assert os.access(tmp_path / ".memoryclaw" / "locks" / "x.lock", os.R_OK)
 
 
-@pytest.mark.parametrize("umask", [0o000, 0o022, 0o277], ids=["umask-000", "umask-022", "umask-277"])
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o277], ids=["000", "022", "277"])
 def test_everything_memoryclaw_creates_is_private_whatever_the_umask(
     tmp_path: Path, umask: int
 ) -> None:
