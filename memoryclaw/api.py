@@ -20,11 +20,11 @@ from . import __version__
 from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
 from .consolidation import ConsolidationReport, consolidate
 from .embeddings import Embedder, embedder_for, embedder_name
-from .errors import EmbeddingError, InvalidInputError, MemoryclawError, NotFoundError, ParseError
+from .errors import EmbeddingError, InvalidInputError, MemoryclawError, NotFoundError
 from .history import Commit, file_history, is_repository
 from .index import Index
 from .llm import ollama_status
-from .notes import TRAILING_COMMENT_RE, parse_log, parse_timestamp, table_cells, utc_iso
+from .notes import TRAILING_COMMENT_RE, parse_timestamp, table_cells, utc_iso
 from .retrieval import RetrievePayload, SearchResult, VectorFallback, render_payload, search
 from .review import PendingFact, approve, pending_facts, reject
 from .skills import SkillInfo, active_skill, approve_skill, list_skills, reject_skill
@@ -34,12 +34,12 @@ from .transcripts import (
     NewTurn,
     append_turns,
     close_session,
+    held_back_logs,
     now_utc,
     unprocessed_logs,
     validate_turn,
 )
 from .vault import (
-    LOGS_DIR,
     STATE_DIR,
     VAULT_FOLDERS,
     Skipped,
@@ -556,12 +556,7 @@ class Vault:
         self.refresh()
         skipped = scan(self.root).skipped
         found = [Skipped(path, reason, line) for path, reason, line in self.index.errors()]
-        for log_file in sorted((self.root / LOGS_DIR).glob("*.md")):
-            rel = f"{LOGS_DIR}/{log_file.name}"
-            try:
-                parse_log(read_text(self.root, rel), rel)
-            except ParseError as exc:
-                found.append(Skipped(rel, f"{exc.reason}; it will not be consolidated", exc.line))
+        found += held_back_logs(self.root)
         return sorted([*found, *skipped], key=lambda s: (s.path, s.line or 0))
 
     def stats(self) -> dict[str, Any]:
@@ -587,6 +582,7 @@ class Vault:
             "files_with_errors": counts["errors"],
             "logs_unprocessed": len(logs),
             "logs_open": sum(1 for log in logs if not log.meta.get("closed")),
+            "logs_held_back": len(held_back_logs(self.root)),
             "skills": len(list((self.root / "skills").glob("*/SKILL.md"))),
             "top_tags": [{"tag": t, "count": n} for t, n in self.index.top_tags(10)],
             "vault_bytes": vault_bytes,

@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
-from .errors import InvalidInputError, ParseError
+from .errors import InvalidInputError, ParseError, UnsafePathError
 from .notes import (
     ROLE_RE,
     RawLog,
@@ -32,6 +32,8 @@ from .notes import (
 from .redact import redact
 from .vault import (
     LOGS_DIR,
+    MAX_FILE_BYTES,
+    Skipped,
     atomic_write,
     ensure_dir,
     file_lock,
@@ -41,6 +43,11 @@ from .vault import (
 )
 
 MAX_TURN_CHARS = 1_000_000
+# A log stays under the read limit (MAX_FILE_BYTES), so it can always be consolidated: a
+# session whose log would pass LOG_PART_CHARS (at most 4 bytes each) goes on in a new part,
+# and a turn is clipped, with a marker, to MAX_TURN_BYTES.
+LOG_PART_CHARS = MAX_FILE_BYTES // 8
+MAX_TURN_BYTES = MAX_FILE_BYTES // 4
 DEFAULT_CHANNEL = "cli"
 
 
@@ -117,6 +124,23 @@ def unprocessed_logs(root: Path) -> list[RawLog]:
     return logs
 
 
+def held_back_logs(root: Path) -> list[Skipped]:
+    """Every file in ``logs/`` that will not be consolidated, and why (it is kept as it is)."""
+    held = []
+    for path in sorted((root / LOGS_DIR).glob("*.md")):
+        rel = f"{LOGS_DIR}/{path.name}"
+        if path.is_symlink() or not path.is_file():
+            kind = "a symbolic link" if path.is_symlink() else "not a file"
+            held.append(Skipped(rel, f"{kind}; it will not be consolidated"))
+            continue
+        try:
+            parse_log(read_text(root, rel), rel)
+        except (ParseError, UnsafePathError) as exc:
+            line = exc.line if isinstance(exc, ParseError) else None
+            held.append(Skipped(rel, f"{exc.reason}; it will not be consolidated", line))
+    return held
+
+
 def _new_log_meta(first: NewTurn) -> dict[str, Any]:
     channel = slugify(first.channel or DEFAULT_CHANNEL, 24)
     stamp = first.timestamp.strftime("%Y-%m-%dT%H-%M-%S")
@@ -177,7 +201,11 @@ def append_turns(
         touched: dict[str, _Segment] = {}
         for new in turns:
             segment = segments.get(new.session)
-            if segment is not None and segment.last and new.timestamp - segment.last > idle:
+            content = redact(new.content) if settings.privacy.redact_secrets else new.content
+            content = _clip(content)
+            full = segment is not None and len(segment.text) + len(content) > LOG_PART_CHARS
+            idle_for = segment is not None and segment.last and new.timestamp - segment.last > idle
+            if segment is not None and segment.count and (full or idle_for):
                 closed = replace_log_meta(segment.text, segment.path, _closed(segment.meta))
                 atomic_write(resolve_inside(root, segment.path), closed)
                 touched.pop(new.session, None)
@@ -186,9 +214,9 @@ def append_turns(
                 meta = _new_log_meta(new)
                 name = f"{new.timestamp.strftime('%Y-%m-%d_%H-%M-%S')}_{meta['channel']}_raw.md"
                 target = unique_path(folder, name)
+                meta["id"] += target.name.removeprefix(name[:-3]).removesuffix(".md")  # -2 ...
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
                 atomic_write(target, segment.text)  # reserve the name under the lock
-            content = redact(new.content) if settings.privacy.redact_secrets else new.content
             entry = Turn(new.role, new.timestamp, content, name=new.name, tool=new.tool)
             segment.text = append_turn_text(segment.text, segment.count > 0, entry)
             segment.count += 1
@@ -201,6 +229,15 @@ def append_turns(
                 text = replace_log_meta(text, segment.path, _closed(segment.meta))
             atomic_write(resolve_inside(root, segment.path), text)
     return out
+
+
+def _clip(content: str) -> str:
+    """``content``, cut to MAX_TURN_BYTES with a marker saying how much was left out."""
+    data = content.encode("utf-8")
+    if len(data) <= MAX_TURN_BYTES:
+        return content
+    kept = data[:MAX_TURN_BYTES].decode("utf-8", errors="ignore")
+    return f"{kept}\n[memoryclaw: {len(data) - len(kept.encode())} more bytes clipped]"
 
 
 def close_session(root: Path, session: str) -> list[str]:
