@@ -5,6 +5,8 @@ from __future__ import annotations
 import os
 import resource
 import shutil
+import subprocess
+import sys
 from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
@@ -61,3 +63,17 @@ def child_limits(*, umask: int | None = None, memory: int = 2 << 30) -> Callable
             os.umask(umask)
 
     return limit
+
+
+def run_bounded(
+    root: Path | None, *args: str, umask: int | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python -m memoryclaw [--vault ROOT] ARGS`` in a child with capped memory and time."""
+    command = [sys.executable, "-m", "memoryclaw", *(["--vault", str(root)] if root else [])]
+    return subprocess.run(
+        [*command, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=child_limits(umask=umask),
+    )

@@ -19,7 +19,7 @@ from memoryclaw.notes import RawLog, parse_episode, parse_log
 from memoryclaw.summarize import EpisodeDraft
 from memoryclaw.transcripts import unprocessed_logs
 
-from .conftest import NOW, child_limits
+from .conftest import NOW, run_bounded
 
 LATER = NOW + timedelta(days=1)
 
@@ -357,13 +357,7 @@ def test_an_unusable_fact_file_is_skipped_and_the_log_still_consolidates(
     contacts.unlink()
     spoil(contacts)
     kept = contacts.read_bytes() if contacts.is_file() else None
-    done = subprocess.run(
-        [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), "consolidate", "--json"],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        preexec_fn=child_limits(),
-    )
+    done = run_bounded(vault_dir, "consolidate", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["logs_read"] == 1 and len(report["episodes"]) == 1

@@ -24,7 +24,7 @@ from memoryclaw import Vault
 from memoryclaw.notes import parse_episode, parse_log
 from memoryclaw.transcripts import unprocessed_logs
 
-from .conftest import child_limits
+from .conftest import child_limits, run_bounded
 
 KILLS = 12
 SESSIONS = 40
@@ -125,7 +125,6 @@ with Vault(root, env={}) as vault:
         time.sleep(0.02)
 """
 LOOP_KILLS = 30
-FULL_REINDEX = ("reindex", "--full", "--json")
 
 
 def _git(root: Path, *args: str) -> str:
@@ -202,13 +201,7 @@ def test_kill_loop_with_writers_loses_and_doubles_no_turn_and_commits_everything
         json.loads(line) for w in writers for line in (w.communicate(timeout=30)[0].splitlines())
     ]
     assert len(acknowledged) > 100
-    done = subprocess.run(
-        [sys.executable, "-m", "memoryclaw", "--vault", str(root), "consolidate", "--all"],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        preexec_fn=child_limits(),
-    )
+    done = run_bounded(root, "consolidate", "--all")
     assert done.returncode == 0, done.stderr
 
     homes = _turn_homes(root)
@@ -218,15 +211,9 @@ def test_kill_loop_with_writers_loses_and_doubles_no_turn_and_commits_everything
         assert len(places) == 1, f"{text!r} consolidated from {places}"
         assert cover[places[0]] == 1, f"{text!r} is in {cover[places[0]]} episodes"
     assert not unprocessed_logs(root)
-    report = json.loads(
-        subprocess.run(
-            [sys.executable, "-m", "memoryclaw", "--vault", str(root), *FULL_REINDEX],
-            capture_output=True,
-            text=True,
-            timeout=300,
-            check=True,
-        ).stdout
-    )
+    reindex = run_bounded(root, "reindex", "--full", "--json")
+    assert reindex.returncode == 0, reindex.stderr
+    report = json.loads(reindex.stdout)
     assert report["skipped"] == []
     status = _git(root, "status", "--porcelain", "--untracked-files=all")
     assert sorted(status.splitlines()) == [" M semantic/hobbies.md", "?? semantic/notes.md"]

@@ -16,7 +16,7 @@ from memoryclaw.config import Settings, settings_from_mapping
 from memoryclaw.notes import parse_log
 from memoryclaw.transcripts import MAX_TURN_CHARS, NewTurn, append_turns, unprocessed_logs
 
-from .conftest import child_limits
+from .conftest import run_bounded
 
 T0 = datetime(2025, 4, 8, 14, 30, 2, tzinfo=timezone.utc)
 
@@ -154,9 +154,6 @@ def test_concurrent_writers_lose_nothing(empty_vault: Vault) -> None:
         assert mine == [f"writer {w} turn {i}" for i in range(turns_each)]
 
 
-SECRET_TURN = ("--session", "s", "--role", "user", "my secret plan")
-
-
 def test_logs_folder_linked_out_of_the_vault_is_refused(tmp_path: Path) -> None:
     root = tmp_path / "vault"
     Vault.init(root, env={}).close()
@@ -165,26 +162,14 @@ def test_logs_folder_linked_out_of_the_vault_is_refused(tmp_path: Path) -> None:
     (root / "logs" / "processed").rmdir()
     (root / "logs").rmdir()
     (root / "logs").symlink_to(outside)
-    done = subprocess.run(
-        [sys.executable, "-m", "memoryclaw", "--vault", str(root), "log", *SECRET_TURN],
-        capture_output=True,
-        text=True,
-        timeout=60,
-        preexec_fn=child_limits(),
-    )
+    done = run_bounded(root, "log", "--session", "s", "--role", "user", "my secret plan")
     assert done.returncode == 1
     assert done.stderr.count("\n") == 1 and "logs" in done.stderr and "outside" in done.stderr
     assert list(outside.iterdir()) == []
 
 
 def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "memoryclaw", "--vault", str(root), *args],
-        capture_output=True,
-        text=True,
-        timeout=300,
-        preexec_fn=child_limits(),
-    )
+    done = run_bounded(root, *args)
     assert done.returncode == 0, done.stderr
     return done
 

@@ -25,7 +25,7 @@ from memoryclaw.vault import (
     unique_path,
 )
 
-from .conftest import child_limits
+from .conftest import run_bounded
 
 
 def test_atomic_write_creates_private_file_and_folders(tmp_path: Path) -> None:
@@ -184,13 +184,7 @@ def test_everything_memoryclaw_creates_is_private_whatever_the_umask(
         ["--vault", str(root), "daemon", "--once"],
     ]
     for command in commands:
-        done = subprocess.run(
-            [sys.executable, "-m", "memoryclaw", *command],
-            capture_output=True,
-            text=True,
-            timeout=120,
-            preexec_fn=child_limits(umask=umask),
-        )
+        done = run_bounded(None, *command, umask=umask)
         assert done.returncode == 0, (command, done.stderr)
     made = [root, *root.rglob("*")]
     assert any(p.name == "locks" for p in made) and any(p.name == "index.db" for p in made)
