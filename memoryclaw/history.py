@@ -118,15 +118,24 @@ def _noted(root: Path) -> dict[str, str]:
     return noted
 
 
+def _changed(root: Path, noted: dict[str, str]) -> list[str]:
+    """The noted paths git sees as changed whose state differs from when they were noted."""
+    dirty = _dirty(root, noted) if noted else set()
+    return sorted(rel for rel in dirty if noted.get(rel) != _fingerprint(root, rel))
+
+
 def commit_journal(root: Path, message: str) -> str | None:
     """Commit the noted files that changed since they were noted; the new commit's sha, or
     None when there was nothing to commit.  The journal is emptied either way."""
     noted = _noted(root)
-    dirty = _dirty(root, noted) if noted else set()
-    changed = sorted(rel for rel in dirty if noted.get(rel) != _fingerprint(root, rel))
+    changed = _changed(root, noted)
     sha = None
     if changed:
-        _git(root, "add", "-A", "--", *changed)
+        if _git(root, "add", "-A", "--", *changed, check=False).returncode != 0:
+            # A git that a killed run started may still be finishing and move the index under
+            # us: look again once, then fail loudly; the journal stays for the next run.
+            changed = _changed(root, noted)
+            _git(root, "add", "-A", "--", *changed)
         name, email = AUTHOR
         _git(
             root,
