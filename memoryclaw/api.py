@@ -27,7 +27,6 @@ from .errors import (
     InvalidInputError,
     MemoryclawError,
     NotFoundError,
-    ParseError,
 )
 from .history import (
     Commit,
@@ -39,7 +38,7 @@ from .history import (
 )
 from .index import Index
 from .llm import ollama_status
-from .notes import parse_log, parse_timestamp, utc_iso
+from .notes import parse_timestamp, utc_iso
 from .payload import RetrievePayload, render_payload
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search
 from .review import PendingFact, approve, pending_facts, reject
@@ -50,12 +49,12 @@ from .transcripts import (
     NewTurn,
     append_turns,
     close_session,
+    held_back_logs,
     now_utc,
     unprocessed_logs,
     validate_turn,
 )
 from .vault import (
-    LOGS_DIR,
     STATE_DIR,
     VAULT_FOLDERS,
     Skipped,
@@ -385,11 +384,10 @@ class Vault:
         With ``git.autoCommit`` in a git vault, what the run changed becomes one commit.
         """
         use_git = self.settings.git.auto_commit and is_repository(self.root)
-        before = snapshot(self.root) if use_git else {}
-        report = consolidate(self.root, self.settings, self.index, all_logs=all_logs, now=now)
+        report = consolidate(
+            self.root, self.settings, self.index, all_logs=all_logs, now=now, auto_commit=use_git
+        )
         self._update_vectors(None)
-        if use_git and report.logs_read + len(report.logs_deleted) + len(report.skills_suggested):
-            report.commit = commit_changes(self.root, before, report.commit_message())
         return report
 
     def history(self, path: str) -> list[Commit]:
@@ -604,15 +602,8 @@ class Vault:
         self.refresh()
         skipped = scan(self.root).skipped
         found = [Skipped(path, reason, line) for path, reason, line in self.index.errors()]
-        reported = {s.path for s in found}
-        for log_file in sorted((self.root / LOGS_DIR).glob("*.md")):
-            rel = f"{LOGS_DIR}/{log_file.name}"
-            try:
-                parse_log(read_text(self.root, rel), rel)
-            except ParseError as exc:
-                if exc.path not in reported:  # a raw log is indexed too: report it once
-                    reason = f"{exc.reason}; it will not be consolidated"
-                    found.append(Skipped(exc.path, reason, exc.line))
+        reported = {s.path for s in found}  # a raw log is indexed too: report it once
+        found += [s for s in held_back_logs(self.root) if s.path not in reported]
         found += self._duplicate_ids()
         return sorted([*found, *skipped], key=lambda s: (s.path, s.line or 0))
 
@@ -650,6 +641,7 @@ class Vault:
             "files_with_errors": counts["errors"],
             "logs_unprocessed": len(logs),
             "logs_open": sum(1 for log in logs if not log.meta.get("closed")),
+            "logs_held_back": len(held_back_logs(self.root)),
             "skills": len(list((self.root / "skills").glob("*/SKILL.md"))),
             "top_tags": [{"tag": t, "count": n} for t, n in self.index.top_tags(10)],
             "vault_bytes": vault_bytes,

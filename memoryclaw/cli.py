@@ -284,6 +284,8 @@ def _print_consolidation(report: ConsolidationReport) -> None:
     )
     for path in report.episodes:
         click.echo(f"  + {path}")
+    for skip in report.skipped:
+        click.echo(f"  skipped {skip.path}{f':{skip.line}' if skip.line else ''}: {skip.reason}")
     if report.commit:
         click.echo(f"committed {report.commit[:10]}")
     if report.logs_deleted:

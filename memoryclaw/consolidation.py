@@ -15,16 +15,20 @@ or fact, no lost log.  Processed logs older than ``logRetentionDays`` are delete
 
 from __future__ import annotations
 
+import os
 import re
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 from .config import Settings
+from .errors import ParseError, UnsafePathError
 from .extraction import FactDraft
+from .history import commit_journal, journal
 from .index import Index
 from .llm import summarizer_for
 from .notes import (
@@ -50,6 +54,7 @@ from .vault import (
     PENDING_FILE,
     PROCESSED_DIR,
     SEMANTIC_DIR,
+    Skipped,
     atomic_write,
     file_lock,
     read_text,
@@ -59,6 +64,7 @@ from .vault import (
 )
 
 Summarizer = Callable[[RawLog], list[EpisodeDraft]]
+Note = Callable[[Iterable[str]], None]  # told each vault path before it is written or deleted
 
 
 @dataclass
@@ -75,6 +81,7 @@ class ConsolidationReport:
     skills_suggested: list[str] = field(default_factory=list)
     logs_processed: list[str] = field(default_factory=list)
     logs_deleted: list[str] = field(default_factory=list)
+    skipped: list[Skipped] = field(default_factory=list)
     took_ms: float = 0.0
     commit: str | None = None
 
@@ -91,6 +98,7 @@ class ConsolidationReport:
             "skills_suggested": self.skills_suggested,
             "logs_processed": self.logs_processed,
             "logs_deleted": self.logs_deleted,
+            "skipped": [{"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped],
             "took_ms": round(self.took_ms, 1),
             "commit": self.commit,
         }
@@ -126,36 +134,52 @@ def consolidate(
     all_logs: bool = False,
     now: datetime | None = None,
     summarizer: Summarizer | None = None,
+    auto_commit: bool = False,
 ) -> ConsolidationReport:
-    """Consolidate every closed log (``all_logs``: every unprocessed one); the report."""
+    """Consolidate every closed log (``all_logs``: every unprocessed one); the report.
+
+    ``auto_commit`` (a git vault): what this run wrote, and what an earlier run killed before
+    its commit wrote, becomes one commit.
+    """
     started = time.perf_counter()
     now = now or now_utc()
     report = ConsolidationReport()
     if summarizer is None:
         summarizer = summarizer_for(settings)
     idle = timedelta(minutes=settings.consolidation.session_idle_minutes)
+    note: Note = partial(journal, root) if auto_commit else _no_note
     with file_lock(root, "consolidate"):
         _sweep(root)
         sync(root, index)
         for candidate in unprocessed_logs(root):
             if not (all_logs or is_closed(candidate, idle, now)):
                 continue
-            written = len(report.episodes)
             with file_lock(root, "logs"):
-                _consolidate_log(root, settings, index, candidate.path, summarizer, report, now)
+                touched = _consolidate_log(
+                    root, settings, index, candidate.path, summarizer, report, now, note
+                )
             # the log's own turns leave the index as its episodes enter it
-            _index_written(root, index, [*report.episodes[written:], candidate.path])
-        report.skills_suggested = suggest_skills(root, settings)
-        report.logs_deleted = _expire_processed(root, settings, now)
+            _index_written(root, index, [*touched, candidate.path])
+        report.skills_suggested = suggest_skills(root, settings, note)
+        report.logs_deleted = _expire_processed(root, settings, now, note)
+        if auto_commit:  # under the lock: no other run notes files while this one commits
+            report.commit = commit_journal(root, report.commit_message())
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _no_note(paths: Iterable[str]) -> None:
+    """Without auto-commit nothing needs to remember what was written."""
+
+
+def _fact_files(root: Path) -> list[str]:
+    return [f"{SEMANTIC_DIR}/{p.name}" for p in sorted((root / SEMANTIC_DIR).glob("*.md"))]
 
 
 def _index_written(root: Path, index: Index, episodes: Sequence[str]) -> None:
     """Index what consolidating one log changed, so the next log's duplicate checks see its
     facts: its episodes, the fact files and the log itself, without walking the vault."""
-    fact_files = [f"{SEMANTIC_DIR}/{p.name}" for p in sorted((root / SEMANTIC_DIR).glob("*.md"))]
-    if sync_paths(root, index, [*episodes, *fact_files]) is None:
+    if sync_paths(root, index, [*episodes, *_fact_files(root)]) is None:
         sync(root, index)
 
 
@@ -167,22 +191,44 @@ def _consolidate_log(
     summarizer: Summarizer,
     report: ConsolidationReport,
     now: datetime,
-) -> None:
+    note: Note,
+) -> list[str]:
+    """Consolidate one log; the episode files it wrote or deleted.
+
+    Episodes an earlier, killed run made from this log and this run does not make again (turns
+    were appended since, so the turn ranges moved) are deleted: a turn is in one episode only.
+    """
     text = read_text(root, rel)  # re-read under the lock: this text is what gets consolidated
     original = parse_log(text, rel)
     if original.meta.get("processed"):
-        return
+        return []
     log = redacted_log(original)  # whatever privacy.redactSecrets was when it was logged
     report.logs_read += 1
     processed_rel = _processed_path(root, rel, str(log.meta.get("id", "")))
-    for draft in summarizer(log):
-        report.episodes.append(_write_episode(root, index, log, processed_rel, draft))
+    drafts = summarizer(log)
+    planned = [(draft, _episode_place(root, index, log, draft)) for draft in drafts]
+    made = {ident for _, (ident, _) in planned}
+    earlier = index.episode_rows("source = ? AND session = ?", [processed_rel, log.session])
+    stale = [row["path"] for row in earlier if row["id"] not in made]
+    targets = {target_file(fact.field)[0] for draft in drafts for fact in draft.facts}
+    facts = sorted({*_fact_files(root), *targets, PENDING_FILE}) if targets else []
+    note([*(path for _, (_, path) in planned), *stale, *facts, processed_rel, rel])
+    for path in stale:
+        resolve_inside(root, path).unlink(missing_ok=True)
+    for draft, (ident, path) in planned:
+        report.episodes.append(_write_episode(root, log, processed_rel, draft, ident, path))
         for fact in draft.facts:
-            _file_fact(root, settings, index, fact, processed_rel, log, report, now)
+            try:
+                _file_fact(root, settings, index, fact, processed_rel, log, report, now)
+            except (ParseError, UnsafePathError) as exc:  # a bad fact file holds back no log
+                why = f"{exc.reason}; fact {fact.entity} {fact.field} from {rel} not filed"
+                line = exc.line if isinstance(exc, ParseError) else None
+                report.skipped.append(Skipped(exc.path, why, line))
     meta = {**log.meta, "processed": True, "processed_at": utc_iso(now)}
     atomic_write(resolve_inside(root, processed_rel), processed_text(text, original, log, meta))
     resolve_inside(root, rel).unlink(missing_ok=True)
     report.logs_processed.append(processed_rel)
+    return [*report.episodes[len(report.episodes) - len(planned) :], *stale]
 
 
 def _processed_path(root: Path, rel: str, log_id: str) -> str:
@@ -191,7 +237,9 @@ def _processed_path(root: Path, rel: str, log_id: str) -> str:
     for counter in range(1, 10_000):
         name = f"{stem}.md" if counter == 1 else f"{stem}-{counter}.md"
         path = root / PROCESSED_DIR / name
-        if not path.exists() or f"id: {log_id}\n" in path.read_text("utf-8", errors="replace"):
+        if not os.path.lexists(path):
+            return f"{PROCESSED_DIR}/{name}"
+        if _is_plain_file(path) and f"id: {log_id}\n" in path.read_text("utf-8", errors="replace"):
             return f"{PROCESSED_DIR}/{name}"
     raise FileExistsError(f"{PROCESSED_DIR}/{stem}.md: no free name")
 
@@ -203,10 +251,16 @@ def episode_id(log: RawLog, draft: EpisodeDraft) -> str:
     return f"ep-{stamp}-{short_hash(log_id, str(draft.first_turn), str(draft.last_turn), length=8)}"
 
 
-def _write_episode(root: Path, index: Index, log: RawLog, source: str, draft: EpisodeDraft) -> str:
+def _episode_place(root: Path, index: Index, log: RawLog, draft: EpisodeDraft) -> tuple[str, str]:
+    """The episode's id and file: where an episode with that id already is, else a free name."""
     ident = episode_id(log, draft)
     known = index.episode_rows("id = ?", [ident])
-    rel = known[0]["path"] if known else _free_episode_path(root, draft, ident)
+    return ident, known[0]["path"] if known else _free_episode_path(root, draft, ident)
+
+
+def _write_episode(
+    root: Path, log: RawLog, source: str, draft: EpisodeDraft, ident: str, rel: str
+) -> str:
     episode = Episode(
         id=ident,
         path=rel,
@@ -230,9 +284,15 @@ def _free_episode_path(root: Path, draft: EpisodeDraft, ident: str) -> str:
     name = episode_filename(draft.timestamp, draft.slug)
     rel = f"{EPISODES_DIR}/{name}"
     path = root / rel
-    if path.exists() and f"id: {ident}\n" not in path.read_text(encoding="utf-8", errors="replace"):
+    mine = _is_plain_file(path) and f"id: {ident}\n" in path.read_text("utf-8", errors="replace")
+    if os.path.lexists(path) and not mine:
         rel = f"{EPISODES_DIR}/{name[:-3]}-{ident.rsplit('-', 1)[-1]}.md"
     return rel
+
+
+def _is_plain_file(path: Path) -> bool:
+    """A regular file, not a link or a folder: the only kind consolidation reads back."""
+    return path.is_file() and not path.is_symlink()
 
 
 # --------------------------------------------------------------------------- facts
@@ -321,7 +381,9 @@ def _refresh(root: Path, rows: Sequence[dict[str, Any]], fact: FactDraft, update
 def _sweep(root: Path) -> None:
     """Remove temp files an earlier, killed run left in the folders consolidation writes."""
     folders = [root / SEMANTIC_DIR, root / PROCESSED_DIR, root / EPISODES_DIR]
-    folders += [root / rel for rel in scan(root).folders]
+    # logs/ is walked by the scan too, but only swept under its lock (below): a temp file
+    # there may be a turn being logged right now
+    folders += [root / rel for rel in scan(root).folders if rel != LOGS_DIR]
     for folder in folders:
         sweep_temp_files(folder)
     with file_lock(root, "logs"):  # the logging hook writes logs/ under this lock
@@ -331,7 +393,7 @@ def _sweep(root: Path) -> None:
 # --------------------------------------------------------------------------- retention
 
 
-def _expire_processed(root: Path, settings: Settings, now: datetime) -> list[str]:
+def _expire_processed(root: Path, settings: Settings, now: datetime, note: Note) -> list[str]:
     """Delete processed logs older than ``logRetentionDays`` (by their last modification)."""
     keep = settings.consolidation.log_retention_days
     folder = root / PROCESSED_DIR
@@ -340,7 +402,11 @@ def _expire_processed(root: Path, settings: Settings, now: datetime) -> list[str
     cutoff = (now - timedelta(days=keep)).timestamp()
     deleted = []
     for path in sorted(folder.glob("*.md")):
+        if not _is_plain_file(path):
+            continue  # not a log memoryclaw wrote (a folder, a link): never deleted
         if path.stat().st_mtime < cutoff:
+            rel = f"{PROCESSED_DIR}/{path.name}"
+            note([rel])
             path.unlink()
-            deleted.append(f"{PROCESSED_DIR}/{path.name}")
+            deleted.append(rel)
     return deleted

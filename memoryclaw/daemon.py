@@ -41,7 +41,7 @@ from .consolidation import ConsolidationReport, is_closed
 from .errors import ConfigError, DaemonRunningError, MemoryclawError
 from .sync import SyncReport
 from .transcripts import now_utc, unprocessed_logs
-from .vault import FILE_MODE, LOGS_DIR, STATE_DIR, ensure_dir
+from .vault import LOGS_DIR, STATE_DIR, ensure_dir, open_private
 
 if TYPE_CHECKING:
     from watchdog.events import FileSystemEvent, FileSystemEventHandler
@@ -258,7 +258,7 @@ class Daemon:
         """Hold ``.memoryclaw/daemon.lock`` (with our pid in it) or raise DaemonRunningError."""
         ensure_dir(self.root / STATE_DIR)
         path = self.root / STATE_DIR / LOCK_FILE
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+        fd = open_private(path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError as exc:

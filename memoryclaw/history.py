@@ -1,15 +1,16 @@
 """Git for a vault: one commit per consolidation run, the history of one memory, and a
 rewrite of that history when a memory must be purged from it.
 
-Only what a run changed is committed: the memory folders' dirty files are fingerprinted
-before the run (:func:`snapshot`), and afterwards :func:`commit_changes` commits the files
-that became dirty or changed again — a hand edit waiting in the working tree stays the
-user's to commit, unless the run touched that same file.
+Only what consolidation wrote is committed.  Before it changes a file it notes the path, and
+the file's state then, in a journal (``.memoryclaw/uncommitted``, :func:`journal`);
+:func:`commit_journal` commits the noted files that changed since and empties the journal.
+A run killed before its commit leaves the journal behind, so the next run commits what the
+killed one wrote.  A hand edit waiting in the working tree stays the user's to commit, unless
+consolidation wrote that same file; temp files and other programs' files are never noted.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import shlex
@@ -21,9 +22,19 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import ExternalToolError
-from .vault import EPISODES_DIR, LOGS_DIR, SEMANTIC_DIR, SKILLS_DIR, safe_relpath
+from .errors import ExternalToolError, UnsafePathError
+from .vault import (
+    EPISODES_DIR,
+    LOGS_DIR,
+    SEMANTIC_DIR,
+    SKILLS_DIR,
+    STATE_DIR,
+    ensure_dir,
+    open_private,
+    safe_relpath,
+)
 
+JOURNAL_FILE = f"{STATE_DIR}/uncommitted"
 MEMORY_FOLDERS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, SKILLS_DIR)
 AUTHOR = ("memoryclaw", "memoryclaw@localhost")
 _FIELD = "\x1f"
@@ -48,7 +59,10 @@ def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
     if git is None:
         raise ExternalToolError("git", "not found on PATH")
     done = subprocess.run(
-        [git, "-C", str(root), *args], capture_output=True, text=True, check=False
+        [git, "--literal-pathspecs", "-C", str(root), *args],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     if check and done.returncode != 0:
         reason = (done.stderr.strip() or done.stdout.strip()).splitlines()
@@ -65,24 +79,27 @@ def is_repository(root: Path) -> bool:
     return _git(root, "rev-parse", "--is-inside-work-tree", check=False).returncode == 0
 
 
-def _dirty(root: Path) -> list[str]:
-    out = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *MEMORY_FOLDERS)
-    paths = []
-    entries = out.stdout.split("\0")
+def _dirty(root: Path, paths: Iterable[str]) -> set[str]:
+    """Which of ``paths`` git sees as changed, new or deleted."""
+    out = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths)
+    dirty = set()
     skip = False
-    for entry in entries:
+    for entry in out.stdout.split("\0"):
         if skip or not entry:
             skip = False
             continue
-        status, path = entry[:2], entry[3:]
-        skip = status[0] in "RC"  # a rename's second field is the old path
-        paths.append(path)
-    return paths
+        skip = entry[0] in "RC"  # a rename's second field is the old path
+        dirty.add(entry[3:])
+    return dirty
 
 
 def _fingerprint(root: Path, rel: str) -> str:
-    path = root / rel
-    return hashlib.sha256(path.read_bytes()).hexdigest() if path.is_file() else "absent"
+    """What tells a file's state apart: an atomic write makes a new inode and mtime."""
+    try:
+        st = os.lstat(root / rel)
+    except OSError:
+        return "absent"
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
 
 
 def _live_log(root: Path, rel: str) -> bool:
@@ -94,14 +111,14 @@ def _live_log(root: Path, rel: str) -> bool:
 
 def snapshot(root: Path) -> dict[str, str]:
     """Fingerprints of the memory files that are dirty now."""
-    return {rel: _fingerprint(root, rel) for rel in _dirty(root)}
+    return {rel: _fingerprint(root, rel) for rel in _dirty(root, MEMORY_FOLDERS)}
 
 
 def commit_changes(root: Path, before: dict[str, str], message: str) -> str | None:
     """Commit the memory files changed since ``before``; the new commit's sha, or None."""
     changed = [
         rel
-        for rel in _dirty(root)
+        for rel in _dirty(root, MEMORY_FOLDERS)
         if before.get(rel) != _fingerprint(root, rel) and not _live_log(root, rel)
     ]
     if not changed:
@@ -124,6 +141,76 @@ def commit_changes(root: Path, before: dict[str, str], message: str) -> str | No
         *changed,
     )
     return _git(root, "rev-parse", "HEAD").stdout.strip()
+
+
+def journal(root: Path, paths: Iterable[str]) -> None:
+    """Note, before writing them, vault files consolidation is about to change or delete."""
+    text = "".join(f"{_fingerprint(root, rel)}\t{rel}\n" for rel in paths)
+    if not text:
+        return
+    ensure_dir(root / STATE_DIR)
+    fd = open_private(root / JOURNAL_FILE, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _noted(root: Path) -> dict[str, str]:
+    """The journal: each path with its state when first noted (a torn last line is dropped)."""
+    try:
+        text = (root / JOURNAL_FILE).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return {}
+    noted: dict[str, str] = {}
+    for line in text.splitlines():
+        fingerprint, tab, rel = line.partition("\t")
+        try:
+            if tab and safe_relpath(rel) == rel:
+                noted.setdefault(rel, fingerprint)
+        except UnsafePathError:
+            continue
+    return noted
+
+
+def _changed(root: Path, noted: dict[str, str]) -> list[str]:
+    """The noted paths git sees as changed whose state differs from when they were noted."""
+    dirty = _dirty(root, noted) if noted else set()
+    return sorted(rel for rel in dirty if noted.get(rel) != _fingerprint(root, rel))
+
+
+def commit_journal(root: Path, message: str) -> str | None:
+    """Commit the noted files that changed since they were noted; the new commit's sha, or
+    None when there was nothing to commit.  The journal is emptied either way."""
+    noted = _noted(root)
+    changed = _changed(root, noted)
+    sha = None
+    if changed:
+        if _git(root, "add", "-A", "--", *changed, check=False).returncode != 0:
+            # A git that a killed run started may still be finishing and move the index under
+            # us: look again once, then fail loudly; the journal stays for the next run.
+            changed = _changed(root, noted)
+            _git(root, "add", "-A", "--", *changed)
+        name, email = AUTHOR
+        _git(
+            root,
+            "-c",
+            f"user.name={name}",
+            "-c",
+            f"user.email={email}",
+            "commit",
+            "--quiet",
+            "--no-verify",
+            "-m",
+            message,
+            "--only",
+            "--",
+            *changed,
+        )
+        sha = _git(root, "rev-parse", "HEAD").stdout.strip()
+    (root / JOURNAL_FILE).unlink(missing_ok=True)
+    return sha
 
 
 def file_history(root: Path, rel: str) -> list[Commit]:

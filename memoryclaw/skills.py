@@ -20,7 +20,7 @@ import os
 import re
 import stat
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from importlib import resources
 from pathlib import Path
@@ -33,13 +33,13 @@ from .notes import RawLog, load_yaml, parse_log, slugify, split_frontmatter
 from .redact import redact, redact_fields
 from .transcripts import log_texts
 from .vault import (
-    DIR_MODE,
     LOGS_DIR,
     PROCESSED_DIR,
     SKILLS_DIR,
     atomic_write,
     ensure_dir,
     file_lock,
+    make_dir,
     read_text,
     resolve_inside,
 )
@@ -171,9 +171,11 @@ def _contains(whole: Sequence[str], part: Sequence[str]) -> bool:
 # ------------------------------------------------------------------- suggest
 
 
-def suggest_skills(root: Path, settings: Settings) -> list[str]:
+def suggest_skills(
+    root: Path, settings: Settings, note: Callable[[Iterable[str]], None] | None = None
+) -> list[str]:
     """Write a draft skill for each longest pattern seen in ``skillThreshold`` logs or more;
-    the vault paths written (none on a second run)."""
+    the vault paths written (none on a second run).  ``note`` is told each path first."""
     threshold = settings.consolidation.skill_threshold
     written: list[str] = []
     with file_lock(root, "skills"):
@@ -186,6 +188,8 @@ def suggest_skills(root: Path, settings: Settings) -> list[str]:
             folder = _claim_folder(root, _skill_name(pattern))
             rel = f"{SKILLS_DIR}/{folder}/SKILL.md"
             text = _render_draft(root, folder, pattern, counts[pattern])
+            if note is not None:
+                note([rel])
             atomic_write(resolve_inside(root, rel), text)
             taken.append(pattern)
             written.append(rel)
@@ -206,7 +210,7 @@ def _claim_folder(root: Path, name: str) -> str:
     candidate, counter = name, 2
     while True:
         try:
-            os.mkdir(resolve_inside(root, f"{SKILLS_DIR}/{candidate}"), DIR_MODE)
+            make_dir(resolve_inside(root, f"{SKILLS_DIR}/{candidate}"))
             return candidate
         except FileExistsError:
             candidate = f"{name}-{counter}"

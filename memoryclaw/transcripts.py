@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
-from .errors import InvalidInputError, ParseError
+from .errors import InvalidInputError, ParseError, UnsafePathError
 from .inputs import require_text
 from .notes import (
     ROLE_RE,
@@ -31,13 +31,28 @@ from .notes import (
     utc_iso,
 )
 from .redact import redact
-from .vault import LOGS_DIR, atomic_write, ensure_dir, file_lock, read_text, unique_path
+from .vault import (
+    LOGS_DIR,
+    MAX_FILE_BYTES,
+    Skipped,
+    atomic_write,
+    ensure_dir,
+    file_lock,
+    read_text,
+    resolve_inside,
+    unique_path,
+)
 
 MAX_TURN_CHARS = 1_000_000
 # A turn from before this or from the future is a broken clock or input: accepted, it would
 # sort wrongly and keep its session's log from ever going idle (and being consolidated).
 EARLIEST_TURN = datetime(1970, 1, 1, tzinfo=timezone.utc)
 MAX_CLOCK_SKEW = timedelta(days=1)  # the message says "a day"
+# A log stays under the read limit (MAX_FILE_BYTES), so it can always be consolidated: a
+# session whose log would pass LOG_PART_CHARS (at most 4 bytes each) goes on in a new part,
+# and a turn is clipped, with a marker, to MAX_TURN_BYTES.
+LOG_PART_CHARS = MAX_FILE_BYTES // 8
+MAX_TURN_BYTES = MAX_FILE_BYTES // 4
 DEFAULT_CHANNEL = "cli"
 
 
@@ -171,6 +186,23 @@ def unprocessed_logs(root: Path) -> list[RawLog]:
     return logs
 
 
+def held_back_logs(root: Path) -> list[Skipped]:
+    """Every file in ``logs/`` that will not be consolidated, and why (it is kept as it is)."""
+    held = []
+    for path in sorted((root / LOGS_DIR).glob("*.md")):
+        rel = f"{LOGS_DIR}/{path.name}"
+        if path.is_symlink() or not path.is_file():
+            kind = "a symbolic link" if path.is_symlink() else "not a file"
+            held.append(Skipped(rel, f"{kind}; it will not be consolidated"))
+            continue
+        try:
+            parse_log(read_text(root, rel), rel)
+        except (ParseError, UnsafePathError) as exc:
+            line = exc.line if isinstance(exc, ParseError) else None
+            held.append(Skipped(rel, f"{exc.reason}; it will not be consolidated", line))
+    return held
+
+
 def _new_log_meta(first: NewTurn) -> dict[str, Any]:
     channel = slugify(first.channel or DEFAULT_CHANNEL, 24)
     stamp = first.timestamp.strftime("%Y-%m-%dT%H-%M-%S")
@@ -227,23 +259,29 @@ def append_turns(
     idle = timedelta(minutes=settings.consolidation.session_idle_minutes)
     out: list[LoggedTurn] = []
     with file_lock(root, "logs"):
-        ensure_dir(root / LOGS_DIR)
+        folder = resolve_inside(root, LOGS_DIR)  # a logs/ linked out of the vault is refused
+        ensure_dir(folder)
         segments = _open_segments(root)
         touched: dict[str, _Segment] = {}
         for new in turns:
             segment = segments.get(new.session)
-            if segment is not None and segment.last and new.timestamp - segment.last > idle:
+            content = redact(new.content) if settings.privacy.redact_secrets else new.content
+            content = _clip(content)
+            full = segment is not None and len(segment.text) + len(content) > LOG_PART_CHARS
+            idle_for = segment is not None and segment.last and new.timestamp - segment.last > idle
+            if segment is not None and segment.count and (full or idle_for):
                 closed = replace_log_meta(segment.text, segment.path, _closed(segment.meta))
-                atomic_write(root / segment.path, closed)
+                atomic_write(resolve_inside(root, segment.path), closed)
                 touched.pop(new.session, None)
                 segment = None
             if segment is None:
                 meta = _new_log_meta(new)
                 name = f"{new.timestamp.strftime('%Y-%m-%d_%H-%M-%S')}_{meta['channel']}_raw.md"
-                target = unique_path(root / LOGS_DIR, name)
+                target = unique_path(folder, name)
+                meta["id"] += target.name.removeprefix(name[:-3]).removesuffix(".md")  # -2 ...
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
                 atomic_write(target, segment.text)  # reserve the name under the lock
-            entry = Turn(new.role, new.timestamp, new.content, name=new.name, tool=new.tool)
+            entry = Turn(new.role, new.timestamp, content, name=new.name, tool=new.tool)
             on_disk = new.session not in touched and segment.count > 0
             previous = len(segment.text.encode("utf-8")) if on_disk else None
             segment.text = append_turn_text(segment.text, segment.count > 0, entry)
@@ -258,8 +296,17 @@ def append_turns(
             text = segment.text
             if close:
                 text = replace_log_meta(text, segment.path, _closed(segment.meta))
-            atomic_write(root / segment.path, text)
+            atomic_write(resolve_inside(root, segment.path), text)
     return out
+
+
+def _clip(content: str) -> str:
+    """``content``, cut to MAX_TURN_BYTES with a marker saying how much was left out."""
+    data = content.encode("utf-8")
+    if len(data) <= MAX_TURN_BYTES:
+        return content
+    kept = data[:MAX_TURN_BYTES].decode("utf-8", errors="ignore")
+    return f"{kept}\n[memoryclaw: {len(data) - len(kept.encode())} more bytes clipped]"
 
 
 def close_session(root: Path, session: str) -> list[str]:
@@ -269,7 +316,7 @@ def close_session(root: Path, session: str) -> list[str]:
         if segment is None:
             return []
         closed = replace_log_meta(segment.text, segment.path, _closed(segment.meta))
-        atomic_write(root / segment.path, closed)
+        atomic_write(resolve_inside(root, segment.path), closed)
         return [segment.path]
 
 

@@ -74,8 +74,29 @@ def require_vault(root: Path) -> Path:
 
 
 def ensure_dir(path: Path) -> None:
-    """Create a folder (and parents) with 0700 permissions if missing."""
-    path.mkdir(mode=DIR_MODE, parents=True, exist_ok=True)
+    """Create a folder (and its missing parents) 0700, whatever the umask, if missing."""
+    missing = []
+    while not os.path.lexists(path):
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        with suppress(FileExistsError):  # another process made it meanwhile: theirs is 0700 too
+            make_dir(folder)
+
+
+def make_dir(path: Path) -> None:
+    """Create one folder 0700 whatever the umask; FileExistsError if the name is taken."""
+    os.mkdir(path, DIR_MODE)
+    os.chmod(path, DIR_MODE)  # the umask may have taken bits from the mode
+
+
+def open_private(path: Path, flags: int = os.O_RDWR) -> int:
+    """Open a file with ``flags``, creating it 0600 whatever the umask; the descriptor."""
+    fd = os.open(path, flags | os.O_CREAT, FILE_MODE)
+    if os.fstat(fd).st_mode & 0o777 != FILE_MODE:
+        with suppress(OSError):  # someone else's file: leave its mode alone
+            os.fchmod(fd, FILE_MODE)
+    return fd
 
 
 def safe_relpath(rel: str) -> str:
@@ -365,7 +386,7 @@ def file_lock(root: Path, name: str, timeout: float = 10.0) -> Iterator[None]:
     lock_dir = root / STATE_DIR / "locks"
     ensure_dir(lock_dir)
     path = lock_dir / f"{name}.lock"
-    fd = os.open(path, os.O_RDWR | os.O_CREAT, FILE_MODE)
+    fd = open_private(path)
     deadline = time.monotonic() + timeout
     try:
         while True:

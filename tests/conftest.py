@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
+import resource
 import shutil
-from collections.abc import Iterator
+import subprocess
+import sys
+from collections.abc import Callable, Iterator
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -48,3 +52,28 @@ def minilm() -> Embedder:
     from memoryclaw.embeddings import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+
+
+def child_limits(*, umask: int | None = None, memory: int = 2 << 30) -> Callable[[], None]:
+    """A ``preexec_fn`` that caps a child process's address space (and sets its umask)."""
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_AS, (memory, memory))
+        if umask is not None:
+            os.umask(umask)
+
+    return limit
+
+
+def run_bounded(
+    root: Path | None, *args: str, umask: int | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    """``python -m memoryclaw [--vault ROOT] ARGS`` in a child with capped memory and time."""
+    command = [sys.executable, "-m", "memoryclaw", *(["--vault", str(root)] if root else [])]
+    return subprocess.run(
+        [*command, *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        preexec_fn=child_limits(umask=umask),
+    )

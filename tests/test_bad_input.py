@@ -12,7 +12,6 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import resource
 import subprocess
 import sys
 import threading
@@ -37,14 +36,6 @@ def clean_env(**extra: str) -> dict[str, str]:
     env = {k: v for k, v in os.environ.items() if not k.upper().startswith("MEMORYCLAW_")}
     env.update(extra)
     return env
-
-
-MEMORY_LIMIT = 2 * 1024**3
-
-
-def limit_memory() -> None:
-    """Cap a child's address space, so a runaway allocation fails it instead of the machine."""
-    resource.setrlimit(resource.RLIMIT_AS, (MEMORY_LIMIT, MEMORY_LIMIT))
 
 
 # Mounts the vault ($0) read-only in the private mount namespace of `unshare --mount`.

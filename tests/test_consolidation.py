@@ -15,11 +15,11 @@ import pytest
 
 from memoryclaw import Vault
 from memoryclaw.extraction import FactDraft
-from memoryclaw.notes import RawLog, parse_log
+from memoryclaw.notes import RawLog, parse_episode, parse_log
 from memoryclaw.summarize import EpisodeDraft
 from memoryclaw.transcripts import unprocessed_logs
 
-from .conftest import NOW
+from .conftest import NOW, run_bounded
 
 LATER = NOW + timedelta(days=1)
 
@@ -92,6 +92,26 @@ def test_a_log_left_behind_by_a_crash_is_not_consolidated_twice(
     assert second.logs_processed == first.logs_processed
     processed = [p for p in (vault_dir / "logs" / "processed").glob("*.md")]
     assert sum("session: s-crash" in p.read_text() for p in processed) == 1
+
+
+def test_turns_logged_after_a_crash_into_the_same_log_land_in_one_episode(
+    vault: Vault, vault_dir: Path
+) -> None:
+    _log(vault, "s-more", "Book the dentist for March 12 please.", "Booked.", close=False)
+    raw = next(g.path for g in unprocessed_logs(vault_dir) if g.session == "s-more")
+    original = (vault_dir / raw).read_text()
+    first = vault.consolidate(all_logs=True, now=LATER)
+    (vault_dir / raw).write_text(original)  # as if the run died before removing the log
+    vault.log_turn("s-more", "user", "Also move the haircut to March 14.", timestamp=NOW)
+    second = vault.consolidate(all_logs=True, now=LATER)
+    assert second.logs_processed == first.logs_processed
+    assert second.episodes != first.episodes  # the turn range grew, so did the episode id
+    turns = [
+        parse_episode((vault_dir / rel).read_text(), rel, 0.0).source_turns
+        for rel in _episode_files(vault_dir)
+        if "session: s-more" in (vault_dir / rel).read_text()
+    ]
+    assert turns == [(1, 3)]
 
 
 # ------------------------------------------------------------------ fact rules
@@ -312,3 +332,54 @@ def test_hand_lines_in_pending_do_not_stop_consolidation(vault: Vault, vault_dir
     report = _run(vault, "f6", fact("Ingrid", "email", "ingrid@example.org"))
     assert report["facts_added"] == 1
     assert "free text" in pending.read_text()
+
+
+def _outside_link(path: Path) -> None:
+    target = path.parent.parent.parent / "outside-facts.md"
+    target.write_text("# Contacts\n- Eve: eve@example.com\n")
+    path.symlink_to(target)
+
+
+BAD_FACT_FILES: dict[str, Callable[[Path], None]] = {
+    "bad-utf8": lambda p: p.write_bytes(b"# Contacts\n- Ana: \xff\n"),
+    "nul-byte": lambda p: p.write_bytes(b"# Contacts\n\x00\n"),
+    "over-4-MiB": lambda p: p.write_bytes(b"# Contacts\n" + b"- x: y\n" * 700_000),
+    "a-folder": lambda p: p.mkdir(),
+    "link-out": _outside_link,
+}
+
+
+@pytest.mark.parametrize("spoil", BAD_FACT_FILES.values(), ids=BAD_FACT_FILES.keys())
+def test_an_unusable_fact_file_is_skipped_and_the_log_still_consolidates(
+    vault_dir: Path, spoil: Callable[[Path], None]
+) -> None:
+    with Vault(vault_dir, env={}) as opened:
+        opened.consolidate(all_logs=True, now=NOW)
+        _log(opened, "s-contact", "Kofi's email is kofi@example.org, please note it.", "Noted.")
+    contacts = vault_dir / "semantic" / "contacts.md"
+    contacts.unlink()
+    spoil(contacts)
+    kept = contacts.read_bytes() if contacts.is_file() else None
+    done = run_bounded(vault_dir, "consolidate", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["logs_read"] == 1 and len(report["episodes"]) == 1
+    assert [s["path"] for s in report["skipped"]] == ["semantic/contacts.md"]
+    assert "kofi" in report["skipped"][0]["reason"].lower()
+    assert not unprocessed_logs(vault_dir)
+    assert (contacts.read_bytes() if contacts.is_file() else None) == kept
+
+
+def test_stray_folders_in_processed_logs_are_left_alone(vault: Vault, vault_dir: Path) -> None:
+    _log(vault, "s-trip", "Book the train to Porto for Friday.", "Booked.")
+    [waiting] = unprocessed_logs(vault_dir)
+    stray = vault_dir / "logs" / "processed" / waiting.path.rsplit("/", 1)[-1]
+    stray.mkdir()
+    (vault_dir / "logs" / "processed" / "2020-01-01_old.md").mkdir()
+    old = (NOW - timedelta(days=3650)).timestamp()
+    os.utime(vault_dir / "logs" / "processed" / "2020-01-01_old.md", (old, old))
+    report = vault.consolidate(now=LATER)
+    assert report.logs_read == 1 and len(report.episodes) == 1
+    assert report.logs_processed[0] != stray.relative_to(vault_dir).as_posix()
+    assert stray.is_dir() and (vault_dir / "logs" / "processed" / "2020-01-01_old.md").is_dir()
+    assert not unprocessed_logs(vault_dir)

@@ -118,3 +118,25 @@ def test_a_raw_log_being_written_is_never_committed(repo: Vault) -> None:
     assert report.commit and report.logs_processed
     assert secret not in git(repo.root, "log", "-p", "--all")
     assert any(secret in p.read_text() for p in (repo.root / "logs").glob("*.md"))
+
+
+def test_the_next_run_commits_what_a_run_killed_before_its_commit_wrote(
+    repo: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _session(repo, "s1", "My sister Maya's email is maya@example.net, she moved to Porto.")
+    (repo.root / "semantic" / "hand.md").write_text("# Mine\n\n- Bike: blue\n")
+
+    def killed(root: Path, message: str) -> None:
+        raise SystemExit("killed before the commit")
+
+    with monkeypatch.context() as patch:
+        patch.setattr("memoryclaw.consolidation.commit_journal", killed)
+        with pytest.raises(SystemExit):
+            repo.consolidate(now=NOW + timedelta(days=1))
+    status = git(repo.root, "status", "--porcelain", "--untracked-files=all")
+    assert "episodes/" in status and "logs/processed/" in status
+    report = repo.consolidate(now=NOW + timedelta(days=2))
+    assert report.logs_read == 0 and report.commit is not None
+    status = git(repo.root, "status", "--porcelain", "--untracked-files=all")
+    assert status.strip() == "?? semantic/hand.md"
+    assert repo.consolidate(now=NOW + timedelta(days=3)).commit is None

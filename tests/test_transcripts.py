@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import stat
 import subprocess
 import sys
@@ -21,6 +22,7 @@ from memoryclaw.transcripts import (
     unprocessed_logs,
 )
 
+from .conftest import run_bounded
 from .test_cli import run
 
 T0 = datetime(2025, 4, 8, 14, 30, 2, tzinfo=timezone.utc)
@@ -202,3 +204,63 @@ def test_every_field_of_a_turn_is_redacted(empty_vault: Vault, field: str) -> No
     log = parse_log(path.read_text(encoding="utf-8"), "logs/x.md")
     assert [t.content for t in log.turns] == ["deploy now"]
     assert "redacted" in path.read_text(encoding="utf-8").lower()
+
+
+def test_logs_folder_linked_out_of_the_vault_is_refused(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    Vault.init(root, env={}).close()
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (root / "logs" / "processed").rmdir()
+    (root / "logs").rmdir()
+    (root / "logs").symlink_to(outside)
+    done = run_bounded(root, "log", "--session", "s", "--role", "user", "my secret plan")
+    assert done.returncode == 1
+    assert done.stderr.count("\n") == 1 and "logs" in done.stderr and "outside" in done.stderr
+    assert list(outside.iterdir()) == []
+
+
+def _cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    done = run_bounded(root, *args)
+    assert done.returncode == 0, done.stderr
+    return done
+
+
+def test_a_session_past_the_log_size_limit_is_consolidated_in_parts(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    Vault.init(root, env={}).close()
+    turns = [f"turn-{n} " + "Kofi sends the quarterly report. " * 12_000 for n in range(4)]
+    turns.append("turn-4 " + "€" * (MAX_TURN_CHARS - 8))  # 3 MB of UTF-8 in one turn
+    lines = [json.dumps({"session": "long", "role": "user", "content": t}) for t in turns]
+    (tmp_path / "turns.jsonl").write_text("\n".join(lines) + "\n")
+    _cli(root, "ingest", str(tmp_path / "turns.jsonl"))
+    assert json.loads(_cli(root, "stats", "--json").stdout)["logs_unprocessed"] > 1
+    _cli(root, "consolidate", "--all")
+    stats = json.loads(_cli(root, "stats", "--json").stdout)
+    assert stats["logs_unprocessed"] == 0 and stats["logs_held_back"] == 0
+    processed = [
+        parse_log(p.read_text("utf-8"), p.name) for p in (root / "logs/processed").glob("*.md")
+    ]
+    contents = [turn.content for log in processed for turn in log.turns]
+    assert sorted(c.split(" ", 1)[0] for c in contents) == sorted(f"turn-{n}" for n in range(5))
+    [clipped] = [c for c in contents if c.startswith("turn-4")]
+    assert clipped.endswith("more bytes clipped]") and len(clipped.encode()) < 2**21
+    sources = {
+        p.read_text("utf-8").split("source: ")[1].split("\n")[0]
+        for p in (root / "episodes").glob("*.md")
+    }
+    assert len(sources) == len(processed) > 1
+
+
+def test_a_log_too_large_to_consolidate_is_counted_and_reported(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    Vault.init(root, env={}).close()
+    huge = root / "logs" / "2025-01-01_00-00-00_cli_raw.md"
+    head = "---\nid: log-huge\nsession: s\nprocessed: false\n---\n### user · 2025-01-01T00:00:00Z\n"
+    huge.write_text(head + "word " * 1_000_000)
+    assert json.loads(_cli(root, "stats", "--json").stdout)["logs_held_back"] == 1
+    doctor = json.loads(_cli(root, "doctor", "--json").stdout)
+    assert any(huge.name in c["detail"] and "MiB" in c["detail"] for c in doctor["checks"])
+    audit = json.loads(_cli(root, "audit", "--json").stdout)
+    assert [e["path"] for e in audit["errors"]] == [f"logs/{huge.name}"]
+    assert huge.stat().st_size > 4 * 2**20  # kept as it was

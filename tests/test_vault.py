@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -23,6 +24,8 @@ from memoryclaw.vault import (
     scan,
     unique_path,
 )
+
+from .conftest import run_bounded
 
 
 def test_atomic_write_creates_private_file_and_folders(tmp_path: Path) -> None:
@@ -159,3 +162,37 @@ def test_file_lock_excludes_another_process(tmp_path: Path) -> None:
     with file_lock(tmp_path, "x", timeout=1):
         assert (tmp_path / ".memoryclaw" / "locks" / "x.lock").exists()
     assert os.access(tmp_path / ".memoryclaw" / "locks" / "x.lock", os.R_OK)
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o277], ids=["000", "022", "277"])
+def test_everything_memoryclaw_creates_is_private_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    root = tmp_path / "vault"
+    turns = "".join(
+        json.dumps({"session": f"s{n}", "role": "user", "content": f"Ana's email is a{n}@x.org"})
+        + "\n"
+        for n in range(3)
+    )
+    (tmp_path / "turns.jsonl").write_text(turns)
+    commands = [
+        ["init", str(root)],
+        ["--vault", str(root), "log", "--session", "s", "--role", "user", "hello"],
+        ["--vault", str(root), "ingest", str(tmp_path / "turns.jsonl")],
+        ["--vault", str(root), "consolidate", "--all"],
+        ["--vault", str(root), "search", "email"],
+        ["--vault", str(root), "reindex", "--full"],
+        ["--vault", str(root), "daemon", "--once"],
+    ]
+    for command in commands:
+        done = run_bounded(None, *command, umask=umask)
+        assert done.returncode == 0, (command, done.stderr)
+    made = [root, *root.rglob("*")]
+    assert any(p.name == "locks" for p in made) and any(p.name == "index.db" for p in made)
+    modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.lstat().st_mode) for p in made}
+    wrong = {
+        rel: oct(mode)
+        for rel, mode in modes.items()
+        if mode != (0o700 if (tmp_path / rel).is_dir() else 0o600)
+    }
+    assert wrong == {}
