@@ -61,6 +61,7 @@ from .vault import (
     atomic_write,
     disk_usage,
     ensure_dir,
+    owner_only_umask,
     read_text,
     require_vault,
     resolve_inside,
@@ -180,7 +181,10 @@ class Vault:
         if git and not (root / ".git").exists():
             if shutil.which("git") is None:
                 raise InvalidInputError("--git", "git is not installed")
-            subprocess.run(["git", "init", "-q", str(root)], check=True)
+            # git's own files are private too, whatever the umask
+            subprocess.run(
+                ["git", "init", "-q", str(root)], check=True, preexec_fn=owner_only_umask
+            )
         return cls(root, env=env)
 
     # ----------------------------------------------------------------- lifecycle

@@ -31,6 +31,7 @@ from .vault import (
     STATE_DIR,
     ensure_dir,
     open_private,
+    owner_only_umask,
     safe_relpath,
 )
 
@@ -63,6 +64,7 @@ def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
         capture_output=True,
         text=True,
         check=False,
+        preexec_fn=owner_only_umask,
     )
     if check and done.returncode != 0:
         reason = (done.stderr.strip() or done.stdout.strip()).splitlines()

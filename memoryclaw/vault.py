@@ -73,6 +73,11 @@ def require_vault(root: Path) -> Path:
     return root.resolve()
 
 
+def owner_only_umask() -> None:
+    """For a child process (git): what it creates is readable by the vault's owner only."""
+    os.umask(0o077)
+
+
 def ensure_dir(path: Path) -> None:
     """Create a folder (and its missing parents) 0700, whatever the umask, if missing."""
     missing = []

@@ -274,6 +274,25 @@ def test_deeply_nested_aliases_file_is_skipped(vault_dir: Path, nesting: str) ->
     check_bad_file(vault_dir, rel, "nested deeper than 64 levels")
 
 
+def test_deeply_nested_files_do_not_kill_the_daemon(vault_dir: Path) -> None:
+    """One daemon pass (consolidation and a reindex) over a deep episode, aliases file and raw
+    log: it finishes, files the rest, and the bad files are left as they were."""
+    deep = DEEP_YAML["block-sequence"]
+    bad = {
+        "episodes/deep.md": f"---\nsummary: deep\n{deep}---\n",
+        "semantic/aliases.yaml": f"email: [mail]\n{deep}",
+        "logs/2025-01-01_00-00-00_cli_raw.md": f"---\nsession: s\n{deep}---\n",
+    }
+    for rel, text in bad.items():
+        (vault_dir / rel).write_text(text, encoding="utf-8")
+    proc = run(vault_dir, "daemon", "--once", "--json")
+    assert proc.returncode == 0, f"exit {proc.returncode}: {proc.stderr[-300:]}"
+    assert json.loads(proc.stdout)["consolidation"]["logs_read"] >= 1  # the good logs
+    for rel, text in bad.items():
+        assert (vault_dir / rel).read_text(encoding="utf-8") == text
+    assert "ep-20250408-143210-email-john" in run(vault_dir, "search", "email John").stdout
+
+
 def test_deeply_nested_raw_log_does_not_stop_logging(vault_dir: Path) -> None:
     bad = vault_dir / "logs" / "2025-01-01_00-00-00_cli_raw.md"
     bad.write_text(f"---\nsession: s\n{DEEP_YAML['block-sequence']}---\n", encoding="utf-8")

@@ -176,7 +176,7 @@ def test_everything_memoryclaw_creates_is_private_whatever_the_umask(
     )
     (tmp_path / "turns.jsonl").write_text(turns)
     commands = [
-        ["init", str(root)],
+        ["init", str(root), "--git"],
         ["--vault", str(root), "log", "--session", "s", "--role", "user", "hello"],
         ["--vault", str(root), "ingest", str(tmp_path / "turns.jsonl")],
         ["--vault", str(root), "consolidate", "--all"],
@@ -188,11 +188,16 @@ def test_everything_memoryclaw_creates_is_private_whatever_the_umask(
         done = run_bounded(None, *command, umask=umask)
         assert done.returncode == 0, (command, done.stderr)
     made = [root, *root.rglob("*")]
+    assert (root / ".git" / "HEAD").exists()  # git's own files are checked too
     assert any(p.name == "locks" for p in made) and any(p.name == "index.db" for p in made)
     modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.lstat().st_mode) for p in made}
     wrong = {
         rel: oct(mode)
         for rel, mode in modes.items()
-        if mode != (0o700 if (tmp_path / rel).is_dir() else 0o600)
-    }
+        if (
+            mode & 0o077
+            if "/.git/" in rel
+            else mode != (0o700 if (tmp_path / rel).is_dir() else 0o600)
+        )
+    }  # git sets its own owner bits (hooks executable, objects read-only): none for others
     assert wrong == {}
