@@ -18,7 +18,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -126,6 +126,11 @@ def commit_changes(root: Path, before: dict[str, str], message: str) -> str | No
     if not changed:
         return None
     _git(root, "add", "-A", "--", *changed)
+    return _commit_only(root, changed, message)
+
+
+def _commit_only(root: Path, paths: Sequence[str], message: str) -> str:
+    """Commit exactly ``paths`` (staged already) as memoryclaw; the new commit's sha."""
     name, email = AUTHOR
     _git(
         root,
@@ -140,7 +145,7 @@ def commit_changes(root: Path, before: dict[str, str], message: str) -> str | No
         message,
         "--only",
         "--",
-        *changed,
+        *paths,
     )
     return _git(root, "rev-parse", "HEAD").stdout.strip()
 
@@ -194,23 +199,7 @@ def commit_journal(root: Path, message: str) -> str | None:
             # us: look again once, then fail loudly; the journal stays for the next run.
             changed = _changed(root, noted)
             _git(root, "add", "-A", "--", *changed)
-        name, email = AUTHOR
-        _git(
-            root,
-            "-c",
-            f"user.name={name}",
-            "-c",
-            f"user.email={email}",
-            "commit",
-            "--quiet",
-            "--no-verify",
-            "-m",
-            message,
-            "--only",
-            "--",
-            *changed,
-        )
-        sha = _git(root, "rev-parse", "HEAD").stdout.strip()
+        sha = _commit_only(root, changed, message)
     (root / JOURNAL_FILE).unlink(missing_ok=True)
     return sha
 
