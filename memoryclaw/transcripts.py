@@ -38,6 +38,7 @@ from .vault import (
     atomic_write,
     ensure_dir,
     file_lock,
+    printable_name,
     read_text,
     resolve_inside,
     unique_path,
@@ -191,15 +192,16 @@ def held_back_logs(root: Path) -> list[Skipped]:
     held = []
     for path in sorted((root / LOGS_DIR).glob("*.md")):
         rel = f"{LOGS_DIR}/{path.name}"
+        shown = printable_name(rel)  # a name that is not UTF-8 is shown escaped
         if path.is_symlink() or not path.is_file():
             kind = "a symbolic link" if path.is_symlink() else "not a file"
-            held.append(Skipped(rel, f"{kind}; it will not be consolidated"))
+            held.append(Skipped(shown, f"{kind}; it will not be consolidated"))
             continue
         try:
             parse_log(read_text(root, rel), rel)
         except (ParseError, UnsafePathError) as exc:
             line = exc.line if isinstance(exc, ParseError) else None
-            held.append(Skipped(rel, f"{exc.reason}; it will not be consolidated", line))
+            held.append(Skipped(shown, f"{exc.reason}; it will not be consolidated", line))
     return held
 
 
