@@ -206,7 +206,10 @@ def _consolidate_log(
     report.logs_read += 1
     processed_rel = _processed_path(root, rel, str(log.meta.get("id", "")))
     drafts = summarizer(log)
-    planned = [(draft, _episode_place(root, index, log, draft)) for draft in drafts]
+    planned: list[tuple[EpisodeDraft, tuple[str, str]]] = []
+    for draft in drafts:  # two episodes of one log may share a second and a slug
+        taken = {path for _, (_, path) in planned}
+        planned.append((draft, _episode_place(root, index, log, draft, taken)))
     made = {ident for _, (ident, _) in planned}
     earlier = index.episode_rows("source = ? AND session = ?", [processed_rel, log.session])
     stale = [row["path"] for row in earlier if row["id"] not in made]
@@ -251,11 +254,14 @@ def episode_id(log: RawLog, draft: EpisodeDraft) -> str:
     return f"ep-{stamp}-{short_hash(log_id, str(draft.first_turn), str(draft.last_turn), length=8)}"
 
 
-def _episode_place(root: Path, index: Index, log: RawLog, draft: EpisodeDraft) -> tuple[str, str]:
-    """The episode's id and file: where an episode with that id already is, else a free name."""
+def _episode_place(
+    root: Path, index: Index, log: RawLog, draft: EpisodeDraft, taken: set[str]
+) -> tuple[str, str]:
+    """The episode's id and file: where an episode with that id already is, else a free name
+    (not one of ``taken``, the files planned for this log's other episodes)."""
     ident = episode_id(log, draft)
     known = index.episode_rows("id = ?", [ident])
-    return ident, known[0]["path"] if known else _free_episode_path(root, draft, ident)
+    return ident, known[0]["path"] if known else _free_episode_path(root, draft, ident, taken)
 
 
 def _write_episode(
@@ -279,13 +285,13 @@ def _write_episode(
     return rel
 
 
-def _free_episode_path(root: Path, draft: EpisodeDraft, ident: str) -> str:
+def _free_episode_path(root: Path, draft: EpisodeDraft, ident: str, taken: set[str]) -> str:
     """``episodes/<stamp>_<slug>.md``, with the id's hash added if another episode has it."""
     name = episode_filename(draft.timestamp, draft.slug)
     rel = f"{EPISODES_DIR}/{name}"
     path = root / rel
     mine = _is_plain_file(path) and f"id: {ident}\n" in path.read_text("utf-8", errors="replace")
-    if os.path.lexists(path) and not mine:
+    if rel in taken or (os.path.lexists(path) and not mine):
         rel = f"{EPISODES_DIR}/{name[:-3]}-{ident.rsplit('-', 1)[-1]}.md"
     return rel
 

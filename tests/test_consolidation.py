@@ -383,3 +383,28 @@ def test_stray_folders_in_processed_logs_are_left_alone(vault: Vault, vault_dir:
     assert report.logs_processed[0] != stray.relative_to(vault_dir).as_posix()
     assert stray.is_dir() and (vault_dir / "logs" / "processed" / "2020-01-01_old.md").is_dir()
     assert not unprocessed_logs(vault_dir)
+
+
+def test_episodes_of_one_log_sharing_a_second_and_a_slug_are_all_kept(vault: Vault) -> None:
+    """A chat whose turns all carry one timestamp splits into episodes that would get the same
+    file name: each is written to its own file, none overwrites another."""
+    from dataclasses import replace
+
+    from memoryclaw.consolidation import consolidate
+
+    for n in range(4):
+        vault.log_turn("same", "user", f"pelican fact {n}", timestamp=NOW)
+    one = _scripted()
+
+    def halves(log: RawLog) -> list[EpisodeDraft]:
+        (draft,) = one(log)
+        return [
+            replace(draft, last_turn=2, details=draft.details[:2]),
+            replace(draft, first_turn=3, details=draft.details[2:]),
+        ]
+
+    report = consolidate(vault.root, vault.settings, vault.index, all_logs=True, summarizer=halves)
+    written = [vault.root / path for path in report.episodes]
+    assert len(set(written)) == 2 and all(p.exists() for p in written)
+    texts = " ".join(p.read_text(encoding="utf-8") for p in written)
+    assert all(f"pelican fact {n}" in texts for n in range(4))
