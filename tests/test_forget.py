@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import resource
 import subprocess
 import sys
 from pathlib import Path
@@ -13,7 +12,7 @@ import pytest
 
 from memoryclaw.history import MEMORY_FOLDERS
 
-from .test_cli import clean_env
+from .test_bad_input import run as mc
 
 SESSION = "s-health"
 SECRET_WORD = "diabetes"
@@ -23,24 +22,6 @@ TURNS = [
     ("assistant", f"Sorry to hear about the {SECRET_WORD}. I will email Silva."),
     ("tool_call", json.dumps({"to": DOCTOR_EMAIL, "subject": f"{SECRET_WORD} plan"})),
 ]
-
-
-def _limits() -> None:
-    resource.setrlimit(resource.RLIMIT_AS, (2 << 30, 2 << 30))
-
-
-def mc(vault: Path, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    """Run the CLI on ``vault`` in a child with bounded memory and time."""
-    return subprocess.run(
-        [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args],
-        capture_output=True,
-        text=True,
-        env=clean_env(),
-        input=stdin,
-        stdin=subprocess.DEVNULL if stdin is None else None,
-        timeout=120,
-        preexec_fn=_limits,
-    )
 
 
 def ok(vault: Path, *args: str, stdin: str | None = None) -> Any:
