@@ -39,6 +39,7 @@ FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
 # A passage's words count fully; who said it counts a little ("what did Caroline say about").
 PASSAGE_WEIGHTS = (1.0, 0.5)
 _RANGE_ROWS_PER_ROW = 64  # see terms_matching
+_SPANS_PER_QUERY = 200  # see search_passages
 _FTS_COLUMNS = {
     "episodes_fts": ("tags_text", "entities_text", "summary", "details"),
     "facts_fts": ("entity", "field", "value", "section"),
@@ -661,35 +662,37 @@ class Index:
         """
         logs = [r[0] for r in self.execute("SELECT DISTINCT path FROM passages WHERE kind='log'")]
         paths = list(dict.fromkeys([*episode_paths, *logs]))
-        if not paths:
-            return []
-        spans = self.execute(
-            "SELECT min(rowid), max(rowid) FROM passages"
-            f" WHERE path IN ({','.join('?' * len(paths))}) GROUP BY path",
-            paths,
-        ).fetchall()
-        if not spans:
-            return []
-        spans = _merged(sorted(spans))
+        spans: list[tuple[int, int]] = []
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            spans += self.execute(
+                "SELECT min(rowid), max(rowid) FROM passages"
+                f" WHERE path IN ({','.join('?' * len(chunk))}) GROUP BY path",
+                chunk,
+            ).fetchall()
+        wanted, rows = set(paths), []
         weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
         one = (
             f"SELECT rowid, -bm25(passages_fts, {weights}) AS score FROM passages_fts"
             " WHERE passages_fts MATCH ? AND rowid BETWEEN ? AND ?"
         )
-        params: list[Any] = []
-        for low, high in spans:
-            params += [match, low, high]
-        cursor = self.execute(
-            "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags"
-            f" FROM ({' UNION ALL '.join([one] * len(spans))}) c"
-            " JOIN passages p ON p.rowid = c.rowid"
-            " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"
-            f" WHERE id = p.episode_id) WHERE p.path IN ({','.join('?' * len(paths))})"
-            " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line LIMIT ?",
-            [*params, *paths, limit],
-        )
-        columns = [c[0] for c in cursor.description]
-        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+        merged = _merged(sorted(spans))
+        # SQLite caps a compound SELECT at 500 parts: many raw logs take several queries
+        for start in range(0, len(merged), _SPANS_PER_QUERY):
+            part = merged[start : start + _SPANS_PER_QUERY]
+            cursor = self.execute(
+                "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags"
+                f" FROM ({' UNION ALL '.join([one] * len(part))}) c"
+                " JOIN passages p ON p.rowid = c.rowid"
+                " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"
+                " WHERE id = p.episode_id)",
+                [value for low, high in part for value in (match, low, high)],
+            )
+            columns = [c[0] for c in cursor.description]
+            found = (dict(zip(columns, values)) for values in cursor.fetchall())
+            rows += [row for row in found if row["path"] in wanted]  # a merged range's others
+        rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
+        return rows[:limit]
 
     def passage_rows(self, path: str, first: int, last: int) -> list[dict[str, Any]]:
         """The passages of one file with ``line`` in ``first..last``, in order."""

@@ -59,3 +59,20 @@ def test_turns_logged_one_by_one_are_indexed_once_each(tmp_path: Path) -> None:
         before = sorted(p.text for p in vault.search("pelican").passages)
         vault.reindex(full=True)
         assert sorted(p.text for p in vault.search("pelican").passages) == before
+
+
+def test_passages_of_many_raw_logs_are_searched(tmp_path: Path) -> None:
+    """More raw logs than SQLite allows parts in one compound query are all searched."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        vault.ingest(
+            {"session": f"s{n}", "role": "user", "content": f"heron number {n} seen"}
+            for n in range(600)
+        )
+        found = vault.search("heron", limit=5)
+        assert len({p.path for p in found.passages}) == len(found.passages) == 40
+        assert (
+            vault.index.execute(
+                "SELECT count(DISTINCT path) FROM passages WHERE kind = 'log'"
+            ).fetchone()[0]
+            == 600
+        )
