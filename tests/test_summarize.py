@@ -457,3 +457,16 @@ def test_any_log_gives_well_formed_episodes(
         assert size <= max(1, max_chars) or episode.first_turn == episode.last_turn
     assert summarize_log(log, max_turns=max_turns, max_chars=max_chars) == episodes
     assert all(SECRET_TAIL not in rendered(episode) for episode in episodes)
+
+
+def test_detail_lines_carry_their_turn_and_resolved_dates() -> None:
+    (episode,) = summarize_log(
+        make_log(
+            ("user", "I went to the pottery workshop yesterday with the kids.", "Mel", None),
+            ("user", "We are camping next month, and I ran a race last Saturday.", "Mel", None),
+        )
+    )
+    assert episode.details == (  # said on Tuesday 2025-04-08
+        "#1 Mel: I went to the pottery workshop yesterday (2025-04-07) with the kids.",
+        "#2 Mel: We are camping next month (2025-05), and I ran a race last Saturday (2025-04-05).",
+    )
