@@ -25,7 +25,8 @@ from .errors import (
 from .hooks import MemoryHooks
 from .notes import Episode, Fact, RawLog, Turn
 from .payload import RetrievePayload
-from .retrieval import EpisodeResult, FactResult, SearchResult, extract_keywords
+from .retrieval import EpisodeResult, FactResult, SearchResult, Withheld, extract_keywords
+from .scopes import Policy, RecallContext
 from .sync import SyncReport
 from .transcripts import LoggedTurn
 
@@ -46,7 +47,9 @@ __all__ = [
     "MemoryclawError",
     "NotFoundError",
     "ParseError",
+    "Policy",
     "RawLog",
+    "RecallContext",
     "RetrievePayload",
     "SearchResult",
     "Settings",
@@ -55,6 +58,7 @@ __all__ = [
     "UnsafePathError",
     "Vault",
     "VaultNotFoundError",
+    "Withheld",
     "__version__",
     "extract_keywords",
     "load_settings",

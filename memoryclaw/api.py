@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib.util
 import json
 import logging
@@ -40,8 +41,9 @@ from .index import Index
 from .llm import ollama_status
 from .notes import parse_timestamp, utc_iso
 from .payload import RetrievePayload, render_payload
-from .retrieval import SearchResult, VectorFallback, passage_neighbours, search
+from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
 from .review import PendingFact, approve, pending_facts, reject
+from .scopes import OWNER, Policy, RecallContext
 from .skills import SkillInfo, active_skill, approve_skill, list_skills, reject_skill
 from .sync import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
 from .transcripts import (
@@ -299,14 +301,34 @@ class Vault:
         limit: int | None = None,
         now: datetime | None = None,
         refresh: bool = True,
+        context: RecallContext | None = None,
+        explain_scope: bool = False,
     ) -> SearchResult:
-        """Ranked, explained episodes and facts for ``query``."""
+        """Ranked, explained episodes and facts for ``query`` that ``context`` (who asks,
+        from where; None: the owner at the terminal) may see; ``explain_scope`` also lists
+        what the recall rules withheld, and why."""
         if refresh:
             self.refresh()
-        return self._search(query, limit=limit, now=now, vectors=True)
+        policy = self.policy(context)
+        result = self._search(query, limit=limit, now=now, vectors=True, policy=policy)
+        if explain_scope:
+            everything = self._search(query, limit=limit, now=now, vectors=True, policy=None)
+            result = dataclasses.replace(result, withheld=withheld_from(everything, policy))
+        return result
+
+    def policy(self, context: RecallContext | None = None) -> Policy:
+        """The recall rules of this vault for a request from ``context``."""
+        scopes = self.settings.scopes
+        return Policy(context or RecallContext(), scopes.share_across_agents, scopes.owner_ids)
 
     def _search(
-        self, query: str, *, limit: int | None, now: datetime | None, vectors: bool
+        self,
+        query: str,
+        *,
+        limit: int | None,
+        now: datetime | None,
+        vectors: bool,
+        policy: Policy | None = None,
     ) -> SearchResult:
         limit = self.settings.retrieval.max_results if limit is None else limit
         if limit < 0:
@@ -317,22 +339,36 @@ class Vault:
             fallback = VectorFallback(
                 self._nearest, settings.min_primary_results, settings.blend_strategy
             )
-        return search(self.index, query, limit=limit, now=now or now_utc(), fallback=fallback)
+        return search(
+            self.index, query, limit=limit, now=now or now_utc(), fallback=fallback, policy=policy
+        )
 
     def retrieve(
-        self, query: str, *, now: datetime | None = None, refresh: bool = True
+        self,
+        query: str,
+        *,
+        now: datetime | None = None,
+        refresh: bool = True,
+        context: RecallContext | None = None,
     ) -> RetrievePayload:
-        """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working memory."""
-        result = self.search(query, now=now, refresh=refresh)
+        """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working
+        memory, of what ``context`` (None: the owner at the terminal) may see."""
+        result = self.search(query, now=now, refresh=refresh, context=context)
         skill = active_skill(self.root, result.plan.keywords)
         budget = self.settings.retrieval.budget_tokens
         near = passage_neighbours(self.index, result.passages[:_NEIGHBOURS_OF])
         return render_payload(result, budget, skill, near)
 
-    def get(self, ident: str) -> dict[str, Any]:
-        """An episode (with details) or a fact by id."""
+    def get(self, ident: str, *, context: RecallContext | None = None) -> dict[str, Any]:
+        """An episode (with details) or a fact by id, if ``context`` may see it (to a
+        requester who may not, it does not exist)."""
         self.refresh()
-        rows = self.index.episode_rows("id = ?", [ident])
+        policy = self.policy(context)
+        rows = [
+            r
+            for r in self.index.episode_rows("id = ?", [ident])
+            if policy.admit(r["agent"], r["scope"])[0]
+        ]
         if rows:
             row = rows[0]
             return {
@@ -350,19 +386,41 @@ class Vault:
                 else None,
                 "session": row["session"],
                 "confidence": row["confidence"],
+                "agent": row["agent"],
+                "scope": row["scope"] or OWNER,
             }
-        facts = self.index.fact_rows("id = ?", [ident])
+        facts = [
+            f
+            for f in self.index.fact_rows("id = ?", [ident])
+            if policy.admit(f["agent"], f["scope"])[0]
+        ]
         if facts:
             fact = facts[0]
             return {"kind": "fact", **{k: fact[k] for k in fact if k != "rowid"}}
         raise NotFoundError("memory", ident)
 
-    def read(self, path: str, start: int = 1, lines: int | None = None) -> dict[str, Any]:
-        """Lines ``start``.. of a vault file (``lines`` of them, default up to 200), with paging."""
+    def read(
+        self,
+        path: str,
+        start: int = 1,
+        lines: int | None = None,
+        *,
+        context: RecallContext | None = None,
+    ) -> dict[str, Any]:
+        """Lines ``start``.. of a vault file (``lines`` of them, default up to 200), with paging.
+
+        A requester other than the owner at the terminal reads only files whose every
+        indexed memory it may see (to it, other files do not exist)."""
         if start < 1 or (lines is not None and lines < 1):
             raise InvalidInputError("from" if start < 1 else "lines", "must be 1 or more")
         if not resolve_inside(self.root, path).is_file():
             raise NotFoundError("vault file", path)
+        if context is not None and not context.is_terminal:
+            self.refresh()
+            marks = self.index.memory_marks(safe_relpath(path))
+            policy = self.policy(context)
+            if not marks or not all(policy.admit(a, s)[0] for a, s in marks):
+                raise NotFoundError("vault file", path)
         text = read_text(self.root, path)
         all_lines = text.splitlines()
         count = READ_DEFAULT_LINES if lines is None else lines
@@ -431,11 +489,26 @@ class Vault:
         timestamp: datetime | str | None = None,
         tool: str | None = None,
         agent: str | None = None,
+        kind: str | None = None,
+        sender: str | None = None,
     ) -> LoggedTurn:
-        """Append one turn to the session's raw log (secrets redacted when configured)."""
+        """Append one turn to the session's raw log (secrets redacted when configured).
+
+        ``kind`` (direct, group, thread, cron) is read from an OpenClaw session key when not
+        given; ``sender`` is who wrote a user turn, which decides whether it is the owner's
+        (see ``scopes.ownerIds``)."""
         moment = _as_timestamp(timestamp, "timestamp")
         turn = NewTurn(
-            session, role, text, moment, name=name, channel=channel, tool=tool, agent=agent
+            session,
+            role,
+            text,
+            moment,
+            name=name,
+            channel=channel,
+            tool=tool,
+            agent=agent,
+            kind=kind,
+            sender=sender,
         )
         logged = append_turns(self.root, self.settings, [turn])[0]
         try:
@@ -781,7 +854,18 @@ def _as_timestamp(value: datetime | str | None, key: str) -> datetime:
         raise InvalidInputError(key, f"not an ISO timestamp: {value!r} ({exc})") from None
 
 
-_RECORD_KEYS = {"session", "role", "content", "timestamp", "name", "channel", "tool", "agent"}
+_RECORD_KEYS = {
+    "session",
+    "role",
+    "content",
+    "timestamp",
+    "name",
+    "channel",
+    "tool",
+    "agent",
+    "kind",
+    "sender",
+}
 
 
 def _turn_from_record(record: Mapping[str, Any], source: str, line: int) -> NewTurn:
@@ -803,7 +887,7 @@ def _turn_from_record(record: Mapping[str, Any], source: str, line: int) -> NewT
     for key in ("session", "role", "content"):
         if not isinstance(record.get(key), str):
             raise InvalidInputError(key, "required, and must be a string", source=source, line=line)
-    for key in ("name", "channel", "tool", "agent"):
+    for key in ("name", "channel", "tool", "agent", "kind", "sender"):
         if record.get(key) is not None and not isinstance(record[key], str):
             raise InvalidInputError(key, "must be a string", source=source, line=line)
     try:
@@ -819,6 +903,8 @@ def _turn_from_record(record: Mapping[str, Any], source: str, line: int) -> NewT
         channel=record.get("channel"),
         tool=record.get("tool"),
         agent=record.get("agent"),
+        kind=record.get("kind"),
+        sender=record.get("sender"),
     )
     validate_turn(turn, source=source, line=line)
     return turn

@@ -23,6 +23,7 @@ from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, require_text
 from .retrieval import SearchResult
+from .scopes import KINDS, RecallContext
 
 if TYPE_CHECKING:
     from .consolidation import ConsolidationReport
@@ -99,6 +100,11 @@ def init(ctx: click.Context, path: Path | None, git: bool, as_json: bool) -> Non
 @click.option("--channel", help="Channel (telegram, cli ...); names a new log file.")
 @click.option("--timestamp", help="ISO timestamp of the turn (default: now).")
 @click.option("--tool", help="Tool name for tool_call / tool_result turns.")
+@click.option("--agent", help="Agent whose session this is (default: from the session key).")
+@click.option(
+    "--kind", type=click.Choice(KINDS), help="Kind of conversation (default: from the session key)."
+)
+@click.option("--sender", help="Sender id of who wrote a user turn (see scopes.ownerIds).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 @click.argument("text")
 @click.pass_context
@@ -110,6 +116,9 @@ def log(
     channel: str | None,
     timestamp: str | None,
     tool: str | None,
+    agent: str | None,
+    kind: str | None,
+    sender: str | None,
     as_json: bool,
     text: str,
 ) -> None:
@@ -117,7 +126,16 @@ def log(
     if text == "-":
         text = _as_text(sys.stdin.buffer.read())
     logged = _vault(ctx).log_turn(
-        session, role, text, name=name, channel=channel, timestamp=timestamp, tool=tool
+        session,
+        role,
+        text,
+        name=name,
+        channel=channel,
+        timestamp=timestamp,
+        tool=tool,
+        agent=agent,
+        kind=kind,
+        sender=sender,
     )
     if as_json:
         _emit({"path": logged.path, "turn": logged.turn, "session": logged.session})
@@ -168,6 +186,39 @@ def ingest(ctx: click.Context, file: str, as_json: bool) -> None:
         )
 
 
+def _context_options(func: Any) -> Any:
+    """``--agent``, ``--session`` and ``--kind``: recall as that conversation would."""
+    func = click.option(
+        "--kind",
+        type=click.Choice(KINDS),
+        help="Kind of conversation asking (default: from the session key).",
+    )(func)
+    func = click.option(
+        "--session", "session_key", help="Session asking (an OpenClaw session key)."
+    )(func)
+    return click.option("--agent", help="Agent asking (default: none, the owner sees all).")(func)
+
+
+def _context(agent: str | None, session_key: str | None, kind: str | None) -> RecallContext | None:
+    if agent is None and session_key is None and kind is None:
+        return None
+    return RecallContext(agent=agent, session=session_key, kind=kind)
+
+
+def _print_withheld(result: SearchResult) -> None:
+    if result.withheld is None:
+        return
+    if not result.withheld:
+        click.echo("withheld: nothing")
+        return
+    click.echo("withheld:")
+    for item in result.withheld:
+        text = " ".join(item.text.split())
+        text = text if len(text) <= 80 else text[:79] + "…"
+        click.echo(f"   {item.kind} {item.id}: {text}")
+        click.echo(f"      {item.reason}  ({item.path})")
+
+
 def _print_search(result: SearchResult) -> None:
     keywords = ", ".join(result.plan.keywords) or "(none)"
     click.echo(f"keywords: {keywords}")
@@ -186,6 +237,8 @@ def _print_search(result: SearchResult) -> None:
             f"; tags {', '.join(episode.tags) or '-'}"
         )
         click.echo(f"   {episode.path}  ({episode.id})")
+        if not result.context.is_terminal:
+            click.echo(f"   admitted: {episode.admitted_by}")
         best = next((p for p in result.passages if p.episode_id == episode.id), None)
         if best is not None:  # the line that matched best, and why
             turn = f"#{best.turn} " if best.turn is not None else ""
@@ -217,11 +270,25 @@ def _print_search(result: SearchResult) -> None:
     help="File of queries, one per line.",
 )
 @click.option("--json", "as_json", is_flag=True, help="Print JSON (JSON lines with --queries).")
+@_context_options
+@click.option(
+    "--explain-scope", is_flag=True, help="Also list what the recall rules withheld, and why."
+)
 @click.pass_context
 def search_command(
-    ctx: click.Context, query: str | None, limit: int | None, queries: str | None, as_json: bool
+    ctx: click.Context,
+    query: str | None,
+    limit: int | None,
+    queries: str | None,
+    as_json: bool,
+    agent: str | None,
+    session_key: str | None,
+    kind: str | None,
+    explain_scope: bool,
 ) -> None:
-    """Ranked, explained episodes and facts for QUERY."""
+    """Ranked, explained episodes and facts for QUERY (as --agent/--session/--kind would
+    see them; with none of them, everything)."""
+    context = _context(agent, session_key, kind)
     if (query is None) == (queries is None):
         raise click.UsageError("give a QUERY or --queries FILE (not both)")
     vault = _vault(ctx)
@@ -236,25 +303,41 @@ def search_command(
         vault.refresh()
         for line in lines:
             if line.strip():
-                _emit(vault.search(line, limit=limit, refresh=False).as_dict())
+                found = vault.search(
+                    line,
+                    limit=limit,
+                    refresh=False,
+                    context=context,
+                    explain_scope=explain_scope,
+                )
+                _emit(found.as_dict())
         return
     assert query is not None
     require_text("QUERY", query)
-    result = vault.search(query, limit=limit)
+    result = vault.search(query, limit=limit, context=context, explain_scope=explain_scope)
     if as_json:
         _emit(result.as_dict())
     else:
         _print_search(result)
+        _print_withheld(result)
 
 
 @cli.command()
 @click.argument("query")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@_context_options
 @click.pass_context
-def retrieve(ctx: click.Context, query: str, as_json: bool) -> None:
+def retrieve(
+    ctx: click.Context,
+    query: str,
+    as_json: bool,
+    agent: str | None,
+    session_key: str | None,
+    kind: str | None,
+) -> None:
     """The hook payload for QUERY: context block, working memory, token count."""
     require_text("QUERY", query)
-    payload = _vault(ctx).retrieve(query)
+    payload = _vault(ctx).retrieve(query, context=_context(agent, session_key, kind))
     if as_json:
         _emit(payload.as_dict())
         return

@@ -79,6 +79,16 @@ class PrivacySettings:
 
 
 @dataclass(frozen=True)
+class ScopeSettings:
+    """Who may see a memory (see :mod:`memoryclaw.scopes`)."""
+
+    share_across_agents: bool = False
+    # Sender ids of the owner: a turn from anybody else in a group is a participant's, and a
+    # direct chat with anybody else is that person's own.  Empty: direct chats are the owner's.
+    owner_ids: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
 class GitSettings:
     """Versioning of the vault."""
 
@@ -95,6 +105,7 @@ class Settings:
     consolidation: ConsolidationSettings = field(default_factory=ConsolidationSettings)
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     git: GitSettings = field(default_factory=GitSettings)
+    scopes: ScopeSettings = field(default_factory=ScopeSettings)
 
 
 def _camel(name: str) -> str:
@@ -109,6 +120,8 @@ def _squash(name: str) -> str:
 def _type_name(tp: Any) -> str:
     if get_origin(tp) is Literal:
         return "one of " + ", ".join(repr(v) for v in get_args(tp))
+    if get_origin(tp) is tuple:
+        return "a list of strings"
     return {int: "an integer", float: "a number", bool: "true or false", str: "a string"}[tp]
 
 
@@ -132,8 +145,16 @@ def _coerce(value: Any, tp: Any, *, path: str | None, key: str, from_env: bool) 
                 return float(text)
             except ValueError:
                 pass
+        elif get_origin(tp) is tuple:
+            return tuple(part.strip() for part in text.split(",") if part.strip())
         else:
             value = text
+    if get_origin(tp) is tuple:
+        if isinstance(value, list) and all(
+            isinstance(v, (str, int)) and not isinstance(v, bool) for v in value
+        ):
+            return tuple(str(v) for v in value)
+        raise ConfigError(path, key, f"expected {_type_name(tp)}, got {value!r}")
     if get_origin(tp) is Literal:
         if value in get_args(tp):
             return value
@@ -246,6 +267,7 @@ def default_config_yaml() -> str:
         section = getattr(defaults, f.name)
         for sf in dataclasses.fields(section):
             value = getattr(section, sf.name)
+            value = list(value) if isinstance(value, tuple) else value
             rendered = yaml.safe_dump(value, default_flow_style=True).strip()
             rendered = rendered.removesuffix("\n...").removesuffix("...").strip()
             lines.append(f"  {_camel(sf.name)}: {rendered}")

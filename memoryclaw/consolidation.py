@@ -19,7 +19,7 @@ import os
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
@@ -43,7 +43,16 @@ from .notes import (
     utc_iso,
     value_kind,
 )
-from .review import MANY_VALUED, append_line, matching, remove_lines, same_value, target_file
+from .review import (
+    MANY_VALUED,
+    append_line,
+    matching,
+    remove_lines,
+    same_value,
+    target_file,
+    untrusted_note,
+)
+from .scopes import PARTICIPANT, conversation_scope
 from .skills import suggest_skills
 from .summarize import EpisodeDraft
 from .sync import sync, sync_paths
@@ -64,6 +73,7 @@ from .vault import (
 )
 
 Summarizer = Callable[[RawLog], list[EpisodeDraft]]
+_TOOL_OUTPUT_ROLES = frozenset({"tool", "tool_result"})
 Note = Callable[[Iterable[str]], None]  # told each vault path before it is written or deleted
 
 
@@ -203,6 +213,12 @@ def _consolidate_log(
     if original.meta.get("processed"):
         return []
     log = redacted_log(original)  # whatever privacy.redactSecrets was when it was logged
+    if log.scope is None:  # logged before scopes: its session key still tells where it was
+        kind = log.meta.get("kind")
+        where = conversation_scope(
+            log.session, str(kind) if kind else None, settings.scopes.owner_ids
+        )
+        log = RawLog(log.path, {**log.meta, "scope": where}, log.turns)
     report.logs_read += 1
     processed_rel = _processed_path(root, rel, str(log.meta.get("id", "")))
     drafts = summarizer(log)
@@ -280,6 +296,8 @@ def _write_episode(
         source_turns=(draft.first_turn, draft.last_turn),
         session=log.session,
         entities=draft.entities,
+        agent=log.agent,
+        scope=log.scope,
     )
     atomic_write(resolve_inside(root, rel), dump_episode(episode))
     return rel
@@ -332,15 +350,27 @@ def _file_fact(
     """Add one fact under SPEC 2's rules: dedup, conflicts and doubts to pending, provenance."""
     rules = settings.consolidation
     updated = now.date().isoformat()
+    said = log.turns[fact.turn - 1] if 0 < fact.turn <= len(log.turns) else None
+    if said is not None and said.role in _TOOL_OUTPUT_ROLES:
+        fact = replace(fact, confidence="low")  # a tool's output is data, not the owner's word
+    provenance = format_provenance(
+        source, updated, fact.confidence, agent=log.agent, scope=log.scope
+    )
+    earlier = [p.line for p in matching(root, fact.entity, fact.field, fact.value)]
+    if said is not None and said.role == PARTICIPANT:
+        if not earlier:  # only the owner's approval or own word makes it a fact
+            body = format_fact_line(fact.entity, fact.field, fact.value)[2:]
+            by = untrusted_note(said.name, said.sender, log.scope or log.session or log.path)
+            append_line(root, PENDING_FILE, "Pending", f"- UNTRUSTED {body}{by} {provenance}")
+            report.pending += 1
+        return
     same_key = index.fact_rows(
         "lower(entity) = lower(?) AND lower(field) = lower(?)", [fact.entity, fact.field]
     )
     if any(same_value(row["value"], fact.value) for row in same_key):
         report.facts_refreshed += _refresh(root, same_key, fact, updated)
         return
-    provenance = format_provenance(source, updated, fact.confidence)
     line = format_fact_line(fact.entity, fact.field, fact.value, provenance)
-    earlier = [p.line for p in matching(root, fact.entity, fact.field, fact.value)]
     if same_key and fact.field.lower() not in MANY_VALUED:
         was = ", ".join(sorted({str(row["value"]) for row in same_key}))
         if not earlier:

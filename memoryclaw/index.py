@@ -31,7 +31,10 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "6"
+SCHEMA_VERSION = "7"
+# A condition on a memory table's agent and scope columns and its parameters: what a recall
+# may see (memoryclaw.scopes.Policy.sql_filter).
+Visible = tuple[str, Sequence[str]]
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 # Column weights for bm25(): a tag outranks an entity, which outranks the summary and body.
 EPISODE_WEIGHTS = (10.0, 6.0, 4.0, 1.0)
@@ -195,6 +198,8 @@ class Index:
                 "turn_first": int,
                 "turn_last": int,
                 "session": str,
+                "agent": str,
+                "scope": str,
                 "embed_sha": str,  # text_hash(embedding_text(...)): keys its cached vector
             },
             pk="rowid",
@@ -223,6 +228,8 @@ class Index:
                 "source": str,
                 "updated": str,
                 "confidence": str,
+                "agent": str,
+                "scope": str,
             },
             pk="rowid",
         )
@@ -245,6 +252,8 @@ class Index:
                 "ts_epoch": int,
                 "session": str,
                 "source": str,  # an episode's source log
+                "agent": str,
+                "scope": str,
             },
             pk="rowid",
         )
@@ -386,8 +395,8 @@ class Index:
         cursor = self.execute(
             "INSERT INTO episodes (id, path, timestamp, ts_epoch, summary, details, tags,"
             " tags_text, entities, entities_text, participants, confidence, source,"
-            " turn_first, turn_last, session, embed_sha)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " turn_first, turn_last, session, agent, scope, embed_sha)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 episode.id,
                 episode.path,
@@ -405,6 +414,8 @@ class Index:
                 first,
                 last,
                 episode.session,
+                episode.agent,
+                episode.scope,
                 text_hash(text),
             ],
         )
@@ -421,6 +432,8 @@ class Index:
             ],
             episode.session,
             episode.source,
+            episode.agent,
+            episode.scope,
         )
         self.conn.executemany(
             "INSERT INTO tags (tag, episode_rowid) VALUES (?, ?)",
@@ -435,6 +448,8 @@ class Index:
         turns: Sequence[tuple[int, str | None, str, datetime]],
         *,
         replace: bool = True,
+        agent: str | None = None,
+        scope: str | None = None,
     ) -> None:
         """Index the turns of a raw log not yet consolidated: (number, speaker, text, time)."""
         if replace:
@@ -443,7 +458,7 @@ class Index:
             (number, number, speaker, text, utc_iso(moment), int(moment.timestamp()))
             for number, speaker, text, moment in turns
         ]
-        self._put_passages(path, "log", log_id, rows, session, path)
+        self._put_passages(path, "log", log_id, rows, session, path, agent, scope)
 
     def _put_passages(
         self,
@@ -453,13 +468,15 @@ class Index:
         rows: Sequence[tuple[int | None, int, str | None, str, str, int]],
         session: str | None,
         source: str | None,
+        agent: str | None,
+        scope: str | None,
     ) -> None:
         self._writes += 1
         last = self.execute("SELECT max(rowid) FROM passages").fetchone()[0] or 0
         self.conn.executemany(
             "INSERT INTO passages (path, kind, episode_id, turn, line, speaker, text, timestamp,"
-            " ts_epoch, session, source) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
-            [(path, kind, owner, *row, session, source) for row in rows],
+            " ts_epoch, session, source, agent, scope) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [(path, kind, owner, *row, session, source, agent, scope) for row in rows],
         )
         self._fts_insert("passages", path, after=last)  # only these: a log grows turn by turn
 
@@ -469,7 +486,7 @@ class Index:
             self._clear_content(path)
         self.conn.executemany(
             "INSERT INTO facts (id, path, line, section, entity, field, value, form, source,"
-            " updated, confidence) VALUES (?,?,?,?,?,?,?,?,?,?,?)",
+            " updated, confidence, agent, scope) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     f.id,
@@ -483,6 +500,8 @@ class Index:
                     f.source,
                     f.updated,
                     f.confidence,
+                    f.agent,
+                    f.scope,
                 )
                 for f in facts
             ],
@@ -609,35 +628,45 @@ class Index:
             out.setdefault(term, []).append(synonym)
         return out
 
-    def search_episodes(self, match: str, limit: int) -> list[EpisodeHit]:
-        """Episodes matching an FTS5 expression, best BM25 first (ties: newer, then id).
+    def search_episodes(
+        self, match: str, limit: int, visible: Visible | None = None
+    ) -> list[EpisodeHit]:
+        """Episodes matching an FTS5 expression, best BM25 first (ties: newer, then id); only
+        those passing ``visible`` (an SQL condition on ``episodes`` and its parameters).
 
         The top ``limit + 1`` are picked inside the FTS table and only they are joined to their
         rows; when the last two tie, the exact (slower) query decides who is in.
         """
         weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
         score = f"-bm25(episodes_fts, {weights})"
+        only, only_params = "", []
+        if visible is not None and visible[0] != "1":
+            only = f" AND rowid IN (SELECT rowid FROM episodes WHERE {visible[0]})"
+            only_params = list(visible[1])
+        inner = (
+            f"SELECT rowid, {score} AS score FROM episodes_fts"
+            f" WHERE episodes_fts MATCH ?{only} ORDER BY score DESC LIMIT ?"
+        )
         hits = self._episode_hits(
-            f"SELECT e.*, c.score FROM (SELECT rowid, {score} AS score FROM episodes_fts"
-            " WHERE episodes_fts MATCH ? ORDER BY score DESC LIMIT ?) c"
+            f"SELECT e.*, c.score FROM ({inner}) c"
             " JOIN episodes e ON e.rowid = c.rowid ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
-            [match, limit + 1],
+            [match, *only_params, limit + 1],
         )
         if len(hits) > limit and hits[limit - 1].bm25 == hits[limit].bm25:
             wider = self._episode_hits(
-                f"SELECT e.*, c.score FROM (SELECT rowid, {score} AS score FROM episodes_fts"
-                " WHERE episodes_fts MATCH ? ORDER BY score DESC LIMIT ?) c"
+                f"SELECT e.*, c.score FROM ({inner}) c"
                 " JOIN episodes e ON e.rowid = c.rowid"
                 " ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
-                [match, limit * 8 + 1],
+                [match, *only_params, limit * 8 + 1],
             )
             if len(wider) <= limit * 8 or wider[-1].bm25 != hits[limit - 1].bm25:
                 return wider[:limit]
             hits = self._episode_hits(
                 f"SELECT e.*, {score} AS score FROM episodes_fts"
-                " JOIN episodes e ON e.rowid = episodes_fts.rowid WHERE episodes_fts MATCH ?"
+                " JOIN episodes e ON e.rowid = episodes_fts.rowid"
+                f" WHERE episodes_fts MATCH ?{only.replace(' rowid IN', ' e.rowid IN')}"
                 " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
-                [match, limit],
+                [match, *only_params, limit],
             )
         return hits[:limit]
 
@@ -651,7 +680,11 @@ class Index:
         return hits
 
     def search_passages(
-        self, match: str, episode_paths: Sequence[str], limit: int
+        self,
+        match: str,
+        episode_paths: Sequence[str],
+        limit: int,
+        visible: Visible | None = None,
     ) -> list[dict[str, Any]]:
         """Passages matching an FTS5 expression, best BM25 first (as ``score``, higher is
         better; ties: newer, then path and line), from these episode files and every raw log.
@@ -660,7 +693,15 @@ class Index:
         reads straight from its doclists: the cost follows the files asked for, not how
         many passages in the whole vault share a common word.
         """
-        logs = [r[0] for r in self.execute("SELECT DISTINCT path FROM passages WHERE kind='log'")]
+        only, only_params = "", []
+        if visible is not None and visible[0] != "1":
+            only, only_params = f" AND {visible[0]}", list(visible[1])
+        logs = [
+            r[0]
+            for r in self.execute(
+                f"SELECT DISTINCT path FROM passages WHERE kind='log'{only}", only_params
+            )
+        ]
         paths = list(dict.fromkeys([*episode_paths, *logs]))
         spans: list[tuple[int, int]] = []
         for start in range(0, len(paths), 500):
@@ -693,6 +734,17 @@ class Index:
             rows += [row for row in found if row["path"] in wanted]  # a merged range's others
         rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
         return rows[:limit]
+
+    def memory_marks(self, path: str) -> set[tuple[str | None, str | None]]:
+        """The (agent, scope) of every memory indexed from the file ``path``."""
+        marks: set[tuple[str | None, str | None]] = set()
+        for table in ("episodes", "facts", "passages"):
+            marks.update(
+                self.execute(
+                    f"SELECT DISTINCT agent, scope FROM {table} WHERE path = ?", [path]
+                ).fetchall()
+            )
+        return marks
 
     def passage_rows(self, path: str, first: int, last: int) -> list[dict[str, Any]]:
         """The passages of one file with ``line`` in ``first..last``, in order."""
@@ -774,16 +826,22 @@ class Index:
                 out.setdefault(rowid, []).append(labels[position])
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}
 
-    def search_facts(self, entity_match: str, match: str, limit: int) -> list[dict[str, Any]]:
-        """Facts whose entity matches ``entity_match``, ranked by how much of ``match`` they hit."""
+    def search_facts(
+        self, entity_match: str, match: str, limit: int, visible: Visible | None = None
+    ) -> list[dict[str, Any]]:
+        """Facts whose entity matches ``entity_match``, ranked by how much of ``match`` they
+        hit; only those passing ``visible`` (an SQL condition on ``facts``)."""
         weights = ", ".join(str(w) for w in FACT_WEIGHTS)
         expression = f"entity : ({entity_match}) AND ({match})"
+        only, only_params = "", []
+        if visible is not None and visible[0] != "1":
+            only, only_params = f" AND ({visible[0]})", list(visible[1])
         cursor = self.execute(
             f"SELECT f.*, -bm25(facts_fts, {weights}) AS score"
-            " FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid"
-            " WHERE facts_fts MATCH ? ORDER BY score DESC, f.updated DESC, f.path, f.line, f.id"
-            " LIMIT ?",
-            [expression, limit],
+            f" FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid"
+            f" WHERE facts_fts MATCH ?{only}"
+            " ORDER BY score DESC, f.updated DESC, f.path, f.line, f.id LIMIT ?",
+            [expression, *only_params, limit],
         )
         columns = [c[0] for c in cursor.description]
         return [dict(zip(columns, values)) for values in cursor.fetchall()]

@@ -18,6 +18,7 @@ from typing import Any
 import yaml
 
 from .errors import ParseError
+from .scopes import SCOPE_PROBLEM, valid_scope
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -58,6 +59,8 @@ _EPISODE_KEYS = (
     "source_turns",
     "session",
     "entities",
+    "agent",
+    "scope",
 )
 _SUMMARY_FALLBACK_CHARS = 200
 # Far above what anything writes (consolidation keeps 6 tags, 15 entities), far below what
@@ -401,6 +404,8 @@ class Episode:
     session: str | None = None
     entities: tuple[str, ...] = ()
     extra: Mapping[str, Any] = field(default_factory=dict)
+    agent: str | None = None  # the agent it was made by; None: any agent
+    scope: str | None = None  # where it may be recalled (memoryclaw.scopes); None: owner-level
 
 
 TURN_MARK = "#"  # a detail line "- #3 Caroline: …" quotes turn 3 of the episode's source log
@@ -578,7 +583,19 @@ def _parse_episode(text: str, path: str, mtime: float) -> Episode:
         session=_optional_str(meta, "session", path),
         entities=_string_list(meta, "entities", path, lower=False),
         extra={k: v for k, v in meta.items() if k not in _EPISODE_KEYS},
+        agent=_optional_str(meta, "agent", path),
+        scope=_scope(meta, path),
     )
+
+
+def _scope(meta: Mapping[str, Any], path: str, line: int | None = None) -> str | None:
+    """A memory's ``scope`` key: None when absent, a :class:`ParseError` when not a scope."""
+    value = _optional_str(meta, "scope", path)
+    if value is None or not value.strip():
+        return None
+    if not valid_scope(value.strip()):
+        raise ParseError(path, f"scope: {SCOPE_PROBLEM}, got {value!r}", line)
+    return value.strip()
 
 
 def dump_episode(episode: Episode) -> str:
@@ -598,6 +615,10 @@ def dump_episode(episode: Episode) -> str:
     if episode.session is not None:
         meta["session"] = episode.session
     meta["entities"] = list(episode.entities)
+    if episode.agent is not None:
+        meta["agent"] = episode.agent
+    if episode.scope is not None:
+        meta["scope"] = episode.scope
     meta.update(episode.extra)
     return join_frontmatter(meta, episode.details)
 
@@ -626,6 +647,8 @@ class Fact:
     source: str = "hand"
     updated: str = ""
     confidence: str = "high"
+    agent: str | None = None  # None: any agent
+    scope: str | None = None  # None: owner-level
 
 
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -671,9 +694,21 @@ def parse_provenance(comment: str) -> dict[str, str]:
     return out
 
 
-def format_provenance(source: str, updated: str, confidence: str) -> str:
+def format_provenance(
+    source: str,
+    updated: str,
+    confidence: str,
+    *,
+    agent: str | None = None,
+    scope: str | None = None,
+) -> str:
     """The trailing HTML comment a machine-written fact line carries."""
-    return f"<!-- source: {source}; updated: {updated}; confidence: {confidence} -->"
+    parts = [f"source: {source}", f"updated: {updated}", f"confidence: {confidence}"]
+    if agent:
+        parts.append(f"agent: {agent}")
+    if scope:
+        parts.append(f"scope: {scope}")
+    return f"<!-- {'; '.join(parts)} -->"
 
 
 def format_fact_line(entity: str, field: str, value: str, provenance: str | None = None) -> str:
@@ -717,9 +752,10 @@ def _field_for(entity: str, value: str) -> tuple[str, str]:
 
 
 class _FactCollector:
-    def __init__(self, path: str, default_updated: str) -> None:
+    def __init__(self, path: str, default_updated: str, defaults: Mapping[str, str | None]) -> None:
         self.path = path
         self.default_updated = default_updated
+        self.defaults = defaults  # the file's own agent and scope
         self.facts: list[Fact] = []
         self._seen: dict[str, int] = {}
 
@@ -743,6 +779,7 @@ class _FactCollector:
         confidence = provenance.get("confidence", "high").lower()
         if confidence not in CONFIDENCE_LEVELS:
             confidence = "high"
+        scope = _scope(provenance, self.path, line) if "scope" in provenance else None
         self.facts.append(
             Fact(
                 id=base if count == 1 else f"{base}-{count}",
@@ -756,6 +793,8 @@ class _FactCollector:
                 source=provenance.get("source", "hand"),
                 updated=provenance.get("updated", self.default_updated),
                 confidence=confidence,
+                agent=provenance.get("agent") or self.defaults["agent"],
+                scope=scope or self.defaults["scope"],
             )
         )
 
@@ -763,13 +802,17 @@ class _FactCollector:
 def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
     """Every fact in a semantic file, in file order, in all three accepted forms.
 
+    The file's frontmatter may set ``agent`` and ``scope`` for its facts; a fact's own
+    provenance comment overrides them.
+
     ``default_updated`` (``YYYY-MM-DD``, usually the file's mtime) dates hand lines that carry
     no provenance comment.
     """
     if "\x00" in text:
         raise ParseError(path, "binary content (NUL byte), not a markdown file")
-    _, body, first_line = split_frontmatter(text, path)
-    out = _FactCollector(path, default_updated)
+    meta, body, first_line = split_frontmatter(text, path)
+    defaults = {"agent": _optional_str(meta, "agent", path), "scope": _scope(meta, path)}
+    out = _FactCollector(path, default_updated, defaults)
     section = ""
     parent: str | None = None
     parent_provenance: dict[str, str] = {}
@@ -887,6 +930,7 @@ ROLE_RE = re.compile(r"^[a-z][a-z_]{0,31}$")
 _TURN_HEADER_RE = re.compile(
     r"^### (?P<role>[a-z][a-z_]{0,31})"
     r"(?: \((?P<name>[^()\n]*)\))?"
+    r"(?: \[(?P<sender>[^\[\]\n]*)\])?"
     r"(?: · (?P<tool>[^·\n]+?))?"
     r" · (?P<ts>\d{4}-\d\d-\d\dT[\d:]+(?:\.\d+)?(?:Z|[+-]\d\d:\d\d))\s*$"
 )
@@ -903,6 +947,7 @@ class Turn:
     content: str
     name: str | None = None
     tool: str | None = None
+    sender: str | None = None  # the sender id of a participant who is not the owner
 
 
 @dataclass(frozen=True)
@@ -919,6 +964,18 @@ class RawLog:
         value = self.meta.get("session")
         return str(value) if value is not None else None
 
+    @property
+    def agent(self) -> str | None:
+        """The agent whose session this is."""
+        value = self.meta.get("agent")
+        return str(value) if value is not None else None
+
+    @property
+    def scope(self) -> str | None:
+        """Where what this log holds may be recalled (None: owner-level; see parse_log)."""
+        value = self.meta.get("scope")
+        return str(value) if value is not None else None
+
 
 def clean_label(text: str | None) -> str | None:
     """A speaker or tool name made safe for a turn header (no parentheses, dots, newlines)."""
@@ -933,8 +990,11 @@ def format_turn(turn: Turn) -> str:
     """Render one turn: its header line, then its content with heading-like lines escaped."""
     header = f"### {turn.role}"
     name, tool = clean_label(turn.name), clean_label(turn.tool)
+    sender = clean_label(turn.sender.replace("[", " ").replace("]", " ")) if turn.sender else None
     if name:
         header += f" ({name})"
+    if sender:
+        header += f" [{sender}]"
     if tool:
         header += f" · {tool}"
     header += f" · {utc_iso(turn.timestamp)}"
@@ -1024,6 +1084,7 @@ def parse_log(text: str, path: str) -> RawLog:
                 "timestamp": moment,
                 "name": header.group("name") or None,
                 "tool": header.group("tool") or None,
+                "sender": header.group("sender") or None,
             }
             lines = []
         elif current is not None:
@@ -1035,4 +1096,5 @@ def parse_log(text: str, path: str) -> RawLog:
                 first_line + offset,
             )
     close()
+    _scope(meta, path)  # a log whose scope is not one must not pass as owner-level
     return RawLog(path=path, meta=meta, turns=tuple(turns))

@@ -24,18 +24,22 @@ import json
 import re
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
 from itertools import pairwise
 from typing import Any
 
 from .errors import MemoryclawError
-from .index import Index
+from .index import Index, Visible
+from .scopes import OWNER, Policy, RecallContext
 
 TAG_BONUS = 1.0
 PRUNE_FROM_EPISODES = 5_000
 COMMON_SHARE = 0.05
 CANDIDATE_FLOOR = 25
+# When recall rules withhold memories, the vector fallback asks for this many times more
+# neighbours, since withheld ones are dropped only after the search.
+_WITHHELD_SLACK = 4
 _FACTS_PER_RESULT = 2
 _MIN_SUMMARY_CHARS = 40
 _DETAILED_EPISODES = 2
@@ -195,6 +199,9 @@ class EpisodeResult:
     source_turns: tuple[int, int] | None
     session: str | None
     details: str = ""
+    agent: str | None = None
+    scope: str | None = None
+    admitted_by: str = ""  # the recall rule that let it through (memoryclaw.scopes)
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -212,6 +219,9 @@ class EpisodeResult:
             "source": self.source,
             "source_turns": list(self.source_turns) if self.source_turns else None,
             "session": self.session,
+            "agent": self.agent,
+            "scope": self.scope or OWNER,
+            "admitted_by": self.admitted_by,
         }
 
 
@@ -233,6 +243,9 @@ class PassageHit:
     session: str | None = None
     episode_summary: str = ""
     episode_tags: tuple[str, ...] = ()
+    agent: str | None = None
+    scope: str | None = None
+    admitted_by: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -247,6 +260,9 @@ class PassageHit:
             "score": round(self.score, 4),
             "matched": list(self.matched),
             "via": self.via,
+            "agent": self.agent,
+            "scope": self.scope or OWNER,
+            "admitted_by": self.admitted_by,
         }
 
 
@@ -265,6 +281,9 @@ class FactResult:
     confidence: str
     source: str
     matched: tuple[str, ...]
+    agent: str | None = None
+    scope: str | None = None
+    admitted_by: str = ""
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -280,6 +299,9 @@ class FactResult:
             "confidence": self.confidence,
             "source": self.source,
             "matched": list(self.matched),
+            "agent": self.agent,
+            "scope": self.scope or OWNER,
+            "admitted_by": self.admitted_by,
         }
 
     def render(self) -> str:
@@ -301,6 +323,8 @@ class SearchResult:
     took_ms: float
     fallback_error: str | None = None  # why the vector fallback could not run, when it could not
     passages: tuple[PassageHit, ...] = ()  # best first, of every episode and unconsolidated log
+    context: RecallContext = field(default_factory=RecallContext)
+    withheld: tuple[Withheld, ...] | None = None  # asked for: what the rules kept out, and why
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` document."""
@@ -321,7 +345,35 @@ class SearchResult:
         }
         if self.fallback_error is not None:
             doc["fallback_error"] = self.fallback_error
+        doc["context"] = self.context.as_dict()
+        if self.withheld is not None:
+            doc["withheld"] = [w.as_dict() for w in self.withheld]
         return doc
+
+
+@dataclass(frozen=True)
+class Withheld:
+    """A memory that matched the query but that the recall rules kept out, and why."""
+
+    kind: str  # episode | fact | passage
+    id: str
+    path: str
+    text: str
+    agent: str | None
+    scope: str | None
+    reason: str
+
+    def as_dict(self) -> dict[str, Any]:
+        """The ``search --explain-scope`` shape."""
+        return {
+            "kind": self.kind,
+            "id": self.id,
+            "path": self.path,
+            "text": self.text,
+            "agent": self.agent,
+            "scope": self.scope or OWNER,
+            "reason": self.reason,
+        }
 
 
 @dataclass(frozen=True)
@@ -371,6 +423,8 @@ def _episode_from_row(
         source_turns=turns,
         session=row["session"],
         details=row["details"] or "",
+        agent=row.get("agent"),
+        scope=row.get("scope"),
     )
 
 
@@ -382,9 +436,13 @@ def search(
     now: datetime,
     fact_limit: int | None = None,
     fallback: VectorFallback | None = None,
+    policy: Policy | None = None,
 ) -> SearchResult:
-    """Rank episodes and facts for ``query`` (see the module docstring for how)."""
+    """Rank episodes and facts for ``query`` (see the module docstring for how), among the
+    memories ``policy`` lets this request see (all of them without one)."""
     started = time.perf_counter()
+    policy = policy or Policy(RecallContext())
+    visible = policy.sql_filter()
     plan = plan_query(query, index)
     episodes: list[EpisodeResult] = []
     facts: list[FactResult] = []
@@ -392,9 +450,15 @@ def search(
     if plan.match is not None and limit > 0:
         # The weighted blend ranks deeper and explains only the results it keeps.
         depth = max(limit, WEIGHTED_DEPTH) if weighted else limit
-        episodes = _rank_episodes(index, plan, depth, explain=False, keep=PASSAGE_SOURCES)
+        episodes = _rank_episodes(
+            index, plan, depth, explain=False, keep=PASSAGE_SOURCES, visible=visible
+        )
         facts = _facts(
-            index, plan, now, fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT
+            index,
+            plan,
+            now,
+            fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT,
+            visible,
         )
     used, error = False, None
     # A query of stopwords only ("ok thanks") has no topic to be near: no fallback for it.
@@ -404,28 +468,59 @@ def search(
         and plan.keywords
         and (weighted or len(episodes) < fallback.min_primary_results)
     ):
+        # withheld neighbours are dropped after the vector search: ask for more of them
+        more = 1 if visible[0] == "1" else _WITHHELD_SLACK
         try:
             if weighted:
-                near = fallback.nearest(query, WEIGHTED_DEPTH, [e.id for e in episodes])
+                near = fallback.nearest(query, WEIGHTED_DEPTH * more, [e.id for e in episodes])
             else:
-                near = fallback.nearest(query, limit + len(episodes[:limit]), ())
+                near = fallback.nearest(query, (limit + len(episodes[:limit])) * more, ())
         except MemoryclawError as exc:
             error = str(exc)
         else:
             used = True
+            near = [hit for hit in near if policy.admit(hit[0]["agent"], hit[0]["scope"])[0]]
             episodes = _blend(plan, episodes, near, fallback.blend_strategy)
     passages: list[PassageHit] = []
     if plan.episode_match is not None and limit > 0:
-        passages = _rank_passages(index, plan, episodes)
+        passages = _rank_passages(index, plan, episodes, visible)
     episodes = _explain(index, plan, episodes[:limit])
     took = (time.perf_counter() - started) * 1000
     return SearchResult(
-        plan, tuple(episodes), tuple(facts), used, took, error, passages=tuple(passages)
+        plan,
+        tuple(replace(e, admitted_by=policy.admit(e.agent, e.scope)[1]) for e in episodes),
+        tuple(replace(f, admitted_by=policy.admit(f.agent, f.scope)[1]) for f in facts),
+        used,
+        took,
+        error,
+        passages=tuple(replace(p, admitted_by=policy.admit(p.agent, p.scope)[1]) for p in passages),
+        context=policy.context,
     )
 
 
+def withheld_from(everything: SearchResult, policy: Policy) -> tuple[Withheld, ...]:
+    """What of an unrestricted search ``policy`` keeps out, each with the rule's reason."""
+    out: list[Withheld] = []
+    for e in everything.results:
+        admitted, reason = policy.admit(e.agent, e.scope)
+        if not admitted:
+            out.append(Withheld("episode", e.id, e.path, e.summary, e.agent, e.scope, reason))
+    for f in everything.facts:
+        admitted, reason = policy.admit(f.agent, f.scope)
+        if not admitted:
+            text = f.render()
+            out.append(Withheld("fact", f.id, f.path, text, f.agent, f.scope, reason))
+    for p in everything.passages:
+        admitted, reason = policy.admit(p.agent, p.scope)
+        if not admitted:
+            ident = f"{p.episode_id}#{p.turn}" if p.turn is not None else p.episode_id
+            text = f"{p.speaker}: {p.text}" if p.speaker else p.text
+            out.append(Withheld("passage", ident, p.path, text, p.agent, p.scope, reason))
+    return tuple(out)
+
+
 def _rank_passages(
-    index: Index, plan: QueryPlan, episodes: Sequence[EpisodeResult]
+    index: Index, plan: QueryPlan, episodes: Sequence[EpisodeResult], visible: Visible
 ) -> list[PassageHit]:
     """The best ``PASSAGES_KEPT`` passages of the best episodes and the raw logs: each one's
     own BM25 (scaled to 0..1 over the candidates), plus ``REPLY_SHARE`` and
@@ -436,7 +531,7 @@ def _rank_passages(
     left out."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:PASSAGE_SOURCES]]
-    rows = index.search_passages(plan.episode_match, sources, PASSAGE_DEPTH)
+    rows = index.search_passages(plan.episode_match, sources, PASSAGE_DEPTH, visible)
     episodes = episodes[:PASSAGE_EPISODES]
     logs = [r for r in rows if r["kind"] == "log"]
     if logs:
@@ -487,6 +582,8 @@ def _rank_passages(
             session=row["session"],
             episode_summary=row.get("episode_summary") or "",
             episode_tags=tuple(json.loads(row.get("episode_tags") or "[]")),
+            agent=row.get("agent"),
+            scope=row.get("scope"),
         )
         for score, row in scored
     ]
@@ -619,12 +716,18 @@ def _fuse(
 
 
 def _rank_episodes(
-    index: Index, plan: QueryPlan, limit: int, *, explain: bool = True, keep: int = 0
+    index: Index,
+    plan: QueryPlan,
+    limit: int,
+    *,
+    explain: bool = True,
+    keep: int = 0,
+    visible: Visible | None = None,
 ) -> list[EpisodeResult]:
     """The best ``limit`` episodes, or ``keep`` when more (the tag bonus re-sorts 5 x
     ``limit`` BM25 candidates; those kept beyond ``limit`` come from the same candidates)."""
     assert plan.episode_match is not None
-    hits = index.search_episodes(plan.episode_match, max(CANDIDATE_FLOOR, limit * 5))
+    hits = index.search_episodes(plan.episode_match, max(CANDIDATE_FLOOR, limit * 5), visible)
     wanted = set(plan.terms)
     scored = []
     for hit in hits:
@@ -643,11 +746,13 @@ def _rank_episodes(
     ]
 
 
-def _facts(index: Index, plan: QueryPlan, now: datetime, limit: int) -> list[FactResult]:
+def _facts(
+    index: Index, plan: QueryPlan, now: datetime, limit: int, visible: Visible
+) -> list[FactResult]:
     assert plan.match is not None
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str]] = set()
-    for row in index.search_facts(plan.match, plan.match, limit * 2):
+    for row in index.search_facts(plan.match, plan.match, limit * 2, visible):
         key = (row["entity"].lower(), row["field"], row["value"])
         if key not in seen and len(rows) < limit:
             seen.add(key)
@@ -666,6 +771,8 @@ def _facts(index: Index, plan: QueryPlan, now: datetime, limit: int) -> list[Fac
             confidence=r["confidence"],
             source=r["source"],
             matched=tuple(matched.get(r["rowid"], [])),
+            agent=r.get("agent"),
+            scope=r.get("scope"),
         )
         for r in rows
     ]

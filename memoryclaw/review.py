@@ -1,7 +1,8 @@
 """The review queue (``semantic/_pending.md``) and the fact files it feeds.
 
-A pending line is a fact line with a mark in front (``- LOW``, ``- INVALID`` or ``- CONFLICT``,
-the latter with ``(was <old value>)``) and the usual provenance comment.  Its id is a hash of
+A pending line is a fact line with a mark in front (``- LOW``, ``- INVALID``, ``- CONFLICT``
+with ``(was <old value>)``, or ``- UNTRUSTED`` with ``(said by <who> in <conversation>)``: a
+fact somebody other than the owner stated) and the usual provenance comment.  Its id is a hash of
 the line, so it stays the same until the line changes.  Approving moves the fact into its
 semantic file — for a conflict, the old value is replaced where it stands; rejecting drops
 the line.  Other lines of ``_pending.md`` (headings, notes) are left alone.
@@ -31,8 +32,16 @@ MANY_VALUED = frozenset(
     """likes dislikes prefers event bought hobby pet son daughter brother sister cousin niece
     nephew aunt uncle friend grandmother grandfather grandma grandpa kids children""".split()
 ) | {"best friend", "moved from", "moved to"}
-_MARKED_RE = re.compile(r"^-\s+(LOW|CONFLICT|INVALID)\s+(.*)$")
+_MARKED_RE = re.compile(r"^-\s+(LOW|CONFLICT|INVALID|UNTRUSTED)\s+(.*)$")
 _WAS_RE = re.compile(r"\s+\(was (?P<was>[^)]*)\)(?=\s*(<!--|$))")
+_SAID_BY_RE = re.compile(r"\s+\(said by (?P<by>[^)]*)\)(?=\s*(<!--|$))")
+
+
+def untrusted_note(name: str | None, sender: str | None, where: str) -> str:
+    """`` (said by Alex [tg:42] in group:…)``: who stated an untrusted fact, and where."""
+    who = " ".join(part for part in (name, f"[{sender}]" if sender else None) if part)
+    text = f"said by {who or 'another participant'} in {where}"
+    return f" ({text.replace('(', ' ').replace(')', ' ')})"
 
 
 @dataclass(frozen=True)
@@ -40,12 +49,13 @@ class PendingFact:
     """One fact waiting for review."""
 
     id: str
-    mark: str  # LOW | INVALID | CONFLICT
+    mark: str  # LOW | INVALID | CONFLICT | UNTRUSTED
     entity: str
     field: str
     value: str
     was: str | None
     line: str
+    said_by: str | None = None  # for UNTRUSTED: the participant and the conversation
 
     def as_dict(self) -> dict[str, Any]:
         """The entry as a JSON-ready dict."""
@@ -56,6 +66,7 @@ class PendingFact:
             "field": self.field,
             "value": self.value,
             "was": self.was,
+            "said_by": self.said_by,
             "line": self.line,
         }
 
@@ -94,8 +105,8 @@ def _parse(line: str) -> PendingFact | None:
     if marked is None:
         return None
     body = f"- {marked.group(2)}"
-    was = _WAS_RE.search(body)
-    body = _WAS_RE.sub("", body)
+    was, said_by = _WAS_RE.search(body), _SAID_BY_RE.search(body)
+    body = _SAID_BY_RE.sub("", _WAS_RE.sub("", body))
     facts = parse_facts(body, PENDING_FILE, "")
     if len(facts) != 1:
         return None
@@ -108,6 +119,7 @@ def _parse(line: str) -> PendingFact | None:
         value=fact.value,
         was=was.group("was") if was else None,
         line=line,
+        said_by=said_by.group("by") if said_by else None,
     )
 
 

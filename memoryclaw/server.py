@@ -24,6 +24,7 @@ from . import __version__
 from .api import Vault
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, text_problem
+from .scopes import RecallContext, check_kind
 
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
     -32700,
@@ -36,6 +37,7 @@ MEMORY_ERROR = 1
 BAD_ID = '"id" must be a number, null or a string of valid Unicode text'
 
 _Handler = Callable[[Vault, Mapping[str, Any]], Any]
+CONTEXT_KEYS = ("agent", "session", "kind")  # who asks, for retrieve, search and get
 
 
 def _text(params: Mapping[str, Any], key: str, *, required: bool = True) -> str | None:
@@ -49,12 +51,25 @@ def _text(params: Mapping[str, Any], key: str, *, required: bool = True) -> str 
     return value
 
 
+def _context(params: Mapping[str, Any]) -> RecallContext | None:
+    """Who asks: ``agent``, ``session`` and ``kind`` params; none of them, the owner."""
+    agent, session, kind = (_text(params, key, required=False) for key in CONTEXT_KEYS)
+    if agent is None and session is None and kind is None:
+        return None
+    return RecallContext(agent=agent, session=session, kind=check_kind(kind))
+
+
 def _retrieve(vault: Vault, params: Mapping[str, Any]) -> Any:
-    return vault.retrieve(_text(params, "query") or "").as_dict()
+    return vault.retrieve(_text(params, "query") or "", context=_context(params)).as_dict()
 
 
 def _search(vault: Vault, params: Mapping[str, Any]) -> Any:
-    return vault.search(_text(params, "query") or "", limit=_whole(params, "limit", 0)).as_dict()
+    return vault.search(
+        _text(params, "query") or "",
+        limit=_whole(params, "limit", 0),
+        context=_context(params),
+        explain_scope=params.get("explain_scope") is True,
+    ).as_dict()
 
 
 def _whole(params: Mapping[str, Any], key: str, least: int = 1) -> int | None:
@@ -67,10 +82,12 @@ def _whole(params: Mapping[str, Any], key: str, least: int = 1) -> int | None:
 
 def _get(vault: Vault, params: Mapping[str, Any]) -> Any:
     """An episode or fact by ``id``, or lines of a vault file by ``path`` (``from``, ``lines``)."""
+    context = _context(params)
     if "path" in params:
         start = _whole(params, "from") or 1
-        return vault.read(_text(params, "path") or "", start, _whole(params, "lines"))
-    return vault.get(_text(params, "id") or "")
+        path = _text(params, "path") or ""
+        return vault.read(path, start, _whole(params, "lines"), context=context)
+    return vault.get(_text(params, "id") or "", context=context)
 
 
 def _log_turn(vault: Vault, params: Mapping[str, Any]) -> Any:
@@ -86,6 +103,8 @@ def _log_turn(vault: Vault, params: Mapping[str, Any]) -> Any:
         timestamp=_text(params, "timestamp", required=False),
         tool=_text(params, "tool", required=False),
         agent=_text(params, "agent", required=False),
+        kind=check_kind(_text(params, "kind", required=False)),
+        sender=_text(params, "sender", required=False),
     )
     return {"path": logged.path, "turn": logged.turn, "session": logged.session}
 

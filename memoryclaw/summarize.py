@@ -135,7 +135,8 @@ def turn_lines(log: RawLog) -> list[TurnLine]:
 def _view(number: int, turn: Turn) -> _View:
     text, name, tool = redact(turn.content), clean_label(turn.name), turn.role in _TOOL_ROLES
     human = not tool and (
-        turn.role == "user" or (name is not None and turn.role not in _MACHINE_ROLES)
+        turn.role in ("user", "participant")
+        or (name is not None and turn.role not in _MACHINE_ROLES)
     )
     words = extract_keywords(_MARKER_RE.sub(" ", text))  # "[REDACTED:api-key]" is no topic
     return _View(number, turn, name, text, tuple(words), human, tool)

@@ -109,7 +109,15 @@ def index_file(index: Index, stat: FileStat, text: str, sha: str, *, replace: bo
             from .summarize import turn_lines  # the summarizer's imports serve logs only
 
             log_id = str(log.meta.get("id") or stat.path)
-            index.put_log_turns(stat.path, log_id, log.session, turn_lines(log), replace=replace)
+            index.put_log_turns(
+                stat.path,
+                log_id,
+                log.session,
+                turn_lines(log),
+                replace=replace,
+                agent=log.agent,
+                scope=log.scope,
+            )
     index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
 
 
@@ -242,7 +250,13 @@ def index_logged_turn(root: Path, index: Index, logged: LoggedTurn) -> SyncRepor
             with index.transaction():
                 lines = [line] if line is not None else []
                 index.put_log_turns(
-                    logged.path, logged.log_id, logged.session, lines, replace=False
+                    logged.path,
+                    logged.log_id,
+                    logged.session,
+                    lines,
+                    replace=False,
+                    agent=logged.agent,
+                    scope=logged.scope,
                 )
                 index.set_file(logged.path, "log", st.st_mtime_ns, st.st_size, "")
                 index.set_meta(_FOLDERS_KEY, json.dumps(folders, sort_keys=True))

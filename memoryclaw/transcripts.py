@@ -31,6 +31,7 @@ from .notes import (
     utc_iso,
 )
 from .redact import redact
+from .scopes import KINDS, conversation_scope, parse_session_key, speaker_role
 from .vault import (
     LOGS_DIR,
     MAX_FILE_BYTES,
@@ -69,6 +70,8 @@ class NewTurn:
     channel: str | None = None
     tool: str | None = None
     agent: str | None = None
+    kind: str | None = None  # direct | group | thread | cron; None: read from the session key
+    sender: str | None = None  # who wrote a user turn (a sender id), when the caller knows
 
 
 @dataclass(frozen=True)
@@ -83,11 +86,13 @@ class LoggedTurn:
     entry: Turn | None = None
     log_id: str = ""
     previous_size: int | None = None
+    agent: str | None = None  # the log's agent and scope, as its frontmatter has them
+    scope: str | None = None
 
 
 def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None = None) -> None:
     """Raise :class:`InvalidInputError` for a turn that must not be written."""
-    for field in ("session", "role", "content", "name", "channel", "tool", "agent"):
+    for field in ("session", "role", "content", "name", "channel", "tool", "agent", "sender"):
         value = getattr(turn, field)
         if value is not None:
             require_text(field, value, source=source, line=line)
@@ -110,6 +115,10 @@ def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None 
             f"{turn.role!r} is not a role (lowercase letters and _, e.g. user, assistant)",
             source=source,
             line=line,
+        )
+    if turn.kind is not None and turn.kind not in KINDS:
+        raise InvalidInputError(
+            "kind", f"{turn.kind!r} is not one of {', '.join(KINDS)}", source=source, line=line
         )
     if len(turn.content) > MAX_TURN_CHARS:
         raise InvalidInputError(
@@ -135,6 +144,7 @@ def _redacted(turn: NewTurn) -> NewTurn:
         channel=_redact_label(turn.channel),
         tool=_redact_label(turn.tool),
         agent=_redact_label(turn.agent),
+        sender=_redact_label(turn.sender),
     )
 
 
@@ -143,7 +153,11 @@ def redacted_log(log: RawLog) -> RawLog:
     consolidation reads and keeps, whatever ``privacy.redactSecrets`` was when it was logged."""
     turns = tuple(
         replace(
-            t, content=redact(t.content), name=_redact_label(t.name), tool=_redact_label(t.tool)
+            t,
+            content=redact(t.content),
+            name=_redact_label(t.name),
+            tool=_redact_label(t.tool),
+            sender=_redact_label(t.sender),
         )
         for t in log.turns
     )
@@ -205,15 +219,19 @@ def held_back_logs(root: Path) -> list[Skipped]:
     return held
 
 
-def _new_log_meta(first: NewTurn) -> dict[str, Any]:
+def _new_log_meta(first: NewTurn, owner_ids: tuple[str, ...]) -> dict[str, Any]:
     channel = slugify(first.channel or DEFAULT_CHANNEL, 24)
     stamp = first.timestamp.strftime("%Y-%m-%dT%H-%M-%S")
+    key = parse_session_key(first.session)
+    kind = first.kind or key.kind
     return {
         "id": f"log-{stamp}-{channel}-{short_hash(first.session, length=4)}",
         "timestamp": utc_iso(first.timestamp),
         "channel": channel,
         "session": first.session,
-        "agent": first.agent or "main",
+        "agent": first.agent or key.agent or "main",
+        "kind": kind,
+        "scope": conversation_scope(first.session, kind, owner_ids),
         "processed": False,
     }
 
@@ -277,13 +295,17 @@ def append_turns(
                 touched.pop(new.session, None)
                 segment = None
             if segment is None:
-                meta = _new_log_meta(new)
+                meta = _new_log_meta(new, settings.scopes.owner_ids)
                 name = f"{new.timestamp.strftime('%Y-%m-%d_%H-%M-%S')}_{meta['channel']}_raw.md"
                 target = unique_path(folder, name)
                 meta["id"] += target.name.removeprefix(name[:-3]).removesuffix(".md")  # -2 ...
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
                 atomic_write(target, segment.text)  # reserve the name under the lock
-            entry = Turn(new.role, new.timestamp, content, name=new.name, tool=new.tool)
+            kind = str(segment.meta.get("kind") or "direct")
+            role = speaker_role(new.role, new.sender, kind, settings.scopes.owner_ids)
+            entry = Turn(
+                role, new.timestamp, content, name=new.name, tool=new.tool, sender=new.sender
+            )
             on_disk = new.session not in touched and segment.count > 0
             previous = len(segment.text.encode("utf-8")) if on_disk else None
             segment.text = append_turn_text(segment.text, segment.count > 0, entry)
@@ -292,7 +314,16 @@ def append_turns(
             segments[new.session] = touched[new.session] = segment
             log_id = str(segment.meta.get("id") or segment.path)
             out.append(
-                LoggedTurn(segment.path, segment.count, new.session, entry, log_id, previous)
+                LoggedTurn(
+                    segment.path,
+                    segment.count,
+                    new.session,
+                    entry,
+                    log_id,
+                    previous,
+                    _meta_text(segment.meta, "agent"),
+                    _meta_text(segment.meta, "scope"),
+                )
             )
         for segment in touched.values():
             text = segment.text
@@ -300,6 +331,11 @@ def append_turns(
                 text = replace_log_meta(text, segment.path, _closed(segment.meta))
             atomic_write(resolve_inside(root, segment.path), text)
     return out
+
+
+def _meta_text(meta: Mapping[str, Any], key: str) -> str | None:
+    value = meta.get(key)
+    return str(value) if value is not None else None
 
 
 def _clip(content: str) -> str:

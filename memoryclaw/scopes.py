@@ -1,0 +1,197 @@
+"""Who may see a memory: where each memory was made, and the rules that admit it to a recall.
+
+Every memory carries the agent it was made by and the scope of the conversation it was made
+in (frontmatter ``agent`` / ``scope`` of an episode, the provenance comment of a fact, the
+frontmatter of a raw log or of a hand-written fact file).  A scope is one of:
+
+``owner``
+    Owner-level: hand-written notes, and every memory that has no scope (vaults made before
+    scopes existed).  Recalled in the owner's direct conversations of every agent.
+``direct``
+    Made in a direct conversation with the owner (or a cron/automation run, or at the
+    terminal).  Recalled in the owner's direct conversations and automation runs.
+``group:<conversation>`` / ``thread:<conversation>`` / ``peer:<conversation>``
+    Made where other people read: a group or channel, a thread, or a direct conversation
+    with somebody who is not the owner (``scopes.ownerIds`` says who the owner is).
+    ``<conversation>`` is the session key without its ``agent:<id>:`` head.  Recalled only
+    in that same conversation.
+
+A request comes with a :class:`RecallContext` (agent, session, kind).  With none of them it
+is the owner at the terminal, who sees everything.  Memories of one agent are withheld from
+another unless ``scopes.shareAcrossAgents``.  :func:`admit` says, for one memory, whether it
+is admitted and by which rule; :func:`sql_filter` is the same rule as an SQL condition.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .errors import InvalidInputError
+
+KINDS = ("direct", "group", "thread", "cron")
+OWNER, DIRECT = "owner", "direct"
+_SHARED_KINDS = ("group", "thread", "peer")  # conversations other people read
+_SCOPE_RE = re.compile(r"^(?:owner|direct|(?:group|thread|peer):\S{1,400})$")
+# OpenClaw's session keys: agent:<id>:<rest>; a group is <channel>:group:<id> or
+# <channel>:channel:<id>, a thread appends :thread:<id> (Telegram topics :topic:<id>), a
+# direct chat is <mainKey>, dm:<peer>, <channel>:dm:<peer> or <channel>:<account>:dm:<peer>.
+_AGENT_KEY_RE = re.compile(r"^agent:(?P<agent>[^:\s]+):(?P<rest>\S+)$")
+_PEER_RE = re.compile(r"(?:^|:)dm:(?P<peer>[^:]+)$")
+
+
+@dataclass(frozen=True)
+class SessionInfo:
+    """What a session key tells: its agent, the kind of conversation, and its identity."""
+
+    agent: str | None
+    kind: str
+    conversation: str | None  # the key without "agent:<id>:"; None for the main session
+    peer: str | None = None  # the other person of a direct chat, when the key names one
+
+
+def parse_session_key(session: str | None) -> SessionInfo:
+    """Read an OpenClaw session key; any other session id is a direct conversation."""
+    match = _AGENT_KEY_RE.match(session or "")
+    if match is None:
+        return SessionInfo(None, "direct", None)
+    agent, rest = match.group("agent"), match.group("rest")
+    parts = rest.split(":")
+    if "thread" in parts[:-1] or "topic" in parts[:-1]:
+        kind = "thread"
+    elif "group" in parts[:-1] or "channel" in parts[:-1]:
+        kind = "group"
+    elif parts[0] in ("cron", "hook"):
+        kind = "cron"
+    else:
+        kind = "direct"
+    peer = _PEER_RE.search(rest)
+    return SessionInfo(agent, kind, rest, peer.group("peer") if peer else None)
+
+
+def check_kind(kind: str | None) -> str | None:
+    """``kind`` if it is a conversation kind, else :class:`InvalidInputError`."""
+    if kind is not None and kind not in KINDS:
+        raise InvalidInputError("kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+    return kind
+
+
+SCOPE_PROBLEM = "expected owner, direct, or group:/thread:/peer: and a conversation"
+
+
+def valid_scope(scope: str) -> bool:
+    """Whether ``scope`` is written as a scope."""
+    return _SCOPE_RE.match(scope) is not None
+
+
+def conversation_scope(
+    session: str | None, kind: str | None = None, owner_ids: tuple[str, ...] = ()
+) -> str:
+    """The scope of memories made in ``session`` (of ``kind``, when the caller knows it)."""
+    info = parse_session_key(session)
+    kind = kind or info.kind
+    conversation = info.conversation or session or ""
+    if kind in ("group", "thread"):
+        return f"{kind}:{conversation}" if conversation else DIRECT
+    if info.peer is not None and owner_ids and info.peer not in owner_ids:
+        return f"peer:{conversation}"
+    return DIRECT
+
+
+PARTICIPANT = "participant"  # the role of a turn by a person who is not the owner
+
+
+def speaker_role(role: str, sender: str | None, kind: str, owner_ids: tuple[str, ...] = ()) -> str:
+    """The role a turn is logged with: a ``user`` turn is the owner's in a direct
+    conversation (unless ``owner_ids`` names others), and in a group or thread only when its
+    sender is one of ``owner_ids``; anybody else's is a ``participant``'s."""
+    if role != "user":
+        return role
+    if sender is not None and owner_ids:
+        return role if sender in owner_ids else PARTICIPANT
+    return PARTICIPANT if kind in ("group", "thread") else role
+
+
+@dataclass(frozen=True)
+class RecallContext:
+    """Who is asking: the agent, its session and the kind of conversation.  All None: the
+    owner at the terminal."""
+
+    agent: str | None = None
+    session: str | None = None
+    kind: str | None = None
+
+    def __post_init__(self) -> None:
+        check_kind(self.kind)
+
+    @property
+    def is_terminal(self) -> bool:
+        """No context given: the owner at the terminal, who sees everything."""
+        return self.agent is None and self.session is None and self.kind is None
+
+    def resolved_agent(self) -> str | None:
+        """The asking agent: given, or read from the session key."""
+        return self.agent or parse_session_key(self.session).agent
+
+    def scope(self, owner_ids: tuple[str, ...] = ()) -> str:
+        """The scope this request's own conversation gives its memories."""
+        return conversation_scope(self.session, self.kind, owner_ids)
+
+    def as_dict(self) -> dict[str, str | None]:
+        """A JSON-ready form."""
+        return {"agent": self.agent, "session": self.session, "kind": self.kind}
+
+
+@dataclass(frozen=True)
+class Policy:
+    """The recall rules of one vault for one request."""
+
+    context: RecallContext
+    share_across_agents: bool = False
+    owner_ids: tuple[str, ...] = ()
+
+    def admit(self, agent: str | None, scope: str | None) -> tuple[bool, str]:
+        """Whether a memory made by ``agent`` in ``scope`` may be recalled here, and the rule
+        that decided it, in words."""
+        if self.context.is_terminal:
+            return True, "the owner at the terminal sees everything"
+        asking = self.context.resolved_agent()
+        if agent and asking and agent != asking and not self.share_across_agents:
+            return False, f"made by agent {agent}; scopes.shareAcrossAgents is off"
+        scope = scope or OWNER
+        here = self.context.scope(self.owner_ids)
+        if here != DIRECT:  # others read this conversation
+            if scope == here:
+                return True, "made in this conversation"
+            if scope in (OWNER, DIRECT):
+                return False, f"{_private(scope)}; not recalled where other people read"
+            return False, f"made in another conversation ({scope})"
+        if scope == OWNER:
+            return True, "owner-level memory, recalled in the owner's direct conversations"
+        if scope == DIRECT:
+            return True, "made in a direct conversation with the owner"
+        return False, f"made in {scope}; recalled only there"
+
+    def sql_filter(
+        self, agent_column: str = "agent", scope_column: str = "scope"
+    ) -> tuple[str, list[str]]:
+        """:meth:`admit` as an SQL condition and its parameters (``"1"`` when all pass)."""
+        if self.context.is_terminal:
+            return "1", []
+        clauses: list[str] = []
+        params: list[str] = []
+        asking = self.context.resolved_agent()
+        if asking and not self.share_across_agents:
+            clauses.append(f"({agent_column} IS NULL OR {agent_column} = '' OR {agent_column} = ?)")
+            params.append(asking)
+        here = self.context.scope(self.owner_ids)
+        if here == DIRECT:
+            clauses.append(f"coalesce({scope_column}, '') IN ('', '{OWNER}', '{DIRECT}')")
+        else:
+            clauses.append(f"{scope_column} = ?")
+            params.append(here)
+        return " AND ".join(clauses), params
+
+
+def _private(scope: str) -> str:
+    return "owner-level memory" if scope == OWNER else "made in a direct conversation"
