@@ -927,7 +927,7 @@ def test_search_explains_what_a_group_may_not_see(vault_dir: Path) -> None:
     assert doc["context"] == {"agent": None, "session": "team-chat", "kind": "group"}
     assert {w["kind"] for w in doc["withheld"]} >= {"episode", "fact"}
     assert all(r["scope"] == "group:team-chat" for r in doc["results"] + doc["recent"])
-    log_text = next((vault_dir / "logs").glob("*_raw.md")).read_text("utf-8")
+    log_text = (vault_dir / logged.stdout.split(" turn ")[0]).read_text("utf-8")
     assert "kind: group\n" in log_text and "scope: group:team-chat\n" in log_text
     assert "### participant (Mallory) [tg:5] · " in log_text
     owner = run_json(vault_dir, "search", "dentist blood bank")
