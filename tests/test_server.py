@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memoryclaw import Vault
 from memoryclaw import server as server_module
 from memoryclaw.inputs import MAX_LINE_BYTES
 from memoryclaw.server import (
@@ -28,6 +29,7 @@ from memoryclaw.server import (
 from memoryclaw.transcripts import MAX_TURN_CHARS, unprocessed_logs
 
 from .line_client import limit_memory, line_client
+from .test_transcripts import REAL, recalled_block, vault_text
 
 
 @pytest.fixture
@@ -367,3 +369,31 @@ def test_every_reply_is_one_json_line(
         assert reply["error"]["message"].startswith(expected["error"]["message"])
         reply["error"]["message"] = expected["error"]["message"]
     assert reply == expected
+
+
+def test_real_process_never_consolidates_a_recalled_block_as_new_memory(tmp_path: Path) -> None:
+    """What the OpenClaw plugin does with a prompt it prepended the block to: log the user's
+    message whole through log_turn; the block is left out, the message's own words kept."""
+    block = recalled_block(tmp_path)
+    vault = tmp_path / "vault"
+    Vault.init(vault, env={}).close()
+    with line_client(vault, "serve", "--stdio") as client:
+        turns = [("user", f"{block}\n\n{REAL}"), ("assistant", "Let me check.")]
+        for n, (role, content) in enumerate(turns, 1):
+            params = {"session": "agent:main:x", "role": role, "content": content}
+            request = {"id": n, "method": "log_turn", "params": params}
+            assert "result" in client.ask(json.dumps(request).encode())
+        ask = {"id": 3, "method": "retrieve", "params": {"query": "Alex email phone"}}
+        recent = client.ask(json.dumps(ask).encode())["result"]["context"]
+        assert "evil" not in recent and "7946 0111" not in recent
+        for n, method in enumerate(["end_session", "consolidate"], 4):
+            params = {"session": "agent:main:x"} if method == "end_session" else {}
+            reply = client.ask(json.dumps({"id": n, "method": method, "params": params}).encode())
+            assert "result" in reply, reply
+        later = client.ask(json.dumps({**ask, "id": 6}).encode())["result"]["context"]
+        assert "evil" not in later and "7946 0111" not in later
+        assert client.finish() == ""
+    stored = vault_text(vault)
+    assert "7946 0555" in stored  # the message's own words became memory
+    assert "evil" not in stored and "7946 0111" not in stored
+    assert "memoryclaw" not in stored.lower()
