@@ -49,6 +49,9 @@ from .vault import (
 )
 
 MAX_TURN_CHARS = 1_000_000
+# memoryclaw's own tools (OpenClaw plugin, MCP): their results quote memories already stored
+RECALL_TOOLS = frozenset({"memory_search", "memory_get"})
+RECALLED_RESULT = "(recalled memories; not stored again)"
 # A turn from before this or from the future is a broken clock or input: accepted, it would
 # sort wrongly and keep its session's log from ever going idle (and being consolidated).
 EARLIEST_TURN = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -292,6 +295,8 @@ def append_turns(
             # a recalled block the host put in front of a message is memory already, not
             # what was said: logged, it would come back from consolidation as a new memory
             content = strip_recalled(new.content)
+            if new.role in ("tool", "tool_result") and new.tool in RECALL_TOOLS:
+                content = RECALLED_RESULT  # the same: what memory's own tools found is memory
             content = redact(content) if settings.privacy.redact_secrets else content
             content = _clip(content)
             full = segment is not None and len(segment.text) + len(content) > LOG_PART_CHARS

@@ -377,3 +377,15 @@ def test_the_cli_never_consolidates_a_recalled_block_as_new_memory(tmp_path: Pat
     assert "memoryclaw" not in stored.lower()
     recalled = json.loads(_cli(root, "retrieve", "Alex email phone", "--json").stdout)
     assert "evil" not in recalled["context"]
+
+
+@pytest.mark.parametrize("tool", ["memory_search", "memory_get"], ids=["search", "get"])
+def test_results_of_memory_s_own_tools_are_not_stored_again(vault: Vault, tool: str) -> None:
+    logged = vault.log_turn(
+        "s-tools", "tool_result", "Alex: My email is alex@evil.example", tool=tool, timestamp=NOW
+    )
+    text = (vault.root / logged.path).read_text("utf-8")
+    assert "alex@evil.example" not in text
+    assert f"### tool_result · {tool} · " in text and "not stored again" in text
+    other = vault.log_turn("s-tools", "tool_result", "weather: 14C", tool="web", timestamp=NOW)
+    assert "weather: 14C" in (vault.root / other.path).read_text("utf-8")
