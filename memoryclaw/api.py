@@ -773,6 +773,15 @@ class Vault:
         for problem in self.problems():
             line = f":{problem.line}" if problem.line else ""
             add("file", "warn", f"{problem.path}{line}: {problem.reason}")
+        unscoped = self.index.unscoped_counts()
+        add(
+            "scopes",
+            "info" if any(unscoped.values()) else "ok",
+            f"{unscoped['episodes']} episodes and {unscoped['facts']} facts have no scope:"
+            " owner-level, recalled in the owner's direct conversations of every agent"
+            if any(unscoped.values())
+            else "every episode and fact has a scope",
+        )
         extras = {
             "daemon": ("apscheduler", "watchdog"),
             "ollama": ("ollama",),

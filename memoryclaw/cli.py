@@ -251,6 +251,8 @@ def _print_search(result: SearchResult) -> None:
         for passage in recent[:3]:
             quote = " ".join(passage.text.split())[:100]
             click.echo(f"   #{passage.turn} {passage.speaker}: {quote}  {passage.path}")
+            if not result.context.is_terminal:
+                click.echo(f"   admitted: {passage.admitted_by}")
     if result.facts:
         click.echo("facts:")
         for fact in result.facts:

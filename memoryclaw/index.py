@@ -735,6 +735,15 @@ class Index:
         rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
         return rows[:limit]
 
+    def unscoped_counts(self) -> dict[str, int]:
+        """How many episodes and facts carry no scope (owner-level, memoryclaw.scopes)."""
+        return {
+            table: self.execute(
+                f"SELECT count(*) FROM {table} WHERE coalesce(scope, '') = ''"
+            ).fetchone()[0]
+            for table in ("episodes", "facts")
+        }
+
     def memory_marks(self, path: str) -> set[tuple[str | None, str | None]]:
         """The (agent, scope) of every memory indexed from the file ``path``."""
         marks: set[tuple[str | None, str | None]] = set()

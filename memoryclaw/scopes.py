@@ -90,9 +90,10 @@ def conversation_scope(
     """The scope of memories made in ``session`` (of ``kind``, when the caller knows it)."""
     info = parse_session_key(session)
     kind = kind or info.kind
-    conversation = info.conversation or session or ""
+    # a group named by no session is no conversation in particular: it sees only its own
+    conversation = info.conversation or session or "?"
     if kind in ("group", "thread"):
-        return f"{kind}:{conversation}" if conversation else DIRECT
+        return f"{kind}:{conversation}"
     if info.peer is not None and owner_ids and info.peer not in owner_ids:
         return f"peer:{conversation}"
     return DIRECT

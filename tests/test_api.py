@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryclaw import InvalidInputError, NotFoundError, Vault, VaultNotFoundError
+from memoryclaw import InvalidInputError, NotFoundError, RecallContext, Vault, VaultNotFoundError
 from memoryclaw.config import CONFIG_FILE
 
 from .conftest import NOW
@@ -216,3 +216,92 @@ def test_audit_lists_recent_machine_facts(vault: Vault) -> None:
     data = vault.audit(days=60, now=NOW)
     assert {e["id"] for e in data["episodes"]} >= {"ep-20251021-170244-projectx-retro"}
     assert all(f["source"] != "hand" for f in data["facts"])
+
+
+# ------------------------------------------------------------------------ boundaries
+
+GROUP = "agent:main:telegram:group:-1001"
+DIRECT = RecallContext(agent="main", session="agent:main:main")
+IN_GROUP = RecallContext(agent="main", session=GROUP)
+WORK = RecallContext(agent="work", session="agent:work:main")
+
+
+def _remember(vault: Vault, session: str, text: str, **extra: str) -> None:
+    vault.log_turn(session, "user", text, timestamp=NOW, **extra)
+
+
+def test_each_agent_recalls_only_its_own_memories(vault: Vault) -> None:
+    _remember(vault, "agent:main:main", "My locker code at the gym is 4471")
+    _remember(vault, "agent:work:main", "The staging cluster is called bluefin")
+    for _ in range(2):  # recalled from the raw log, then from the episode
+        main = vault.retrieve("locker code bluefin cluster", context=DIRECT).context
+        work = vault.retrieve("locker code bluefin cluster", context=WORK).context
+        assert "4471" in main and "bluefin" not in main
+        assert "bluefin" in work and "4471" not in work
+        vault.consolidate(all_logs=True)
+    everything = vault.retrieve("locker code bluefin cluster").context
+    assert "4471" in everything and "bluefin" in everything
+
+
+def test_agents_share_when_configured(vault_dir: Path) -> None:
+    (vault_dir / CONFIG_FILE).write_text("scopes:\n  shareAcrossAgents: true\n", "utf-8")
+    with Vault(vault_dir, env={}) as vault:
+        _remember(vault, "agent:work:main", "The staging cluster is called bluefin")
+        vault.consolidate(all_logs=True)
+        assert "bluefin" in vault.retrieve("staging cluster", context=DIRECT).context
+
+
+def test_direct_memories_stay_out_of_groups_and_group_memories_in_them(vault: Vault) -> None:
+    _remember(vault, "agent:main:main", "My blood type is AB negative")
+    vault.log_turn(
+        GROUP, "assistant", "The group picnic moved to the blood bank park", timestamp=NOW
+    )
+    vault.consolidate(all_logs=True)
+    direct = vault.retrieve("blood type picnic", context=DIRECT)
+    group = vault.retrieve("blood type picnic", context=IN_GROUP)
+    assert "AB negative" in direct.context and "picnic" not in direct.context
+    assert "picnic" in group.context and "AB negative" not in group.context
+    assert "dentist" not in vault.retrieve("dentist", context=IN_GROUP).context.lower()
+    elsewhere = RecallContext(session="agent:main:telegram:group:-2002")
+    assert vault.retrieve("blood type picnic", context=elsewhere).context == ""
+
+
+def test_results_say_which_rule_admitted_them_and_what_was_withheld(vault: Vault) -> None:
+    _remember(vault, "agent:main:main", "My blood type is AB negative")
+    vault.consolidate(all_logs=True)
+    found = vault.search("blood type dentist", context=IN_GROUP, explain_scope=True)
+    assert found.results == ()
+    reasons = {w.reason for w in found.withheld or ()}
+    assert "made in a direct conversation; not recalled where other people read" in reasons
+    assert "owner-level memory; not recalled where other people read" in reasons
+    direct = vault.search("blood type dentist", context=DIRECT).as_dict()
+    rules = {r["admitted_by"] for r in direct["results"]}
+    assert rules == {
+        "made in a direct conversation with the owner",
+        "owner-level memory, recalled in the owner's direct conversations",
+    }
+    assert direct["context"] == {"agent": "main", "session": "agent:main:main", "kind": None}
+    assert "withheld" not in direct
+
+
+def test_a_requester_cannot_get_or_read_what_it_may_not_see(vault: Vault) -> None:
+    _remember(vault, "agent:main:main", "My blood type is AB negative")
+    vault.consolidate(all_logs=True)
+    hit = vault.search("blood type", context=DIRECT).results[0]
+    assert vault.get(hit.id, context=DIRECT)["scope"] == "direct"
+    with pytest.raises(NotFoundError):
+        vault.get(hit.id, context=IN_GROUP)
+    with pytest.raises(NotFoundError):
+        vault.read(hit.path, context=IN_GROUP)
+    with pytest.raises(NotFoundError):  # not an indexed memory: the owner's terminal only
+        vault.read("memoryclaw.yaml", context=DIRECT)
+    assert "AB negative" in vault.read(hit.path, context=DIRECT)["text"]
+    assert "AB negative" in vault.read(hit.path)["text"]
+
+
+def test_doctor_counts_memories_without_scope(vault: Vault) -> None:
+    (check,) = [c for c in vault.doctor() if c["check"] == "scopes"]
+    episodes = vault.index.counts()["episodes"]
+    assert check["status"] == "info"
+    assert check["detail"].startswith(f"{episodes} episodes and ")
+    assert "owner-level" in check["detail"]

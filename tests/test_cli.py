@@ -909,3 +909,31 @@ def test_closed_pipe_is_quiet(vault_dir: Path, tmp_path: Path) -> None:
     proc.stderr.close()
     assert proc.wait(timeout=60) == 1  # stopped early, quietly
     assert b"Traceback" not in err and b"error" not in err
+
+
+def test_search_explains_what_a_group_may_not_see(vault_dir: Path) -> None:
+    logged = run(
+        vault_dir, "log", "--session", "team-chat", "--kind", "group", "--role", "user",
+        "--sender", "tg:5", "--name", "Mallory", "Ship the blood bank tickets on Friday",
+    )  # fmt: skip
+    assert logged.returncode == 0, logged.stderr
+    asking = ("--session", "team-chat", "--kind", "group")
+    proc = run(vault_dir, "search", "dentist blood bank", *asking, "--explain-scope")
+    assert proc.returncode == 0, proc.stderr
+    assert "admitted: made in this conversation" in proc.stdout
+    assert "withheld:" in proc.stdout
+    assert "owner-level memory; not recalled where other people read" in proc.stdout
+    doc = run_json(vault_dir, "search", "dentist blood bank", *asking, "--explain-scope")
+    assert doc["context"] == {"agent": None, "session": "team-chat", "kind": "group"}
+    assert {w["kind"] for w in doc["withheld"]} >= {"episode", "fact"}
+    assert all(r["scope"] == "group:team-chat" for r in doc["results"] + doc["recent"])
+    log_text = (vault_dir / logged.stdout.split(" turn ")[0]).read_text("utf-8")
+    assert "kind: group\n" in log_text and "scope: group:team-chat\n" in log_text
+    assert "### participant (Mallory) [tg:5] · " in log_text
+    owner = run_json(vault_dir, "search", "dentist blood bank")
+    assert "withheld" not in owner and owner["results"]
+
+
+def test_an_unknown_kind_is_a_usage_error(vault_dir: Path) -> None:
+    proc = run(vault_dir, "retrieve", "dentist", "--kind", "broadcast")
+    assert proc.returncode == 2 and "broadcast" in proc.stderr

@@ -463,3 +463,28 @@ def test_resolve_vault_path_expands_user() -> None:
     got = resolve_vault_path("~/notes/vault", {})
     assert got == Path.home() / "notes" / "vault"
     assert resolve_vault_path(None, {"MEMORYCLAW_VAULT": "~/v"}) == Path.home() / "v"
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "owners"),
+    [
+        ("scopes:\n  ownerIds: ['tg:1', 42]\n", {}, ("tg:1", "42")),
+        ("", {"MEMORYCLAW_SCOPES_OWNER_IDS": "tg:1, wa:+4477"}, ("tg:1", "wa:+4477")),
+        ("scopes:\n  ownerIds: []\n", {}, ()),
+    ],
+    ids=["yaml-list", "env-commas", "empty"],
+)
+def test_owner_ids_are_a_list_of_strings(
+    tmp_path: Path, text: str, env: dict[str, str], owners: tuple[str, ...]
+) -> None:
+    (tmp_path / "memoryclaw.yaml").write_text(text, "utf-8")
+    assert load_settings(tmp_path, env=env).scopes.owner_ids == owners
+
+
+@pytest.mark.parametrize(
+    "value", ["'tg:1'", "[true]", "[[a]]", "{a: 1}"], ids=["string", "bool", "nested", "map"]
+)
+def test_owner_ids_of_another_type_are_refused(tmp_path: Path, value: str) -> None:
+    (tmp_path / "memoryclaw.yaml").write_text(f"scopes:\n  ownerIds: {value}\n", "utf-8")
+    with pytest.raises(ConfigError, match=r"scopes\.ownerIds: expected a list of strings"):
+        load_settings(tmp_path, env={})

@@ -516,6 +516,14 @@ def episodes(draw: st.DrawFn) -> Episode:
         session=draw(st.one_of(st.none(), _LINE)),
         entities=tuple(draw(st.lists(_NAME, unique=True, max_size=4))),
         extra=draw(st.dictionaries(_EXTRA_KEY, _EXTRA_VALUE, max_size=3)),
+        agent=draw(st.one_of(st.none(), _NAME)),
+        scope=draw(
+            st.one_of(
+                st.none(),
+                st.sampled_from(["owner", "direct"]),
+                st.from_regex(r"(group|thread|peer):[a-z0-9:+-]{1,40}", fullmatch=True),
+            )
+        ),
     )
 
 
@@ -1164,6 +1172,11 @@ _LABEL = st.one_of(
 ).map(clean_label)
 
 
+_SENDER = _LABEL.map(
+    lambda text: clean_label(text.replace("[", " ").replace("]", " ")) if text else None
+)
+
+
 @st.composite
 def turns(draw: st.DrawFn) -> Turn:
     return Turn(
@@ -1172,6 +1185,7 @@ def turns(draw: st.DrawFn) -> Turn:
         content=draw(_CONTENT),
         name=draw(_LABEL),
         tool=draw(_LABEL),
+        sender=draw(_SENDER),
     )
 
 
@@ -1424,3 +1438,41 @@ def test_synonym_groups_are_capped() -> None:
     spread = "".join(f"g{i}: [shared]\n" for i in range(notes.MAX_SYNONYMS + 1))
     with pytest.raises(ParseError, match="shared: more than 100 synonyms"):
         parse_aliases(spread, "a.yaml")
+
+
+def test_a_participant_turn_keeps_its_sender() -> None:
+    text = "### participant (Alex) [tg:99] · 2025-04-08T14:30:02Z\nAlex's email is a@b.example\n"
+    turn = parse_log(text, "logs/x_raw.md").turns[0]
+    assert (turn.role, turn.name, turn.sender) == ("participant", "Alex", "tg:99")
+    assert notes.format_turn(turn) == text
+
+
+@pytest.mark.parametrize(
+    ("scope_line", "problem"),
+    [("scope: everyone", "scope"), ("scope: 'group: x'", "scope"), ("scope: [a]", "scope")],
+    ids=["unknown-word", "space", "list"],
+)
+def test_an_episode_scope_that_is_not_one_is_reported_at_its_line(
+    scope_line: str, problem: str
+) -> None:
+    text = f"---\nsummary: hi\n{scope_line}\n---\nbody\n"
+    err = _parse_error(parse_episode, text, "episodes/x.md", 0)
+    assert err.reason.startswith(problem) and err.line == 3
+
+
+def test_fact_files_scope_their_facts_and_lines_override() -> None:
+    text = (
+        "---\nagent: work\nscope: direct\n---\n# Contacts\n"
+        "- Ana: ana@example.com\n"
+        "- Bo: bo@example.com <!-- source: x; updated: 2025-01-01; confidence: high;"
+        " agent: main; scope: group:telegram:group:-5 -->\n"
+    )
+    ana, bo = parse_facts(text, "semantic/contacts.md", "2025-01-01")
+    assert (ana.agent, ana.scope) == ("work", "direct")
+    assert (bo.agent, bo.scope) == ("main", "group:telegram:group:-5")
+
+
+def test_a_fact_line_with_a_bad_scope_is_reported_at_its_line() -> None:
+    text = "# C\n- Ana: ana@example.com <!-- source: x; scope: everyone -->\n"
+    err = _parse_error(parse_facts, text, "semantic/c.md", "2025-01-01")
+    assert err.line == 2 and "scope" in err.reason

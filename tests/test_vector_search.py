@@ -588,3 +588,20 @@ def test_reindex_command_reports_embedded(vault_dir: Path) -> None:
     doc = json.loads(proc.stdout)
     assert (doc["embedded"], doc["vector_error"]) == (EPISODES, None)
     assert proc.stderr == ""  # no progress bars or warnings off a terminal
+
+
+def test_vector_neighbours_the_context_may_not_see_are_dropped(
+    vault_dir: Path, minilm: Embedder
+) -> None:
+    """The sample vault's episodes are owner-level: a group sees none of them, not even as the
+    nearest vectors; the owner's direct conversation still does."""
+    from memoryclaw import RecallContext
+
+    with _open(vault_dir, minilm) as vault:
+        vault.reindex()
+        group = RecallContext(session="agent:main:telegram:group:-1001")
+        hidden = vault.search("music classes", now=NOW, context=group)
+        assert hidden.fallback_used and hidden.results == ()
+        direct = vault.search("music classes", now=NOW, context=RecallContext(agent="main"))
+        assert direct.fallback_used and direct.results[0].path == PIANO
+        assert direct.results[0].admitted_by.startswith("owner-level memory")
