@@ -40,7 +40,7 @@ from typing import Any
 import yaml
 
 import memoryclaw
-from memoryclaw import Vault
+from memoryclaw import RecallContext, Vault
 from memoryclaw.notes import Episode, dump_episode, episode_filename, slugify
 from memoryclaw.retrieval import plan_query
 
@@ -607,6 +607,16 @@ def measure_size(
     result["search"] = summarize_ms(search_ns)
     result["floor"] = summarize_ms(floor_ns)
     result["ratio_p50"] = result["search"]["p50"] / result["floor"]["p50"]
+    # the same queries asked from an agent's direct conversation: the recall rules' filter
+    # runs inside each query (every synthetic episode is owner-level, so all pass it)
+    asking = RecallContext(agent="main", session="agent:main:main")
+    scoped_ns = [
+        timed_ns(lambda q=query: vault.search(q, refresh=False, context=asking))
+        for _ in range(repeats)
+        for query, plan in zip(queries, plans)
+        if plan.match is not None
+    ]
+    result["scoped"] = summarize_ms(scoped_ns)
     selective = [row for row in per_query if row["matches"] <= size * SELECTIVE_FRACTION]
     result["selective"] = {
         "queries": len(selective),
@@ -838,6 +848,12 @@ def render_table(report: dict[str, Any]) -> str:
             f"{_ms(r['search'])} | {r['search']['n']} | "
             f"{f'p50 ≤ {target:g} ms' if target else ''} | {_verdict(search_ok)} |"
         )
+        if "scoped" in r:
+            lines.append(
+                f"| {n} | (a) asked from an agent's direct conversation "
+                f"(`context=RecallContext(agent, session)`) | {_ms(r['scoped'])} | "
+                f"{r['scoped']['n']} | | |"
+            )
         lines.append(
             f"| {n} | (b) floor `index.bare_match(plan_query(q).match, 5)` | "
             f"{_ms(r['floor'])} | {r['floor']['n']} | | |"

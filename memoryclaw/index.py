@@ -635,39 +635,40 @@ class Index:
         those passing ``visible`` (an SQL condition on ``episodes`` and its parameters).
 
         The top ``limit + 1`` are picked inside the FTS table and only they are joined to their
-        rows; when the last two tie, the exact (slower) query decides who is in.
+        rows; when the last two tie, or some matches may not be seen, the exact (slower)
+        query, which joins every match, decides who is in.
         """
         weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
         score = f"-bm25(episodes_fts, {weights})"
-        only, only_params = "", []
+        exact = (
+            f"SELECT e.*, {score} AS score FROM episodes_fts"
+            " JOIN episodes e ON e.rowid = episodes_fts.rowid WHERE episodes_fts MATCH ?{only}"
+            " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?"
+        )
         if visible is not None and visible[0] != "1":
-            only = f" AND rowid IN (SELECT rowid FROM episodes WHERE {visible[0]})"
-            only_params = list(visible[1])
+            # as a condition of the FTS query itself SQLite would run the MATCH once per
+            # visible rowid; joined, it filters each match once
+            where = exact.format(only=f" AND ({visible[0]})")
+            return self._episode_hits(where, [match, *visible[1], limit])
         inner = (
             f"SELECT rowid, {score} AS score FROM episodes_fts"
-            f" WHERE episodes_fts MATCH ?{only} ORDER BY score DESC LIMIT ?"
+            " WHERE episodes_fts MATCH ? ORDER BY score DESC LIMIT ?"
         )
         hits = self._episode_hits(
             f"SELECT e.*, c.score FROM ({inner}) c"
             " JOIN episodes e ON e.rowid = c.rowid ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
-            [match, *only_params, limit + 1],
+            [match, limit + 1],
         )
         if len(hits) > limit and hits[limit - 1].bm25 == hits[limit].bm25:
             wider = self._episode_hits(
                 f"SELECT e.*, c.score FROM ({inner}) c"
                 " JOIN episodes e ON e.rowid = c.rowid"
                 " ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
-                [match, *only_params, limit * 8 + 1],
+                [match, limit * 8 + 1],
             )
             if len(wider) <= limit * 8 or wider[-1].bm25 != hits[limit - 1].bm25:
                 return wider[:limit]
-            hits = self._episode_hits(
-                f"SELECT e.*, {score} AS score FROM episodes_fts"
-                " JOIN episodes e ON e.rowid = episodes_fts.rowid"
-                f" WHERE episodes_fts MATCH ?{only.replace(' rowid IN', ' e.rowid IN')}"
-                " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
-                [match, *only_params, limit],
-            )
+            hits = self._episode_hits(exact.format(only=""), [match, limit])
         return hits[:limit]
 
     def _episode_hits(self, sql: str, params: Sequence[Any]) -> list[EpisodeHit]:
