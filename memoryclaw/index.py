@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .embeddings import embedding_text, text_hash
 from .notes import Episode, Fact, detail_passages, utc_iso
-from .vault import FILE_MODE, ensure_dir
+from .vault import ARCHIVE_DIR, FILE_MODE, ensure_dir
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,6 +43,12 @@ FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
 PASSAGE_WEIGHTS = (1.0, 0.5)
 _RANGE_ROWS_PER_ROW = 64  # see terms_matching
 _SPANS_PER_QUERY = 200  # see search_passages
+# Archived episodes (memoryclaw.archive) are those whose path lies under episodes/archive/:
+# a range on the indexed path column, so leaving them out costs a look-up per archived file.
+_NOT_ARCHIVED = (
+    " AND episodes_fts.rowid NOT IN (SELECT rowid FROM episodes WHERE path >= ? AND path < ?)"
+)
+_ARCHIVE_RANGE = (ARCHIVE_DIR + "/", ARCHIVE_DIR + "0")  # "0" is the character after "/"
 _FTS_COLUMNS = {
     "episodes_fts": ("tags_text", "entities_text", "summary", "details"),
     "facts_fts": ("entity", "field", "value", "section"),
@@ -629,10 +635,11 @@ class Index:
         return out
 
     def search_episodes(
-        self, match: str, limit: int, visible: Visible | None = None
+        self, match: str, limit: int, visible: Visible | None = None, *, archived: bool = True
     ) -> list[EpisodeHit]:
         """Episodes matching an FTS5 expression, best BM25 first (ties: newer, then id); only
-        those passing ``visible`` (an SQL condition on ``episodes`` and its parameters).
+        those passing ``visible`` (an SQL condition on ``episodes`` and its parameters), and
+        without the archived ones unless ``archived``.
 
         The top ``limit + 1`` are picked inside the FTS table and only they are joined to their
         rows; when the last two tie, the exact (slower) query decides who is in.
@@ -643,6 +650,8 @@ class Index:
         if visible is not None and visible[0] != "1":
             only = f" AND rowid IN (SELECT rowid FROM episodes WHERE {visible[0]})"
             only_params = list(visible[1])
+        if not archived:
+            only, only_params = only + _NOT_ARCHIVED, [*only_params, *_ARCHIVE_RANGE]
         inner = (
             f"SELECT rowid, {score} AS score FROM episodes_fts"
             f" WHERE episodes_fts MATCH ?{only} ORDER BY score DESC LIMIT ?"

@@ -275,7 +275,7 @@ export default {
           const limit = Number.isInteger(params?.maxResults) ? params.maxResults : undefined;
           const found = await bridge().request(
             "search",
-            { query: String(params?.query ?? ""), ...(limit ? { limit } : {}) },
+            { query: String(params?.query ?? ""), all: true, ...(limit ? { limit } : {}) },
             options.toolTimeoutMs,
           );
           return jsonResult(searchResult(found, params ?? {}));
