@@ -15,9 +15,9 @@ leaves the original, or both copies, or the new one: never none.  Both copies of
 the next archive or restore run: the active copy wins and the archived one is removed when
 the two are identical (an interrupted archive run then archives the episode again, a restore
 had already noted the recall that keeps it out); copies that differ are both kept and
-reported.  Until then the index holds the active copy only (:mod:`memoryclaw.sync`), so search
-never shows the episode twice.  Runs hold the consolidation lock: one at a time, and never
-while consolidation writes episodes.
+reported.  Until then the index holds the active copy of identical twins only
+(:mod:`memoryclaw.sync`), so search never shows the episode twice.  Runs hold the
+consolidation lock: one at a time, and never while consolidation writes episodes.
 """
 
 from __future__ import annotations
@@ -152,6 +152,9 @@ class ArchiveReport:
     conflicts: list[Skipped] = field(default_factory=list)  # left where they are, and why
     commit: str | None = None
     took_ms: float = 0.0
+    # Before this moment nothing counts as unused: recalls are noted since then, less
+    # archiveAfterDays (None when archiving is off).
+    unused_from: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The ``archive --json`` document."""
@@ -159,6 +162,7 @@ class ArchiveReport:
             "action": self.action,
             "after_days": self.after_days,
             "dry_run": self.dry_run,
+            "unused_from": self.unused_from,
             "moved": [m.as_dict() for m in self.moved],
             "settled": list(self.settled),
             "conflicts": [{"path": c.path, "reason": c.reason} for c in self.conflicts],
@@ -192,8 +196,9 @@ def run_archive(
         _settle(root, report, dry_run)
         sync(root, index)
         if days > 0:
-            recalls = load_recalls(root) if dry_run else start_noting(root, now)
-            _plan(root, index, recalls or RecallLog(now), now - timedelta(days=days), report)
+            recalls = (load_recalls(root) if dry_run else start_noting(root, now)) or RecallLog(now)
+            report.unused_from = utc_iso(recalls.since + timedelta(days=days))
+            _plan(root, index, recalls, now - timedelta(days=days), report)
         # an archived twin that a move is about to make again is the move's, not the settling's
         targets = {m.target for m in report.moved}
         report.settled = [path for path in report.settled if path not in targets]

@@ -22,8 +22,10 @@ from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, require_text
+from .notes import utc_iso
 from .retrieval import SearchResult
 from .scopes import KINDS, RecallContext
+from .transcripts import now_utc
 from .vault import is_archived
 
 if TYPE_CHECKING:
@@ -407,18 +409,22 @@ def archive(ctx: click.Context, dry_run: bool, ident: str | None, as_json: bool)
 
 
 def _print_archive(report: ArchiveReport) -> None:
-    if report.action == "archive" and report.after_days == 0:
+    if report.action == "restore":
+        done = f"restored {report.moved[0].id}" if report.moved else "not archived: nothing to do"
+        click.echo(done)
+    elif report.after_days == 0:
         click.echo("archiving is off (consolidation.archiveAfterDays: 0): no episode moves")
-    elif report.action == "archive":
+    else:
         verb = "would archive" if report.dry_run else "archived"
         click.echo(
             f"{verb} {len(report.moved)} episodes unused for {report.after_days} days"
             " (not recalled, edited or dated since)"
         )
-    elif report.moved:
-        click.echo(f"restored {report.moved[0].id}")
-    else:
-        click.echo("not archived: nothing to restore")
+        if report.unused_from and report.unused_from > utc_iso(now_utc()):
+            click.echo(
+                f"  nothing counts as unused before {report.unused_from[:10]},"
+                f" {report.after_days} days after recalls began to be noted"
+            )
     for move in report.moved:
         click.echo(f"  {move.source} -> {move.target}")
     for path in report.settled:

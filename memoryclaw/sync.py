@@ -134,7 +134,7 @@ def sync(
     require_vault(root)  # a vanished vault must not read as an empty one, nor be recreated
     with _index_lock(root, index):
         walked = scan(root)
-        found, report.skipped = _without_twins(walked.files), walked.skipped
+        found, report.skipped = _without_twins(root, walked.files), walked.skipped
         seen = index.file_stats()
         present = {f.path for f in found}
         gone = sorted(set(seen) - present)
@@ -219,15 +219,26 @@ def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | N
     return report
 
 
-def _without_twins(files: list[FileStat]) -> list[FileStat]:
+def _without_twins(root: Path, files: list[FileStat]) -> list[FileStat]:
     """``files`` less each archived episode whose active twin (the same ``episodes/`` path
-    without ``archive/YYYY/``) is there too: an archive or restore was interrupted between
-    writing the copy and removing the original (memoryclaw.archive settles it).  Indexing
-    one copy keeps search free of duplicates; the active one wins, as the settling does."""
+    without ``archive/YYYY/``) is there too with the same bytes: an archive or restore was
+    interrupted between writing the copy and removing the original (memoryclaw.archive
+    settles it).  Indexing one copy keeps search free of duplicates; the active one wins, as
+    the settling does.  Twins that differ are both indexed: neither text is hidden."""
     if not any(is_archived(f.path) for f in files):
         return files
-    active = {f.path for f in files if not is_archived(f.path)}
-    return [f for f in files if not (is_archived(f.path) and active_path(f.path) in active)]
+    active = {f.path: f for f in files if not is_archived(f.path)}
+
+    def hidden(found: FileStat) -> bool:
+        twin = active.get(active_path(found.path)) if is_archived(found.path) else None
+        if twin is None or twin.size != found.size:
+            return False
+        try:
+            return (root / twin.path).read_bytes() == (root / found.path).read_bytes()
+        except OSError:
+            return False  # one vanished meanwhile: the next pass sees which
+
+    return [f for f in files if not hidden(f)]
 
 
 def _has_twin(root: Path, rel: str) -> bool:
@@ -386,7 +397,7 @@ def is_stale(root: Path, index: Index) -> bool:
         return True
     if index.file_count() > FULL_STAT_LIMIT:
         return False
-    found = _without_twins(scan(root).files)
+    found = _without_twins(root, scan(root).files)
     seen = index.file_stats()
     if len(found) != len(seen):
         return True
