@@ -9,8 +9,10 @@ from __future__ import annotations
 __version__ = "0.1.0"
 
 from .api import ForgetReport, IngestReport, Vault
+from .archive import ArchiveReport
 from .config import Settings, load_settings
 from .errors import (
+    ArchiveConflictError,
     ConfigError,
     EmbeddingError,
     ExternalToolError,
@@ -31,6 +33,8 @@ from .sync import SyncReport
 from .transcripts import LoggedTurn
 
 __all__ = [
+    "ArchiveConflictError",
+    "ArchiveReport",
     "ConfigError",
     "EmbeddingError",
     "Episode",

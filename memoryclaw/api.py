@@ -19,6 +19,7 @@ from typing import Any
 
 from . import __version__
 from . import forget as forgetting
+from .archive import ArchiveReport, note_payload, recalled_ids, run_archive, run_restore
 from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
 from .consolidation import ConsolidationReport, consolidate
 from .embeddings import Embedder, embedder_for, embedder_name
@@ -154,6 +155,9 @@ class Vault:
         self._embedder = embedder
         self._own_embedder = embedder is None  # built here, so closed here
         self._vectors_checked = False  # whether this instance has brought the vectors up to date
+        # Episode id -> the day this instance last noted it recalled: a long-lived process
+        # writes the recall log at most once a day per episode.
+        self._noted: dict[str, str] = {}
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Vault:
@@ -303,16 +307,23 @@ class Vault:
         refresh: bool = True,
         context: RecallContext | None = None,
         explain_scope: bool = False,
+        include_archived: bool = False,
     ) -> SearchResult:
         """Ranked, explained episodes and facts for ``query`` that ``context`` (who asks,
         from where; None: the owner at the terminal) may see; ``explain_scope`` also lists
-        what the recall rules withheld, and why."""
+        what the recall rules withheld, and why; ``include_archived`` also searches the
+        episodes in ``episodes/archive/``."""
         if refresh:
             self.refresh()
         policy = self.policy(context)
-        result = self._search(query, limit=limit, now=now, vectors=True, policy=policy)
+        archived = include_archived
+        result = self._search(
+            query, limit=limit, now=now, vectors=True, policy=policy, archived=archived
+        )
         if explain_scope:
-            everything = self._search(query, limit=limit, now=now, vectors=True, policy=None)
+            everything = self._search(
+                query, limit=limit, now=now, vectors=True, policy=None, archived=archived
+            )
             result = dataclasses.replace(result, withheld=withheld_from(everything, policy))
         return result
 
@@ -329,6 +340,7 @@ class Vault:
         now: datetime | None,
         vectors: bool,
         policy: Policy | None = None,
+        archived: bool = True,
     ) -> SearchResult:
         limit = self.settings.retrieval.max_results if limit is None else limit
         if limit < 0:
@@ -340,7 +352,13 @@ class Vault:
                 self._nearest, settings.min_primary_results, settings.blend_strategy
             )
         return search(
-            self.index, query, limit=limit, now=now or now_utc(), fallback=fallback, policy=policy
+            self.index,
+            query,
+            limit=limit,
+            now=now or now_utc(),
+            fallback=fallback,
+            policy=policy,
+            include_archived=archived,
         )
 
     def retrieve(
@@ -352,12 +370,26 @@ class Vault:
         context: RecallContext | None = None,
     ) -> RetrievePayload:
         """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working
-        memory, of what ``context`` (None: the owner at the terminal) may see."""
+        memory, of what ``context`` (None: the owner at the terminal) may see.  Archived
+        episodes are left out; those in the block are noted as recalled (see :meth:`archive`)."""
         result = self.search(query, now=now, refresh=refresh, context=context)
         skill = active_skill(self.root, result.plan.keywords)
         budget = self.settings.retrieval.budget_tokens
         near = passage_neighbours(self.index, result.passages[:_NEIGHBOURS_OF])
-        return render_payload(result, budget, skill, near)
+        payload = render_payload(result, budget, skill, near)
+        self._note_recalled(payload, now or now_utc())
+        return payload
+
+    def _note_recalled(self, payload: RetrievePayload, now: datetime) -> None:
+        """Note the episodes ``payload`` put before the model, each once a day per process."""
+        quoted = (p.episode_id for p in payload.passages if p.via != "log")
+        idents = recalled_ids((e.id for e in payload.episodes), quoted)
+        day = now.date().isoformat()
+        fresh = [i for i in idents if self._noted.get(i, "") < day]
+        if not fresh or self.index.path is None:
+            return  # nothing new today, or a vault that cannot be written
+        if note_payload(self.root, fresh, now):
+            self._noted.update((i, day) for i in fresh)
 
     def get(self, ident: str, *, context: RecallContext | None = None) -> dict[str, Any]:
         """An episode (with details) or a fact by id, if ``context`` may see it (to a
@@ -449,6 +481,34 @@ class Vault:
         report = consolidate(
             self.root, self.settings, self.index, all_logs=all_logs, now=now, auto_commit=use_git
         )
+        self._update_vectors(None)
+        return report
+
+    def archive(self, *, dry_run: bool = False, now: datetime | None = None) -> ArchiveReport:
+        """Move episodes unused for ``consolidation.archiveAfterDays`` days (not recalled, not
+        edited, not dated within them; 0, the default, moves none) to ``episodes/archive/YYYY/``,
+        out of automatic recall but searchable with ``include_archived``; ``dry_run`` only
+        reports.  With ``git.autoCommit`` in a git vault the run is one commit."""
+        use_git = not dry_run and self.settings.git.auto_commit and is_repository(self.root)
+        report = run_archive(
+            self.root,
+            self.settings,
+            self.index,
+            now=now or now_utc(),
+            dry_run=dry_run,
+            auto_commit=use_git,
+        )
+        self._update_vectors(None)
+        return report
+
+    def restore(self, ident: str, *, now: datetime | None = None) -> ArchiveReport:
+        """Move the archived episode ``ident`` back into recall (counted as recalled now, so
+        it stays for another ``archiveAfterDays``); nothing to do when it is not archived."""
+        use_git = self.settings.git.auto_commit and is_repository(self.root)
+        report = run_restore(
+            self.root, self.settings, self.index, ident, now=now or now_utc(), auto_commit=use_git
+        )
+        self._noted.pop(ident, None)
         self._update_vectors(None)
         return report
 

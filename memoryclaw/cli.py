@@ -22,10 +22,14 @@ from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, require_text
+from .notes import utc_iso
 from .retrieval import SearchResult
 from .scopes import KINDS, RecallContext
+from .transcripts import now_utc
+from .vault import is_archived
 
 if TYPE_CHECKING:
+    from .archive import ArchiveReport
     from .consolidation import ConsolidationReport
 
 
@@ -236,7 +240,8 @@ def _print_search(result: SearchResult) -> None:
             f" matched {', '.join(episode.matched) or '-'}"
             f"; tags {', '.join(episode.tags) or '-'}"
         )
-        click.echo(f"   {episode.path}  ({episode.id})")
+        archived = "  [archived]" if is_archived(episode.path) else ""
+        click.echo(f"   {episode.path}  ({episode.id}){archived}")
         if not result.context.is_terminal:
             click.echo(f"   admitted: {episode.admitted_by}")
         best = next((p for p in result.passages if p.episode_id == episode.id), None)
@@ -276,6 +281,7 @@ def _print_search(result: SearchResult) -> None:
 @click.option(
     "--explain-scope", is_flag=True, help="Also list what the recall rules withheld, and why."
 )
+@click.option("--all", "include_archived", is_flag=True, help="Also search archived episodes.")
 @click.pass_context
 def search_command(
     ctx: click.Context,
@@ -287,9 +293,10 @@ def search_command(
     session_key: str | None,
     kind: str | None,
     explain_scope: bool,
+    include_archived: bool,
 ) -> None:
     """Ranked, explained episodes and facts for QUERY (as --agent/--session/--kind would
-    see them; with none of them, everything)."""
+    see them; with none of them, everything but the archive, which --all adds)."""
     context = _context(agent, session_key, kind)
     if (query is None) == (queries is None):
         raise click.UsageError("give a QUERY or --queries FILE (not both)")
@@ -311,12 +318,19 @@ def search_command(
                     refresh=False,
                     context=context,
                     explain_scope=explain_scope,
+                    include_archived=include_archived,
                 )
                 _emit(found.as_dict())
         return
     assert query is not None
     require_text("QUERY", query)
-    result = vault.search(query, limit=limit, context=context, explain_scope=explain_scope)
+    result = vault.search(
+        query,
+        limit=limit,
+        context=context,
+        explain_scope=explain_scope,
+        include_archived=include_archived,
+    )
     if as_json:
         _emit(result.as_dict())
     else:
@@ -375,6 +389,51 @@ def _print_consolidation(report: ConsolidationReport) -> None:
         click.echo(f"committed {report.commit[:10]}")
     if report.logs_deleted:
         click.echo(f"deleted {len(report.logs_deleted)} processed logs past retention")
+
+
+@cli.command()
+@click.option("--dry-run", is_flag=True, help="Show what would move, move nothing.")
+@click.option("--restore", "ident", metavar="ID", help="Move this archived episode back.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def archive(ctx: click.Context, dry_run: bool, ident: str | None, as_json: bool) -> None:
+    """Move episodes unused for consolidation.archiveAfterDays to episodes/archive/YYYY/."""
+    if ident is not None and dry_run:
+        raise click.UsageError("--restore moves one episode back: it has no --dry-run")
+    vault = _vault(ctx)
+    report = vault.restore(ident) if ident is not None else vault.archive(dry_run=dry_run)
+    if as_json:
+        _emit(report.as_dict())
+        return
+    _print_archive(report)
+
+
+def _print_archive(report: ArchiveReport) -> None:
+    if report.action == "restore":
+        done = f"restored {report.moved[0].id}" if report.moved else "not archived: nothing to do"
+        click.echo(done)
+    elif report.after_days == 0:
+        click.echo("archiving is off (consolidation.archiveAfterDays: 0): no episode moves")
+    else:
+        verb = "would archive" if report.dry_run else "archived"
+        click.echo(
+            f"{verb} {len(report.moved)} episodes unused for {report.after_days} days"
+            " (not recalled, edited or dated since)"
+        )
+        if report.unused_from and report.unused_from > utc_iso(now_utc()):
+            click.echo(
+                f"  nothing counts as unused before {report.unused_from[:10]},"
+                f" {report.after_days} days after recalls began to be noted"
+            )
+    for move in report.moved:
+        click.echo(f"  {move.source} -> {move.target}")
+    for path in report.settled:
+        verb = "would remove" if report.dry_run else "removed"
+        click.echo(f"  {verb} {path}: a copy of its active episode (an interrupted run)")
+    for conflict in report.conflicts:
+        click.echo(f"  left {conflict.path}: {conflict.reason}", err=True)
+    if report.commit:
+        click.echo(f"committed {report.commit[:10]}")
 
 
 @cli.command()

@@ -69,6 +69,9 @@ class ConsolidationSettings:
     fact_validation: bool = True
     pending_review: bool = True
     log_retention_days: int = 30
+    # Days an episode may go unused (not recalled, not edited) before it moves to
+    # episodes/archive/ (memoryclaw.archive); 0 keeps every episode in recall.
+    archive_after_days: int = 0
 
 
 @dataclass(frozen=True)
@@ -173,7 +176,8 @@ def _check_bounds(name: str, value: Any, path: str | None, key: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(path, key, f"expected a finite number, got {value!r}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        minimum = 0 if name in {"min_primary_results", "log_retention_days"} else 1
+        zero_ok = {"min_primary_results", "log_retention_days", "archive_after_days"}
+        minimum = 0 if name in zero_ok else 1
         if value < minimum:
             raise ConfigError(path, key, f"expected a number >= {minimum}, got {value!r}")
 

@@ -196,6 +196,7 @@ class Daemon:
             self._take_lock()  # a running daemon, even this one, holds it: refused
             try:
                 report = self.vault.consolidate()
+                self._archive()
                 synced = self.vault.reindex()
             finally:
                 self.vault.close()
@@ -344,6 +345,23 @@ class Daemon:
             f", committed {report.commit[:10]}" if report.commit else "",
             report.took_ms / 1000,
         )
+        self._archive()
+
+    def _archive(self) -> None:
+        """After consolidation, archive unused episodes when ``archiveAfterDays`` is on."""
+        days = self.settings.consolidation.archive_after_days
+        if days <= 0:
+            return
+        report = self.vault.archive()
+        if report.moved or report.settled or report.conflicts:
+            log.info(
+                "archived %d episodes unused for %d days%s%s in %.2fs",
+                len(report.moved),
+                days,
+                f", {len(report.conflicts)} left in place" if report.conflicts else "",
+                f", committed {report.commit[:10]}" if report.commit else "",
+                report.took_ms / 1000,
+            )
 
     def _check(self) -> None:
         waiting = _closed_logs(self.vault)

@@ -9,6 +9,7 @@ The tree::
     ├── UnsafePathError      an id, slug or path that would leave the vault (path)
     ├── VaultNotFoundError   no vault at the given path (path)
     ├── NotFoundError        no memory with that id (kind, ident)
+    ├── ArchiveConflictError an episode cannot move: another file is where it goes (path, target)
     ├── LockTimeoutError     another process holds the vault lock (path)
     ├── DaemonRunningError   another daemon already serves this vault (path, pid)
     ├── InvalidInputError    an argument or input record is unusable (field, problem, line)
@@ -78,6 +79,17 @@ class NotFoundError(MemoryclawError):
         self.kind = kind
         self.ident = ident
         super().__init__(f"no {kind} with id {ident!r}")
+
+
+class ArchiveConflictError(MemoryclawError):
+    """An episode cannot be moved into or out of the archive: a different file is in its way."""
+
+    def __init__(self, path: str, target: str) -> None:
+        self.path = path
+        self.target = target
+        super().__init__(
+            f"{path}: cannot move it to {target}, which holds another file (merge them by hand)"
+        )
 
 
 class LockTimeoutError(MemoryclawError):

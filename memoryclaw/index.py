@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from .embeddings import embedding_text, text_hash
 from .notes import Episode, Fact, detail_passages, utc_iso
-from .vault import FILE_MODE, ensure_dir
+from .vault import ARCHIVE_DIR, FILE_MODE, ensure_dir
 
 if TYPE_CHECKING:
     import numpy as np
@@ -43,6 +43,12 @@ FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
 PASSAGE_WEIGHTS = (1.0, 0.5)
 _RANGE_ROWS_PER_ROW = 64  # see terms_matching
 _SPANS_PER_QUERY = 200  # see search_passages
+# Archived episodes (memoryclaw.archive) are those whose path lies under episodes/archive/:
+# a range on the indexed path column, so leaving them out costs a look-up per archived file.
+_NOT_ARCHIVED = (
+    " AND episodes_fts.rowid NOT IN (SELECT rowid FROM episodes WHERE path >= ? AND path < ?)"
+)
+_ARCHIVE_RANGE = (ARCHIVE_DIR + "/", ARCHIVE_DIR + "0")  # "0" is the character after "/"
 _FTS_COLUMNS = {
     "episodes_fts": ("tags_text", "entities_text", "summary", "details"),
     "facts_fts": ("entity", "field", "value", "section"),
@@ -629,10 +635,11 @@ class Index:
         return out
 
     def search_episodes(
-        self, match: str, limit: int, visible: Visible | None = None
+        self, match: str, limit: int, visible: Visible | None = None, *, archived: bool = True
     ) -> list[EpisodeHit]:
         """Episodes matching an FTS5 expression, best BM25 first (ties: newer, then id); only
-        those passing ``visible`` (an SQL condition on ``episodes`` and its parameters).
+        those passing ``visible`` (an SQL condition on ``episodes`` and its parameters), and
+        without the archived ones unless ``archived``.
 
         The top ``limit + 1`` are picked inside the FTS table and only they are joined to their
         rows; when the last two tie, or some matches may not be seen, the exact (slower)
@@ -645,30 +652,35 @@ class Index:
             " JOIN episodes e ON e.rowid = episodes_fts.rowid WHERE episodes_fts MATCH ?{only}"
             " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?"
         )
+        archive_out = "" if archived else " AND NOT (e.path >= ? AND e.path < ?)"
+        archive_params = [] if archived else list(_ARCHIVE_RANGE)
         if visible is not None and visible[0] != "1":
             # as a condition of the FTS query itself SQLite would run the MATCH once per
             # visible rowid; joined, it filters each match once
-            where = exact.format(only=f" AND ({visible[0]})")
-            return self._episode_hits(where, [match, *visible[1], limit])
+            where = exact.format(only=f" AND ({visible[0]}){archive_out}")
+            return self._episode_hits(where, [match, *visible[1], *archive_params, limit])
+        only = "" if archived else _NOT_ARCHIVED
         inner = (
             f"SELECT rowid, {score} AS score FROM episodes_fts"
-            " WHERE episodes_fts MATCH ? ORDER BY score DESC LIMIT ?"
+            f" WHERE episodes_fts MATCH ?{only} ORDER BY score DESC LIMIT ?"
         )
         hits = self._episode_hits(
             f"SELECT e.*, c.score FROM ({inner}) c"
             " JOIN episodes e ON e.rowid = c.rowid ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
-            [match, limit + 1],
+            [match, *archive_params, limit + 1],
         )
         if len(hits) > limit and hits[limit - 1].bm25 == hits[limit].bm25:
             wider = self._episode_hits(
                 f"SELECT e.*, c.score FROM ({inner}) c"
                 " JOIN episodes e ON e.rowid = c.rowid"
                 " ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
-                [match, limit * 8 + 1],
+                [match, *archive_params, limit * 8 + 1],
             )
             if len(wider) <= limit * 8 or wider[-1].bm25 != hits[limit - 1].bm25:
                 return wider[:limit]
-            hits = self._episode_hits(exact.format(only=""), [match, limit])
+            hits = self._episode_hits(
+                exact.format(only=archive_out), [match, *archive_params, limit]
+            )
         return hits[:limit]
 
     def _episode_hits(self, sql: str, params: Sequence[Any]) -> list[EpisodeHit]:

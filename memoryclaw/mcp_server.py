@@ -148,7 +148,8 @@ def build_server(vault: Vault, context: RecallContext | None = None) -> "MCPServ
         names (entity, field, value, age in days). Search before answering anything that may
         depend on earlier conversations; read an episode's details with memory_get.
         """
-        return call("search", {"query": query, "limit": limit, **scope})
+        # the agent's own search reaches the archive too; only automatic recall leaves it out
+        return call("search", {"query": query, "limit": limit, "all": True, **scope})
 
     @server.tool(
         name="memory_get",

@@ -19,6 +19,7 @@ import yaml
 
 from .errors import ParseError
 from .scopes import SCOPE_PROBLEM, valid_scope
+from .vault import active_path
 
 _BaseLoader: Any = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
 
@@ -568,7 +569,9 @@ def _parse_episode(text: str, path: str, mtime: float) -> Episode:
     confidence = str(meta.get("confidence") or "medium").strip().lower()
     if confidence not in CONFIDENCE_LEVELS:
         raise ParseError(path, f"confidence: expected low, medium or high, got {confidence!r}")
-    ident = (_optional_str(meta, "id", path) or "").strip() or episode_id_for_path(path)
+    # hashed from where it lives when not archived: archiving and restoring keep its id
+    fallback = episode_id_for_path(active_path(path))
+    ident = (_optional_str(meta, "id", path) or "").strip() or fallback
     return Episode(
         id=ident.strip(),
         path=path,

@@ -32,6 +32,7 @@ from typing import Any
 from .errors import MemoryclawError
 from .index import Index, Visible
 from .scopes import OWNER, Policy, RecallContext
+from .vault import is_archived
 
 TAG_BONUS = 1.0
 PRUNE_FROM_EPISODES = 5_000
@@ -437,9 +438,11 @@ def search(
     fact_limit: int | None = None,
     fallback: VectorFallback | None = None,
     policy: Policy | None = None,
+    include_archived: bool = True,
 ) -> SearchResult:
     """Rank episodes and facts for ``query`` (see the module docstring for how), among the
-    memories ``policy`` lets this request see (all of them without one)."""
+    memories ``policy`` lets this request see (all of them without one); archived episodes
+    (``episodes/archive/``) only with ``include_archived``."""
     started = time.perf_counter()
     policy = policy or Policy(RecallContext())
     visible = policy.sql_filter()
@@ -451,7 +454,13 @@ def search(
         # The weighted blend ranks deeper and explains only the results it keeps.
         depth = max(limit, WEIGHTED_DEPTH) if weighted else limit
         episodes = _rank_episodes(
-            index, plan, depth, explain=False, keep=PASSAGE_SOURCES, visible=visible
+            index,
+            plan,
+            depth,
+            explain=False,
+            keep=PASSAGE_SOURCES,
+            visible=visible,
+            archived=include_archived,
         )
         facts = _facts(
             index,
@@ -469,7 +478,7 @@ def search(
         and (weighted or len(episodes) < fallback.min_primary_results)
     ):
         # withheld neighbours are dropped after the vector search: ask for more of them
-        more = 1 if visible[0] == "1" else _WITHHELD_SLACK
+        more = 1 if visible[0] == "1" and include_archived else _WITHHELD_SLACK
         try:
             if weighted:
                 near = fallback.nearest(query, WEIGHTED_DEPTH * more, [e.id for e in episodes])
@@ -479,7 +488,12 @@ def search(
             error = str(exc)
         else:
             used = True
-            near = [hit for hit in near if policy.admit(hit[0]["agent"], hit[0]["scope"])[0]]
+            near = [
+                hit
+                for hit in near
+                if policy.admit(hit[0]["agent"], hit[0]["scope"])[0]
+                and (include_archived or not is_archived(hit[0]["path"]))
+            ]
             episodes = _blend(plan, episodes, near, fallback.blend_strategy)
     passages: list[PassageHit] = []
     if plan.episode_match is not None and limit > 0:
@@ -723,11 +737,14 @@ def _rank_episodes(
     explain: bool = True,
     keep: int = 0,
     visible: Visible | None = None,
+    archived: bool = True,
 ) -> list[EpisodeResult]:
     """The best ``limit`` episodes, or ``keep`` when more (the tag bonus re-sorts 5 x
     ``limit`` BM25 candidates; those kept beyond ``limit`` come from the same candidates)."""
     assert plan.episode_match is not None
-    hits = index.search_episodes(plan.episode_match, max(CANDIDATE_FLOOR, limit * 5), visible)
+    hits = index.search_episodes(
+        plan.episode_match, max(CANDIDATE_FLOOR, limit * 5), visible, archived=archived
+    )
     wanted = set(plan.terms)
     scored = []
     for hit in hits:

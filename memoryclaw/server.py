@@ -69,6 +69,7 @@ def _search(vault: Vault, params: Mapping[str, Any]) -> Any:
         limit=_whole(params, "limit", 0),
         context=_context(params),
         explain_scope=params.get("explain_scope") is True,
+        include_archived=params.get("all") is True,
     ).as_dict()
 
 

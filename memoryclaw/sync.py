@@ -25,12 +25,16 @@ from .index import FileState, Index
 from .notes import parse_aliases, parse_episode, parse_facts, parse_log
 from .transcripts import LoggedTurn
 from .vault import (
+    ARCHIVE_DIR,
+    EPISODES_DIR,
     LOGS_DIR,
     FileStat,
     Skipped,
+    active_path,
     classify,
     file_lock,
     folders_changed,
+    is_archived,
     printable_name,
     read_scanned,
     require_vault,
@@ -130,7 +134,7 @@ def sync(
     require_vault(root)  # a vanished vault must not read as an empty one, nor be recreated
     with _index_lock(root, index):
         walked = scan(root)
-        found, report.skipped = walked.files, walked.skipped
+        found, report.skipped = _without_twins(root, walked.files), walked.skipped
         seen = index.file_stats()
         present = {f.path for f in found}
         gone = sorted(set(seen) - present)
@@ -177,6 +181,8 @@ def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | N
                 return None  # a name that is not UTF-8: the walk reports it
             parent = rel.rpartition("/")[0]
             kind = classify(rel)
+            if kind == "episode" and _has_twin(root, rel):
+                return None  # an archive move under way: the walk indexes one copy only
             if kind is None:
                 if rel in folders or (parent in folders and not Path(rel).suffix):
                     return None  # perhaps a folder (gone, or new): only a walk can tell
@@ -211,6 +217,43 @@ def sync_paths(root: Path, index: Index, paths: Iterable[str]) -> SyncReport | N
             index.record_episode_count()
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
+
+
+def _without_twins(root: Path, files: list[FileStat]) -> list[FileStat]:
+    """``files`` less each archived episode whose active twin (the same ``episodes/`` path
+    without ``archive/YYYY/``) is there too with the same bytes: an archive or restore was
+    interrupted between writing the copy and removing the original (memoryclaw.archive
+    settles it).  Indexing one copy keeps search free of duplicates; the active one wins, as
+    the settling does.  Twins that differ are both indexed: neither text is hidden."""
+    if not any(is_archived(f.path) for f in files):
+        return files
+    active = {f.path: f for f in files if not is_archived(f.path)}
+
+    def hidden(found: FileStat) -> bool:
+        twin = active.get(active_path(found.path)) if is_archived(found.path) else None
+        if twin is None or twin.size != found.size:
+            return False
+        try:
+            return (root / twin.path).read_bytes() == (root / found.path).read_bytes()
+        except OSError:
+            return False  # one vanished meanwhile: the next pass sees which
+
+    return [f for f in files if not hidden(f)]
+
+
+def _has_twin(root: Path, rel: str) -> bool:
+    """Whether another copy of the episode file ``rel`` exists across the archive boundary."""
+    if is_archived(rel):
+        return os.path.lexists(root / active_path(rel))
+    rest = rel[len(EPISODES_DIR) + 1 :]
+    archive = root / ARCHIVE_DIR
+    return archive.is_dir() and (
+        os.path.lexists(archive / rest) or any(archive.glob(f"*/{_glob_escape(rest)}"))
+    )
+
+
+def _glob_escape(text: str) -> str:
+    return "".join(f"[{c}]" if c in "*?[" else c for c in text)
 
 
 def _index_lock(root: Path, index: Index) -> AbstractContextManager[None]:
@@ -354,7 +397,7 @@ def is_stale(root: Path, index: Index) -> bool:
         return True
     if index.file_count() > FULL_STAT_LIMIT:
         return False
-    found = scan(root).files
+    found = _without_twins(root, scan(root).files)
     seen = index.file_stats()
     if len(found) != len(seen):
         return True

@@ -27,6 +27,9 @@ from .errors import (
 )
 
 EPISODES_DIR = "episodes"
+# Episodes moved out of automatic recall (memoryclaw.archive): episodes/archive/YYYY/<rest>,
+# where episodes/<rest> is where the episode lived and goes back to.
+ARCHIVE_DIR = "episodes/archive"
 SEMANTIC_DIR = "semantic"
 LOGS_DIR = "logs"
 PROCESSED_DIR = "logs/processed"
@@ -144,6 +147,35 @@ def atomic_write(path: Path, text: str) -> None:
     _fsync_dir(path.parent)
 
 
+def copy_exact(source: Path, target: Path) -> None:
+    """Put a byte-for-byte copy of ``source`` (its mtime too) at ``target``, atomically and
+    durably: once this returns, the copy survives a crash or a power cut."""
+    ensure_dir(target.parent)
+    data = source.read_bytes()
+    mtime_ns = os.lstat(source).st_mtime_ns
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            # the mtime stands in for a missing timestamp: a copy must not make it younger
+            os.utime(handle.fileno(), ns=(mtime_ns, mtime_ns))
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(target.parent)
+
+
+def remove_durably(path: Path) -> None:
+    """Delete a file and make the deletion survive a crash (its folder is synced)."""
+    path.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
 def sweep_temp_files(folder: Path) -> list[Path]:
     """Delete what a killed :func:`atomic_write` left in ``folder`` (not recursive).
 
@@ -244,6 +276,28 @@ def classify(rel: str) -> str | None:
     if rel.startswith(LOGS_DIR + "/") and rel.count("/") == 1:
         return "log"  # a raw log not yet consolidated: its turns are recalled as they come
     return None
+
+
+def is_archived(rel: str) -> bool:
+    """Whether the vault file ``rel`` lies in the episode archive (out of automatic recall)."""
+    return rel.startswith(ARCHIVE_DIR + "/")
+
+
+def active_path(rel: str) -> str:
+    """Where an archived episode lives when it is not archived: ``episodes/archive/2025/x.md``
+    -> ``episodes/x.md`` (a year folder is dropped when there is one); other paths as they are."""
+    if not is_archived(rel):
+        return rel
+    rest = rel[len(ARCHIVE_DIR) + 1 :]
+    year, slash, tail = rest.partition("/")
+    if slash and len(year) == 4 and year.isdigit():
+        rest = tail
+    return f"{EPISODES_DIR}/{rest}"
+
+
+def archive_path(rel: str, year: int) -> str:
+    """Where the episode at ``rel`` (under ``episodes/``) goes when archived in ``year``."""
+    return f"{ARCHIVE_DIR}/{year:04d}/{rel[len(EPISODES_DIR) + 1 :]}"
 
 
 @dataclass

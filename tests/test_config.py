@@ -299,6 +299,7 @@ def test_non_utf8_file(tmp_path: Path, data: bytes) -> None:
         ("consolidation:\n  interval: 0\n", "consolidation.interval", 1),
         ("consolidation:\n  skillThreshold: -7\n", "consolidation.skillThreshold", 1),
         ("consolidation:\n  logRetentionDays: -1\n", "consolidation.logRetentionDays", 0),
+        ("consolidation:\n  archiveAfterDays: -30\n", "consolidation.archiveAfterDays", 0),
     ],
     ids=[
         "max-results-negative",
@@ -309,6 +310,7 @@ def test_non_utf8_file(tmp_path: Path, data: bytes) -> None:
         "interval-zero",
         "skill-threshold-negative",
         "retention-negative",
+        "archive-negative",
     ],
 )
 def test_out_of_range_numbers_rejected(tmp_path: Path, text: str, key: str, minimum: int) -> None:
@@ -323,9 +325,10 @@ def test_out_of_range_numbers_rejected(tmp_path: Path, text: str, key: str, mini
     [
         ("retrieval:\n  minPrimaryResults: 0\n", ("retrieval", "min_primary_results"), 0),
         ("consolidation:\n  logRetentionDays: 0\n", ("consolidation", "log_retention_days"), 0),
+        ("consolidation:\n  archiveAfterDays: 0\n", ("consolidation", "archive_after_days"), 0),
         ("llm:\n  timeoutSeconds: 1\n", ("llm", "timeout_seconds"), 1.0),
     ],
-    ids=["min-primary-zero", "retention-zero", "timeout-one"],
+    ids=["min-primary-zero", "retention-zero", "archive-off", "timeout-one"],
 )
 def test_boundary_values_accepted(
     tmp_path: Path, text: str, attr: tuple[str, str], value: float

@@ -26,6 +26,8 @@ def test_every_public_name_resolves(name: str) -> None:
 
 def test_public_api_names() -> None:
     expected = {
+        "ArchiveConflictError",
+        "ArchiveReport",
         "ConfigError",
         "EmbeddingError",
         "Episode",

@@ -322,7 +322,7 @@ export function searchTool(bridge, options, logger, context) {
         const limit = Number.isInteger(params?.maxResults) ? params.maxResults : undefined;
         const found = await bridge().request(
           "search",
-          { query: String(params?.query ?? ""), ...(limit ? { limit } : {}), ...context },
+          { query: String(params?.query ?? ""), all: true, ...(limit ? { limit } : {}), ...context },
           options.toolTimeoutMs,
         );
         return jsonResult(searchResult(found, params ?? {}));
