@@ -364,8 +364,9 @@ def _file_fact(
             append_line(root, PENDING_FILE, "Pending", f"- UNTRUSTED {body}{by} {provenance}")
             report.pending += 1
         return
-    same_key = index.fact_rows(
-        "lower(entity) = lower(?) AND lower(field) = lower(?)", [fact.entity, fact.field]
+    same_key = index.fact_rows(  # a superseded value is history: neither a duplicate nor a conflict
+        "lower(entity) = lower(?) AND lower(field) = lower(?) AND superseded = 0",
+        [fact.entity, fact.field],
     )
     if any(same_value(row["value"], fact.value) for row in same_key):
         report.facts_refreshed += _refresh(root, same_key, fact, updated)
