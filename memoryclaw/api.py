@@ -531,7 +531,7 @@ class Vault:
             if policy.admit(r["agent"], r["scope"])[0]
         ]
         if not rows:
-            raise NotFoundError("fact of", f"{entity} {field or ''}".strip())
+            raise NotFoundError("fact", f"{entity} {field or ''}".strip())
         chain = fact_chain(rows)
         git = is_repository(self.root)
         commits = (
@@ -704,6 +704,7 @@ class Vault:
             paths = [r.path for r in found.results]
             episode_rows = [row for p in paths for row in self.index.episode_rows("path = ?", [p])]
             fact_rows = [row for f in found.facts for row in self.index.fact_rows("id = ?", [f.id])]
+            fact_rows += self._history_of(fact_rows)
         todo = forgetting.plan(self.root, self.index, episode_rows, fact_rows)
         commit = None
         if not dry_run:
@@ -727,6 +728,20 @@ class Vault:
             commit=commit,
             in_history=is_repository(self.root),
         )
+
+    def _history_of(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The superseded values of the facts in ``rows`` (forgetting a fact forgets what it
+        replaced: search finds only current values)."""
+        ids = {row["id"] for row in rows}
+        out: list[dict[str, Any]] = []
+        for entity, name in sorted({(row["entity"], row["field"]) for row in rows}):
+            for row in self.index.fact_rows(
+                "lower(entity) = lower(?) AND field = ? AND superseded = 1", [entity, name]
+            ):
+                if row["id"] not in ids:
+                    ids.add(row["id"])
+                    out.append(row)
+        return out
 
     def purge_history(self, paths: Iterable[str]) -> int:
         """Rewrite the vault's git history so these files hold only what they hold now

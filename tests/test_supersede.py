@@ -250,6 +250,14 @@ def test_consolidation_does_not_revive_a_superseded_value(vault: Vault, vault_di
     assert "CONFLICT Priya: priya@example.com (was priya@new.example)" in pending
 
 
+def test_forgetting_a_fact_forgets_the_values_it_replaced(vault: Vault, vault_dir: Path) -> None:
+    vault.set_fact("Marco", "office", "Porto", now=JUNE)
+    report = vault.forget("Marco office Porto")
+    assert len(report.facts) >= 2
+    text = (vault_dir / "semantic" / "contacts.md").read_text()
+    assert "office: Lisbon" not in text and "office: Porto" not in text
+
+
 def test_history_of_an_unknown_entity_is_not_found(vault: Vault) -> None:
     with pytest.raises(NotFoundError):
         vault.fact_history("Nobody", "email")
