@@ -778,12 +778,18 @@ def daemon(ctx: click.Context, once: bool, as_json: bool) -> None:
 
 
 @cli.command("mcp")
+@_context_options
 @click.pass_context
-def mcp_command(ctx: click.Context) -> None:
-    """MCP server on stdio: memory_search, memory_get, memory_log, memory_forget."""
+def mcp_command(
+    ctx: click.Context, agent: str | None, session_key: str | None, kind: str | None
+) -> None:
+    """MCP server on stdio: memory_search, memory_get, memory_log, memory_forget.
+
+    With --agent/--session/--kind it serves that one conversation: it recalls only what
+    that conversation may see and logs into it."""
     from .mcp_server import run_stdio
 
-    run_stdio(_vault(ctx))
+    run_stdio(_vault(ctx), _context(agent, session_key, kind))
 
 
 @cli.group("openclaw")

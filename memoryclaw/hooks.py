@@ -6,10 +6,14 @@ in the agent's turn.  Work runs on one worker thread that owns the vault (SQLite
 stay on the thread that opened them), so a timed-out call can finish in the background
 without blocking the agent.
 
-    hooks = MemoryHooks("~/.openclaw/workspace/memoryclaw")
-    context = hooks.before_model(user_message)          # str to prepend, or None
+    hooks = MemoryHooks("~/.openclaw/workspace/memoryclaw", agent="main")
+    context = hooks.before_model(user_message, session=session)   # str to prepend, or None
     ...
     hooks.after_response(session, user=user_message, assistant=reply, tool_calls=calls)
+
+Recall names who asks (``agent``, the session, ``kind``; see :mod:`memoryclaw.scopes`), so a
+hook in one agent's group chat gets neither another agent's memories nor direct-conversation
+ones.  Hooks made with no agent, session or kind are the owner at the terminal.
 """
 
 from __future__ import annotations
@@ -25,6 +29,7 @@ from typing import Any, TypeVar
 from .api import Vault
 from .config import resolve_vault_path
 from .payload import RetrievePayload
+from .scopes import RecallContext, check_kind
 
 DEFAULT_TIMEOUT = 2.0
 LOG = logging.getLogger("memoryclaw.hooks")
@@ -41,12 +46,14 @@ class MemoryHooks:
         timeout: float = DEFAULT_TIMEOUT,
         channel: str | None = None,
         agent: str | None = None,
+        kind: str | None = None,
         env: Mapping[str, str] | None = None,
     ) -> None:
         self.vault_path = resolve_vault_path(vault_path, env)
         self.timeout = timeout
         self.channel = channel
         self.agent = agent
+        self.kind = check_kind(kind)
         self._env = env
         self._vault: Vault | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryclaw")
@@ -98,13 +105,19 @@ class MemoryHooks:
 
     # --------------------------------------------------------------------- hooks
 
-    def retrieve(self, message: str) -> RetrievePayload | None:
-        """The full payload for ``message`` (context, working memory, results), or None."""
-        return self._call("retrieve", lambda vault: vault.retrieve(message))
+    def recall_context(self, session: str | None = None) -> RecallContext:
+        """Who asks when this hook recalls in ``session``: its agent and kind."""
+        return RecallContext(agent=self.agent, session=session, kind=self.kind)
 
-    def before_model(self, message: str) -> str | None:
+    def retrieve(self, message: str, *, session: str | None = None) -> RetrievePayload | None:
+        """The full payload for ``message`` (context, working memory, results) of what this
+        hook's agent may see in ``session``, or None."""
+        context = self.recall_context(session)
+        return self._call("retrieve", lambda vault: vault.retrieve(message, context=context))
+
+    def before_model(self, message: str, *, session: str | None = None) -> str | None:
         """The ``<memoryclaw>`` block to prepend to the prompt, or None when there is none."""
-        payload = self.retrieve(message)
+        payload = self.retrieve(message, session=session)
         return payload.context if payload is not None and payload.context else None
 
     def after_response(
@@ -115,11 +128,13 @@ class MemoryHooks:
         assistant: str | None = None,
         tool_calls: Iterable[Mapping[str, Any]] = (),
         user_name: str | None = None,
+        sender: str | None = None,
     ) -> bool:
         """Log one exchange: the user's message, each tool call and result, the reply.
 
-        ``tool_calls`` items are ``{"name", "arguments"?, "result"?}``.  Returns whether it
-        was written.
+        ``tool_calls`` items are ``{"name", "arguments"?, "result"?}``; ``sender`` is the id
+        of who wrote the user's message (in a group, whether it is the owner's words).
+        Returns whether it was written.
         """
         turns: list[dict[str, Any]] = []
         if user:
@@ -145,6 +160,8 @@ class MemoryHooks:
                     tool=turn.get("tool"),
                     channel=self.channel,
                     agent=self.agent,
+                    kind=self.kind,
+                    sender=sender if turn["role"] == "user" else None,
                 )
             return True
 

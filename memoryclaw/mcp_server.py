@@ -6,6 +6,12 @@ Four tools, each a thin call into the handler ``serve --stdio`` uses for the sam
 comes back as a tool error (``isError``) carrying the one-line message the command line would
 print (after the SDK's ``Error executing tool NAME:``), and the server keeps serving.
 
+A server may be started for one conversation (``memoryclaw mcp --agent A --session KEY
+--kind K``; see :mod:`memoryclaw.scopes`): then memory_search and memory_get answer only what
+that conversation may see, memory_log logs as that agent, into that session, and
+memory_forget deletes only memories it may see, by id.  No tool argument reaches past that
+context.  Started without one, the server is the owner's and sees everything.
+
 The MCP SDK (the ``mcp`` extra, ``mcp`` 2.x) is imported only when a server is built, so the
 rest of memoryclaw neither needs it nor pays for importing it.
 
@@ -30,8 +36,9 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, cast
 
 from . import __version__
 from .api import Vault
-from .errors import ConfigError, InvalidInputError, MemoryclawError
+from .errors import ConfigError, InvalidInputError, MemoryclawError, NotFoundError
 from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, text_problem
+from .scopes import RecallContext
 from .server import BAD_ID, INVALID_REQUEST, METHODS, PARSE_ERROR, is_request_id
 
 if TYPE_CHECKING:
@@ -54,8 +61,35 @@ def _missing_sdk_message() -> str:
     return f"the MCP server needs mcp 2.x, found mcp {found}: pip install -U 'memoryclaw[mcp]'"
 
 
-def build_server(vault: Vault) -> "MCPServer[Any]":
-    """An MCP server whose tools work on ``vault`` (which the caller keeps open and closes).
+def _scope_params(context: RecallContext | None) -> dict[str, str]:
+    """The ``agent``/``session``/``kind`` params of the server's context (none: the owner)."""
+    if context is None:
+        return {}
+    return {key: value for key, value in context.as_dict().items() if value is not None}
+
+
+def _check_forget(
+    vault: Vault, context: RecallContext | None, query: str | None, ids: dict[str, str | None]
+) -> None:
+    """Refuse a forget reaching past the server's context: by query (which searches the
+    whole vault), or of a memory the context may not see (to it, that memory does not exist)."""
+    if context is None or context.is_terminal:
+        return
+    if query is not None:
+        raise InvalidInputError(
+            "query", "forgetting by query is for the owner's server (no --agent/--session/--kind)"
+        )
+    for kind, ident in ids.items():
+        if ident is not None:
+            try:
+                vault.get(ident, context=context)
+            except NotFoundError:
+                raise NotFoundError(kind, ident) from None
+
+
+def build_server(vault: Vault, context: RecallContext | None = None) -> "MCPServer[Any]":
+    """An MCP server whose tools work on ``vault`` (which the caller keeps open and closes),
+    for the conversation ``context`` names (None: the owner, who sees everything).
 
     Raises :class:`ConfigError` naming ``pip install 'memoryclaw[mcp]'`` when the SDK is missing.
     """
@@ -78,8 +112,13 @@ def build_server(vault: Vault) -> "MCPServer[Any]":
     # The tools are coroutines that call the vault directly: the SDK would run plain functions
     # in worker threads, and the index's SQLite connection belongs to the thread that opened
     # it.  Calls are short, and one at a time they also cannot race each other.
+    scope = _scope_params(context)
+
     def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
         try:
+            if method == "forget":
+                ids = {"episode": params.get("episode_id"), "fact": params.get("fact_id")}
+                _check_forget(vault, context, params.get("query"), ids)
             result: dict[str, Any] = METHODS[method](vault, params)
         except MemoryclawError as exc:
             raise ToolError(str(exc)) from None
@@ -109,7 +148,7 @@ def build_server(vault: Vault) -> "MCPServer[Any]":
         names (entity, field, value, age in days). Search before answering anything that may
         depend on earlier conversations; read an episode's details with memory_get.
         """
-        return call("search", {"query": query, "limit": limit})
+        return call("search", {"query": query, "limit": limit, **scope})
 
     @server.tool(
         name="memory_get",
@@ -127,7 +166,7 @@ def build_server(vault: Vault) -> "MCPServer[Any]":
         An episode comes with its summary, details, tags, entities, timestamp and the raw log
         it was made from; a fact with its entity, field, value, file and line.
         """
-        return call("get", {"id": id})
+        return call("get", {"id": id, **scope})
 
     @server.tool(
         name="memory_log",
@@ -157,9 +196,14 @@ def build_server(vault: Vault) -> "MCPServer[Any]":
         Logs are consolidated into searchable episodes later; secrets in the text are redacted
         when the vault is configured to. Returns the log's path and the turn's number.
         """
+        # A server for one conversation writes only there: a turn logged into another
+        # session would be recalled where this conversation's readers have no say.
+        if context is not None and context.session is not None and session != context.session:
+            raise ToolError(f"session: this server logs only to session {context.session!r}")
         return call(
             "log_turn",
             {
+                **scope,
                 "session": session,
                 "role": role,
                 "content": content,
@@ -208,11 +252,12 @@ def build_server(vault: Vault) -> "MCPServer[Any]":
     return server
 
 
-def run_stdio(vault: Vault) -> None:
-    """Serve ``vault``'s memory tools over stdin/stdout until the client disconnects."""
+def run_stdio(vault: Vault, context: RecallContext | None = None) -> None:
+    """Serve ``vault``'s memory tools, for ``context``, over stdin/stdout until the client
+    disconnects."""
     import anyio
 
-    anyio.run(_serve_checked, build_server(vault))
+    anyio.run(_serve_checked, build_server(vault, context))
 
 
 _Refusal = tuple[int, str]

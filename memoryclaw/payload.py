@@ -40,7 +40,61 @@ _SUMMARY_ONLY_FIRST = 3  # top episodes whose summary is shown even when no line
 # times this, though it may share no word with the query (chosen on LoCoMo dev: 0.5-1.0 all
 # help, 0.7 most).
 REPLY_SCORE = 0.7
-_TAG_RE = re.compile(r"</?\s*memoryclaw\s*>", re.IGNORECASE)
+
+# Recalled text is rendered as data (see ``_clean``).  Characters that hide or reorder text
+# are dropped: C0/C1 controls that are not whitespace (NUL ...), the Unicode format characters
+# (zero-width spaces and joiners, bidi overrides and isolates, invisible operators, the
+# "tag" letters U+E0000-E007F that spell text no one sees), Hangul fillers, the combining
+# grapheme joiner and the variation selectors beyond the 16 emoji ones.
+_HIDDEN_RE = re.compile(
+    "[\x00-\x08\x0e-\x1b\x7f-\x84\x86-\x9f\u00ad\u034f\u0600-\u0605\u061c\u06dd"
+    "\u070f\u0890\u0891\u08e2\u115f\u1160\u180e\u200b-\u200f\u202a-\u202e"
+    "\u2060-\u206f\u3164\ufeff\uffa0\ufff9-\ufffb\U000110bd\U000110cd"
+    "\U00013430-\U0001343f\U0001bca0-\U0001bca3\U0001d173-\U0001d17a\U000e0000-\U000e007f"
+    "\U000e0100-\U000e01ef]"
+)
+# A run of emoji variation selectors shows as one (or none): its tail can only carry data.
+_SELECTOR_RUN_RE = re.compile("([\ufe00-\ufe0f])[\ufe00-\ufe0f]+")
+# Markup a model may read as structure wherever it stands: our own tag (any case or
+# spacing, with or without its ">", so a cut-off one is caught too), chat-template tokens
+# (<|im_start|>, <<SYS>>, [INST] ...) and any XML-like tag (<system>, </s>, <instructions>).
+# Matched on the text's look-alike skeleton (_LOOKALIKES), so ＜/ｍemoryclaw＞ counts too.
+_MARKUP_RE = re.compile(
+    r"<<\s*/?\s*sys\s*>>"
+    r"|<\|[^<>|]{0,80}\|>"
+    r"|\[\s*/?\s*(?:inst|sys|system_prompt|available_tools|tool_calls|tool_results)\s*\]"
+    r"|<\s*/?\s*memoryclaw[^<>]{0,80}>?"
+    r"|</?[^\W\d_][\w:.-]{0,80}(?:\s[^<>]{0,200})?/?>",
+    re.IGNORECASE,
+)
+# What a defanged tag's brackets become: visibly brackets, but no tag to a model or a parser.
+_QUOTE_OPEN, _QUOTE_CLOSE = "‹", "›"
+# Cyrillic and Greek letters that look Latin, each followed by the letter it looks like.
+_LATIN_LOOKALIKES = (
+    "аa еe оo рp сc уy хx іi јj ѕs ԁd ӏl οo αa АA ВB ЕE КK МM НH ОO РP СC ТT ХX УY"
+    " ΑA ΒB ΕE ΗH ΙI ΚK ΜM ΝN ΟO ΡP ΤT ΥY ΧX"
+)
+# Characters written in place of those that spell markup, one for one (positions are kept):
+# fullwidth forms, bracket, slash and bar look-alikes, and Cyrillic and Greek letters that
+# look Latin.  Used only to find markup; the text shown keeps its own characters.
+_LOOKALIKES = str.maketrans(
+    {
+        **{chr(code): chr(code - 0xFEE0) for code in range(0xFF01, 0xFF5F)},
+        **dict.fromkeys("\u2039\u3008\u2329\u27e8\u27ea\u02c2\u1438\u276c\u276e\ufe64", "<"),
+        **dict.fromkeys("\u203a\u3009\u232a\u27e9\u27eb\u02c3\u1433\u276d\u276f\ufe65", ">"),
+        **dict.fromkeys("\u2044\u2215\u29f8\u2571", "/"),
+        **dict.fromkeys("\u2223\u01c0\u05c0", "|"),
+        **{pair[0]: pair[1] for pair in _LATIN_LOOKALIKES.split()},
+    }
+)
+# Markdown that opens a block when it starts a line (a heading, a quote, a code fence, a rule
+# or setext underline).  Recalled text never starts a line, but it may follow the payload's
+# bare indentation, so one at its start is escaped the markdown way.
+_BLOCK_START_RE = re.compile(r"#{1,6}(?=\s|$)|>|`{3}|~{3}|([-*_=])\s*\1\s*\1")
+# The tags of a recalled block a host put in front of a message: see strip_recalled.
+_OPEN_TAG_RE = re.compile(r"<\s*memoryclaw\s*>", re.IGNORECASE)
+_CLOSE_TAG_RE = re.compile(r"<\s*/\s*memoryclaw\s*>", re.IGNORECASE)
+_FRAME_NEXT_RE = re.compile(r"\s*" + re.escape(FRAME))
 
 
 def estimate_tokens(text: str) -> int:
@@ -77,10 +131,64 @@ class RetrievePayload:
 
 
 def _clean(text: str) -> str:
-    """One line of recalled text: no line breaks, no tag that could end the block."""
-    return _TAG_RE.sub(
-        lambda m: m.group(0).replace("<", "‹").replace(">", "›"), " ".join(text.split())
-    )
+    """Recalled text as quoted data: one line, nothing hidden, no markup, no block opener.
+
+    Line breaks of every kind (and tabs, and other whitespace) become one space; characters
+    that hide or reorder text are dropped; tags and chat-template tokens, however spelled,
+    get ``‹ ›`` for brackets (so a stored ``</memoryclaw>`` shows as ``‹/memoryclaw›`` and
+    cannot end the block); a heading, quote, fence or rule at the start is escaped with
+    ``\\``.  Ordinary sentences come out as they went in.
+    """
+    text = _SELECTOR_RUN_RE.sub(r"\1", _HIDDEN_RE.sub("", text))
+    text = _defang(" ".join(text.split()))
+    return "\\" + text if _BLOCK_START_RE.match(text) else text
+
+
+def _defang(text: str) -> str:
+    """``text`` with the outer brackets of its markup (``_MARKUP_RE``) made ``‹ ›``."""
+    skeleton = text.translate(_LOOKALIKES)
+    out, done = [], 0
+    for match in _MARKUP_RE.finditer(skeleton):
+        found = match.group(0)
+        opening = len(found) - len(found.lstrip("<["))
+        closing = len(found) - len(found.rstrip(">]"))
+        inner = text[match.start() + opening : match.end() - closing]
+        out += [text[done : match.start()], _QUOTE_OPEN * opening, inner, _QUOTE_CLOSE * closing]
+        done = match.end()
+    return "".join([*out, text[done:]])
+
+
+def strip_recalled(text: str) -> str:
+    """``text`` without the ``<memoryclaw>`` blocks in it.
+
+    A host may put the recalled block in front of the user's message and log the message
+    whole; what the block quotes is memory already, and logged again it would be consolidated
+    as something the user said.  A block ends at its close tag, or at the end of the text when
+    it was cut off after its frame line; an open tag alone is left as written.  The text
+    around a block keeps its own lines, blank lines next to the block dropped.
+    """
+    kept: list[str] = []
+    done = 0
+    closes = True  # until a search for a close tag fails: none after it can succeed
+    for tag in _OPEN_TAG_RE.finditer(text):
+        if tag.start() < done:
+            continue  # inside the block just taken out
+        close = _CLOSE_TAG_RE.search(text, tag.end()) if closes else None
+        closes = close is not None
+        if close is not None:
+            end = close.end()
+        elif _FRAME_NEXT_RE.match(text, tag.end()):
+            end = len(text)
+        else:
+            continue
+        kept.append(text[done : tag.start()])
+        done = end
+    if not kept:
+        return text
+    pieces = [kept[0], *(piece.lstrip(" \t").lstrip("\r\n") for piece in kept[1:])]
+    pieces = [piece.rstrip() for piece in pieces]
+    pieces.append(text[done:].lstrip(" \t").lstrip("\r\n"))
+    return "\n\n".join(piece for piece in pieces if piece.strip())
 
 
 def shorten(text: str, max_chars: int) -> str:
@@ -112,8 +220,8 @@ def _header(episode_id: str, timestamp: str, summary: str, quoted: str = "") -> 
     if statement and statement.rstrip('".…') in quoted:
         summary = head if " about " in head else ""
     summary = shorten(_clean(summary), HEADER_SUMMARY_CHARS)
-    day = human_date(timestamp[:10])
-    return f"- {episode_id} ({day}): {summary}" if summary else f"- {episode_id} ({day})"
+    day, shown = human_date(timestamp[:10]), _clean(episode_id)  # an id is hand-editable text
+    return f"- {shown} ({day}): {summary}" if summary else f"- {shown} ({day})"
 
 
 def _fact_matches_query(fact: FactResult) -> bool:

@@ -3,7 +3,9 @@
 One log file holds one segment of one agent session.  A turn goes to the session's open log
 unless that log has been silent for ``sessionIdleMinutes`` (by the turns' own timestamps),
 in which case the old log is closed and a new one started.  Writes hold the vault's ``logs``
-lock and replace the file atomically, so a reader never sees half a turn.
+lock and replace the file atomically, so a reader never sees half a turn.  A turn is written
+without the recalled ``<memoryclaw>`` blocks a host may have put in it (recalled memory is
+never stored, or consolidated, again as something said).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from .notes import (
     slugify,
     utc_iso,
 )
+from .payload import strip_recalled
 from .redact import redact
 from .scopes import KINDS, conversation_scope, parse_session_key, speaker_role
 from .vault import (
@@ -46,6 +49,9 @@ from .vault import (
 )
 
 MAX_TURN_CHARS = 1_000_000
+# memoryclaw's own tools (OpenClaw plugin, MCP): their results quote memories already stored
+RECALL_TOOLS = frozenset({"memory_search", "memory_get"})
+RECALLED_RESULT = "(recalled memories; not stored again)"
 # A turn from before this or from the future is a broken clock or input: accepted, it would
 # sort wrongly and keep its session's log from ever going idle (and being consolidated).
 EARLIEST_TURN = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -149,12 +155,13 @@ def _redacted(turn: NewTurn) -> NewTurn:
 
 
 def redacted_log(log: RawLog) -> RawLog:
-    """``log`` with every turn's text and every frontmatter string redacted: what
-    consolidation reads and keeps, whatever ``privacy.redactSecrets`` was when it was logged."""
+    """``log`` with every turn's text and every frontmatter string redacted, and no recalled
+    block in a turn: what consolidation reads and keeps, whatever ``privacy.redactSecrets``
+    was when it was logged and whoever wrote the log."""
     turns = tuple(
         replace(
             t,
-            content=redact(t.content),
+            content=redact(strip_recalled(t.content)),
             name=_redact_label(t.name),
             tool=_redact_label(t.tool),
             sender=_redact_label(t.sender),
@@ -285,7 +292,12 @@ def append_turns(
         touched: dict[str, _Segment] = {}
         for new in turns:
             segment = segments.get(new.session)
-            content = redact(new.content) if settings.privacy.redact_secrets else new.content
+            # a recalled block the host put in front of a message is memory already, not
+            # what was said: logged, it would come back from consolidation as a new memory
+            content = strip_recalled(new.content)
+            if new.role in ("tool", "tool_result") and new.tool in RECALL_TOOLS:
+                content = RECALLED_RESULT  # the same: what memory's own tools found is memory
+            content = redact(content) if settings.privacy.redact_secrets else content
             content = _clip(content)
             full = segment is not None and len(segment.text) + len(content) > LOG_PART_CHARS
             idle_for = segment is not None and segment.last and new.timestamp - segment.last > idle

@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from memoryclaw import Vault
 from memoryclaw.hooks import MemoryHooks
 from memoryclaw.transcripts import unprocessed_logs
 
@@ -155,3 +156,82 @@ def test_example_agent_loop_recalls_and_logs(
         assert log.meta["closed"]
     else:
         assert "</memoryclaw>" not in sent and "gone" in done.stderr  # a warning, not a failure
+
+
+# --------------------------------------------------------------------- scopes
+
+QUINN = "Quinn's email is quinn@zephyrine.example."
+QUINN_EMAIL = "quinn@zephyrine.example"
+ZED = "Zed's email is zed@grouphost.example."
+ZED_EMAIL = "zed@grouphost.example"
+GROUP_KEY = "agent:main:telegram:group:-1001"
+
+
+def _consolidate(vault_dir: Path) -> None:
+    with Vault(vault_dir, env={}) as vault:
+        vault.consolidate(all_logs=True)
+
+
+def _say(hooks: MemoryHooks, session: str, text: str, sender: str | None = None) -> None:
+    assert hooks.after_response(session, user=text, assistant="Noted.", sender=sender)
+    assert hooks.end_session(session)
+
+
+@pytest.mark.parametrize("share", [False, True], ids=["agents-apart", "shareAcrossAgents"])
+def test_one_agents_memories_are_not_recalled_for_another(vault_dir: Path, share: bool) -> None:
+    if share:
+        with (vault_dir / "memoryclaw.yaml").open("a") as config:
+            config.write("scopes:\n  shareAcrossAgents: true\n")
+    with (
+        MemoryHooks(vault_dir, agent="alpha", env={}) as alpha,
+        MemoryHooks(vault_dir, agent="beta", env={}) as beta,
+    ):
+        _say(alpha, "agent:alpha:main", QUINN)
+        _consolidate(vault_dir)
+        question = "What is Quinn's email?"
+        assert QUINN_EMAIL in (alpha.before_model(question, session="agent:alpha:main") or "")
+        seen_by_beta = beta.before_model(question, session="agent:beta:main") or ""
+        assert (QUINN_EMAIL in seen_by_beta) is share
+        # owner-level (hand-written) memories reach both agents' direct conversations
+        assert "020 7946 0321" in (beta.before_model("my dentist's phone number") or "")
+
+
+@pytest.mark.parametrize(
+    ("kind", "group_session"),
+    [(None, GROUP_KEY), ("group", "room-7")],
+    ids=["session-key-says-group", "kind-says-group"],
+)
+def test_a_direct_fact_stays_out_of_group_recall(
+    vault_dir: Path, kind: str | None, group_session: str
+) -> None:
+    with MemoryHooks(vault_dir, agent="main", env={}) as direct:
+        _say(direct, "agent:main:main", QUINN)
+    _consolidate(vault_dir)
+    question = "What is Quinn's email?"
+    with MemoryHooks(vault_dir, agent="main", env={}) as direct:
+        payload = direct.retrieve(question, session="agent:main:main")
+        assert payload is not None and QUINN_EMAIL in payload.context
+        assert any(f.value == QUINN_EMAIL for f in payload.facts)
+    with MemoryHooks(vault_dir, agent="main", kind=kind, env={}) as group:
+        payload = group.retrieve(question, session=group_session)
+        assert payload is not None and QUINN_EMAIL not in payload.context
+        assert not payload.facts and not payload.episodes
+
+
+def test_a_participants_fact_waits_in_pending_and_is_not_recalled(vault_dir: Path) -> None:
+    with MemoryHooks(vault_dir, agent="main", env={}) as group:
+        _say(group, GROUP_KEY, ZED, sender="tg:9")
+        [log] = [g for g in unprocessed_logs(vault_dir) if g.session == GROUP_KEY]
+        assert log.turns[0].role == "participant" and log.meta["kind"] == "group"
+        _consolidate(vault_dir)
+        pending = (vault_dir / "semantic" / "_pending.md").read_text()
+        assert f"- UNTRUSTED Zed: {ZED_EMAIL} (said by [tg:9] in group:" in pending
+        for path in (vault_dir / "semantic").glob("*.md"):
+            if path.name != "_pending.md":
+                assert ZED_EMAIL not in path.read_text(), path
+        for hooks, session in [(group, GROUP_KEY), (group, "agent:main:main")]:
+            payload = hooks.retrieve("What is Zed's email?", session=session)
+            assert payload is not None
+            assert not [f for f in payload.facts if ZED_EMAIL in f.value], session
+    with Vault(vault_dir, env={}) as vault:
+        assert not [f for f in vault.search("Zed email").facts if ZED_EMAIL in f.value]

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
@@ -31,10 +32,14 @@ TOOLS = {"memory_search", "memory_get", "memory_log", "memory_forget"}
 
 
 @asynccontextmanager
-async def connect(vault_dir: Path, stderr: Path) -> AsyncIterator[ClientSession]:
-    """A session with ``python -m memoryclaw --vault VAULT mcp``; its stderr goes to ``stderr``."""
+async def connect(vault_dir: Path, stderr: Path, *flags: str) -> AsyncIterator[ClientSession]:
+    """A session with ``python -m memoryclaw --vault VAULT mcp FLAGS``; its stderr goes to
+    ``stderr``."""
     params = StdioServerParameters(
-        command=sys.executable, args=["-m", "memoryclaw", "--vault", str(vault_dir), "mcp"]
+        command=sys.executable,
+        args=["-m", "memoryclaw", "--vault", str(vault_dir), "mcp", *flags],
+        # the SDK passes on only a few variables by default (PYTHONPATH is not one of them)
+        env={k: v for k, v in os.environ.items() if not k.startswith("MEMORYCLAW_")},
     )
     with stderr.open("w", encoding="utf-8") as errlog:
         async with (
@@ -46,13 +51,17 @@ async def connect(vault_dir: Path, stderr: Path) -> AsyncIterator[ClientSession]
 
 
 def with_server(
-    vault_dir: Path, tmp_path: Path, scenario: Callable[[ClientSession], Awaitable[None]]
+    vault_dir: Path,
+    tmp_path: Path,
+    scenario: Callable[[ClientSession], Awaitable[None]],
+    *flags: str,
 ) -> None:
-    """Run ``scenario`` against a fresh server; the server must not have printed a traceback."""
+    """Run ``scenario`` against a fresh server (started with ``flags``); the server must not
+    have printed a traceback."""
     stderr = tmp_path / "mcp-stderr.txt"
 
     async def main() -> None:
-        async with connect(vault_dir, stderr) as session:
+        async with connect(vault_dir, stderr, *flags) as session:
             await scenario(session)
 
     anyio.run(main)
@@ -329,3 +338,121 @@ def test_invalid_messages_get_json_rpc_errors_and_the_server_keeps_serving(
             probe = client.ask(PROBE)
             assert probe["id"] == "probe" and {t["name"] for t in probe["result"]["tools"]} == TOOLS
         assert "Traceback" not in client.finish()
+
+
+# ---------------------------------------------------------------- one conversation's server
+
+QUINN, QUINN_EMAIL = "Quinn's email is quinn@zephyrine.example.", "quinn@zephyrine.example"
+ZED, ZED_EMAIL = "Zed's email is zed@grouphost.example.", "zed@grouphost.example"
+ALPHA = ("--agent", "alpha", "--session", "agent:alpha:main")
+GROUP_KEY = "agent:alpha:telegram:group:-1001"
+
+
+def _log_as(vault_dir: Path, tmp_path: Path, flags: tuple[str, ...], text: str) -> str:
+    """Log ``text`` and a reply through a server started with ``flags``; the session key."""
+    session_key = flags[flags.index("--session") + 1]
+
+    async def scenario(session: ClientSession) -> None:
+        for role, content in [("user", text), ("assistant", "Noted.")]:
+            turn = {"session": session_key, "role": role, "content": content}
+            ok(await session.call_tool("memory_log", turn))
+
+    with_server(vault_dir, tmp_path, scenario, *flags)
+    return session_key
+
+
+def _consolidate(vault_dir: Path) -> None:
+    with Vault(vault_dir, env={}) as vault:
+        vault.consolidate(all_logs=True)
+
+
+@pytest.mark.parametrize(
+    ("flags", "sees", "direct"),
+    [
+        (ALPHA, True, True),
+        (("--agent", "beta", "--session", "agent:beta:main"), False, True),
+        (("--agent", "beta"), False, True),
+        (("--agent", "alpha", "--session", GROUP_KEY), False, False),
+        (("--agent", "alpha", "--session", "room-7", "--kind", "group"), False, False),
+        ((), True, True),
+    ],
+    ids=["same-agent", "other-agent", "other-agent-no-session", "group-key", "group-kind", "owner"],
+)
+def test_a_server_for_one_conversation_sees_only_its_memories(
+    vault_dir: Path, tmp_path: Path, flags: tuple[str, ...], sees: bool, direct: bool
+) -> None:
+    _log_as(vault_dir, tmp_path, ALPHA, QUINN)
+    _consolidate(vault_dir)
+    with Vault(vault_dir, env={}) as vault:
+        [fact] = [f for f in vault.search("Quinn email").facts if f.value == QUINN_EMAIL]
+        assert fact.agent == "alpha" and fact.scope == "direct"
+
+    async def scenario(session: ClientSession) -> None:
+        found = ok(await session.call_tool("memory_search", {"query": "Quinn email"}))
+        assert any(f["value"] == QUINN_EMAIL for f in found["facts"]) is sees
+        assert any("quinn" in r["path"] for r in found["results"]) is sees
+        got = await session.call_tool("memory_get", {"id": fact.id})
+        if sees:
+            assert ok(got)["value"] == QUINN_EMAIL
+        else:
+            assert error(got) == f"no memory with id {fact.id!r}"
+        # hand-written, owner-level memories: only in direct conversations
+        dentist = ok(await session.call_tool("memory_search", {"query": "dentist phone"}))
+        assert bool(dentist["facts"]) is direct
+
+    with_server(vault_dir, tmp_path, scenario, *flags)
+
+
+def test_a_group_server_files_what_participants_say_as_untrusted(
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    group = ("--agent", "alpha", "--session", GROUP_KEY)
+    _log_as(vault_dir, tmp_path, group, ZED)
+    [log] = [g for g in unprocessed_logs(vault_dir) if g.session == GROUP_KEY]
+    assert [t.role for t in log.turns] == ["participant", "assistant"]
+    assert log.meta["agent"] == "alpha" and log.meta["kind"] == "group"
+    _consolidate(vault_dir)
+    pending = (vault_dir / "semantic" / "_pending.md").read_text()
+    assert f"- UNTRUSTED Zed: {ZED_EMAIL} (said by" in pending
+    for path in (vault_dir / "semantic").glob("*.md"):
+        if path.name != "_pending.md":
+            assert ZED_EMAIL not in path.read_text(), path
+
+    async def scenario(session: ClientSession) -> None:
+        found = ok(await session.call_tool("memory_search", {"query": "Zed email"}))
+        assert not [f for f in found["facts"] if ZED_EMAIL in f["value"]]
+        assert found["results"]  # the group's own episode is recalled there, as an episode
+
+    with_server(vault_dir, tmp_path, scenario, *group)
+
+
+def test_tool_arguments_cannot_reach_past_the_servers_conversation(
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    with Vault(vault_dir, env={}) as vault:
+        [dentist] = [f for f in vault.search("dentist phone").facts if "0321" in f.value]
+        episodes = sorted(p.name for p in (vault_dir / "episodes").iterdir())
+    group = ("--agent", "alpha", "--session", GROUP_KEY)
+
+    async def scenario(session: ClientSession) -> None:
+        tools = {tool.name for tool in (await session.list_tools()).tools}
+        assert tools == TOOLS
+        elsewhere = {"session": "agent:alpha:main", "role": "user", "content": QUINN}
+        refused = error(await session.call_tool("memory_log", elsewhere))
+        assert refused == f"session: this server logs only to session {GROUP_KEY!r}"
+        by_query = {"query": "dentist", "confirm": True}
+        assert "for the owner" in error(await session.call_tool("memory_forget", by_query))
+        unseen = await session.call_tool("memory_forget", {"fact_id": dentist.id})
+        assert error(unseen) == f"no fact with id {dentist.id!r}"
+        dry = {"query": "dentist", "dry_run": True}
+        assert "for the owner" in error(await session.call_tool("memory_forget", dry))
+
+    with_server(vault_dir, tmp_path, scenario, *group)
+    assert sorted(p.name for p in (vault_dir / "episodes").iterdir()) == episodes
+    assert "0321" in (vault_dir / dentist.path).read_text()
+    assert not [g for g in unprocessed_logs(vault_dir) if g.session == "agent:alpha:main"]
+
+
+def test_the_mcp_command_refuses_an_unknown_kind(vault_dir: Path) -> None:
+    result = CliRunner().invoke(cli, ["--vault", str(vault_dir), "mcp", "--kind", "party"])
+    assert result.exit_code == 2 and "party" in result.output

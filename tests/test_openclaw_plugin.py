@@ -68,10 +68,16 @@ class OpenClaw:
             check=False,
         )
 
-    def agent(self, message: str, session: str) -> tuple[subprocess.CompletedProcess[str], str]:
-        """One real agent turn; the process and the text of the last model request it made."""
+    def agent(
+        self, message: str, session: str | None = None, *, agent: str | None = None, key: str = ""
+    ) -> tuple[subprocess.CompletedProcess[str], str]:
+        """One real agent turn (of ``agent``, in session id ``session`` or session key ``key``);
+        the process and the text of the first model request it made."""
         seen = len(self.model.chat_requests())
-        done = self.run("agent", "--local", "-m", message, "--session-id", session)
+        target = ["--session-id", session] if session else ["--session-key", key]
+        done = self.run(
+            "agent", "--local", "-m", message, *target, *(["--agent", agent] if agent else [])
+        )
         assert done.returncode == 0, done.stdout + done.stderr
         fresh = self.model.chat_requests()[seen:]
         assert fresh, "OpenClaw never called the model"
@@ -175,6 +181,55 @@ def test_memory_search_tool_call_returns_openclaw_shaped_results(openclaw: OpenC
     assert any("020 7946 0321" in hit["snippet"] for hit in result["results"])
     logged = _session_log(openclaw.vault, "agent:main:explicit:tool-1")
     assert "tool_call: " in logged and "tool_result: " in logged
+
+
+QUINN, QUINN_EMAIL = "Quinn's email is quinn@zephyrine.example.", "quinn@zephyrine.example"
+
+
+def _memory_block(prompt: str) -> str:
+    if "<memoryclaw>" not in prompt:
+        return ""
+    return prompt[prompt.index("<memoryclaw>") : prompt.index("</memoryclaw>")]
+
+
+def test_each_agent_recalls_only_its_own_memories(openclaw: OpenClaw) -> None:
+    """Two agents of one OpenClaw (``agents.entries``) share the vault: a fact agent ``main``
+    was told, logged by the plugin's agent_end and consolidated, reaches ``main``'s next
+    prompt and never the other agent's."""
+    openclaw.patch({"agents": {"entries": {"main": {"default": True}, "ops": {}}}})
+    openclaw.agent(QUINN, "quinn-1", agent="main")
+    logged = _session_log(openclaw.vault, "agent:main:explicit:quinn-1")
+    assert f"user: {QUINN}" in logged
+    consolidated = openclaw.memoryclaw("consolidate", "--all", "--json")
+    assert consolidated.returncode == 0, consolidated.stderr
+    assert json.loads(consolidated.stdout)["facts_added"] >= 1
+
+    _, other = openclaw.agent("What is Quinn's email?", "quinn-ops", agent="ops")
+    assert QUINN_EMAIL not in other
+    _, own = openclaw.agent("What is Quinn's email?", "quinn-2", agent="main")
+    assert QUINN_EMAIL in _memory_block(own)
+    # both are the owner's direct conversations: owner-level notes reach either agent
+    _, dentist = openclaw.agent("What is my dentist's phone number?", "dentist-ops", agent="ops")
+    assert "020 7946 0321" in _memory_block(dentist)
+    ops_log = [g for g in unprocessed_logs(openclaw.vault) if g.session.endswith("dentist-ops")]
+    assert [g.meta["agent"] for g in ops_log] == ["ops"]
+
+
+def test_a_group_session_gets_no_direct_memories(openclaw: OpenClaw) -> None:
+    """A group conversation driven through OpenClaw itself: ``openclaw agent --session-key
+    agent:main:telegram:group:-100123`` runs a real turn under a Telegram group's session key
+    (no Telegram account needed), so the plugin sees the key OpenClaw gives group chats.
+    Neither hand-written notes nor what the owner said in direct chats reach its prompt."""
+    key = "agent:main:telegram:group:-100123"
+    done, prompt = openclaw.agent("What is my dentist's phone number?", key=key)
+    assert REPLY in done.stdout
+    assert "020 7946 0321" not in _memory_block(prompt)
+    assert "Brightsmile" not in _memory_block(prompt)
+    _, asked = openclaw.agent("What is Quinn's email?", key=key)
+    assert QUINN_EMAIL not in asked
+    [log] = [g for g in unprocessed_logs(openclaw.vault) if g.session == key]
+    assert log.meta["kind"] == "group" and log.meta["scope"] == "group:telegram:group:-100123"
+    assert log.turns[0].role == "participant"  # no ownerIds: a group's user is not the owner
 
 
 def test_a_failing_memoryclaw_never_fails_the_turn(openclaw: OpenClaw) -> None:

@@ -14,6 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from memoryclaw import Vault
 from memoryclaw import server as server_module
 from memoryclaw.inputs import MAX_LINE_BYTES
 from memoryclaw.server import (
@@ -28,6 +29,7 @@ from memoryclaw.server import (
 from memoryclaw.transcripts import MAX_TURN_CHARS, unprocessed_logs
 
 from .line_client import limit_memory, line_client
+from .test_transcripts import REAL, recalled_block, vault_text
 
 
 @pytest.fixture
@@ -367,3 +369,129 @@ def test_every_reply_is_one_json_line(
         assert reply["error"]["message"].startswith(expected["error"]["message"])
         reply["error"]["message"] = expected["error"]["message"]
     assert reply == expected
+
+
+def test_real_process_never_consolidates_a_recalled_block_as_new_memory(tmp_path: Path) -> None:
+    """What the OpenClaw plugin does with a prompt it prepended the block to: log the user's
+    message whole through log_turn; the block is left out, the message's own words kept."""
+    block = recalled_block(tmp_path)
+    vault = tmp_path / "vault"
+    Vault.init(vault, env={}).close()
+    with line_client(vault, "serve", "--stdio") as client:
+        turns = [("user", f"{block}\n\n{REAL}"), ("assistant", "Let me check.")]
+        for n, (role, content) in enumerate(turns, 1):
+            params = {"session": "agent:main:x", "role": role, "content": content}
+            request = {"id": n, "method": "log_turn", "params": params}
+            assert "result" in client.ask(json.dumps(request).encode())
+        ask = {"id": 3, "method": "retrieve", "params": {"query": "Alex email phone"}}
+        recent = client.ask(json.dumps(ask).encode())["result"]["context"]
+        assert "evil" not in recent and "7946 0111" not in recent
+        for n, method in enumerate(["end_session", "consolidate"], 4):
+            params = {"session": "agent:main:x"} if method == "end_session" else {}
+            reply = client.ask(json.dumps({"id": n, "method": method, "params": params}).encode())
+            assert "result" in reply, reply
+        later = client.ask(json.dumps({**ask, "id": 6}).encode())["result"]["context"]
+        assert "evil" not in later and "7946 0111" not in later
+        assert client.finish() == ""
+    stored = vault_text(vault)
+    assert "7946 0555" in stored  # the message's own words became memory
+    assert "evil" not in stored and "7946 0111" not in stored
+    assert "memoryclaw" not in stored.lower()
+
+
+# ------------------------------------------------------------ scopes, through the process
+
+QUINN, QUINN_EMAIL = "Quinn's email is quinn@zephyrine.example.", "quinn@zephyrine.example"
+ZED, ZED_EMAIL = "Zed's email is zed@grouphost.example.", "zed@grouphost.example"
+GROUP_KEY = "agent:main:telegram:group:-1001"
+
+
+class _Rpc:
+    """Numbered requests to a running ``serve --stdio``; each must succeed."""
+
+    def __init__(self, client: Any) -> None:
+        self.client = client
+        self.ident = 0
+
+    def __call__(self, method: str, **params: Any) -> Any:
+        self.ident += 1
+        line = json.dumps({"id": self.ident, "method": method, "params": params})
+        reply = self.client.ask(line.encode())
+        assert reply["id"] == self.ident and "result" in reply, reply
+        return reply["result"]
+
+    def say(self, session: str, text: str, **who: str) -> None:
+        """A user turn and a reply in ``session``, then the session closed."""
+        self("log_turn", session=session, role="user", content=text, **who)
+        agent = {"agent": who["agent"]} if "agent" in who else {}
+        self("log_turn", session=session, role="assistant", content="Noted.", **agent)
+        self("end_session", session=session)
+
+
+@pytest.mark.parametrize("share", [False, True], ids=["agents-apart", "shareAcrossAgents"])
+def test_real_process_keeps_agents_apart(vault_dir: Path, share: bool) -> None:
+    if share:
+        with (vault_dir / "memoryclaw.yaml").open("a") as config:
+            config.write("scopes:\n  shareAcrossAgents: true\n")
+    with line_client(vault_dir, "serve", "--stdio") as client:
+        rpc = _Rpc(client)
+        rpc.say("agent:alpha:main", QUINN, agent="alpha")
+        rpc("consolidate", all=True)
+        question = "What is Quinn's email?"
+        alpha = rpc("retrieve", query=question, agent="alpha", session="agent:alpha:main")
+        beta = rpc("retrieve", query=question, agent="beta", session="agent:beta:main")
+        assert QUINN_EMAIL in alpha["context"]
+        assert (QUINN_EMAIL in beta["context"]) is share
+        found = rpc("search", query="Quinn email", agent="beta", explain_scope=True)
+        assert any(f["value"] == QUINN_EMAIL for f in found["facts"]) is share
+        assert found["context"]["agent"] == "beta"
+        withheld = json.dumps(found.get("withheld", []))
+        assert ("shareAcrossAgents" in withheld) is not share
+        fact = next(f for f in rpc("search", query="Quinn email")["facts"] if f["agent"] == "alpha")
+        by_beta = {"id": "x", "method": "get", "params": {"id": fact["id"], "agent": "beta"}}
+        reply = client.ask(json.dumps(by_beta).encode())
+        assert ("result" in reply) is share, reply
+        assert client.finish() == ""
+
+
+@pytest.mark.parametrize(
+    "group",
+    [{"session": GROUP_KEY}, {"session": "room-7", "kind": "group"}],
+    ids=["session-key-says-group", "kind-says-group"],
+)
+def test_real_process_keeps_direct_facts_out_of_groups(
+    vault_dir: Path, group: dict[str, str]
+) -> None:
+    with line_client(vault_dir, "serve", "--stdio") as client:
+        rpc = _Rpc(client)
+        rpc.say("agent:main:main", QUINN, agent="main")
+        rpc("consolidate", all=True)
+        question = "What is Quinn's email?"
+        direct = rpc("retrieve", query=question, agent="main", session="agent:main:main")
+        assert QUINN_EMAIL in direct["context"]
+        assert any(f["value"] == QUINN_EMAIL for f in direct["facts"])
+        there = rpc("retrieve", query=question, agent="main", **group)
+        assert QUINN_EMAIL not in there["context"] and not there["facts"]
+        found = rpc("search", query="Quinn email", agent="main", **group)
+        assert not found["facts"] and not found["results"]
+        assert client.finish() == ""
+
+
+def test_real_process_files_a_participants_fact_as_untrusted(vault_dir: Path) -> None:
+    with line_client(vault_dir, "serve", "--stdio") as client:
+        rpc = _Rpc(client)
+        rpc.say(GROUP_KEY, ZED, agent="main", sender="tg:9", name="Zed")
+        [log] = [g for g in unprocessed_logs(vault_dir) if g.session == GROUP_KEY]
+        assert [t.role for t in log.turns] == ["participant", "assistant"]
+        assert rpc("consolidate", all=True)["pending"] >= 1
+        pending = (vault_dir / "semantic" / "_pending.md").read_text()
+        assert f"- UNTRUSTED Zed: {ZED_EMAIL} (said by Zed [tg:9] in group:" in pending
+        for path in (vault_dir / "semantic").glob("*.md"):
+            if path.name != "_pending.md":
+                assert ZED_EMAIL not in path.read_text(), path
+        for context in [{"session": GROUP_KEY, "agent": "main"}, {}]:
+            found = rpc("search", query="Zed email", **context)
+            assert not [f for f in found["facts"] if ZED_EMAIL in f["value"]], context
+            payload = rpc("retrieve", query="What is Zed's email?", **context)
+            assert not [f for f in payload["facts"] if ZED_EMAIL in f["value"]], context
+        assert client.finish() == ""

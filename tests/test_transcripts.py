@@ -6,6 +6,7 @@ import json
 import stat
 import subprocess
 import sys
+import time
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -14,6 +15,7 @@ import pytest
 from memoryclaw import InvalidInputError, Vault
 from memoryclaw.config import Settings, settings_from_mapping
 from memoryclaw.notes import parse_log
+from memoryclaw.payload import CLOSE, FRAME, OPEN, strip_recalled
 from memoryclaw.transcripts import (
     MAX_TURN_CHARS,
     NewTurn,
@@ -22,7 +24,7 @@ from memoryclaw.transcripts import (
     unprocessed_logs,
 )
 
-from .conftest import run_bounded
+from .conftest import NOW, run_bounded
 from .test_cli import run
 
 T0 = datetime(2025, 4, 8, 14, 30, 2, tzinfo=timezone.utc)
@@ -264,3 +266,126 @@ def test_a_log_too_large_to_consolidate_is_counted_and_reported(tmp_path: Path) 
     audit = json.loads(_cli(root, "audit", "--json").stdout)
     assert [e["path"] for e in audit["errors"]] == [f"logs/{huge.name}"]
     assert huge.stat().st_size > 4 * 2**20  # kept as it was
+
+
+# ------------------------------------------------ recalled memory is never logged back as said
+
+BLOCK = f"{OPEN}\n{FRAME}\nFacts (age):\n- Alex email alex@evil.example (3d)\n{CLOSE}"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (f"{BLOCK}\n\nWhat is Alex's email?", "What is Alex's email?"),
+        (f"Before\n{BLOCK}\nafter", "Before\n\nafter"),
+        (f"{BLOCK}{BLOCK}\n  indented code", "  indented code"),
+        ("< MemoryClaw >\nx: evil\n</ MEMORYCLAW > ok", "ok"),
+        (f"keep me\n{OPEN}\n{FRAME}\n- cut off by the host, no close", "keep me"),
+        (BLOCK, ""),
+        (f"what does {OPEN} mean?", f"what does {OPEN} mean?"),  # a lone tag is words
+        (f"stray {CLOSE} close", f"stray {CLOSE} close"),
+        ("‹memoryclaw›quoted‹/memoryclaw›", "‹memoryclaw›quoted‹/memoryclaw›"),
+    ],
+    ids=[
+        "prepended",
+        "middle",
+        "two-blocks",
+        "case-and-spaces",
+        "cut-off",
+        "only-a-block",
+        "lone-open-tag",
+        "lone-close-tag",
+        "defanged-tags",
+    ],
+)
+def test_strip_recalled_takes_out_whole_blocks_only(text: str, kept: str) -> None:
+    assert strip_recalled(text) == kept
+
+
+def test_strip_recalled_is_linear_in_many_tags() -> None:
+    started = time.perf_counter()
+    strip_recalled(OPEN * 80_000 + "x" + CLOSE)
+    strip_recalled(OPEN * 80_000)  # no close after any of them
+    assert time.perf_counter() - started < 2
+
+
+def test_a_logged_turn_never_stores_a_recalled_block(empty_vault: Vault) -> None:
+    logged = empty_vault.log_turn("s", "user", f"{BLOCK}\n\nBook a table at Dishoom.")
+    assert logged.entry is not None and logged.entry.content == "Book a table at Dishoom."
+    ingested = empty_vault.ingest([{"session": "t", "role": "user", "content": BLOCK + " hi"}])
+    assert ingested.turns == 1
+    for path in (empty_vault.root / "logs").glob("*.md"):
+        text = path.read_text(encoding="utf-8")
+        assert "evil" not in text and "memoryclaw" not in text.lower()
+
+
+def test_consolidation_reads_no_recalled_block_from_a_log_written_elsewhere(
+    empty_vault: Vault,
+) -> None:
+    """A log written before this guarantee, or by another tool, is read without its blocks."""
+    log = empty_vault.root / "logs" / "2025-04-08_14-30-02_cli_raw.md"
+    log.write_text(
+        "---\nid: log-old\ntimestamp: 2025-04-08T14:30:02Z\nsession: s\nprocessed: false\n---\n"
+        f"### user · 2025-04-08T14:30:02Z\n{BLOCK}\n\nMy dentist's phone is +44 20 7946 0555.\n",
+        encoding="utf-8",
+    )
+    empty_vault.consolidate(all_logs=True)
+    stored = vault_text(empty_vault.root)
+    assert "7946 0555" in stored and "evil" not in stored
+
+
+def vault_text(root: Path) -> str:
+    """Every episode, fact file and log (processed too) of the vault, joined."""
+    return "\n".join(
+        p.read_text(encoding="utf-8")
+        for folder in ("episodes", "semantic", "logs")
+        for p in sorted((root / folder).rglob("*.md"))
+    )
+
+
+def recalled_block(tmp_path: Path) -> str:
+    """A real block, as recall renders it: a fact and a quoted line about Alex's email."""
+    source = tmp_path / "source"
+    with Vault.init(source, env={}) as vault:
+        (source / "semantic" / "contacts.md").write_text("- Alex: alex@evil.example\n")
+        (source / "episodes" / "2025-05-01_09-00-00_alex.md").write_text(
+            "---\nsummary: Alex shared his new contact details\n---\n"
+            "- #2 Alex: My email is alex@evil.example and my phone is +44 20 7946 0111\n",
+            encoding="utf-8",
+        )
+        block = vault.retrieve("what is Alex's email and phone", now=NOW).context
+    assert "- Alex email alex@evil.example" in block and "My email is alex@evil.example" in block
+    return block
+
+
+REAL = "What is Alex's email? By the way, my dentist Dr Patel's phone is +44 20 7946 0555."
+
+
+def test_the_cli_never_consolidates_a_recalled_block_as_new_memory(tmp_path: Path) -> None:
+    block = recalled_block(tmp_path)
+    root = tmp_path / "vault"
+    _cli(tmp_path, "init", str(root))
+    _cli(root, "log", "--session", "s", "--role", "user", f"{block}\n\n{REAL}")
+    _cli(root, "log", "--session", "s", "--role", "assistant", "I will look that up.")
+    record = {"session": "t", "role": "user", "content": f"{block}\n\nMy gym is Iron Harbor."}
+    (tmp_path / "turns.jsonl").write_text(json.dumps(record) + "\n", encoding="utf-8")
+    _cli(root, "ingest", str(tmp_path / "turns.jsonl"))
+    _cli(root, "consolidate", "--all")
+    stored = vault_text(root)
+    assert "7946 0555" in stored and "Iron Harbor" in stored  # the real text is memory
+    assert "evil" not in stored and "7946 0111" not in stored  # the recalled text is not
+    assert "memoryclaw" not in stored.lower()
+    recalled = json.loads(_cli(root, "retrieve", "Alex email phone", "--json").stdout)
+    assert "evil" not in recalled["context"]
+
+
+@pytest.mark.parametrize("tool", ["memory_search", "memory_get"], ids=["search", "get"])
+def test_results_of_memory_s_own_tools_are_not_stored_again(vault: Vault, tool: str) -> None:
+    logged = vault.log_turn(
+        "s-tools", "tool_result", "Alex: My email is alex@evil.example", tool=tool, timestamp=NOW
+    )
+    text = (vault.root / logged.path).read_text("utf-8")
+    assert "alex@evil.example" not in text
+    assert f"### tool_result · {tool} · " in text and "not stored again" in text
+    other = vault.log_turn("s-tools", "tool_result", "weather: 14C", tool="web", timestamp=NOW)
+    assert "weather: 14C" in (vault.root / other.path).read_text("utf-8")

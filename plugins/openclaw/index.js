@@ -4,7 +4,10 @@
 //   agent_end           -> log_turn for the turn's user, assistant and tool messages
 //   session_end         -> end_session, so the log can be consolidated
 //   memory_search, memory_get tools, with results shaped like OpenClaw's own memory tools
+//   registerMemoryCapability -> a search runtime whose authorizeSearchHits asks memoryclaw
 //
+// Every call names who asks (agent, session key) so memoryclaw recalls, and logs, only what
+// that conversation may see (see memoryclaw's scopes).
 // Everything goes through one `memoryclaw serve --stdio` child per process (bridge.js).
 // Recall and capture fail open: an error or timeout is a warning in OpenClaw's log and the
 // turn goes on without memory.
@@ -13,6 +16,9 @@ import { MemoryclawBridge } from "./bridge.js";
 
 const PLUGIN_ID = "memoryclaw";
 const TOOL_TEXT_LIMIT = 4000; // tool arguments and results are logged up to this many chars
+// OpenClaw's own default agent id; a context without one is still an agent's, never the
+// owner at the terminal (who would see everything).
+const DEFAULT_AGENT = "main";
 
 export const DEFAULTS = Object.freeze({
   vaultPath: "",
@@ -130,6 +136,25 @@ export function turnsOf(messages) {
   return turns;
 }
 
+/**
+ * Who asks, from an OpenClaw hook or tool context, as memoryclaw's `agent` and `session`.
+ *
+ * OpenClaw 2026.9.x gives hooks and tools no chat type, so no `kind` is sent: memoryclaw
+ * reads it from the session key (`agent:<id>:<channel>:group:<id>` is a group, and so on).
+ */
+export function contextOf(ctx) {
+  const context = { agent: String(ctx?.agentId || DEFAULT_AGENT) };
+  const session = ctx?.sessionKey ?? ctx?.sessionId;
+  if (session) context.session = String(session);
+  return context;
+}
+
+/** The sender id OpenClaw gives for a channel-originated turn, or undefined. */
+export function senderOf(ctx) {
+  const sender = ctx?.senderId ?? ctx?.channelContext?.sender?.id;
+  return sender === undefined || sender === null || sender === "" ? undefined : String(sender);
+}
+
 function jsonResult(payload) {
   return { content: [{ type: "text", text: JSON.stringify(payload, null, 2) }], details: payload };
 }
@@ -203,12 +228,16 @@ export default {
     if (options.autoRecall) {
       api.on(
         "before_prompt_build",
-        async (event) => {
+        async (event, ctx) => {
           const query =
             typeof event?.currentUserMessage === "string" ? event.currentUserMessage : event?.prompt;
           if (typeof query !== "string" || !query.trim()) return undefined;
           try {
-            const payload = await bridge().request("retrieve", { query }, options.recallTimeoutMs);
+            const payload = await bridge().request(
+              "retrieve",
+              { query, ...contextOf(ctx) },
+              options.recallTimeoutMs,
+            );
             return payload?.context ? { prependContext: payload.context } : undefined;
           } catch (err) {
             warn(logger, "recall", err);
@@ -228,13 +257,16 @@ export default {
             logger.warn("memoryclaw: turn not logged: OpenClaw gave no session key");
             return;
           }
-          const shared = { session };
-          if (ctx.agentId) shared.agent = String(ctx.agentId);
+          const shared = { ...contextOf(ctx), session };
           const channel = ctx.channel ?? ctx.messageProvider;
           if (channel) shared.channel = String(channel);
+          // Who wrote the user turn decides, in a group, whether it is the owner's words.
+          const sender = senderOf(ctx);
           try {
             for (const turn of turnsOf(event?.messages)) {
-              await bridge().request("log_turn", { ...shared, ...turn }, options.captureTimeoutMs);
+              const params = { ...shared, ...turn };
+              if (turn.role === "user" && sender) params.sender = sender;
+              await bridge().request("log_turn", params, options.captureTimeoutMs);
             }
           } catch (err) {
             warn(logger, "logging the turn", err);
@@ -253,86 +285,178 @@ export default {
       });
     }
 
-    api.registerTool({
-      name: "memory_search",
-      label: "Memory Search",
-      description:
-        "Search long-term memory (memoryclaw vault: episodes and facts) by keywords before " +
-        "answering questions about prior work, decisions, dates, people, preferences or todos. " +
-        "Each result has path, startLine, endLine, score, snippet; read more with memory_get.",
-      parameters: {
-        type: "object",
-        properties: {
-          query: { type: "string", description: "What to look for, in plain words." },
-          maxResults: { type: "integer", minimum: 1 },
-          minScore: { type: "number" },
-        },
-        required: ["query"],
-        additionalProperties: false,
-      },
-      async execute(_toolCallId, params) {
-        try {
-          const limit = Number.isInteger(params?.maxResults) ? params.maxResults : undefined;
-          const found = await bridge().request(
-            "search",
-            { query: String(params?.query ?? ""), ...(limit ? { limit } : {}) },
-            options.toolTimeoutMs,
-          );
-          return jsonResult(searchResult(found, params ?? {}));
-        } catch (err) {
-          warn(logger, "memory_search", err);
-          return jsonResult({
-            results: [],
-            disabled: true,
-            unavailable: true,
-            provider: PLUGIN_ID,
-            error: String(err?.message ?? err),
-          });
-        }
-      },
+    // Tool factories: OpenClaw makes the tools for each run with its context, so a search or
+    // read answers only what that agent's session may see.
+    api.registerTool((ctx) => searchTool(bridge, options, logger, contextOf(ctx)), {
+      names: ["memory_search"],
     });
+    api.registerTool((ctx) => getTool(bridge, options, contextOf(ctx)), { names: ["memory_get"] });
 
-    api.registerTool({
-      name: "memory_get",
-      label: "Memory Get",
-      description:
-        "Read an exact excerpt of a memoryclaw vault file (a path from memory_search, or the " +
-        "episode id, ep-…, that recalled notes name). " +
-        "status=ok means it was read, not_found that no such file exists, error that reading failed.",
-      parameters: {
-        type: "object",
-        properties: {
-          path: {
-            type: "string",
-            description: "Vault-relative path, e.g. episodes/….md, or an episode id, e.g. ep-…",
-          },
-          from: { type: "integer", minimum: 1 },
-          lines: { type: "integer", minimum: 1 },
-        },
-        required: ["path"],
-        additionalProperties: false,
-      },
-      async execute(_toolCallId, params) {
-        const path = String(params?.path ?? "");
-        try {
-          const request = { path };
-          if (/^ep-[\w-]+$/.test(path)) {
-            // recalled notes name episodes by id: read the episode's file
-            request.path = (await bridge().request("get", { id: path }, options.toolTimeoutMs)).path;
-          }
-          if (Number.isInteger(params?.from)) request.from = params.from;
-          if (Number.isInteger(params?.lines)) request.lines = params.lines;
-          return jsonResult(readResult(await bridge().request("get", request, options.toolTimeoutMs)));
-        } catch (err) {
-          const missing = /^no (vault file|memory with id)/.test(String(err?.message));
-          return jsonResult({
-            status: missing ? "not_found" : "error",
-            path,
-            text: "",
-            ...(missing ? {} : { error: String(err?.message ?? err) }),
-          });
-        }
-      },
-    });
+    if (typeof api.registerMemoryCapability === "function") {
+      api.registerMemoryCapability({ runtime: memoryRuntime(bridge, options) });
+    }
   },
 };
+
+/** The memory_search tool for a run of `context` (memoryclaw's agent and session). */
+export function searchTool(bridge, options, logger, context) {
+  return {
+    name: "memory_search",
+    label: "Memory Search",
+    description:
+      "Search long-term memory (memoryclaw vault: episodes and facts) by keywords before " +
+      "answering questions about prior work, decisions, dates, people, preferences or todos. " +
+      "Each result has path, startLine, endLine, score, snippet; read more with memory_get.",
+    parameters: {
+      type: "object",
+      properties: {
+        query: { type: "string", description: "What to look for, in plain words." },
+        maxResults: { type: "integer", minimum: 1 },
+        minScore: { type: "number" },
+      },
+      required: ["query"],
+      additionalProperties: false,
+    },
+    async execute(_toolCallId, params) {
+      try {
+        const limit = Number.isInteger(params?.maxResults) ? params.maxResults : undefined;
+        const found = await bridge().request(
+          "search",
+          { query: String(params?.query ?? ""), ...(limit ? { limit } : {}), ...context },
+          options.toolTimeoutMs,
+        );
+        return jsonResult(searchResult(found, params ?? {}));
+      } catch (err) {
+        warn(logger, "memory_search", err);
+        return jsonResult({
+          results: [],
+          disabled: true,
+          unavailable: true,
+          provider: PLUGIN_ID,
+          error: String(err?.message ?? err),
+        });
+      }
+    },
+  };
+}
+
+/** memoryclaw's `get` of a path or an episode id (ep-…) for `context`, as OpenClaw's read. */
+async function readFor(bridge, options, context, path, from, lines) {
+  const request = { path, ...context };
+  if (/^ep-[\w-]+$/.test(path)) {
+    // recalled notes name episodes by id: read the episode's file
+    request.path = (await bridge().request("get", { id: path, ...context }, options.toolTimeoutMs)).path;
+  }
+  if (Number.isInteger(from)) request.from = from;
+  if (Number.isInteger(lines)) request.lines = lines;
+  return readResult(await bridge().request("get", request, options.toolTimeoutMs));
+}
+
+function isMissing(err) {
+  // to a requester that may not see a memory, memoryclaw says it does not exist
+  return /^no (vault file|memory with id)/.test(String(err?.message));
+}
+
+/** The memory_get tool for a run of `context` (memoryclaw's agent and session). */
+export function getTool(bridge, options, context) {
+  return {
+    name: "memory_get",
+    label: "Memory Get",
+    description:
+      "Read an exact excerpt of a memoryclaw vault file (a path from memory_search, or the " +
+      "episode id, ep-…, that recalled notes name). " +
+      "status=ok means it was read, not_found that no such file exists, error that reading failed.",
+    parameters: {
+      type: "object",
+      properties: {
+        path: {
+          type: "string",
+          description: "Vault-relative path, e.g. episodes/….md, or an episode id, e.g. ep-…",
+        },
+        from: { type: "integer", minimum: 1 },
+        lines: { type: "integer", minimum: 1 },
+      },
+      required: ["path"],
+      additionalProperties: false,
+    },
+    async execute(_toolCallId, params) {
+      const path = String(params?.path ?? "");
+      try {
+        return jsonResult(await readFor(bridge, options, context, path, params?.from, params?.lines));
+      } catch (err) {
+        const missing = isMissing(err);
+        return jsonResult({
+          status: missing ? "not_found" : "error",
+          path,
+          text: "",
+          ...(missing ? {} : { error: String(err?.message ?? err) }),
+        });
+      }
+    },
+  };
+}
+
+/**
+ * Whether `context` may see a search hit: memoryclaw is asked for the hit's memory (by id,
+ * else its file) as that requester; anything but an answer withholds it (fails closed).
+ */
+async function mayDisclose(bridge, options, context, hit) {
+  try {
+    if (typeof hit?.id === "string" && hit.id) {
+      await bridge().request("get", { id: hit.id, ...context }, options.toolTimeoutMs);
+    } else {
+      const from = Number.isInteger(hit?.startLine) && hit.startLine > 0 ? hit.startLine : 1;
+      const params = { path: String(hit?.path ?? ""), from, lines: 1, ...context };
+      await bridge().request("get", params, options.toolTimeoutMs);
+    }
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * OpenClaw's memory runtime (`registerMemoryCapability`): a search manager over the vault
+ * for host surfaces (gateway memory search, realtime consults) and `authorizeSearchHits`,
+ * which the host calls before raw hits reach a requester.
+ */
+export function memoryRuntime(bridge, options) {
+  return {
+    resolveMemoryBackendConfig: () => ({ backend: "builtin" }),
+    async getMemorySearchManager({ agentId }) {
+      return { manager: searchManager(bridge, options, agentId) };
+    },
+    async authorizeSearchHits({ agentId, requesterSessionKey, hits }) {
+      const context = contextOf({ agentId, sessionKey: requesterSessionKey });
+      const list = Array.isArray(hits) ? hits : [];
+      const allowed = await Promise.all(list.map((hit) => mayDisclose(bridge, options, context, hit)));
+      return list.filter((_hit, i) => allowed[i]);
+    },
+  };
+}
+
+function searchManager(bridge, options, agentId) {
+  return {
+    async search(query, opts = {}) {
+      const context = contextOf({ agentId, sessionKey: opts.sessionKey });
+      const limit = Number.isInteger(opts.maxResults) && opts.maxResults > 0 ? opts.maxResults : undefined;
+      const found = await bridge().request(
+        "search",
+        { query: String(query ?? ""), ...(limit ? { limit } : {}), ...context },
+        options.toolTimeoutMs,
+      );
+      return searchResult(found, opts).results;
+    },
+    async readFile({ relPath, from, lines }) {
+      try {
+        return await readFor(bridge, options, contextOf({ agentId }), String(relPath ?? ""), from, lines);
+      } catch (err) {
+        if (isMissing(err)) return { status: "not_found", text: "", path: String(relPath ?? "") };
+        throw err;
+      }
+    },
+    status: () => ({ backend: "builtin", provider: PLUGIN_ID, custom: { searchMode: "fts-only" } }),
+    probeEmbeddingAvailability: async () => ({ ok: false, error: "memoryclaw searches by keywords" }),
+    probeVectorAvailability: async () => false,
+  };
+}

@@ -12,18 +12,32 @@ import { MemoryclawBridge } from "../bridge.js";
 const python = process.env.MEMORYCLAW_PYTHON;
 const vault = process.env.MEMORYCLAW_TEST_VAULT;
 
+const MAIN = { agentId: "main", sessionKey: "agent:main:main" };
+const GROUP = { agentId: "main", sessionKey: "agent:main:telegram:group:-1001", channel: "telegram" };
+
 function fakeApi(pluginConfig) {
   const api = {
     pluginConfig,
     hooks: {},
-    tools: {},
+    factories: {},
+    capabilities: [],
     warnings: [],
     logger: { warn: (m) => api.warnings.push(m), info() {}, debug() {}, error() {} },
     on(name, handler) {
       api.hooks[name] = handler;
     },
-    registerTool(tool) {
-      api.tools[tool.name] = tool;
+    // OpenClaw calls each factory with the run's context, as in the main agent's session here
+    registerTool(factory, opts) {
+      for (const name of opts.names) api.factories[name] = factory;
+    },
+    registerMemoryCapability(capability) {
+      api.capabilities.push(capability);
+    },
+    toolsFor(ctx) {
+      return Object.fromEntries(Object.entries(api.factories).map(([n, f]) => [n, f(ctx)]));
+    },
+    get tools() {
+      return api.toolsFor(MAIN);
     },
   };
   plugin.register(api);
@@ -179,4 +193,60 @@ test("loading the module again shares its servers and adds no exit listener", as
   assert.equal(process.listenerCount("exit"), listeners);
   const options = resolveOptions({ vaultPath: vault, pythonCommand: python });
   assert.equal(again.bridgeFor(options), bridgeFor(options));
+});
+
+const DENTIST = "What is my dentist's phone number?";
+const DENTIST_EPISODE = "episodes/2025-01-15_19-40-02_dentist-appointment.md";
+
+test("a group session gets no owner-level memory from recall, tools or the host's search", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  const direct = await api.hooks.before_prompt_build({ prompt: DENTIST, messages: [] }, MAIN);
+  assert.match(direct.prependContext, /020 7946 0321/);
+  const group = await api.hooks.before_prompt_build({ prompt: DENTIST, messages: [] }, GROUP);
+  assert.doesNotMatch(group?.prependContext ?? "", /020 7946 0321/);
+
+  const tools = api.toolsFor(GROUP);
+  const found = await tools.memory_search.execute("t1", { query: "dentist phone" });
+  assert.equal(found.details.provider, "memoryclaw");
+  assert.deepEqual(found.details.results, []);
+  const mainFound = await api.tools.memory_search.execute("t2", { query: "dentist phone" });
+  const hit = mainFound.details.results.find((r) => r.kind === "episode");
+  assert.ok(hit, "the main session finds the dentist episode");
+  const read = await tools.memory_get.execute("t3", { path: hit.path });
+  assert.equal(read.details.status, "not_found");
+  assert.equal((await api.tools.memory_get.execute("t4", { path: hit.path })).details.status, "ok");
+
+  const [{ runtime }] = api.capabilities;
+  const { manager } = await runtime.getMemorySearchManager({ agentId: "main" });
+  const hits = await manager.search("dentist phone", { sessionKey: MAIN.sessionKey });
+  assert.ok(hits.some((h) => /020 7946 0321/.test(h.snippet)));
+  assert.deepEqual(await manager.search("dentist phone", { sessionKey: GROUP.sessionKey }), []);
+  const authorize = (agentId, requesterSessionKey, list = hits) =>
+    runtime.authorizeSearchHits({ cfg: {}, agentId, requesterSessionKey, sandboxed: false, hits: list });
+  assert.deepEqual(await authorize("main", MAIN.sessionKey), hits);
+  assert.deepEqual(await authorize("main", GROUP.sessionKey), []);
+  // a hit without an id is judged by its file; a file that is not there is withheld
+  const byPath = [{ path: DENTIST_EPISODE, startLine: 1, endLine: 1, score: 1, snippet: "", source: "memory" }];
+  assert.deepEqual(await authorize("main", MAIN.sessionKey, byPath), byPath);
+  assert.deepEqual(await authorize("main", GROUP.sessionKey, byPath), []);
+  const nowhere = [{ ...byPath[0], path: "episodes/nope.md" }];
+  assert.deepEqual(await authorize("main", MAIN.sessionKey, nowhere), []);
+  assert.deepEqual(api.warnings, []);
+});
+
+test("agent_end logs the agent, the group and who wrote the user turn", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  const messages = [
+    { role: "user", content: [{ type: "text", text: "My locker code is 4417." }], timestamp: 1795328326510 },
+    { role: "assistant", content: [{ type: "text", text: "Noted." }], timestamp: 1795328326558 },
+  ];
+  const ctx = { ...GROUP, agentId: "ops", sessionKey: "agent:ops:telegram:group:-1001", senderId: "tg:555" };
+  await api.hooks.agent_end({ messages, success: true }, ctx);
+  const [log] = logTexts(ctx.sessionKey);
+  assert.ok(log, "a raw log for the group session exists");
+  assert.match(log, /agent: ops/);
+  assert.match(log, /kind: group/);
+  assert.match(log, /scope: ['"]?group:telegram:group:-1001/);
+  assert.match(log, /### participant \[tg:555\][^\n]*\nMy locker code is 4417\./);
+  assert.deepEqual(api.warnings, []);
 });
