@@ -10,9 +10,10 @@ import os
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any
@@ -37,15 +38,17 @@ from .history import (
     is_repository,
     purge_history,
     snapshot,
+    value_commits,
 )
 from .index import Index
 from .llm import ollama_status
-from .notes import parse_timestamp, utc_iso
+from .notes import format_provenance, parse_timestamp, utc_iso
 from .payload import RetrievePayload, render_payload
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
-from .review import PendingFact, approve, pending_facts, reject
+from .review import PendingFact, approve, pending_facts, reject, replace_value
 from .scopes import OWNER, Policy, RecallContext
 from .skills import SkillInfo, active_skill, approve_skill, list_skills, reject_skill
+from .supersede import SupersedeReport, check_fact, fact_chain
 from .sync import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
 from .transcripts import (
     LoggedTurn,
@@ -521,16 +524,88 @@ class Vault:
         """Facts waiting for review in ``semantic/_pending.md``."""
         return pending_facts(self.root)
 
-    def approve_pending(self, ident: str) -> PendingFact:
-        """Accept a pending fact: into its semantic file (a conflict replaces the old value)."""
+    def approve_pending(self, ident: str, *, now: datetime | None = None) -> PendingFact:
+        """Accept a pending fact: into its semantic file.  A conflict supersedes the old value,
+        which stays in its file marked (dated ``now``, default: the current time)."""
         self.refresh()
         entry = next((p for p in self.pending() if p.id == ident), None)
         known: list[dict[str, Any]] = []
         if entry is not None and entry.mark == "CONFLICT":
-            known = self.index.fact_rows(
-                "lower(entity) = lower(?) AND lower(field) = lower(?)", [entry.entity, entry.field]
-            )
-        return approve(self.root, ident, known)
+            known = self._current_facts(entry.entity, entry.field)
+        with self._committing(f"memoryclaw: approve {entry.entity} {entry.field}" if entry else ""):
+            done = approve(self.root, ident, known, _day(now))
+        self.refresh()
+        return done
+
+    def _current_facts(self, entity: str, field: str) -> list[dict[str, Any]]:
+        """Index rows of the current (not superseded) values of ``entity``'s ``field``."""
+        return self.index.fact_rows(
+            "lower(entity) = lower(?) AND lower(field) = lower(?) AND superseded = 0",
+            [entity, field],
+        )
+
+    @contextmanager
+    def _committing(self, message: str) -> Iterator[None]:
+        """With ``git.autoCommit`` in a git vault, commit the memory files the block changed."""
+        use_git = self.settings.git.auto_commit and is_repository(self.root)
+        before = snapshot(self.root) if use_git else {}
+        yield
+        if use_git:
+            commit_changes(self.root, before, message)
+
+    def set_fact(
+        self, entity: str, field: str, value: str, *, now: datetime | None = None
+    ) -> SupersedeReport:
+        """State ``entity``'s ``field`` as ``value``; its current values stay in their files,
+        marked superseded by it on ``now``'s date (never deleted).  Setting the current value
+        again writes nothing."""
+        entity, field, value = check_fact(entity, field, value)
+        self.refresh()
+        known = self._current_facts(entity, field)
+        day = _day(now)
+        first = known[0] if known else {}
+        provenance = format_provenance(
+            "user", day, "high", agent=first.get("agent"), scope=first.get("scope")
+        )
+        paths = [str(row["path"]) for row in known]
+        with self._committing(f"memoryclaw: set {entity} {field}"):
+            report = replace_value(self.root, paths, entity, field, value, provenance, day)
+        self.refresh()
+        return report
+
+    def fact_history(
+        self, entity: str, field: str | None = None, *, context: RecallContext | None = None
+    ) -> dict[str, Any]:
+        """Every value ``entity``'s ``field`` (every field, without one) has had, superseded
+        ones first, with the git commits that changed those lines (a git vault)."""
+        if not entity.strip():
+            raise InvalidInputError("entity", "must not be empty")
+        self.refresh()
+        policy = self.policy(context)
+        where, params = "lower(entity) = lower(?)", [entity.strip()]
+        if field is not None and field.strip():
+            where, params = f"{where} AND lower(field) = lower(?)", [*params, field.strip()]
+        rows = [
+            r
+            for r in self.index.fact_rows(where, params)
+            if policy.admit(r["agent"], r["scope"])[0]
+        ]
+        if not rows:
+            raise NotFoundError("fact", f"{entity} {field or ''}".strip())
+        chain = fact_chain(rows)
+        git = is_repository(self.root)
+        commits = (
+            value_commits(self.root, sorted({c.path for c in chain}), [c.value for c in chain])
+            if git
+            else []
+        )
+        return {
+            "entity": chain[0].entity,
+            "field": field.strip().lower() if field else None,
+            "chain": [c.as_dict() for c in chain],
+            "git": git,
+            "commits": [c.as_dict() for c in commits],
+        }
 
     def reject_pending(self, ident: str) -> PendingFact:
         """Drop a pending fact."""
@@ -689,6 +764,7 @@ class Vault:
             paths = [r.path for r in found.results]
             episode_rows = [row for p in paths for row in self.index.episode_rows("path = ?", [p])]
             fact_rows = [row for f in found.facts for row in self.index.fact_rows("id = ?", [f.id])]
+            fact_rows += self._history_of(fact_rows)
         todo = forgetting.plan(self.root, self.index, episode_rows, fact_rows)
         commit = None
         if not dry_run:
@@ -712,6 +788,20 @@ class Vault:
             commit=commit,
             in_history=is_repository(self.root),
         )
+
+    def _history_of(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+        """The superseded values of the facts in ``rows`` (forgetting a fact forgets what it
+        replaced: search finds only current values)."""
+        ids = {row["id"] for row in rows}
+        out: list[dict[str, Any]] = []
+        for entity, name in sorted({(row["entity"], row["field"]) for row in rows}):
+            for row in self.index.fact_rows(
+                "lower(entity) = lower(?) AND field = ? AND superseded = 1", [entity, name]
+            ):
+                if row["id"] not in ids:
+                    ids.add(row["id"])
+                    out.append(row)
+        return out
 
     def purge_history(self, paths: Iterable[str]) -> int:
         """Rewrite the vault's git history so these files hold only what they hold now
@@ -901,6 +991,17 @@ class Vault:
         status = "ok" if have == total else "warn"
         lines.append((status, f"{have} of {total} episodes have current vectors from {name}{fix}"))
         return lines
+
+
+def _day(now: datetime | None) -> str:
+    """``now``'s UTC date (default: today's), as a fact's dates are written."""
+    moment = now or now_utc()
+    return (
+        (moment if moment.tzinfo else moment.replace(tzinfo=timezone.utc))
+        .astimezone(timezone.utc)
+        .date()
+        .isoformat()
+    )
 
 
 def _has_fts5() -> bool:

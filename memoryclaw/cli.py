@@ -517,6 +517,58 @@ def history(ctx: click.Context, path: str, as_json: bool) -> None:
         click.echo(f"{commit.sha[:10]}  {commit.date}  {commit.author}  {first}")
 
 
+@cli.group("facts")
+def facts_group() -> None:
+    """Change a fact's value (the old one is kept, marked superseded) and see its history."""
+
+
+@facts_group.command("set")
+@click.argument("entity")
+@click.argument("field")
+@click.argument("value")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def facts_set(ctx: click.Context, entity: str, field: str, value: str, as_json: bool) -> None:
+    """State ENTITY's FIELD as VALUE; its current values stay in their files, superseded."""
+    report = _vault(ctx).set_fact(entity, field, value)
+    if as_json:
+        _emit(report.as_dict())
+        return
+    if report.unchanged:
+        click.echo(f"{report.entity} {report.field} is {report.value} already ({report.path})")
+        return
+    click.echo(f"{report.entity} {report.field}: {report.value} ({report.path}:{report.line})")
+    for old in report.superseded:
+        click.echo(f"  superseded {old['value']} ({old['path']}:{old['line']})")
+
+
+@facts_group.command("history")
+@click.argument("entity")
+@click.argument("field", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def facts_history(ctx: click.Context, entity: str, field: str | None, as_json: bool) -> None:
+    """Every value ENTITY's FIELD has had (oldest first), and the git commits that changed it."""
+    found = _vault(ctx).fact_history(entity, field)
+    if as_json:
+        _emit(found)
+        return
+    for link in found["chain"]:
+        if link["current"]:
+            span = f"since {link['from'] or '?'}, current"
+        else:
+            span = f"{link['from'] or '?'} until {link['until'] or '?'}"
+            if link["superseded_by"]:
+                span += f", superseded by {link['superseded_by']}"
+        where = f"{link['path']}:{link['line']}"
+        click.echo(f"{link['field']}: {link['value']}  ({span}; {link['source']}; {where})")
+    if not found["git"]:
+        click.echo("(not a git vault: no commits to show)")
+    for commit in found["commits"]:
+        first = commit["message"].splitlines()[0] if commit["message"] else ""
+        click.echo(f"  {commit['sha'][:10]}  {commit['date']}  {commit['author']}  {first}")
+
+
 @cli.command()
 @click.option("--full", is_flag=True, help="Delete the index and rebuild it from the files.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")

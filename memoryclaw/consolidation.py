@@ -36,10 +36,13 @@ from .notes import (
     RawLog,
     dump_episode,
     episode_filename,
+    episode_fingerprint,
     format_fact_line,
     format_provenance,
     parse_log,
+    replace_log_meta,
     short_hash,
+    split_frontmatter,
     utc_iso,
     value_kind,
 )
@@ -83,6 +86,7 @@ class ConsolidationReport:
 
     logs_read: int = 0
     episodes: list[str] = field(default_factory=list)
+    duplicates: list[str] = field(default_factory=list)  # episodes that gained a source
     facts_added: int = 0
     facts_refreshed: int = 0
     pending: int = 0
@@ -100,6 +104,7 @@ class ConsolidationReport:
         return {
             "logs_read": self.logs_read,
             "episodes": self.episodes,
+            "duplicates": self.duplicates,
             "facts_added": self.facts_added,
             "facts_refreshed": self.facts_refreshed,
             "pending": self.pending,
@@ -124,6 +129,7 @@ class ConsolidationReport:
             "",
         ]
         lines += [f"+ {path}" for path in self.episodes + self.skills_suggested]
+        lines += [f"= {path} (said again in another log)" for path in self.duplicates]
         lines += [f"processed {path}" for path in self.logs_processed]
         lines += [f"deleted {path} (retention)" for path in self.logs_deleted]
         return "\n".join(lines)
@@ -226,16 +232,26 @@ def _consolidate_log(
     for draft in drafts:  # two episodes of one log may share a second and a slug
         taken = {path for _, (_, path) in planned}
         planned.append((draft, _episode_place(root, index, log, draft, taken)))
-    made = {ident for _, (ident, _) in planned}
+    episodes = [
+        _episode(log, processed_rel, draft, ident, path) for draft, (ident, path) in planned
+    ]
+    twins = [_twin(index, episode) for episode in episodes]
+    made = {e.id for e, twin in zip(episodes, twins) if twin is None}
     earlier = index.episode_rows("source = ? AND session = ?", [processed_rel, log.session])
     stale = [row["path"] for row in earlier if row["id"] not in made]
     targets = {target_file(fact.field)[0] for draft in drafts for fact in draft.facts}
     facts = sorted({*_fact_files(root), *targets, PENDING_FILE}) if targets else []
-    note([*(path for _, (_, path) in planned), *stale, *facts, processed_rel, rel])
+    written = [twin or episode.path for episode, twin in zip(episodes, twins)]
+    note([*written, *stale, *facts, processed_rel, rel])
     for path in stale:
         resolve_inside(root, path).unlink(missing_ok=True)
-    for draft, (ident, path) in planned:
-        report.episodes.append(_write_episode(root, log, processed_rel, draft, ident, path))
+    for (draft, _), episode, twin in zip(planned, episodes, twins):
+        if twin is None:
+            atomic_write(resolve_inside(root, episode.path), dump_episode(episode))
+            report.episodes.append(episode.path)
+        else:  # said already, from another log: kept once, with both sources
+            _add_source(root, twin, processed_rel)
+            report.duplicates.append(twin)
         for fact in draft.facts:
             try:
                 _file_fact(root, settings, index, fact, processed_rel, log, report, now)
@@ -247,7 +263,7 @@ def _consolidate_log(
     atomic_write(resolve_inside(root, processed_rel), processed_text(text, original, log, meta))
     resolve_inside(root, rel).unlink(missing_ok=True)
     report.logs_processed.append(processed_rel)
-    return [*report.episodes[len(report.episodes) - len(planned) :], *stale]
+    return [*written, *stale]
 
 
 def _processed_path(root: Path, rel: str, log_id: str) -> str:
@@ -280,10 +296,9 @@ def _episode_place(
     return ident, known[0]["path"] if known else _free_episode_path(root, draft, ident, taken)
 
 
-def _write_episode(
-    root: Path, log: RawLog, source: str, draft: EpisodeDraft, ident: str, rel: str
-) -> str:
-    episode = Episode(
+def _episode(log: RawLog, source: str, draft: EpisodeDraft, ident: str, rel: str) -> Episode:
+    """The episode a draft of ``log`` becomes, at ``rel``."""
+    return Episode(
         id=ident,
         path=rel,
         timestamp=draft.timestamp,
@@ -299,8 +314,38 @@ def _write_episode(
         agent=log.agent,
         scope=log.scope,
     )
-    atomic_write(resolve_inside(root, rel), dump_episode(episode))
-    return rel
+
+
+def _twin(index: Index, episode: Episode) -> str | None:
+    """The file of an episode from another log that says the same (same normalised summary
+    and details, :func:`~memoryclaw.notes.episode_fingerprint`) to the same audience (agent
+    and scope): ``episode`` is not written again.  None when there is none."""
+    rows = index.episode_rows(
+        "fingerprint = ? AND id != ? AND coalesce(source, '') != ?"
+        " AND coalesce(agent, '') = ? AND coalesce(scope, '') = ?",
+        [
+            episode_fingerprint(episode.summary, episode.details),
+            episode.id,
+            episode.source or "",
+            episode.agent or "",
+            episode.scope or "",
+        ],
+        order="ts_epoch, path",
+    )
+    return str(rows[0]["path"]) if rows else None
+
+
+def _add_source(root: Path, rel: str, source: str) -> None:
+    """List ``source`` in the episode's ``also_from`` (once: a re-run adds nothing); its body
+    is left byte for byte."""
+    text = read_text(root, rel)
+    meta, _, _ = split_frontmatter(text, rel)
+    also = meta.get("also_from")
+    sources = [str(s) for s in also] if isinstance(also, list) else ([str(also)] if also else [])
+    if source in sources or meta.get("source") == source:
+        return
+    meta["also_from"] = [*sources, source]
+    atomic_write(resolve_inside(root, rel), replace_log_meta(text, rel, meta))
 
 
 def _free_episode_path(root: Path, draft: EpisodeDraft, ident: str, taken: set[str]) -> str:
@@ -364,8 +409,9 @@ def _file_fact(
             append_line(root, PENDING_FILE, "Pending", f"- UNTRUSTED {body}{by} {provenance}")
             report.pending += 1
         return
-    same_key = index.fact_rows(
-        "lower(entity) = lower(?) AND lower(field) = lower(?)", [fact.entity, fact.field]
+    same_key = index.fact_rows(  # a superseded value is history: neither a duplicate nor a conflict
+        "lower(entity) = lower(?) AND lower(field) = lower(?) AND superseded = 0",
+        [fact.entity, fact.field],
     )
     if any(same_value(row["value"], fact.value) for row in same_key):
         report.facts_refreshed += _refresh(root, same_key, fact, updated)

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shlex
 import shutil
 import subprocess
@@ -211,6 +212,27 @@ def file_history(root: Path, rel: str) -> list[Commit]:
         raise ExternalToolError("git", f"{root} is not a git repository (memoryclaw init --git)")
     fmt = _FIELD.join(["%H", "%aI", "%an", "%B"]) + "\x1e"
     out = _git(root, "log", "--follow", f"--format={fmt}", "--", rel).stdout
+    commits = []
+    for record in out.split("\x1e"):
+        if record.strip():
+            sha, date, author, message = record.strip("\n").split(_FIELD, 3)
+            commits.append(Commit(sha, date, author, message.strip()))
+    return commits
+
+
+_ERE_SPECIAL_RE = re.compile(r"([.^$*+?()\[\]{}|\\])")
+
+
+def value_commits(root: Path, paths: Sequence[str], values: Iterable[str]) -> list[Commit]:
+    """The commits whose changes to ``paths`` added or removed a line holding one of
+    ``values`` (a fact stated, marked superseded or edited), newest first."""
+    chosen = [safe_relpath(rel) for rel in paths]
+    texts = sorted({value for value in values if value})
+    if not chosen or not texts or not is_repository(root):
+        return []
+    pattern = "|".join(_ERE_SPECIAL_RE.sub(r"\\\1", text) for text in texts)
+    fmt = _FIELD.join(["%H", "%aI", "%an", "%B"]) + "\x1e"
+    out = _git(root, "log", "-E", f"-G{pattern}", f"--format={fmt}", "--", *chosen).stdout
     commits = []
     for record in out.split("\x1e"):
         if record.strip():

@@ -24,14 +24,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .embeddings import embedding_text, text_hash
-from .notes import Episode, Fact, detail_passages, utc_iso
+from .notes import Episode, Fact, detail_passages, episode_fingerprint, utc_iso
 from .vault import ARCHIVE_DIR, FILE_MODE, ensure_dir
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "7"
+SCHEMA_VERSION = "8"
 # A condition on a memory table's agent and scope columns and its parameters: what a recall
 # may see (memoryclaw.scopes.Policy.sql_filter).
 Visible = tuple[str, Sequence[str]]
@@ -207,11 +207,13 @@ class Index:
                 "agent": str,
                 "scope": str,
                 "embed_sha": str,  # text_hash(embedding_text(...)): keys its cached vector
+                "fingerprint": str,  # notes.episode_fingerprint: finds the same episode twice
             },
             pk="rowid",
         )
         db.table("episodes").create_index(["id"])
         db.table("episodes").create_index(["path"])
+        db.table("episodes").create_index(["fingerprint"])
         db.table("episodes").enable_fts(
             ["tags_text", "entities_text", "summary", "details"],
             create_triggers=False,
@@ -236,6 +238,9 @@ class Index:
                 "confidence": str,
                 "agent": str,
                 "scope": str,
+                "superseded": int,  # 1: kept in its file, not current (notes.SUPERSEDED_KEY)
+                "superseded_on": str,
+                "superseded_by": str,
             },
             pk="rowid",
         )
@@ -401,8 +406,8 @@ class Index:
         cursor = self.execute(
             "INSERT INTO episodes (id, path, timestamp, ts_epoch, summary, details, tags,"
             " tags_text, entities, entities_text, participants, confidence, source,"
-            " turn_first, turn_last, session, agent, scope, embed_sha)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " turn_first, turn_last, session, agent, scope, embed_sha, fingerprint)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 episode.id,
                 episode.path,
@@ -423,6 +428,7 @@ class Index:
                 episode.agent,
                 episode.scope,
                 text_hash(text),
+                episode_fingerprint(episode.summary, episode.details),
             ],
         )
         rowid = cursor.lastrowid
@@ -492,7 +498,8 @@ class Index:
             self._clear_content(path)
         self.conn.executemany(
             "INSERT INTO facts (id, path, line, section, entity, field, value, form, source,"
-            " updated, confidence, agent, scope) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " updated, confidence, agent, scope, superseded, superseded_on, superseded_by)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     f.id,
@@ -508,6 +515,9 @@ class Index:
                     f.confidence,
                     f.agent,
                     f.scope,
+                    int(f.superseded),
+                    f.superseded_on,
+                    f.superseded_by,
                 )
                 for f in facts
             ],
@@ -849,15 +859,22 @@ class Index:
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}
 
     def search_facts(
-        self, entity_match: str, match: str, limit: int, visible: Visible | None = None
+        self,
+        entity_match: str,
+        match: str,
+        limit: int,
+        visible: Visible | None = None,
+        *,
+        current_only: bool = True,
     ) -> list[dict[str, Any]]:
         """Facts whose entity matches ``entity_match``, ranked by how much of ``match`` they
-        hit; only those passing ``visible`` (an SQL condition on ``facts``)."""
+        hit; only those passing ``visible`` (an SQL condition on ``facts``), and only current
+        ones (not superseded) unless ``current_only`` is off."""
         weights = ", ".join(str(w) for w in FACT_WEIGHTS)
         expression = f"entity : ({entity_match}) AND ({match})"
-        only, only_params = "", []
+        only, only_params = " AND f.superseded = 0" if current_only else "", []
         if visible is not None and visible[0] != "1":
-            only, only_params = f" AND ({visible[0]})", list(visible[1])
+            only, only_params = f"{only} AND ({visible[0]})", list(visible[1])
         cursor = self.execute(
             f"SELECT f.*, -bm25(facts_fts, {weights}) AS score"
             f" FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid"

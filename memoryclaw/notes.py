@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import date, datetime, timezone
@@ -118,6 +119,56 @@ def short_hash(*parts: str, length: int = 12) -> str:
     """A stable hexadecimal digest of the given strings."""
     digest = hashlib.sha1("\x1f".join(parts).encode("utf-8"), usedforsecurity=False)
     return digest.hexdigest()[:length]
+
+
+# ------------------------------------------------------------------- normalising
+
+# Punctuation that carries meaning in a value ("C#", "50%", "R&D") is kept; any other
+# punctuation only separates words, as whitespace does.
+_KEPT_PUNCTUATION = frozenset("#%&")
+_TURN_MARK_RE = re.compile(r"^(\s*[-*+]\s+)#\d{1,7}\s+", re.MULTILINE)
+
+
+def _separator(char: str) -> bool:
+    return char.isspace() or (
+        unicodedata.category(char).startswith("P") and char not in _KEPT_PUNCTUATION
+    )
+
+
+def normalise_value(text: str) -> str:
+    """A value as compared for duplicates: case folded (NFKC), and every run of whitespace
+    and separating punctuation one space, none at either end.
+
+    ``Dr. Lena  Hoffman`` and ``dr lena hoffman``, ``+44 7700-900214`` and ``+44 7700 900214``
+    are the same value; ``C#`` and ``C``, ``50%`` and ``50`` are not.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    spaced = "".join(" " if _separator(char) else char for char in folded)
+    return " ".join(spaced.split())
+
+
+def value_key(text: str) -> str:
+    """What two values of one fact must share to be the same value (a near-duplicate).
+
+    Addresses (email, url) compare whole, up to case and trailing sentence punctuation, since
+    ``j.smith@x.com`` and ``j-smith@x.com`` are different people; phone numbers by their
+    digits (and a leading ``+``); anything else by :func:`normalise_value`.
+    """
+    trimmed = unicodedata.normalize("NFKC", text).strip().rstrip(".,;:!?").strip()
+    kind = value_kind(trimmed)
+    if kind in {"email", "url"}:
+        return f"{kind}:{trimmed.casefold()}"
+    if kind == "phone":
+        return "phone:" + ("+" if trimmed.startswith("+") else "") + re.sub(r"\D", "", trimmed)
+    return normalise_value(text)
+
+
+def episode_fingerprint(summary: str, details: str) -> str:
+    """The sha256 of an episode's normalised summary and details: equal for two episodes that
+    say the same thing, whatever turns of whichever log they quote (``- #3 ...`` marks)."""
+    body = _TURN_MARK_RE.sub(r"\1", details)
+    text = normalise_value(summary) + "\n" + normalise_value(body)
+    return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 # --------------------------------------------------------------------------- yaml
@@ -652,6 +703,10 @@ class Fact:
     confidence: str = "high"
     agent: str | None = None  # None: any agent
     scope: str | None = None  # None: owner-level
+    # A superseded value stays in its file but is not current (see SUPERSEDED_KEY).
+    superseded: bool = False
+    superseded_on: str = ""  # YYYY-MM-DD, "" when the marker gives no date
+    superseded_by: str = ""  # the value that replaced it, "" when the marker does not say
 
 
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
@@ -693,7 +748,7 @@ def parse_provenance(comment: str) -> dict[str, str]:
     for part in comment.split(";"):
         key, sep, value = part.partition(":")
         if sep and key.strip() and value.strip():
-            out[key.strip().lower()] = value.strip()
+            out[" ".join(key.split()).lower()] = value.strip()
     return out
 
 
@@ -712,6 +767,62 @@ def format_provenance(
     if scope:
         parts.append(f"scope: {scope}")
     return f"<!-- {'; '.join(parts)} -->"
+
+
+# The provenance key that marks a fact superseded: ``superseded: 2025-06-01 by new@example.com``
+# (the date and the ``by`` part are each optional).  On a line stating several facts (a table
+# row) ``superseded FIELD: ...`` marks only that field's fact.
+SUPERSEDED_KEY = "superseded"
+_SUPERSEDED_VALUE_RE = re.compile(r"^(?P<on>\d{4}-\d{2}-\d{2})?\s*(?:\bby\b\s*(?P<by>.*))?$", re.I)
+
+
+_YES = frozenset({"yes", "true", "x"})  # ``superseded: yes`` says no more than that
+
+
+def parse_superseded(text: str) -> tuple[str, str]:
+    """Read a superseded marker's value into (date or "", replacing value or "").
+
+    Lenient, since people edit it: text that is neither a date nor ``by X`` is kept whole as
+    the ``by`` part.
+    """
+    text = text.strip()
+    match = _SUPERSEDED_VALUE_RE.match(text)
+    if match is None:
+        on = text[:10] if DATE_RE.match(text[:10]) else ""
+        rest = text[len(on) :].strip()
+        return on, "" if rest.lower() in _YES else rest
+    return match.group("on") or "", (match.group("by") or "").strip()
+
+
+def _comment_safe(text: str) -> str:
+    """Text that cannot end a provenance comment or split it into keys."""
+    text = " ".join(text.split()).replace(";", ",").replace("-->", "->").replace("<!--", "<!-")
+    return text.strip()
+
+
+def format_superseded(on: str, by: str | None) -> str:
+    """A superseded marker's value: ``2025-06-01 by new value``."""
+    tail = _comment_safe(by or "")
+    if not tail:
+        return on or "yes"  # an empty value would not be read as a marker at all
+    return f"{on} by {tail}".strip()
+
+
+def mark_superseded(line: str, on: str, by: str | None, field: str | None = None) -> str:
+    """``line`` with a superseded marker in its trailing comment (one is added if it has none).
+
+    ``field`` names the fact on a line that states several (a table row); a marker already
+    there for the same fact is replaced, everything else in the comment is kept.
+    """
+    key = f"{SUPERSEDED_KEY} {field.lower()}" if field else SUPERSEDED_KEY
+    entry = f"{key}: {format_superseded(on, by)}"
+    match = TRAILING_COMMENT_RE.search(line)
+    if match is None:
+        return f"{line.rstrip()} <!-- {entry} -->"
+    parts = [p.strip() for p in match.group("body").split(";") if p.strip()]
+    kept = [p for p in parts if p.partition(":")[0].strip().lower() != key]
+    body = "; ".join([*kept, entry])
+    return f"{line[: match.start()].rstrip()} <!-- {body} -->"
 
 
 def format_fact_line(entity: str, field: str, value: str, provenance: str | None = None) -> str:
@@ -783,6 +894,10 @@ class _FactCollector:
         if confidence not in CONFIDENCE_LEVELS:
             confidence = "high"
         scope = _scope(provenance, self.path, line) if "scope" in provenance else None
+        marker = provenance.get(f"{SUPERSEDED_KEY} {field.strip().lower()}")
+        if marker is None:
+            marker = provenance.get(SUPERSEDED_KEY)
+        on, by = parse_superseded(marker) if marker is not None else ("", "")
         self.facts.append(
             Fact(
                 id=base if count == 1 else f"{base}-{count}",
@@ -798,6 +913,9 @@ class _FactCollector:
                 confidence=confidence,
                 agent=provenance.get("agent") or self.defaults["agent"],
                 scope=scope or self.defaults["scope"],
+                superseded=marker is not None,
+                superseded_on=on,
+                superseded_by=by,
             )
         )
 

@@ -31,6 +31,7 @@ from typing import Any
 
 from .errors import MemoryclawError
 from .index import Index, Visible
+from .notes import value_key
 from .scopes import OWNER, Policy, RecallContext
 from .vault import is_archived
 
@@ -285,6 +286,8 @@ class FactResult:
     agent: str | None = None
     scope: str | None = None
     admitted_by: str = ""
+    was: str | None = None  # the value this one superseded (memoryclaw.supersede)
+    was_until: str = ""  # the date it was superseded on
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -293,6 +296,8 @@ class FactResult:
             "entity": self.entity,
             "field": self.field,
             "value": self.value,
+            "was": self.was,
+            "was_until": self.was_until or None,
             "path": self.path,
             "line": self.line,
             "updated": self.updated,
@@ -306,8 +311,12 @@ class FactResult:
         }
 
     def render(self) -> str:
-        """``John email john@example.com (14d)``."""
+        """``John email john@example.com (14d)``; a value that replaced another says so:
+        ``Sarah email sarah@newco.com (was sarah@example.com until 2025-06-01) (3d)``."""
         age = f" ({self.age_days}d)" if self.age_days is not None else ""
+        if self.was is not None:
+            until = f" until {self.was_until}" if self.was_until else ""
+            age = f" (was {self.was}{until}){age}"
         if self.field in {"value", "note"}:
             return f"{self.entity}: {self.value}{age}"
         return f"{self.entity} {self.field} {self.value}{age}"
@@ -770,11 +779,13 @@ def _facts(
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str]] = set()
     for row in index.search_facts(plan.match, plan.match, limit * 2, visible):
-        key = (row["entity"].lower(), row["field"], row["value"])
+        # near-duplicates (the same value spelled differently) are one fact
+        key = (row["entity"].lower(), row["field"], value_key(row["value"]))
         if key not in seen and len(rows) < limit:
             seen.add(key)
             rows.append(row)
     matched = index.terms_matching("facts", [r["rowid"] for r in rows], plan.phrases)
+    was = {r["rowid"]: _replaced(index, r, visible) for r in rows}
     return [
         FactResult(
             id=r["id"],
@@ -790,6 +801,27 @@ def _facts(
             matched=tuple(matched.get(r["rowid"], [])),
             agent=r.get("agent"),
             scope=r.get("scope"),
+            was=was[r["rowid"]][0],
+            was_until=was[r["rowid"]][1],
         )
         for r in rows
     ]
+
+
+def _replaced(index: Index, row: Mapping[str, Any], visible: Visible) -> tuple[str | None, str]:
+    """The value (and date) the fact in ``row`` superseded, among those ``visible``: the latest
+    superseded value of its entity and field that names this value as its successor; (None,
+    "") when there is none."""
+    where = "lower(entity) = lower(?) AND field = ? AND superseded = 1"
+    params: list[Any] = [row["entity"], row["field"]]
+    if visible[0] != "1":
+        where, params = f"{where} AND ({visible[0]})", [*params, *visible[1]]
+    earlier = [
+        r
+        for r in index.fact_rows(where, params)
+        if r["superseded_by"] and value_key(r["superseded_by"]) == value_key(row["value"])
+    ]
+    if not earlier:
+        return None, ""
+    latest = max(earlier, key=lambda r: (r["superseded_on"] or "", r["path"], r["line"]))
+    return str(latest["value"]), str(latest["superseded_on"] or "")

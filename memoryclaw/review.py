@@ -4,19 +4,31 @@ A pending line is a fact line with a mark in front (``- LOW``, ``- INVALID``, ``
 with ``(was <old value>)``, or ``- UNTRUSTED`` with ``(said by <who> in <conversation>)``: a
 fact somebody other than the owner stated) and the usual provenance comment.  Its id is a hash of
 the line, so it stays the same until the line changes.  Approving moves the fact into its
-semantic file — for a conflict, the old value is replaced where it stands; rejecting drops
-the line.  Other lines of ``_pending.md`` (headings, notes) are left alone.
+semantic file — for a conflict, the old value stays where it stands, marked superseded
+(:mod:`memoryclaw.supersede`), and the new one is written next to it; rejecting drops the
+line.  Other lines of ``_pending.md`` (headings, notes) are left alone.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
 from .errors import NotFoundError
-from .notes import TRAILING_COMMENT_RE, format_fact_line, parse_facts, short_hash
+from .notes import (
+    TRAILING_COMMENT_RE,
+    format_fact_line,
+    format_provenance,
+    parse_facts,
+    short_hash,
+    value_key,
+)
+from .supersede import SupersedeReport, supersede
 from .vault import PENDING_FILE, SEMANTIC_DIR, atomic_write, read_text, resolve_inside
 
 # Which semantic file a field's facts go to; anything else goes to facts.md.
@@ -72,8 +84,8 @@ class PendingFact:
 
 
 def same_value(a: Any, b: str) -> bool:
-    """Values equal up to case and runs of whitespace."""
-    return " ".join(str(a).split()).casefold() == " ".join(b.split()).casefold()
+    """Values equal up to case, spacing and punctuation (:func:`~memoryclaw.notes.value_key`)."""
+    return value_key(str(a)) == value_key(b)
 
 
 def target_file(fact_field: str) -> tuple[str, str]:
@@ -156,29 +168,52 @@ def reject(root: Path, ident: str) -> PendingFact:
     return entry
 
 
-def approve(root: Path, ident: str, known: list[dict[str, Any]]) -> PendingFact:
-    """Move a pending fact into its semantic file; ``known`` are the index rows it conflicts with.
+def replace_value(
+    root: Path,
+    paths: Sequence[str],
+    entity: str,
+    field: str,
+    value: str,
+    provenance: str,
+    today: str,
+) -> SupersedeReport:
+    """Make ``value`` current for ``entity``'s ``field``: the current values in ``paths`` are
+    kept, marked superseded (:func:`memoryclaw.supersede.supersede`), and the new value is
+    stated next to them, or appended where a new fact of that field goes."""
+    report = supersede(root, paths, entity, field, value, provenance, today)
+    if report.path is not None:
+        return report
+    rel, heading = target_file(field)
+    append_line(root, rel, heading, format_fact_line(entity, field, value, provenance))
+    line = len(read_text(root, rel).rstrip("\n").split("\n"))
+    return dataclasses.replace(report, path=rel, line=line)
 
-    For a conflict the old value is replaced in each line that states it (the user chose),
-    keeping the line's formatting; lines that do not spell the old value out are left alone
-    and the fact is appended.
+
+def approve(
+    root: Path, ident: str, known: list[dict[str, Any]], today: str | None = None
+) -> PendingFact:
+    """Move a pending fact into its semantic file; ``known`` are the index rows of the current
+    values it conflicts with.
+
+    For a conflict the old values stay where they are, marked superseded on ``today`` (default:
+    the current UTC date) by the new one, which is written next to them
+    (:func:`replace_value`): approving loses no value.
     """
     entry = _find(root, ident)
     comment = TRAILING_COMMENT_RE.search(entry.line)
     provenance = comment.group(0).strip() if comment else None
-    replaced = False
-    for row in known:
-        path = resolve_inside(root, row["path"])
-        lines = read_text(root, row["path"]).split("\n")
-        old = lines[row["line"] - 1]
-        if str(row["value"]) in old:
-            new = old.replace(str(row["value"]), entry.value, 1)
-            if provenance and TRAILING_COMMENT_RE.search(new):  # a machine line: its provenance too
-                new = TRAILING_COMMENT_RE.sub(f" {provenance}", new)
-            lines[row["line"] - 1] = new
-            atomic_write(path, "\n".join(lines))
-            replaced = True
-    if not replaced:
+    if entry.mark == "CONFLICT":
+        day = today or datetime.now(timezone.utc).date().isoformat()
+        replace_value(
+            root,
+            [str(row["path"]) for row in known],
+            entry.entity,
+            entry.field,
+            entry.value,
+            provenance or format_provenance("review", day, "high"),
+            day,
+        )
+    else:
         rel, heading = target_file(entry.field)
         append_line(
             root, rel, heading, format_fact_line(entry.entity, entry.field, entry.value, provenance)

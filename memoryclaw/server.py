@@ -131,6 +131,15 @@ def _forget(vault: Vault, params: Mapping[str, Any]) -> Any:
     return report.as_dict()
 
 
+def _fact_history(vault: Vault, params: Mapping[str, Any]) -> Any:
+    """Every value an entity's ``field`` (every field, without one) has had, and its commits."""
+    return vault.fact_history(
+        _text(params, "entity") or "",
+        _text(params, "field", required=False),
+        context=_context(params),
+    )
+
+
 def _status(vault: Vault, params: Mapping[str, Any]) -> Any:
     return {"version": __version__, **vault.stats()}
 
@@ -138,6 +147,7 @@ def _status(vault: Vault, params: Mapping[str, Any]) -> Any:
 METHODS: dict[str, _Handler] = {
     "consolidate": _consolidate,
     "end_session": _end_session,
+    "fact_history": _fact_history,
     "forget": _forget,
     "get": _get,
     "log_turn": _log_turn,

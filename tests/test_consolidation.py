@@ -543,3 +543,58 @@ def test_a_log_from_before_scopes_is_scoped_by_its_session_key(
     (path,) = [p for p in (vault_dir / "episodes").glob("*.md") if "Zanzibar" in p.read_text()]
     episode = parse_episode(path.read_text("utf-8"), "episodes/x.md", 0)
     assert episode.scope == "group:telegram:group:-1001"
+
+
+def _frontmatter(vault_dir: Path, rel: str) -> dict[str, object]:
+    return dict(parse_episode((vault_dir / rel).read_text(), rel, 0.0).extra)
+
+
+def test_the_same_episode_from_another_log_is_kept_once_with_both_sources(
+    vault: Vault, vault_dir: Path
+) -> None:
+    said = ("Book the piano tuner for May 3 please.", "Booked the piano tuner for May 3.")
+    _log(vault, "s-first", *said)
+    first = vault.consolidate(now=LATER)
+    [episode] = first.episodes
+    _log(vault, "s-second", said[0].upper(), said[1].replace(" ", "  "))  # case and spacing
+    raw = next(g.path for g in unprocessed_logs(vault_dir) if g.session == "s-second")
+    original = (vault_dir / raw).read_text()
+    before = _episode_files(vault_dir)
+    second = vault.consolidate(now=LATER)
+    assert second.episodes == [] and second.duplicates == [episode]
+    assert _episode_files(vault_dir) == before
+    [processed] = second.logs_processed
+    assert _frontmatter(vault_dir, episode)["also_from"] == [processed]
+    text = (vault_dir / episode).read_text()
+    # as if the run died before removing the log: the re-run adds no source and no episode
+    (vault_dir / raw).write_text(original)
+    again = vault.consolidate(now=LATER)
+    assert again.duplicates == [episode] and again.episodes == []
+    assert (vault_dir / episode).read_text() == text and _episode_files(vault_dir) == before
+    assert vault.consolidate(now=LATER).logs_read == 0
+
+
+@pytest.mark.parametrize(
+    ("second", "agent"),
+    [
+        (("Book the piano tuner for May 4 please.", "Booked the piano tuner for May 4."), None),
+        (("Book the piano tuner for May 3 please.", "Booked the piano tuner for May 3."), "ops"),
+    ],
+    ids=["different-words", "another-agent"],
+)
+def test_episodes_that_differ_or_are_for_another_audience_are_both_kept(
+    vault: Vault, second: tuple[str, str], agent: str | None
+) -> None:
+    _log(
+        vault,
+        "s-one",
+        "Book the piano tuner for May 3 please.",
+        "Booked the piano tuner for May 3.",
+    )
+    assert len(vault.consolidate(now=LATER).episodes) == 1
+    for n, text in enumerate(second):
+        role = "user" if n % 2 == 0 else "assistant"
+        vault.log_turn("s-two", role, text, timestamp=NOW, agent=agent)
+    vault.end_session("s-two")
+    report = vault.consolidate(now=LATER)
+    assert len(report.episodes) == 1 and report.duplicates == []

@@ -22,15 +22,18 @@ from memoryclaw.notes import (
     clean_label,
     dump_episode,
     dump_log,
+    episode_fingerprint,
     episode_id_for_path,
     format_fact_line,
     format_provenance,
+    normalise_value,
     normalize_content,
     parse_aliases,
     parse_episode,
     parse_facts,
     parse_log,
     parse_timestamp,
+    value_key,
     value_kind,
 )
 
@@ -1476,3 +1479,76 @@ def test_a_fact_line_with_a_bad_scope_is_reported_at_its_line() -> None:
     text = "# C\n- Ana: ana@example.com <!-- source: x; scope: everyone -->\n"
     err = _parse_error(parse_facts, text, "semantic/c.md", "2025-01-01")
     assert err.line == 2 and "scope" in err.reason
+
+
+# ------------------------------------------------------------------ near-duplicates
+
+
+@pytest.mark.parametrize(
+    ("a", "b", "same"),
+    [
+        ("Dr. Lena  Hoffman", "dr lena hoffman", True),
+        ("Lisbon.", "lisbon", True),
+        ("Café", "CAFÉ", True),
+        ("+44 7700-900214", "+44 (7700) 900214", True),
+        ("Sarah@Example.com.", "sarah@example.com", True),
+        ("j.smith@x.com", "j-smith@x.com", False),
+        ("https://x.example/a", "https://x.example/b", False),
+        ("C#", "C", False),
+        ("50%", "50", False),
+        ("blue", "bleu", False),
+    ],
+    ids=[
+        "punctuation-case-space",
+        "trailing-full-stop",
+        "unicode-case",
+        "phone-separators",
+        "email-case",
+        "emails-differing-by-punctuation",
+        "urls",
+        "meaningful-hash",
+        "meaningful-percent",
+        "different-words",
+    ],
+)
+def test_value_key_says_which_values_are_one(a: str, b: str, same: bool) -> None:
+    assert (value_key(a) == value_key(b)) is same
+
+
+_text = st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=40)
+
+
+@given(_text)
+def test_property_normalising_is_idempotent_and_ignores_case_and_spacing(text: str) -> None:
+    once = normalise_value(text)
+    assert normalise_value(once) == once
+    assert normalise_value(f"  {text.upper()} \t") == normalise_value(text.upper())
+    assert "  " not in once and once == once.strip()
+    assert value_key(value_key(text)) == value_key(text) or value_key(text).startswith(
+        ("email:", "url:", "phone:")
+    )
+
+
+@given(st.lists(st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True), min_size=1, max_size=6), st.data())
+def test_property_separating_punctuation_does_not_make_a_new_value(
+    words: list[str], data: st.DataObject
+) -> None:
+    gaps = [data.draw(st.sampled_from([" ", ", ", " - ", ". ", "  ", "; "])) for _ in words[1:]]
+    spaced = words[0] + "".join(gap + word for gap, word in zip(gaps, words[1:]))
+    end = data.draw(st.sampled_from(["", ".", "!", "?"]))
+    assert normalise_value(spaced + end) == " ".join(words)
+    assert value_key(spaced.title() + end) == value_key(" ".join(words))
+
+
+_ascii = st.text(alphabet=st.characters(min_codepoint=32, max_codepoint=126), max_size=60)
+
+
+@given(_ascii, st.lists(_ascii.filter(str.strip), max_size=5))
+def test_property_fingerprint_ignores_case_spacing_and_turn_numbers(
+    summary: str, details: list[str]
+) -> None:
+    quoted = "\n".join(f"- #{n + 1} {line}" for n, line in enumerate(details))
+    renumbered = "\n".join(f"-  #{n + 7}   {line.upper()}" for n, line in enumerate(details))
+    fp = episode_fingerprint(summary, quoted)
+    assert fp == episode_fingerprint(f"  {summary.upper()} ", renumbered)
+    assert len(fp) == 64 and fp != episode_fingerprint(summary + " x", quoted)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -22,20 +23,27 @@ def test_sample_pending_facts_parse(vault: Vault) -> None:
     assert len({p.id for p in vault.pending()}) == 2
 
 
-def test_approving_a_conflict_replaces_the_old_value_in_place(
+def test_approving_a_conflict_supersedes_the_old_value_and_loses_none(
     vault: Vault, vault_dir: Path
 ) -> None:
     contacts = (vault_dir / "semantic" / "contacts.md").read_text().splitlines()
     [conflict] = [p for p in vault.pending() if p.mark == "CONFLICT"]
-    vault.approve_pending(conflict.id)
+    vault.approve_pending(conflict.id, now=datetime(2025, 10, 1, tzinfo=timezone.utc))
     after = (vault_dir / "semantic" / "contacts.md").read_text().splitlines()
-    changed = [(a, b) for a, b in zip(contacts, after) if a != b]
-    assert len(after) == len(contacts) and changed
-    for old, new in changed:
-        assert "sarah@example.com" in old and "sarah@newco.com" in new
+    # every old line is still there (marked), and exactly one line was added: the new value
+    assert len(after) == len(contacts) + 1
+    old_bullet = next(i for i, line in enumerate(contacts) if line.startswith("- Sarah:"))
+    assert after[old_bullet].startswith(contacts[old_bullet].removesuffix(" -->"))
+    assert after[old_bullet].endswith("; superseded: 2025-10-01 by sarah@newco.com -->")
+    assert after[old_bullet + 1].startswith("- Sarah: sarah@newco.com <!-- source: logs/")
+    row = next(line for line in after if line.startswith("| Sarah |"))
+    assert "superseded email: 2025-10-01 by sarah@newco.com" in row
+    assert "Head of the campaign team" in row
     assert "sarah@newco.com" not in (vault_dir / "semantic" / "_pending.md").read_text()
     values = {f.value for f in vault.search("Sarah email").facts if f.entity == "Sarah"}
     assert "sarah@newco.com" in values and "sarah@example.com" not in values
+    roles = {f.value for f in vault.search("Sarah role").facts if f.field == "role"}
+    assert roles == {"Head of the campaign team"}  # only the row's email was superseded
 
 
 def test_approving_a_doubtful_fact_files_it(vault: Vault, vault_dir: Path) -> None:
