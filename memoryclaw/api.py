@@ -66,6 +66,7 @@ from .transcripts import (
     unprocessed_logs,
     validate_turn,
 )
+from .trivial import is_trivial
 from .vault import (
     STATE_DIR,
     VAULT_FOLDERS,
@@ -380,17 +381,22 @@ class Vault:
     ) -> RetrievePayload:
         """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working
         memory, of what ``context`` (None: the owner at the terminal) may see.  Archived
-        episodes are left out; those in the block are noted as recalled (see :meth:`archive`)."""
+        episodes are left out; those in the block are noted as recalled (see :meth:`archive`).
+        A trivial message (greetings, thanks, fillers, emoji: :mod:`memoryclaw.trivial`)
+        recalls nothing and runs no search: its payload is empty, ``skipped: "trivial"``."""
+        budget = self.settings.retrieval.budget_tokens
+        if is_trivial(query):
+            return _skipped(query, budget, "trivial")
         result = self.search(query, now=now, refresh=refresh, context=context)
         skill = active_skill(self.root, result.plan.keywords)
-        budget = self.settings.retrieval.budget_tokens
         near = passage_neighbours(self.index, result.passages[:_NEIGHBOURS_OF])
         shown = {e.id for e in result.results}
         shown |= {p.episode_id for p in result.passages if p.via != "log"}
         handles = {i: h for i in shown if (h := episode_handle(i)) is not None}
         owners = _handle_owners(self.index, set(handles.values()))
         names = {i: h for i, h in handles.items() if owners.get(h) == i}
-        payload = render_payload(result, budget, skill, near, names)
+        min_score = self.settings.retrieval.min_score
+        payload = render_payload(result, budget, skill, near, names, min_score=min_score)
         self._note_recalled(payload, now or now_utc())
         return payload
 
@@ -1013,6 +1019,21 @@ def _day(now: datetime | None) -> str:
         .astimezone(timezone.utc)
         .date()
         .isoformat()
+    )
+
+
+def _skipped(query: str, budget: int, reason: str) -> RetrievePayload:
+    """The payload of a query recall did not run for: nothing to inject, and why."""
+    memory = {"goal": query, "plan": [], "facts": {}, "recent_observations": []}
+    return RetrievePayload(
+        query=query,
+        context="",
+        working_memory={**memory, "active_skill": None},
+        tokens=0,
+        budget=budget,
+        episodes=(),
+        facts=(),
+        skipped=reason,
     )
 
 

@@ -35,6 +35,9 @@ class RetrievalSettings:
     max_results: int = 5
     blend_strategy: Literal["primary_first", "rrf", "weighted"] = "primary_first"
     budget_tokens: int = 800
+    # Results of lower relevance (0..1, score / the query's best: see memoryclaw.retrieval)
+    # are not put in the retrieve payload; 0 keeps them all.
+    min_score: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -172,14 +175,19 @@ def _coerce(value: Any, tp: Any, *, path: str | None, key: str, from_env: bool) 
     raise ConfigError(path, key, f"expected {_type_name(tp)}, got {value!r}")
 
 
+_SHARES = frozenset({"min_score"})  # settings that are a share: 0..1
+
+
 def _check_bounds(name: str, value: Any, path: str | None, key: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(path, key, f"expected a finite number, got {value!r}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        zero_ok = {"min_primary_results", "log_retention_days", "archive_after_days"}
+        zero_ok = {"min_primary_results", "log_retention_days", "archive_after_days", "min_score"}
         minimum = 0 if name in zero_ok else 1
         if value < minimum:
             raise ConfigError(path, key, f"expected a number >= {minimum}, got {value!r}")
+        if name in _SHARES and value > 1:
+            raise ConfigError(path, key, f"expected a number from 0 to 1, got {value!r}")
 
 
 def _build_section(

@@ -745,7 +745,8 @@ class Index:
         for start in range(0, len(merged), _SPANS_PER_QUERY):
             part = merged[start : start + _SPANS_PER_QUERY]
             cursor = self.execute(
-                "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags"
+                "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags,"
+                " e.confidence AS episode_confidence"
                 f" FROM ({' UNION ALL '.join([one] * len(part))}) c"
                 " JOIN passages p ON p.rowid = c.rowid"
                 " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"

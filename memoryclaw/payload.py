@@ -40,6 +40,8 @@ PASSAGE_CHARS = 360
 HEADER_SUMMARY_CHARS = 90
 _MIN_LINE_CHARS = 60  # below this a cut line says too little to be worth its place
 _SUMMARY_ONLY_FIRST = 3  # top episodes whose summary is shown even when no line of theirs is
+# Appended to a fact or an episode header of low confidence: it is shown only after all else.
+LOW_CONFIDENCE = " (low confidence)"
 # An answer is the turn after a question: such a turn is ranked with the question's score
 # times this, though it may share no word with the query (chosen on LoCoMo dev: 0.5-1.0 all
 # help, 0.7 most).
@@ -119,10 +121,11 @@ class RetrievePayload:
     facts: tuple[FactResult, ...]
     search: SearchResult | None = field(default=None, compare=False)
     passages: tuple[PassageHit, ...] = ()
+    skipped: str | None = None  # why recall did not run ("trivial"), when it did not
 
     def as_dict(self) -> dict[str, Any]:
         """The ``retrieve --json`` document."""
-        return {
+        doc: dict[str, Any] = {
             "query": self.query,
             "context": self.context,
             "working_memory": dict(self.working_memory),
@@ -132,6 +135,9 @@ class RetrievePayload:
             "facts": [f.as_dict() for f in self.facts],
             "passages": [p.as_dict() for p in self.passages],
         }
+        if self.skipped is not None:
+            doc["skipped"] = self.skipped
+        return doc
 
 
 def _clean(text: str) -> str:
@@ -232,6 +238,11 @@ def _beyond_a_quote(summary: str) -> str:
     if not quote:
         return summary
     return head if " about " in head else ""
+
+
+def _is_low(confidence: str) -> bool:
+    """Whether a stored confidence is ``low`` (such memories wait until all else is in)."""
+    return confidence.strip().lower() == "low"
 
 
 def _fact_matches_query(fact: FactResult) -> bool:
@@ -335,20 +346,29 @@ def render_payload(
     active_skill: str | None = None,
     neighbours: Mapping[tuple[str, int], Sequence[PassageHit]] | None = None,
     handles: Mapping[str, str] | None = None,
+    min_score: float = 0.0,
 ) -> RetrievePayload:
     """Fill ``budget`` tokens with matching facts, then quoted evidence (see the module doc).
 
     ``neighbours`` maps (path, line) of a passage to the passages next to it in its episode;
     ``active_skill`` is the approved skill the caller matched to the query, if any;
-    ``handles`` maps an episode id to the shorter name it is shown by (one that reads it back).
+    ``handles`` maps an episode id to the shorter name it is shown by (one that reads it back);
+    facts, passages and episodes of relevance below ``min_score`` are left out, and those of
+    low confidence come after everything else, marked ``(low confidence)``.
     """
     block = _Block(budget * CHARS_PER_TOKEN)
+    facts = [f for f in result.facts if f.relevance >= min_score and _fact_matches_query(f)]
     used_facts = [
         fact
-        for fact in result.facts
-        if _fact_matches_query(fact)
+        for fact in facts
+        if not _is_low(fact.confidence)
         and block.add_fact(f"- {human_annotations(_clean(fact.render()))}")
     ]
+    all_episodes = [e for e in result.results if e.relevance >= min_score]
+    low_ids = {e.id for e in result.results if _is_low(e.confidence)}
+    low_ids |= {p.episode_id for p in result.passages if _is_low(p.episode_confidence)}
+    results = [e for e in all_episodes if e.id not in low_ids]
+    passages = [p for p in result.passages if p.relevance >= min_score]
     episodes = {e.id: e for e in result.results}
     names = handles or {}
 
@@ -356,18 +376,24 @@ def render_payload(
         episode = episodes.get(passage.episode_id)
         summary = episode.summary if episode else passage.episode_summary
         name = names.get(passage.episode_id, passage.episode_id)
-        return _header(name, passage.timestamp, _beyond_a_quote(summary))
+        low = LOW_CONFIDENCE if passage.episode_id in low_ids else ""
+        return _header(name, passage.timestamp, _beyond_a_quote(summary)) + low
 
     def summary_header(episode: EpisodeResult) -> str:
-        return _header(names.get(episode.id, episode.id), episode.timestamp, episode.summary)
+        low = LOW_CONFIDENCE if episode.id in low_ids else ""
+        name = names.get(episode.id, episode.id)
+        return _header(name, episode.timestamp, episode.summary) + low
 
-    quoted = {p.episode_id for p in result.passages}
-    for episode in result.results[:_SUMMARY_ONLY_FIRST]:  # found by what no line quotes
+    quoted = {p.episode_id for p in passages}
+    for episode in results[:_SUMMARY_ONLY_FIRST]:  # found by what no line quotes
         if episode.id not in quoted:
             block.add_header(episode.id, summary_header(episode))
     near_of = neighbours or {}
     chosen: list[PassageHit] = []
-    for passage in _with_replies(result.passages, near_of):
+    ranked = _with_replies(passages, near_of)
+    for passage in ranked:
+        if passage.episode_id in low_ids:
+            continue  # low confidence: only once everything else is in (below)
         if not block.has(passage) and block.add_passage(passage, header_for(passage)):
             chosen.append(passage)
     query_words = set(result.plan.terms)
@@ -377,7 +403,20 @@ def render_payload(
             shared = words & (query_words | set(extract_keywords(passage.text)))
             if shared and not block.has(near) and block.add_passage(near, header_for(near)):
                 chosen.append(near)
-    for episode in result.results:
+    for episode in results:
+        block.add_header(episode.id, summary_header(episode))
+    # Low-confidence memories fill what room is left, in their own rank order.
+    used_facts += [
+        fact
+        for fact in facts
+        if _is_low(fact.confidence)
+        and block.add_fact(f"- {human_annotations(_clean(fact.render()))}{LOW_CONFIDENCE}")
+    ]
+    for passage in ranked:
+        low = passage.episode_id in low_ids
+        if low and not block.has(passage) and block.add_passage(passage, header_for(passage)):
+            chosen.append(passage)
+    for episode in all_episodes:
         block.add_header(episode.id, summary_header(episode))
     context = block.render()
     used_ids = list(block.groups)

@@ -204,6 +204,8 @@ class EpisodeResult:
     agent: str | None = None
     scope: str | None = None
     admitted_by: str = ""  # the recall rule that let it through (memoryclaw.scopes)
+    relevance: float = 1.0  # 0..1, one scale for every blend strategy (see _relevance)
+    confidence: str = ""  # the episode's own: low, medium or high
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -215,6 +217,8 @@ class EpisodeResult:
             "tags": list(self.tags),
             "timestamp": self.timestamp,
             "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
+            "confidence": self.confidence or None,
             "matched": list(self.matched),
             "exact_tags": list(self.exact_tags),
             "via": self.via,
@@ -248,6 +252,8 @@ class PassageHit:
     agent: str | None = None
     scope: str | None = None
     admitted_by: str = ""
+    relevance: float = 1.0  # 0..1: score / the query's best passage score
+    episode_confidence: str = ""  # of the episode it is a line of ("" for a raw log)
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -260,6 +266,7 @@ class PassageHit:
             "text": self.text,
             "timestamp": self.timestamp,
             "score": round(self.score, 4),
+            "relevance": round(self.relevance, 4),
             "matched": list(self.matched),
             "via": self.via,
             "agent": self.agent,
@@ -288,6 +295,7 @@ class FactResult:
     admitted_by: str = ""
     was: str | None = None  # the value this one superseded (memoryclaw.supersede)
     was_until: str = ""  # the date it was superseded on
+    relevance: float = 1.0  # 0..1: the share of the query's topic words it matched
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -303,6 +311,7 @@ class FactResult:
             "updated": self.updated,
             "age_days": self.age_days,
             "confidence": self.confidence,
+            "relevance": round(self.relevance, 4),
             "source": self.source,
             "matched": list(self.matched),
             "agent": self.agent,
@@ -435,6 +444,7 @@ def _episode_from_row(
         details=row["details"] or "",
         agent=row.get("agent"),
         scope=row.get("scope"),
+        confidence=str(row.get("confidence") or ""),
     )
 
 
@@ -507,7 +517,10 @@ def search(
     passages: list[PassageHit] = []
     if plan.episode_match is not None and limit > 0:
         passages = _rank_passages(index, plan, episodes, visible)
-    episodes = _explain(index, plan, episodes[:limit])
+    cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"
+    episodes = _explain(index, plan, _relevance(episodes, cosine_hits)[:limit])
+    passages = [replace(p, relevance=_scaled(p.score, passages[0].score)) for p in passages]
+    facts = [replace(f, relevance=_fact_relevance(f, plan)) for f in facts]
     took = (time.perf_counter() - started) * 1000
     return SearchResult(
         plan,
@@ -519,6 +532,32 @@ def search(
         passages=tuple(replace(p, admitted_by=policy.admit(p.agent, p.scope)[1]) for p in passages),
         context=policy.context,
     )
+
+
+def _scaled(score: float, best: float) -> float:
+    """``score`` as a share of ``best``, within 0..1 (0 when nothing scored above 0)."""
+    return min(1.0, max(0.0, score / best)) if best > 0 else 0.0
+
+
+def _relevance(episodes: list[EpisodeResult], cosine_hits: bool) -> list[EpisodeResult]:
+    """The episodes with their relevance: score / the best score of the query, the same for
+    keyword, ``rrf`` and ``weighted`` results (each list has one score scale), except that a
+    ``primary_first`` vector hit (``cosine_hits``), whose score is a cosine beside BM25
+    scores, keeps its cosine, already 0..1."""
+    best = max((e.score for e in episodes if not (cosine_hits and e.via == "vector")), default=0)
+    return [
+        replace(e, relevance=_scaled(e.score, 1.0 if cosine_hits and e.via == "vector" else best))
+        for e in episodes
+    ]
+
+
+def _fact_relevance(fact: FactResult, plan: QueryPlan) -> float:
+    """The share of the query's keywords besides the fact's entity name that the fact
+    matched: "John's email?" -> 1 for John's email; a fact matched by its entity alone -> 0."""
+    entity = set(extract_keywords(fact.entity))
+    topic = [k for k in plan.keywords if k not in entity]
+    hits = [t for t in fact.matched if t not in entity]
+    return min(1.0, len(hits) / len(topic)) if topic else 0.0
 
 
 def withheld_from(everything: SearchResult, policy: Policy) -> tuple[Withheld, ...]:
@@ -607,6 +646,7 @@ def _rank_passages(
             episode_tags=tuple(json.loads(row.get("episode_tags") or "[]")),
             agent=row.get("agent"),
             scope=row.get("scope"),
+            episode_confidence=str(row.get("episode_confidence") or ""),
         )
         for score, row in scored
     ]
