@@ -491,3 +491,25 @@ def test_owner_ids_of_another_type_are_refused(tmp_path: Path, value: str) -> No
     (tmp_path / "memoryclaw.yaml").write_text(f"scopes:\n  ownerIds: {value}\n", "utf-8")
     with pytest.raises(ConfigError, match=r"scopes\.ownerIds: expected a list of strings"):
         load_settings(tmp_path, env={})
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        ("", {}, 0.0),
+        ("retrieval:\n  minScore: 0.35\n", {}, 0.35),
+        ("retrieval:\n  minScore: 1\n", {}, 1.0),
+        ("", {"MEMORYCLAW_RETRIEVAL_MIN_SCORE": "0.2"}, 0.2),
+    ],
+    ids=["default-keeps-all", "file", "integer-one", "environment"],
+)
+def test_min_score_is_a_share(text: str, env: dict[str, str], expected: float) -> None:
+    raw = yaml.safe_load(text) if text else None
+    assert settings_from_mapping(raw, env=env).retrieval.min_score == expected
+
+
+@pytest.mark.parametrize("value", ["-0.1", "1.5", "'high'"], ids=["negative", "above-one", "word"])
+def test_min_score_outside_zero_to_one_is_refused(value: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        settings_from_mapping(yaml.safe_load(f"retrieval:\n  minScore: {value}\n"), env={})
+    assert caught.value.key == "retrieval.minScore"

@@ -12,6 +12,7 @@ One agent turn takes 10-25 s, so the OpenClaw home is set up once for the module
 from __future__ import annotations
 
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -158,6 +159,16 @@ def test_recall_reaches_the_model_and_the_turn_is_logged(openclaw: OpenClaw) -> 
     assert "MaxListenersExceededWarning" not in done.stderr + done.stdout  # one exit hook
 
 
+def test_thanks_triggers_no_recall(openclaw: OpenClaw) -> None:
+    """A trivial message recalls nothing, though its words are in a turn just logged."""
+    openclaw.agent("The pelican lunch at the harbour sounds great.", "thanks-1")
+    _, asked = openclaw.agent("Which lunch sounds great?", "thanks-2")
+    assert "pelican lunch" in _memory_block(asked)  # the logged turn is recallable
+    for n, message in enumerate(["thanks", "ok thanks, sounds great 👍"], start=3):
+        _, prompt = openclaw.agent(message, f"thanks-{n}")
+        assert "<memoryclaw>" not in prompt and message in prompt
+
+
 def test_memory_search_tool_call_returns_openclaw_shaped_results(openclaw: OpenClaw) -> None:
     search = {"id": "memory_search", "args": {"query": "dentist phone"}}
     openclaw.model.next_tool_call = ("tool_call", search)
@@ -267,6 +278,8 @@ def test_plugin_module_against_a_real_server(tmp_path: Path) -> None:
             "HOME": str(tmp_path),
             "MEMORYCLAW_PYTHON": sys.executable,
             "MEMORYCLAW_TEST_VAULT": str(vault),
+            # the memoryclaw under test, where it is not the installed one
+            **{k: v for k, v in os.environ.items() if k == "PYTHONPATH"},
         },
         capture_output=True,
         text=True,

@@ -443,3 +443,96 @@ def test_any_stored_text_stays_inside_the_frame(
     assert payload.tokens == estimate_tokens(payload.context) <= budget
     if payload.context:
         _assert_framed(payload.context)
+
+
+# ------------------------------------------ what is worth injecting: minScore, confidence
+
+
+def _episode_of(root: Path, ident: str, day: int, confidence: str, *lines: str) -> None:
+    body = "".join(f"- #{n} Ann: {line}\n" for n, line in enumerate(lines, 1))
+    (root / "episodes" / f"2025-01-0{day}_10-00-00_{ident}.md").write_text(
+        f"---\nid: {ident}\ntimestamp: 2025-01-0{day}T10:00:00Z\nsummary: {ident} notes\n"
+        f"confidence: {confidence}\n---\n" + body,
+        encoding="utf-8",
+    )
+
+
+def _strong_and_weak(root: Path) -> None:
+    _episode_of(root, "ep-strong", 1, "high", "pelican lunch at the harbour on friday")
+    _episode_of(root, "ep-weak", 2, "high", "friday", "dentist at nine", "bring the forms")
+
+
+@pytest.mark.parametrize(
+    ("min_score", "weak_shown"), [("0", True), ("0.2", True), ("0.9", False)], ids=str
+)
+def test_results_below_min_score_are_not_injected(
+    tmp_path: Path, min_score: str, weak_shown: bool
+) -> None:
+    env = {"MEMORYCLAW_RETRIEVAL_MINSCORE": min_score}
+    with Vault.init(tmp_path / "v", env=env) as vault:
+        _strong_and_weak(vault.root)
+        found = vault.search("pelican lunch friday", now=NOW).as_dict()
+        relevance = {r["id"]: r["relevance"] for r in found["results"]}
+        assert relevance["ep-strong"] == 1.0 and 0 < relevance["ep-weak"] < 0.9
+        assert all(0 < p["relevance"] <= 1 for r in found["results"] for p in r["passages"])
+        context = vault.retrieve("pelican lunch friday", now=NOW).context
+        assert "pelican lunch" in context
+        assert ("ep-weak" in context) is weak_shown
+
+
+def test_vector_hits_share_the_relevance_scale(tmp_path: Path) -> None:
+    from memoryclaw.retrieval import EpisodeResult, _relevance
+
+    def hit(ident: str, score: float, via: str) -> EpisodeResult:
+        return EpisodeResult(ident, "", "", (), "", score, (), (), via, None, None, None)
+
+    keyword, vector = hit("a", 8.0, "keyword"), hit("b", 0.4, "vector")
+    blended = {e.id: e.relevance for e in _relevance([keyword, vector], cosine_hits=True)}
+    assert blended == {"a": 1.0, "b": 0.4}  # a primary_first vector hit keeps its cosine
+    fused = {
+        e.id: e.relevance
+        for e in _relevance([hit("a", 0.03, "keyword+vector"), hit("b", 0.015, "vector")], False)
+    }
+    assert fused == {"a": 1.0, "b": 0.5}  # rrf and weighted: score / the best
+
+
+def test_low_confidence_episodes_come_last_and_say_so(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        _episode_of(vault.root, "ep-doubtful", 1, "low", "pelican pelican lunch on friday")
+        _episode_of(vault.root, "ep-sure", 2, "medium", "a pelican was seen", "nothing else")
+        found = vault.search("pelican lunch friday", now=NOW)
+        assert found.results[0].id == "ep-doubtful"  # it ranks first
+        lines = vault.retrieve("pelican lunch friday", now=NOW).context.splitlines()
+        sure = next(i for i, line in enumerate(lines) if line.startswith("- ep-sure"))
+        doubtful = next(i for i, line in enumerate(lines) if line.startswith("- ep-doubtful"))
+        assert sure < doubtful  # but is shown after what is not in doubt
+        assert lines[doubtful].endswith(" (low confidence)")
+        assert not lines[sure].endswith(" (low confidence)")
+
+
+def test_a_low_confidence_episode_gets_only_the_room_left(tmp_path: Path) -> None:
+    from memoryclaw.payload import render_payload
+
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        _episode_of(vault.root, "ep-doubtful", 1, "low", "pelican pelican lunch on friday")
+        _episode_of(vault.root, "ep-sure", 2, "medium", "a pelican was seen", "nothing else")
+        found = vault.search("pelican lunch friday", now=NOW)
+        tight = render_payload(found, 45).context  # room for one episode and its line
+        assert "ep-sure" in tight and "ep-doubtful" not in tight
+
+
+def test_low_confidence_facts_come_after_the_others_and_say_so(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        (vault.root / "semantic" / "people.md").write_text(
+            "# People\n\n- Ann:\n"
+            "    email: ann@example.com <!-- source: x; updated: 2025-01-01; confidence: low -->\n"
+            "    phone: +1 555 0100 <!-- source: y; updated: 2025-01-01; confidence: high -->\n",
+            encoding="utf-8",
+        )
+        payload = vault.retrieve("Ann email and phone?", now=NOW)
+        lines = payload.context.splitlines()
+        facts = lines[lines.index("Facts (age):") + 1 :][:2]
+        assert facts[0].startswith("- Ann phone +1 555 0100")
+        assert facts[1].startswith("- Ann email ann@example.com")
+        assert facts[1].endswith(" (low confidence)") and "low confidence" not in facts[0]
+        assert {f.relevance for f in payload.facts} == {0.5}  # each matched one of two words

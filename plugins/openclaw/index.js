@@ -163,6 +163,7 @@ function jsonResult(payload) {
 export function searchResult(found, { maxResults, minScore } = {}) {
   const results = [];
   for (const fact of found.facts ?? []) {
+    if (typeof minScore === "number" && (fact.relevance ?? 1) < minScore) continue;
     results.push({
       path: fact.path,
       startLine: fact.line,
@@ -178,7 +179,8 @@ export function searchResult(found, { maxResults, minScore } = {}) {
     });
   }
   for (const episode of found.results ?? []) {
-    if (typeof minScore === "number" && episode.score < minScore) continue;
+    // minScore is on memoryclaw's relevance scale (0-1 for every blend), as retrieval.minScore is
+    if (typeof minScore === "number" && (episode.relevance ?? 1) < minScore) continue;
     results.push({
       path: episode.path,
       startLine: 1,

@@ -175,16 +175,28 @@ test("turnsOf keeps only the last exchange and clips huge tool output", () => {
   assert.ok(clipped.content.length < 4100 && clipped.content.endsWith("more chars]"));
 });
 
-test("searchResult honours maxResults and minScore", () => {
+test("searchResult honours maxResults and minScore on memoryclaw's 0-1 relevance", () => {
   const found = {
-    facts: [{ id: "f1", entity: "A", field: "b", value: "c", path: "semantic/x.md", line: 3 }],
+    facts: [
+      { id: "f1", entity: "A", field: "b", value: "c", path: "semantic/x.md", line: 3, relevance: 1 },
+      { id: "f2", entity: "A", field: "d", value: "e", path: "semantic/x.md", line: 4, relevance: 0.2 },
+    ],
     results: [
-      { id: "e1", path: "episodes/1.md", summary: "one", score: 9 },
-      { id: "e2", path: "episodes/2.md", summary: "two", score: 1 },
+      { id: "e1", path: "episodes/1.md", summary: "one", score: 9, relevance: 1 },
+      { id: "e2", path: "episodes/2.md", summary: "two", score: 8, relevance: 0.4 },
     ],
   };
-  assert.deepEqual(searchResult(found, { minScore: 5 }).results.map((r) => r.id), ["f1", "e1"]);
+  assert.deepEqual(searchResult(found, { minScore: 0.5 }).results.map((r) => r.id), ["f1", "e1"]);
   assert.deepEqual(searchResult(found, { maxResults: 1 }).results.map((r) => r.id), ["f1"]);
+});
+
+test("a trivial message gets no recall: thanks carries no memoryclaw block", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  const asked = await api.hooks.before_prompt_build({ prompt: "What is John's email?" }, MAIN);
+  assert.match(asked.prependContext, /<memoryclaw>/);
+  for (const prompt of ["thanks", "ok thanks, sounds great 👍", "lol"]) {
+    assert.equal(await api.hooks.before_prompt_build({ prompt }, MAIN), undefined, prompt);
+  }
 });
 
 test("loading the module again shares its servers and adds no exit listener", async () => {
