@@ -36,8 +36,8 @@ class RetrievalSettings:
     blend_strategy: Literal["primary_first", "rrf", "weighted"] = "primary_first"
     budget_tokens: int = 800
     # Results of lower relevance (0..1, score / the query's best: see memoryclaw.retrieval)
-    # are not put in the retrieve payload; 0 keeps them all.
-    min_score: float = 0.0
+    # are not put in the retrieve payload (0.3: chosen on LoCoMo dev, see README); 0 keeps all.
+    min_score: float = 0.3
 
 
 @dataclass(frozen=True)

@@ -496,12 +496,12 @@ def test_owner_ids_of_another_type_are_refused(tmp_path: Path, value: str) -> No
 @pytest.mark.parametrize(
     ("text", "env", "expected"),
     [
-        ("", {}, 0.0),
+        ("", {}, 0.3),
         ("retrieval:\n  minScore: 0.35\n", {}, 0.35),
         ("retrieval:\n  minScore: 1\n", {}, 1.0),
         ("", {"MEMORYCLAW_RETRIEVAL_MIN_SCORE": "0.2"}, 0.2),
     ],
-    ids=["default-keeps-all", "file", "integer-one", "environment"],
+    ids=["default", "file", "integer-one", "environment"],
 )
 def test_min_score_is_a_share(text: str, env: dict[str, str], expected: float) -> None:
     raw = yaml.safe_load(text) if text else None

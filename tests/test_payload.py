@@ -497,7 +497,8 @@ def test_vector_hits_share_the_relevance_scale(tmp_path: Path) -> None:
 
 
 def test_low_confidence_episodes_come_last_and_say_so(tmp_path: Path) -> None:
-    with Vault.init(tmp_path / "v", env={}) as vault:
+    # minScore 0: the sure episode is far weaker, and the order is what is tested here
+    with Vault.init(tmp_path / "v", env={"MEMORYCLAW_RETRIEVAL_MINSCORE": "0"}) as vault:
         _episode_of(vault.root, "ep-doubtful", 1, "low", "pelican pelican lunch on friday")
         _episode_of(vault.root, "ep-sure", 2, "medium", "a pelican was seen", "nothing else")
         found = vault.search("pelican lunch friday", now=NOW)
