@@ -67,11 +67,11 @@ def stated_steps(text: str) -> list[str]:
     """The next steps an assistant reply states, in order (at most :data:`MAX_STEPS`)."""
     steps: list[str] = []
     for raw in text.splitlines():
-        line = raw.strip().strip("*_").strip()
+        line = raw.replace("**", "").replace("__", "").strip()  # bold "**Next:**" too
         found = _LISTED_RE.match(line) or _NEXT_RE.match(line)
         if found is None:
             continue
-        step = _one_line(found.group("step").strip("*_ "), STEP_CHARS)
+        step = _one_line(found.group("step"), STEP_CHARS)
         if step:
             steps.append(step)
         if len(steps) == MAX_STEPS:
