@@ -10,7 +10,7 @@ import os
 import shutil
 import sqlite3
 import subprocess
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
@@ -42,7 +42,13 @@ from .history import (
 )
 from .index import Index
 from .llm import ollama_status
-from .notes import format_provenance, parse_timestamp, utc_iso
+from .notes import (
+    episode_handle,
+    format_provenance,
+    is_episode_handle,
+    parse_timestamp,
+    utc_iso,
+)
 from .payload import RetrievePayload, render_payload
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
 from .review import PendingFact, approve, pending_facts, reject, replace_value
@@ -379,7 +385,12 @@ class Vault:
         skill = active_skill(self.root, result.plan.keywords)
         budget = self.settings.retrieval.budget_tokens
         near = passage_neighbours(self.index, result.passages[:_NEIGHBOURS_OF])
-        payload = render_payload(result, budget, skill, near)
+        shown = {e.id for e in result.results}
+        shown |= {p.episode_id for p in result.passages if p.via != "log"}
+        handles = {i: h for i in shown if (h := episode_handle(i)) is not None}
+        owners = _handle_owners(self.index, set(handles.values()))
+        names = {i: h for i, h in handles.items() if owners.get(h) == i}
+        payload = render_payload(result, budget, skill, near, names)
         self._note_recalled(payload, now or now_utc())
         return payload
 
@@ -396,14 +407,15 @@ class Vault:
 
     def get(self, ident: str, *, context: RecallContext | None = None) -> dict[str, Any]:
         """An episode (with details) or a fact by id, if ``context`` may see it (to a
-        requester who may not, it does not exist)."""
+        requester who may not, it does not exist).  An episode may also be named by the short
+        handle recall shows for it (``ep-d6b27f26``)."""
         self.refresh()
         policy = self.policy(context)
-        rows = [
-            r
-            for r in self.index.episode_rows("id = ?", [ident])
-            if policy.admit(r["agent"], r["scope"])[0]
-        ]
+        found = self.index.episode_rows("id = ?", [ident])
+        if not found and is_episode_handle(ident):
+            owner = _handle_owners(self.index, {ident}).get(ident)
+            found = self.index.episode_rows("id = ?", [owner]) if owner else []
+        rows = [r for r in found if policy.admit(r["agent"], r["scope"])[0]]
         if rows:
             row = rows[0]
             return {
@@ -1002,6 +1014,24 @@ def _day(now: datetime | None) -> str:
         .date()
         .isoformat()
     )
+
+
+def _handle_owners(index: Index, handles: Collection[str]) -> dict[str, str]:
+    """The episode id each of ``handles`` names: only a handle that exactly one indexed
+    episode has, and that no memory has as its own id, names one (recall shows the full id
+    of any other, so a handle it shows always reads back the same episode)."""
+    if not handles:
+        return {}
+    tails = {h: "-" + h.removeprefix("ep-") for h in handles}
+    ids = index.episode_ids_ending(set(tails.values()))
+    marks = ", ".join("?" * len(tails))
+    literal = {f["id"] for f in index.fact_rows(f"id IN ({marks})", list(tails))}
+    owners = {}
+    for handle, tail in tails.items():
+        named = [i for i in ids if i.endswith(tail)]
+        if len(named) == 1 and episode_handle(named[0]) == handle and handle not in literal:
+            owners[handle] = named[0]
+    return owners
 
 
 def _has_fts5() -> bool:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
 from datetime import datetime
@@ -894,6 +894,21 @@ class Index:
         )
         columns = [c[0] for c in cursor.description]
         return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def episode_ids_ending(self, tails: Collection[str]) -> list[str]:
+        """Ids of the episodes that end with one of ``tails`` (strings of one length)."""
+        lengths = {len(tail) for tail in tails}
+        if not lengths:
+            return []
+        if len(lengths) > 1:
+            raise ValueError("tails of different lengths")
+        length = lengths.pop()
+        marks = ", ".join("?" * len(tails))
+        cursor = self.execute(
+            f"SELECT id FROM episodes WHERE substr(id, -?) IN ({marks}) ORDER BY id",
+            [length, *tails],
+        )
+        return [row[0] for row in cursor.fetchall()]
 
     def fact_rows(self, where: str, params: Sequence[Any]) -> list[dict[str, Any]]:
         """Fact rows by a WHERE clause (module-internal callers only)."""

@@ -496,6 +496,24 @@ def episode_id_for_path(rel_path: str) -> str:
     return f"ep-{short_hash(rel_path)}"
 
 
+# A consolidated episode's id is ``ep-<date>-<time>-<hash>``; recall names it by ``ep-<hash>``,
+# since the date is shown beside it and the hash alone tells the episodes of a vault apart.
+_CONSOLIDATED_ID_RE = re.compile(r"^ep-\d{8}-\d{6}-([0-9a-f]{8})$")
+_HANDLE_RE = re.compile(r"^ep-[0-9a-f]{8}$")
+
+
+def episode_handle(episode_id: str) -> str | None:
+    """The short handle of a consolidated episode's id (``ep-20230508-133000-d6b27f26`` ->
+    ``ep-d6b27f26``); None for any other id."""
+    match = _CONSOLIDATED_ID_RE.match(episode_id)
+    return f"ep-{match[1]}" if match else None
+
+
+def is_episode_handle(ident: str) -> bool:
+    """Whether ``ident`` has the shape of a short episode handle (``ep-`` and 8 hex digits)."""
+    return _HANDLE_RE.match(ident) is not None
+
+
 def _string_list(meta: Mapping[str, Any], key: str, path: str, *, lower: bool) -> tuple[str, ...]:
     value = meta.get(key)
     if value is None:

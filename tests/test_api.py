@@ -11,6 +11,7 @@ import pytest
 
 from memoryclaw import InvalidInputError, NotFoundError, RecallContext, Vault, VaultNotFoundError
 from memoryclaw.config import CONFIG_FILE
+from memoryclaw.notes import episode_handle
 
 from .conftest import NOW
 
@@ -289,8 +290,11 @@ def test_a_requester_cannot_get_or_read_what_it_may_not_see(vault: Vault) -> Non
     vault.consolidate(all_logs=True)
     hit = vault.search("blood type", context=DIRECT).results[0]
     assert vault.get(hit.id, context=DIRECT)["scope"] == "direct"
-    with pytest.raises(NotFoundError):
-        vault.get(hit.id, context=IN_GROUP)
+    handle = episode_handle(hit.id)  # recall's short name for it reads it back alike
+    assert handle and vault.get(handle, context=DIRECT)["id"] == hit.id
+    for ident in (hit.id, handle):
+        with pytest.raises(NotFoundError):
+            vault.get(ident, context=IN_GROUP)
     with pytest.raises(NotFoundError):
         vault.read(hit.path, context=IN_GROUP)
     with pytest.raises(NotFoundError):  # not an indexed memory: the owner's terminal only

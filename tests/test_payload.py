@@ -19,7 +19,8 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryclaw import Vault
+from memoryclaw import NotFoundError, Vault
+from memoryclaw.notes import episode_handle, is_episode_handle
 from memoryclaw.payload import (
     _FACTS_LABEL,
     _RECENT_LABEL,
@@ -53,10 +54,63 @@ def test_payload_quotes_lines_under_dated_episode_headers(vault: Vault) -> None:
     lines = payload.context.splitlines()
     assert lines[0] == OPEN and lines[1] == FRAME and lines[-1] == CLOSE
     header = next(i for i, line in enumerate(lines) if "ep-20250620-101527" in line)
-    assert lines[header].startswith("- ep-20250620-101527-email-john-beta-notes (20 June 2025): ")
+    # an id not of consolidation's shape is shown whole; a summary that quotes no turn is kept
+    assert lines[header] == (
+        "- ep-20250620-101527-email-john-beta-notes (20 June 2025): User asked to email John"
+        " the Falcon beta release notes and the go/no-go checklist."
+    )
     assert lines[header + 1].startswith("  ")  # its quoted lines follow, indented
     assert payload.passages and all(p.matched or p.score == 0 for p in payload.passages)
     assert payload.tokens == estimate_tokens(payload.context) <= payload.budget
+
+
+def _episode(root: Path, ident: str, day: int, summary: str, *lines: str) -> None:
+    body = "".join(f"- #{n} Ann: {line}\n" for n, line in enumerate(lines, 1))
+    (root / "episodes" / f"2025-01-0{day}_10-00-00_{ident}.md").write_text(
+        f"---\nid: {ident}\ntimestamp: 2025-01-0{day}T10:00:00Z\nsummary: '{summary}'\n---\n"
+        + body,
+        encoding="utf-8",
+    )
+
+
+def test_episode_handles_are_the_hash_of_consolidated_ids_only() -> None:
+    assert episode_handle("ep-20230508-133000-d6b27f26") == "ep-d6b27f26"
+    for other in ("ep-20230508-133000-d6b27f2", "ep-20250620-101527-email-john", "ep-d6b27f26"):
+        assert episode_handle(other) is None
+    assert is_episode_handle("ep-d6b27f26") and not is_episode_handle("ep-d6b27f26a")
+
+
+def test_an_episode_is_named_by_the_handle_that_reads_it_back(tmp_path: Path) -> None:
+    full = "ep-20250101-100000-abcdef12"
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        _episode(vault.root, full, 1, 'Ann told Bob: "pelican lunch on Friday."', "pelican lunch")
+        lines = vault.retrieve("pelican lunch", now=NOW).context.splitlines()
+        # the date is beside it, and the quoted turn stands for the summary that quotes it
+        assert lines[2:4] == ["- ep-abcdef12 (1 January 2025)", "  #1 Ann: pelican lunch"]
+        assert vault.get("ep-abcdef12") == vault.get(full)
+
+
+@pytest.mark.parametrize("other", ["ep-20250102-100000-abcdef12", "ep-abcdef12"])
+def test_a_handle_that_could_name_another_memory_is_not_shown(tmp_path: Path, other: str) -> None:
+    full = "ep-20250101-100000-abcdef12"
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        _episode(vault.root, full, 1, "pelican lunch", "pelican lunch on Friday")
+        _episode(vault.root, other, 2, "pelican dinner", "pelican dinner on Monday")
+        context = vault.retrieve("pelican", now=NOW).context
+        assert f"- {full} (1 January 2025)" in context
+        assert f"- {other} (2 January 2025)" in context
+        if other.startswith("ep-2"):  # two episodes share the hash: the handle names neither
+            with pytest.raises(NotFoundError):
+                vault.get("ep-abcdef12")
+        else:  # a memory's own id wins over a handle
+            assert vault.get("ep-abcdef12")["id"] == other
+
+
+def test_an_episode_no_line_of_which_matches_shows_its_summary(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        _episode(vault.root, "ep-20250101-100000-abcdef12", 1, 'Ann told Bob: "zebra"', "lunch")
+        context = vault.retrieve("zebra", now=NOW).context
+        assert '- ep-abcdef12 (1 January 2025): Ann told Bob: "zebra"' in context.splitlines()
 
 
 def test_facts_only_when_the_query_asks_for_more_than_their_entity(vault: Vault) -> None:
