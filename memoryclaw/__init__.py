@@ -31,6 +31,7 @@ from .retrieval import EpisodeResult, FactResult, SearchResult, Withheld, extrac
 from .scopes import Policy, RecallContext
 from .sync import SyncReport
 from .transcripts import LoggedTurn
+from .working import WorkingMemories, WorkingMemory
 
 __all__ = [
     "ArchiveConflictError",
@@ -63,6 +64,8 @@ __all__ = [
     "Vault",
     "VaultNotFoundError",
     "Withheld",
+    "WorkingMemories",
+    "WorkingMemory",
     "__version__",
     "extract_keywords",
     "load_settings",

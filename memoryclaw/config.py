@@ -102,6 +102,17 @@ class GitSettings:
 
 
 @dataclass(frozen=True)
+class WorkingMemorySettings:
+    """The per-session working memory a long-lived process keeps (see :mod:`memoryclaw.working`)."""
+
+    # Estimated tokens (characters / 4) the working-memory object may hold; primary design
+    # 2.1 gives ~2k as the default size limit.
+    max_tokens: int = 2000
+    # Live sessions kept at once; the least recently used one is dropped past this.
+    max_sessions: int = 256
+
+
+@dataclass(frozen=True)
 class Settings:
     """All configuration of one vault."""
 
@@ -112,6 +123,7 @@ class Settings:
     privacy: PrivacySettings = field(default_factory=PrivacySettings)
     git: GitSettings = field(default_factory=GitSettings)
     scopes: ScopeSettings = field(default_factory=ScopeSettings)
+    working_memory: WorkingMemorySettings = field(default_factory=WorkingMemorySettings)
 
 
 def _camel(name: str) -> str:
@@ -238,19 +250,21 @@ def settings_from_mapping(
     if not isinstance(raw, Mapping):
         raise ConfigError(where, "(top level)", f"expected a mapping, got {type(raw).__name__}")
     env = env if env is not None else {}
-    sections = {f.name: get_type_hints(Settings)[f.name] for f in dataclasses.fields(Settings)}
+    hints = get_type_hints(Settings)
+    # Sections are camelCase in YAML too (``workingMemory``), as their keys are.
+    sections = {_camel(f.name): (f.name, hints[f.name]) for f in dataclasses.fields(Settings)}
     for key in raw:
         if key not in sections:
             known = ", ".join(sorted(sections))
             raise ConfigError(where, str(key), f"unknown section (known sections: {known})")
     built: dict[str, Any] = {}
-    for name, cls in sections.items():
-        section_raw = raw.get(name)
+    for section, (name, cls) in sections.items():
+        section_raw = raw.get(section)
         section_raw = {} if section_raw is None else section_raw
         if not isinstance(section_raw, Mapping):
             got = type(section_raw).__name__
-            raise ConfigError(where, name, f"expected a mapping of settings, got {got}")
-        built[name] = _build_section(name, cls, section_raw, env, where)
+            raise ConfigError(where, section, f"expected a mapping of settings, got {got}")
+        built[name] = _build_section(section, cls, section_raw, env, where)
     return Settings(**built)
 
 
@@ -275,7 +289,7 @@ def default_config_yaml() -> str:
     lines = ["# memoryclaw configuration; every key is optional and shows its default."]
     defaults = Settings()
     for f in dataclasses.fields(Settings):
-        lines.append(f"{f.name}:")
+        lines.append(f"{_camel(f.name)}:")
         section = getattr(defaults, f.name)
         for sf in dataclasses.fields(section):
             value = getattr(section, sf.name)

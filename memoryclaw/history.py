@@ -210,8 +210,14 @@ def file_history(root: Path, rel: str) -> list[Commit]:
     rel = safe_relpath(rel)
     if not is_repository(root):
         raise ExternalToolError("git", f"{root} is not a git repository (memoryclaw init --git)")
-    fmt = _FIELD.join(["%H", "%aI", "%an", "%B"]) + "\x1e"
-    out = _git(root, "log", "--follow", f"--format={fmt}", "--", rel).stdout
+    return _commits(_git(root, "log", "--follow", f"--format={_LOG_FORMAT}", "--", rel).stdout)
+
+
+_LOG_FORMAT = _FIELD.join(["%H", "%aI", "%an", "%B"]) + "\x1e"
+
+
+def _commits(out: str) -> list[Commit]:
+    """The commits of ``git log --format=_LOG_FORMAT`` output, in its order."""
     commits = []
     for record in out.split("\x1e"):
         if record.strip():
@@ -231,14 +237,8 @@ def value_commits(root: Path, paths: Sequence[str], values: Iterable[str]) -> li
     if not chosen or not texts or not is_repository(root):
         return []
     pattern = "|".join(_ERE_SPECIAL_RE.sub(r"\\\1", text) for text in texts)
-    fmt = _FIELD.join(["%H", "%aI", "%an", "%B"]) + "\x1e"
-    out = _git(root, "log", "-E", f"-G{pattern}", f"--format={fmt}", "--", *chosen).stdout
-    commits = []
-    for record in out.split("\x1e"):
-        if record.strip():
-            sha, date, author, message = record.strip("\n").split(_FIELD, 3)
-            commits.append(Commit(sha, date, author, message.strip()))
-    return commits
+    args = ["log", "-E", f"-G{pattern}", f"--format={_LOG_FORMAT}", "--", *chosen]
+    return _commits(_git(root, *args).stdout)
 
 
 _INDEX_FILTER = """

@@ -30,6 +30,7 @@ from .api import Vault
 from .config import resolve_vault_path
 from .payload import RetrievePayload
 from .scopes import RecallContext, check_kind
+from .working import WorkingMemories, with_session
 
 DEFAULT_TIMEOUT = 2.0
 LOG = logging.getLogger("memoryclaw.hooks")
@@ -57,6 +58,8 @@ class MemoryHooks:
         self._env = env
         self._vault: Vault | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryclaw")
+        # Each live session's working memory (memoryclaw.working): this hook object's own.
+        self.working = WorkingMemories()
 
     # ------------------------------------------------------------------ plumbing
 
@@ -113,7 +116,20 @@ class MemoryHooks:
         """The full payload for ``message`` (context, working memory, results) of what this
         hook's agent may see in ``session``, or None."""
         context = self.recall_context(session)
-        return self._call("retrieve", lambda vault: vault.retrieve(message, context=context))
+
+        def recall(vault: Vault) -> RetrievePayload:
+            payload = vault.retrieve(message, context=context)
+            if not session:
+                return payload
+            settings = vault.settings.working_memory
+            return with_session(payload, self.working, session, vault.root, settings)
+
+        return self._call("retrieve", recall)
+
+    def working_memory(self, session: str) -> dict[str, Any]:
+        """The session's working memory ``{goal, plan, facts, recent_observations,
+        active_skill}``; the empty one for a session this hook has not seen."""
+        return self.working.snapshot(session)
 
     def before_model(self, message: str, *, session: str | None = None) -> str | None:
         """The ``<memoryclaw>`` block to prepend to the prompt, or None when there is none."""
@@ -152,7 +168,7 @@ class MemoryHooks:
 
         def write(vault: Vault) -> bool:
             for turn in turns:
-                vault.log_turn(
+                logged = vault.log_turn(
                     session,
                     turn["role"],
                     turn["text"],
@@ -163,12 +179,18 @@ class MemoryHooks:
                     kind=self.kind,
                     sender=sender if turn["role"] == "user" else None,
                 )
+                entry = logged.entry  # as written: redacted, role as seen in a group
+                if entry is not None:
+                    settings = vault.settings.working_memory
+                    self.working.observe(session, entry.role, entry.content, entry.tool, settings)
             return True
 
         return bool(turns) and self._call("logging", write) is True
 
     def end_session(self, session: str) -> bool:
-        """Close the session's raw log so consolidation can take it."""
+        """Close the session's raw log so consolidation can take it; its working memory
+        is cleared (its task is over)."""
+        self.working.clear(session)
         return (
             self._call("end_session", lambda vault: bool(vault.end_session(session)) or True)
             is True

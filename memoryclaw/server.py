@@ -25,6 +25,8 @@ from .api import Vault
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, text_problem
 from .scopes import RecallContext, check_kind
+from .transcripts import LoggedTurn
+from .working import WorkingMemories, WorkingMemory, with_session
 
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
     -32700,
@@ -92,10 +94,18 @@ def _get(vault: Vault, params: Mapping[str, Any]) -> Any:
 
 
 def _log_turn(vault: Vault, params: Mapping[str, Any]) -> Any:
+    return _logged(_write_turn(vault, params))
+
+
+def _logged(logged: LoggedTurn) -> dict[str, Any]:
+    return {"path": logged.path, "turn": logged.turn, "session": logged.session}
+
+
+def _write_turn(vault: Vault, params: Mapping[str, Any]) -> LoggedTurn:
     content = params.get("content", params.get("text"))
     if not isinstance(content, str):
         raise InvalidInputError("content", "required, and must be a string")
-    logged = vault.log_turn(
+    return vault.log_turn(
         _text(params, "session") or "",
         _text(params, "role") or "",
         content,
@@ -107,7 +117,6 @@ def _log_turn(vault: Vault, params: Mapping[str, Any]) -> Any:
         kind=check_kind(_text(params, "kind", required=False)),
         sender=_text(params, "sender", required=False),
     )
-    return {"path": logged.path, "turn": logged.turn, "session": logged.session}
 
 
 def _consolidate(vault: Vault, params: Mapping[str, Any]) -> Any:
@@ -140,6 +149,12 @@ def _fact_history(vault: Vault, params: Mapping[str, Any]) -> Any:
     )
 
 
+def _working_memory(vault: Vault, params: Mapping[str, Any]) -> Any:
+    """Without a live process to keep it, a session's working memory is the empty one."""
+    _text(params, "session")
+    return WorkingMemory().as_dict()
+
+
 def _status(vault: Vault, params: Mapping[str, Any]) -> Any:
     return {"version": __version__, **vault.stats()}
 
@@ -154,6 +169,7 @@ METHODS: dict[str, _Handler] = {
     "retrieve": _retrieve,
     "search": _search,
     "status": _status,
+    "working_memory": _working_memory,
 }
 
 
@@ -164,6 +180,41 @@ class StdioServer:
         self.vault_path = Path(vault_path)
         self.env = env
         self._vault: Vault | None = None
+        # Each live session's working memory: this process's, kept across vault reopens.
+        self.working = WorkingMemories()
+        self._stateful: dict[str, _Handler] = {
+            "end_session": self._end_session,
+            "log_turn": self._log_turn,
+            "retrieve": self._retrieve,
+            "working_memory": self._working_memory,
+        }
+
+    def _retrieve(self, vault: Vault, params: Mapping[str, Any]) -> Any:
+        """The payload; in a session, with its working memory (updated by what it found)."""
+        context = _context(params)
+        payload = vault.retrieve(_text(params, "query") or "", context=context)
+        if context is not None and context.session:
+            settings = vault.settings.working_memory
+            payload = with_session(payload, self.working, context.session, vault.root, settings)
+        return payload.as_dict()
+
+    def _log_turn(self, vault: Vault, params: Mapping[str, Any]) -> Any:
+        """Log the turn, then take it into its session's working memory as written (redacted)."""
+        logged = _write_turn(vault, params)
+        entry, session = logged.entry, _text(params, "session") or ""
+        if entry is not None:  # as the log has it: redacted, role as seen in a group
+            settings = vault.settings.working_memory
+            self.working.observe(session, entry.role, entry.content, entry.tool, settings)
+        return _logged(logged)
+
+    def _end_session(self, vault: Vault, params: Mapping[str, Any]) -> Any:
+        """Close the session's log; its task is over, so its working memory goes too."""
+        self.working.clear(_text(params, "session") or "")
+        return _end_session(vault, params)
+
+    def _working_memory(self, vault: Vault, params: Mapping[str, Any]) -> Any:
+        """The session's working memory (the empty one for a session this process has not seen)."""
+        return self.working.snapshot(_text(params, "session") or "")
 
     def _open(self) -> Vault:
         if self._vault is None:
@@ -191,6 +242,8 @@ class StdioServer:
         if not isinstance(method, str):
             return _error(ident, INVALID_REQUEST, 'missing "method"')
         handler = METHODS.get(method)
+        if handler is not None:
+            handler = self._stateful.get(method, handler)
         if handler is None:
             known = ", ".join(sorted(METHODS))
             return _error(ident, NO_METHOD, f"unknown method {method!r} (known: {known})")

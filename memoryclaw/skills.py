@@ -575,3 +575,23 @@ def active_skill(root: Path, keywords: Sequence[str]) -> str | None:
         if hits >= needed:
             best = (hits, name)
     return best[1] if best else None
+
+
+_STEPS_RE = re.compile(r"^#{1,6}\s*steps\b", re.IGNORECASE)
+_NUMBERED_RE = re.compile(r"^\s*\d+[.)]\s+(\S.*)$")
+
+
+def skill_steps(root: Path, name: str) -> list[str]:
+    """The plan skill ``name`` gives: its tool pattern, else the numbered lines of its
+    "Steps" section (each its first line); empty when it cannot be read."""
+    info, body = _read_skill(root, name)
+    if info.pattern:
+        return list(info.pattern)
+    steps: list[str] = []
+    inside = False
+    for line in body.split("\n"):
+        if _HEADING_RE.match(line):
+            inside = bool(_STEPS_RE.match(line))
+        elif inside and (numbered := _NUMBERED_RE.match(line)):
+            steps.append(numbered.group(1).strip())
+    return steps

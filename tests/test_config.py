@@ -65,6 +65,7 @@ def test_defaults_match_spec() -> None:
     assert (c.fact_validation, c.pending_review, c.log_retention_days) == (True, True, 30)
     assert s.privacy.redact_secrets is True
     assert s.git.auto_commit is True
+    assert (s.working_memory.max_tokens, s.working_memory.max_sessions) == (2000, 256)
 
 
 def test_missing_file_gives_defaults(tmp_path: Path) -> None:
@@ -90,7 +91,8 @@ def test_default_config_yaml_parses_back_to_defaults(tmp_path: Path) -> None:
     assert settings_from_mapping(raw) == Settings()
     # every key of every section is shown
     for section in dataclasses.fields(Settings):
-        shown = raw[section.name]
+        head, *rest = section.name.split("_")
+        shown = raw[head + "".join(part.title() for part in rest)]  # sections are camelCase
         assert len(shown) == len(dataclasses.fields(getattr(Settings(), section.name)))
     assert raw["retrieval"]["maxResults"] == 5
     assert raw["llm"]["baseUrl"] == "http://127.0.0.1:11434"
@@ -513,3 +515,34 @@ def test_min_score_outside_zero_to_one_is_refused(value: str) -> None:
     with pytest.raises(ConfigError) as caught:
         settings_from_mapping(yaml.safe_load(f"retrieval:\n  minScore: {value}\n"), env={})
     assert caught.value.key == "retrieval.minScore"
+
+
+@pytest.mark.parametrize(
+    ("text", "env", "expected"),
+    [
+        ("workingMemory:\n  maxTokens: 500\n  maxSessions: 3\n", {}, (500, 3)),
+        ("", {"MEMORYCLAW_WORKINGMEMORY_MAXTOKENS": "120"}, (120, 256)),
+        ("", {"MEMORYCLAW_WORKING_MEMORY_MAX_SESSIONS": "9"}, (2000, 9)),
+    ],
+    ids=["file", "env-squashed", "env-underscored"],
+)
+def test_working_memory_section(
+    tmp_path: Path, text: str, env: dict[str, str], expected: tuple[int, int]
+) -> None:
+    _write(tmp_path, text)
+    working = load_settings(tmp_path, env=env).working_memory
+    assert (working.max_tokens, working.max_sessions) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "key"),
+    [
+        ("workingMemory:\n  maxTokens: 0\n", "workingMemory.maxTokens"),
+        ("workingMemory:\n  maxSessions: -1\n", "workingMemory.maxSessions"),
+        ("working_memory:\n  maxTokens: 10\n", "working_memory"),
+    ],
+    ids=["zero-tokens", "negative-sessions", "snake-case-section"],
+)
+def test_working_memory_section_refuses_bad_values(tmp_path: Path, text: str, key: str) -> None:
+    _write(tmp_path, text)
+    assert key in str(_config_error(tmp_path))

@@ -235,3 +235,41 @@ def test_a_participants_fact_waits_in_pending_and_is_not_recalled(vault_dir: Pat
             assert not [f for f in payload.facts if ZED_EMAIL in f.value], session
     with Vault(vault_dir, env={}) as vault:
         assert not [f for f in vault.search("Zed email").facts if ZED_EMAIL in f.value]
+
+
+def test_working_memory_reflects_the_previous_turns_tool_result(vault_dir: Path) -> None:
+    session = "agent:main:cli:wm"
+    calls = [{"name": "draft_email", "arguments": {"to": "John"}, "result": "draft d-17 created"}]
+    with MemoryHooks(vault_dir, agent="main", env={}) as hooks:
+        first = hooks.retrieve("email John the projectX update", session=session)
+        assert first is not None
+        assert first.working_memory["plan"] == ["lookup_contact", "draft_email", "send_email"]
+        assert hooks.after_response(
+            session,
+            user="email John the projectX update",
+            assistant="Drafted.\nNext I will show you the draft",
+            tool_calls=calls,
+        )
+        second = hooks.retrieve("send it", session=session)
+        assert second is not None
+        memory = second.working_memory
+        assert memory["goal"] == "send it"
+        assert memory["recent_observations"][:3] == [
+            "assistant: Drafted. Next I will show you the draft",
+            "draft_email: draft d-17 created",
+            'draft_email call: {"to": "John"}',
+        ]
+        assert memory["facts"]["John email"] == "john@example.com"
+        assert hooks.working_memory(session) == memory
+        assert hooks.working_memory("another") == {
+            "goal": "",
+            "plan": [],
+            "facts": {},
+            "recent_observations": [],
+            "active_skill": None,
+        }
+        unsessioned = hooks.retrieve("send it")
+        assert unsessioned is not None  # no session: today's query-only working memory
+        assert not any("d-17" in o for o in unsessioned.working_memory["recent_observations"])
+        assert hooks.end_session(session)
+        assert hooks.working_memory(session)["goal"] == ""

@@ -56,6 +56,8 @@ def test_public_api_names() -> None:
         "Vault",
         "VaultNotFoundError",
         "Withheld",
+        "WorkingMemories",
+        "WorkingMemory",
         "__version__",
         "extract_keywords",
         "load_settings",

@@ -495,3 +495,111 @@ def test_real_process_files_a_participants_fact_as_untrusted(vault_dir: Path) ->
             payload = rpc("retrieve", query="What is Zed's email?", **context)
             assert not [f for f in payload["facts"] if ZED_EMAIL in f["value"]], context
         assert client.finish() == ""
+
+
+# ------------------------------------------------------------------ working memory
+
+WM_SESSION = "agent:main:cli:wm"
+
+
+def test_working_memory_follows_the_session(bridge: StdioServer) -> None:
+    empty = {"goal": "", "plan": [], "facts": {}, "recent_observations": [], "active_skill": None}
+    assert call(bridge, "working_memory", session=WM_SESSION)["result"] == empty
+    first = call(bridge, "retrieve", query="email John the projectX update", session=WM_SESSION)
+    memory = first["result"]["working_memory"]
+    assert memory["plan"] == ["lookup_contact", "draft_email", "send_email"]
+    assert memory["facts"]["John email"] == "john@example.com"
+    turns = [
+        ("user", "email John the projectX update", None),
+        ("tool_call", '{"name": "John"}', "lookup_contact"),
+        ("tool_result", "john@example.com token sk-abcdefghijklmnopqrstuvwx", "lookup_contact"),
+        ("assistant", "I have his address.\nNext I will draft the email", None),
+    ]
+    for role, content, tool in turns:
+        extra = {"tool": tool} if tool else {}
+        assert "result" in call(
+            bridge, "log_turn", session=WM_SESSION, role=role, content=content, **extra
+        )
+    call(
+        bridge,
+        "log_turn",
+        session="agent:main:cli:other",
+        role="tool_result",
+        content="x",
+        tool="t",
+    )
+    second = call(bridge, "retrieve", query="and cc Sarah", session=WM_SESSION)["result"]
+    memory = second["working_memory"]
+    assert memory["goal"] == "and cc Sarah"
+    assert "sk-abc" not in json.dumps(memory)
+    assert memory["recent_observations"][0].startswith("assistant: I have his address")
+    assert memory["recent_observations"][1].startswith("lookup_contact: john@example.com")
+    assert not any(o.startswith("t:") for o in memory["recent_observations"])  # other session's
+    assert memory["facts"]["John email"] == "john@example.com"  # recalled earlier this session
+    assert call(bridge, "working_memory", session=WM_SESSION)["result"] == memory
+    assert "result" in call(bridge, "end_session", session=WM_SESSION)
+    assert call(bridge, "working_memory", session=WM_SESSION)["result"] == empty
+
+
+def test_retrieve_without_a_session_keeps_the_query_alone(bridge: StdioServer) -> None:
+    call(bridge, "log_turn", session=WM_SESSION, role="tool_result", content="done", tool="t")
+    memory = call(bridge, "retrieve", query="email John")["result"]["working_memory"]
+    assert memory["goal"] == "email John" and not any(
+        o.startswith("t:") for o in memory["recent_observations"]
+    )
+
+
+@pytest.mark.parametrize(
+    ("params", "code"),
+    [({}, BAD_PARAMS), ({"session": 3}, BAD_PARAMS)],
+    ids=["missing-session", "number-session"],
+)
+def test_working_memory_needs_a_session(
+    bridge: StdioServer, params: dict[str, Any], code: int
+) -> None:
+    assert call(bridge, "working_memory", **params)["error"]["code"] == code
+
+
+def test_working_memory_is_capped_by_the_vaults_setting(
+    vault_dir: Path,
+) -> None:
+    with (vault_dir / "memoryclaw.yaml").open("a") as config:
+        config.write("workingMemory:\n  maxTokens: 40\n")
+    bridge = StdioServer(vault_dir, env={})
+    for n in range(12):
+        content = f"result {n} " + "y" * 40
+        call(bridge, "log_turn", session=WM_SESSION, role="tool_result", content=content, tool="t")
+    memory = call(bridge, "working_memory", session=WM_SESSION)["result"]
+    assert 0 < len(memory["recent_observations"]) < 12
+    assert memory["recent_observations"][0].startswith("t: result 11")
+    text = "\n".join(memory["recent_observations"])
+    assert len(text) <= 40 * 4
+    bridge.close()
+
+
+def test_real_process_remembers_the_previous_turns_tool_result(vault_dir: Path) -> None:
+    with line_client(vault_dir, "serve", "--stdio") as client:
+        rpc = _Rpc(client)
+        rpc("retrieve", query="email John the projectX update", session=WM_SESSION)
+        rpc("log_turn", session=WM_SESSION, role="user", content="email John the projectX update")
+        rpc(
+            "log_turn",
+            session=WM_SESSION,
+            role="tool_result",
+            content="draft d-17 created",
+            tool="draft_email",
+        )
+        rpc(
+            "log_turn",
+            session=WM_SESSION,
+            role="assistant",
+            content="1. Show the draft\n2. Send it",
+        )
+        memory = rpc("retrieve", query="send it", session=WM_SESSION)["working_memory"]
+        assert memory["goal"] == "send it"
+        assert "draft_email: draft d-17 created" in memory["recent_observations"]
+        assert memory["recent_observations"][0] == "assistant: 1. Show the draft 2. Send it"
+        assert rpc("working_memory", session=WM_SESSION) == memory
+        rpc("end_session", session=WM_SESSION)
+        assert rpc("working_memory", session=WM_SESSION)["recent_observations"] == []
+        assert client.finish() == ""

@@ -142,3 +142,12 @@ def test_the_hook_injects_nothing_for_a_trivial_message(tmp_path: Path) -> None:
         payload = hooks.retrieve("great!")
         assert payload is not None and payload.skipped == "trivial"
         assert hooks.before_model("the pelican?") is not None
+
+
+def test_a_trivial_message_leaves_the_sessions_working_memory_as_it_was(vault_dir: Path) -> None:
+    with MemoryHooks(vault_dir, env={}) as hooks:
+        asked = hooks.retrieve("What is John's email?", session="s")
+        assert asked is not None and asked.working_memory["goal"] == "What is John's email?"
+        thanked = hooks.retrieve("thanks!", session="s")
+        assert thanked is not None and thanked.skipped == "trivial"
+        assert thanked.working_memory == asked.working_memory  # "thanks!" is not the new goal

@@ -262,3 +262,27 @@ test("agent_end logs the agent, the group and who wrote the user turn", async ()
   assert.match(log, /### participant \[tg:555\][^\n]*\nMy locker code is 4417\./);
   assert.deepEqual(api.warnings, []);
 });
+
+test("the server's working memory holds the previous turn's tool result of the session", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  const ctx = { sessionKey: "agent:main:wm-test", agentId: "main" };
+  const messages = [
+    { role: "user", content: [{ type: "text", text: "Draft the projectX update for John" }], timestamp: 1795328326510 },
+    {
+      role: "assistant",
+      content: [{ type: "toolCall", id: "c1", name: "draft_email", arguments: { to: "John" } }],
+      timestamp: 1795328326520,
+    },
+    { role: "toolResult", toolCallId: "c1", toolName: "draft_email", content: [{ type: "text", text: "draft d-17 created" }] },
+    { role: "assistant", content: [{ type: "text", text: "Drafted.\nNext I will send it" }], timestamp: 1795328326558 },
+  ];
+  await api.hooks.agent_end({ messages, success: true }, ctx);
+  await api.hooks.before_prompt_build({ prompt: "send it", messages: [] }, ctx);
+  // the same server the plugin uses: its working memory for the session the plugin logged
+  const bridge = bridgeFor(resolveOptions({ vaultPath: vault, pythonCommand: python }));
+  const memory = await bridge.request("working_memory", { session: "agent:main:wm-test" });
+  assert.equal(memory.goal, "send it");
+  assert.deepEqual(memory.plan, ["send it"]);
+  assert.ok(memory.recent_observations.includes("draft_email: draft d-17 created"), memory.recent_observations);
+  assert.deepEqual(api.warnings, []);
+});
