@@ -69,10 +69,14 @@ def parse_session_key(session: str | None) -> SessionInfo:
     return SessionInfo(agent, kind, rest, peer.group("peer") if peer else None)
 
 
-def check_kind(kind: str | None) -> str | None:
-    """``kind`` if it is a conversation kind, else :class:`InvalidInputError`."""
+def check_kind(
+    kind: str | None, *, source: str | None = None, line: int | None = None
+) -> str | None:
+    """``kind`` if it is a conversation kind, else :class:`InvalidInputError` (naming the
+    ``source`` file and ``line`` it was read from, when given)."""
     if kind is not None and kind not in KINDS:
-        raise InvalidInputError("kind", f"{kind!r} is not one of {', '.join(KINDS)}")
+        problem = f"{kind!r} is not one of {', '.join(KINDS)}"
+        raise InvalidInputError("kind", problem, source=source, line=line)
     return kind
 
 

@@ -24,7 +24,7 @@ from . import __version__
 from .api import Vault
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, text_problem
-from .scopes import RecallContext, check_kind
+from .scopes import RecallContext
 from .transcripts import LoggedTurn
 from .working import WorkingMemories, WorkingMemory, with_session
 
@@ -58,7 +58,7 @@ def _context(params: Mapping[str, Any]) -> RecallContext | None:
     agent, session, kind = (_text(params, key, required=False) for key in CONTEXT_KEYS)
     if agent is None and session is None and kind is None:
         return None
-    return RecallContext(agent=agent, session=session, kind=check_kind(kind))
+    return RecallContext(agent=agent, session=session, kind=kind)  # it checks the kind
 
 
 def _retrieve(vault: Vault, params: Mapping[str, Any]) -> Any:
@@ -114,7 +114,7 @@ def _write_turn(vault: Vault, params: Mapping[str, Any]) -> LoggedTurn:
         timestamp=_text(params, "timestamp", required=False),
         tool=_text(params, "tool", required=False),
         agent=_text(params, "agent", required=False),
-        kind=check_kind(_text(params, "kind", required=False)),
+        kind=_text(params, "kind", required=False),  # checked with the rest of the turn
         sender=_text(params, "sender", required=False),
     )
 

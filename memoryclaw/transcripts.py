@@ -34,7 +34,7 @@ from .notes import (
 )
 from .payload import strip_recalled
 from .redact import redact
-from .scopes import KINDS, conversation_scope, parse_session_key, speaker_role
+from .scopes import check_kind, conversation_scope, parse_session_key, speaker_role
 from .vault import (
     LOGS_DIR,
     MAX_FILE_BYTES,
@@ -122,10 +122,7 @@ def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None 
             source=source,
             line=line,
         )
-    if turn.kind is not None and turn.kind not in KINDS:
-        raise InvalidInputError(
-            "kind", f"{turn.kind!r} is not one of {', '.join(KINDS)}", source=source, line=line
-        )
+    check_kind(turn.kind, source=source, line=line)
     if len(turn.content) > MAX_TURN_CHARS:
         raise InvalidInputError(
             "content",
