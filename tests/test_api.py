@@ -95,8 +95,18 @@ def test_ingest_groups_sessions_and_closes_logs(empty_vault: Vault) -> None:
         ({"session": "s", "role": "user", "content": "x", "timestamp": "yesterday"}, "timestamp"),
         ({"session": "s", "role": "user", "content": "x", "mood": "happy"}, "mood"),
         ({"session": "s", "role": "USER", "content": "x"}, "role"),
+        ({"session": "s", "role": "user", "content": "x", "kind": "broadcast"}, "kind"),
+        ({"session": "s", "role": "user", "content": "x", "sender": 42}, "sender"),
     ],
-    ids=["missing-session", "content-type", "bad-timestamp", "unknown-key", "bad-role"],
+    ids=[
+        "missing-session",
+        "content-type",
+        "bad-timestamp",
+        "unknown-key",
+        "bad-role",
+        "bad-kind",
+        "sender-type",
+    ],
 )
 def test_ingest_rejects_bad_records_before_writing(
     empty_vault: Vault, record: dict[str, object], field: str

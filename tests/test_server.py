@@ -603,3 +603,21 @@ def test_real_process_remembers_the_previous_turns_tool_result(vault_dir: Path) 
         rpc("end_session", session=WM_SESSION)
         assert rpc("working_memory", session=WM_SESSION)["recent_observations"] == []
         assert client.finish() == ""
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("log_turn", {"session": "s", "role": "user", "content": "hi there", "kind": "broadcast"}),
+        ("retrieve", {"query": "dentist", "kind": "broadcast"}),
+        ("search", {"query": "dentist", "session": "s", "kind": "broadcast"}),
+    ],
+    ids=["log-turn", "retrieve", "search"],
+)
+def test_an_unknown_conversation_kind_is_refused(
+    bridge: StdioServer, vault_dir: Path, method: str, params: dict[str, Any]
+) -> None:
+    before = sorted((vault_dir / "logs").glob("*.md"))
+    error = call(bridge, method, **params)["error"]
+    assert error["code"] == BAD_PARAMS and "'broadcast' is not one of" in error["message"]
+    assert sorted((vault_dir / "logs").glob("*.md")) == before
