@@ -378,12 +378,15 @@ class Vault:
         now: datetime | None = None,
         refresh: bool = True,
         context: RecallContext | None = None,
+        working: Mapping[str, Any] | None = None,
     ) -> RetrievePayload:
         """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working
         memory, of what ``context`` (None: the owner at the terminal) may see.  Archived
         episodes are left out; those in the block are noted as recalled (see :meth:`archive`).
         A trivial message (greetings, thanks, fillers, emoji: :mod:`memoryclaw.trivial`)
-        recalls nothing and runs no search: its payload is empty, ``skipped: "trivial"``."""
+        recalls nothing and runs no search: its payload is empty, ``skipped: "trivial"``.
+        ``working`` is the live session's working memory: its plan and latest observations
+        lead the block (:mod:`memoryclaw.working` keeps it)."""
         budget = self.settings.retrieval.budget_tokens
         if is_trivial(query):
             return _skipped(query, budget, "trivial")
@@ -396,7 +399,9 @@ class Vault:
         owners = _handle_owners(self.index, set(handles.values()))
         names = {i: h for i, h in handles.items() if owners.get(h) == i}
         min_score = self.settings.retrieval.min_score
-        payload = render_payload(result, budget, skill, near, names, min_score=min_score)
+        payload = render_payload(
+            result, budget, skill, near, names, min_score=min_score, working=working
+        )
         self._note_recalled(payload, now or now_utc())
         return payload
 

@@ -23,6 +23,7 @@ import logging
 from collections.abc import Callable, Iterable, Mapping
 from concurrent.futures import Future, ThreadPoolExecutor
 from concurrent.futures import TimeoutError as FutureTimeout
+from functools import partial
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -30,6 +31,7 @@ from .api import Vault
 from .config import resolve_vault_path
 from .payload import RetrievePayload
 from .scopes import RecallContext, check_kind
+from .transcripts import session_turns
 from .working import WorkingMemories, with_session
 
 DEFAULT_TIMEOUT = 2.0
@@ -58,8 +60,9 @@ class MemoryHooks:
         self._env = env
         self._vault: Vault | None = None
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryclaw")
-        # Each live session's working memory (memoryclaw.working): this hook object's own.
-        self.working = WorkingMemories()
+        # Each live session's working memory (memoryclaw.working): this hook object's own,
+        # rebuilt from a session's open log when it meets one it has not seen.
+        self.working = WorkingMemories(restore=partial(session_turns, self.vault_path))
 
     # ------------------------------------------------------------------ plumbing
 
@@ -118,17 +121,18 @@ class MemoryHooks:
         context = self.recall_context(session)
 
         def recall(vault: Vault) -> RetrievePayload:
-            payload = vault.retrieve(message, context=context)
             if not session:
-                return payload
+                return vault.retrieve(message, context=context)
             settings = vault.settings.working_memory
+            before = self.working.snapshot(session, settings)
+            payload = vault.retrieve(message, context=context, working=before)
             return with_session(payload, self.working, session, vault.root, settings)
 
         return self._call("retrieve", recall)
 
     def working_memory(self, session: str) -> dict[str, Any]:
         """The session's working memory ``{goal, plan, facts, recent_observations,
-        active_skill}``; the empty one for a session this hook has not seen."""
+        active_skill}``, rebuilt from its open log for a session this hook has not seen."""
         return self.working.snapshot(session)
 
     def before_model(self, message: str, *, session: str | None = None) -> str | None:

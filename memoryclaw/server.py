@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import sqlite3
 from collections.abc import Callable, Mapping
+from functools import partial
 from pathlib import Path
 from typing import IO, Any
 
@@ -24,9 +25,10 @@ from . import __version__
 from .api import Vault
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, text_problem
+from .notes import Turn
 from .scopes import RecallContext
-from .transcripts import LoggedTurn
-from .working import WorkingMemories, WorkingMemory, with_session
+from .transcripts import LoggedTurn, session_turns
+from .working import WorkingMemories, with_session
 
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
     -32700,
@@ -150,9 +152,9 @@ def _fact_history(vault: Vault, params: Mapping[str, Any]) -> Any:
 
 
 def _working_memory(vault: Vault, params: Mapping[str, Any]) -> Any:
-    """Without a live process to keep it, a session's working memory is the empty one."""
-    _text(params, "session")
-    return WorkingMemory().as_dict()
+    """A session's working memory as its open log rebuilds it (no live process keeps one)."""
+    store = WorkingMemories(restore=partial(session_turns, vault.root))
+    return store.snapshot(_text(params, "session") or "", vault.settings.working_memory)
 
 
 def _status(vault: Vault, params: Mapping[str, Any]) -> Any:
@@ -181,7 +183,7 @@ class StdioServer:
         self.env = env
         self._vault: Vault | None = None
         # Each live session's working memory: this process's, kept across vault reopens.
-        self.working = WorkingMemories()
+        self.working = WorkingMemories(restore=self._session_turns)
         self._stateful: dict[str, _Handler] = {
             "end_session": self._end_session,
             "log_turn": self._log_turn,
@@ -192,11 +194,13 @@ class StdioServer:
     def _retrieve(self, vault: Vault, params: Mapping[str, Any]) -> Any:
         """The payload; in a session, with its working memory (updated by what it found)."""
         context = _context(params)
-        payload = vault.retrieve(_text(params, "query") or "", context=context)
-        if context is not None and context.session:
-            settings = vault.settings.working_memory
-            payload = with_session(payload, self.working, context.session, vault.root, settings)
-        return payload.as_dict()
+        query = _text(params, "query") or ""
+        if context is None or not context.session:
+            return vault.retrieve(query, context=context).as_dict()
+        settings = vault.settings.working_memory
+        before = self.working.snapshot(context.session, settings)
+        payload = vault.retrieve(query, context=context, working=before)
+        return with_session(payload, self.working, context.session, vault.root, settings).as_dict()
 
     def _log_turn(self, vault: Vault, params: Mapping[str, Any]) -> Any:
         """Log the turn, then take it into its session's working memory as written (redacted)."""
@@ -213,8 +217,13 @@ class StdioServer:
         return _end_session(vault, params)
 
     def _working_memory(self, vault: Vault, params: Mapping[str, Any]) -> Any:
-        """The session's working memory (the empty one for a session this process has not seen)."""
-        return self.working.snapshot(_text(params, "session") or "")
+        """The session's working memory (rebuilt from its open log when this process has not
+        seen it)."""
+        session = _text(params, "session") or ""
+        return self.working.snapshot(session, vault.settings.working_memory)
+
+    def _session_turns(self, session: str) -> tuple[Turn, ...]:
+        return session_turns(self._open().root, session)
 
     def _open(self) -> Vault:
         if self._vault is None:

@@ -367,6 +367,17 @@ def close_session(root: Path, session: str) -> list[str]:
         return [segment.path]
 
 
+def session_turns(root: Path, session: str) -> tuple[Turn, ...]:
+    """The turns of ``session``'s open log, in order; none when the session has no open log.
+
+    A session's working memory is rebuilt from them when a new process meets the session
+    (OpenClaw runs each ``agent --local`` turn in a process of its own)."""
+    segment = _open_segments(root).get(session)
+    if segment is None:
+        return ()
+    return parse_log(segment.text, segment.path).turns
+
+
 def now_utc() -> datetime:
     """The current time, UTC, whole seconds."""
     return datetime.now(timezone.utc).replace(microsecond=0)

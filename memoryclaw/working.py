@@ -19,20 +19,30 @@ It is capped at ``workingMemory.maxTokens`` estimated tokens (characters / 4, as
 counts): the oldest observations go first, then the oldest facts, then the last plan steps,
 then the goal is shortened.  The store holds at most ``workingMemory.maxSessions`` sessions,
 dropping the least recently used; ``end_session`` clears a session's memory.
+
+A process that meets a session it has not seen (a restarted server; OpenClaw's
+``agent --local``, which runs every turn in a new process) rebuilds the session's goal, stated
+plan and observations from the turns of its open raw log, so a session's working memory
+outlives the process that built it; once the log is closed, nothing is left to rebuild.  The
+facts recalled come back with the next retrieve.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import json
+import logging
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .config import WorkingMemorySettings
+from .errors import MemoryclawError
+from .notes import Turn
 from .payload import RetrievePayload, estimate_tokens, shorten, strip_recalled
 from .retrieval import FactResult
 from .skills import skill_steps
@@ -45,6 +55,7 @@ MAX_STEPS = 12
 # Count bounds besides the token cap, so a large maxTokens still keeps each session small.
 MAX_OBSERVATIONS = 40
 MAX_FACTS = 40
+LOG = logging.getLogger("memoryclaw.working")
 
 # A stated step: a numbered or bulleted line, or one that says what comes next.
 _LISTED_RE = re.compile(r"^(?:\d{1,2}[.)]|[-*•])\s+(?P<step>\S.*)$")
@@ -61,6 +72,29 @@ _REQUEST_ROLES = {"user", "participant"}
 def _one_line(text: str, limit: int) -> str:
     """``text`` on one line, cut to ``limit`` characters."""
     return shorten(" ".join(text.split()), limit)
+
+
+def _tool_output(tool: str, text: str) -> tuple[str, str]:
+    """A tool result as it reads: the text parts of an MCP-style ``{"content": [{"type":
+    "text", "text": …}]}`` result, and the inner tool's name and result when a host wraps
+    them (OpenClaw's ``tool_call`` gives ``{"tool": {"name"}, "result": {…}}``); any other
+    text as it is."""
+    if not text.lstrip().startswith("{"):
+        return tool, text
+    try:
+        data = json.loads(text)
+    except ValueError:
+        return tool, text  # cut at the log's size limit, or not JSON at all
+    if not isinstance(data, dict):
+        return tool, text
+    inner = data.get("tool")
+    if isinstance(inner, dict) and isinstance(inner.get("name"), str) and "result" in data:
+        tool, data = inner["name"], data["result"]
+    content = data.get("content") if isinstance(data, dict) else None
+    if not isinstance(content, list):
+        return tool, text
+    parts = [p["text"] for p in content if isinstance(p, dict) and isinstance(p.get("text"), str)]
+    return tool, " ".join(parts) if parts else text
 
 
 def stated_steps(text: str) -> list[str]:
@@ -145,6 +179,8 @@ class WorkingMemory:
             label = "assistant"
         elif role in {"tool_call", "tool_result", "tool"}:
             name = " ".join((tool or "tool").split())
+            if role != "tool_call":
+                name, text = _tool_output(name, text)
             label = f"{name} call" if role == "tool_call" else name
         else:
             return
@@ -198,8 +234,15 @@ class WorkingMemory:
 class WorkingMemories:
     """Each live session's working memory, least recently used first; safe across threads."""
 
-    def __init__(self, settings: WorkingMemorySettings | None = None) -> None:
+    def __init__(
+        self,
+        settings: WorkingMemorySettings | None = None,
+        *,
+        restore: Callable[[str], Iterable[Turn]] | None = None,
+    ) -> None:
         self.settings = settings or WorkingMemorySettings()
+        # The logged turns of a session this store has not seen (its open raw log), if any.
+        self.restore = restore
         self._sessions: OrderedDict[str, WorkingMemory] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -209,20 +252,45 @@ class WorkingMemories:
     def __contains__(self, session: object) -> bool:
         return session in self._sessions
 
-    def _touch(self, session: str, settings: WorkingMemorySettings | None) -> WorkingMemory:
+    def _restored(self, session: str) -> WorkingMemory:
+        """A session's working memory rebuilt from its logged turns (fails open: empty)."""
+        memory = WorkingMemory()
+        if self.restore is None or not session:
+            return memory
+        try:
+            turns = list(self.restore(session))
+        except (MemoryclawError, OSError) as err:
+            LOG.warning("memoryclaw: working memory of session %r not rebuilt: %s", session, err)
+            return memory
+        for turn in turns:
+            memory.observe(turn.role, turn.content, turn.tool)
+        memory.fit(self.settings.max_tokens)
+        return memory
+
+    def _touch(
+        self, session: str, settings: WorkingMemorySettings | None
+    ) -> tuple[WorkingMemory, bool]:
+        """The session's memory, now the most recently used, and whether it was rebuilt."""
         if settings is not None:
             self.settings = settings  # the vault's, which may have been edited since
-        memory = self._sessions.pop(session, None) or WorkingMemory()
+        memory = self._sessions.pop(session, None)
+        rebuilt = memory is None
+        if memory is None:
+            memory = self._restored(session)
         self._sessions[session] = memory
         while len(self._sessions) > self.settings.max_sessions:
             self._sessions.popitem(last=False)
-        return memory
+        return memory, rebuilt
 
-    def snapshot(self, session: str) -> dict[str, Any]:
-        """The session's working memory as an object; an empty one for an unknown session."""
+    def snapshot(
+        self, session: str, settings: WorkingMemorySettings | None = None
+    ) -> dict[str, Any]:
+        """The session's working memory as an object (rebuilt from its open log when this
+        store has not seen it; empty when there is none)."""
         with self._lock:
-            memory = self._sessions.get(session)
-            return (memory or WorkingMemory()).as_dict()
+            if session not in self._sessions and (self.restore is None or not session):
+                return WorkingMemory().as_dict()  # nothing to rebuild: keep no empty entry
+            return self._touch(session, settings)[0].as_dict()
 
     def observe(
         self,
@@ -234,8 +302,9 @@ class WorkingMemories:
     ) -> dict[str, Any]:
         """Take in a turn logged in ``session``; its working memory after."""
         with self._lock:
-            memory = self._touch(session, settings)
-            memory.observe(role, text, tool)
+            memory, rebuilt = self._touch(session, settings)
+            if not rebuilt or self.restore is None:  # else the turn came back with its log
+                memory.observe(role, text, tool)
             memory.fit(self.settings.max_tokens)
             return memory.as_dict()
 
@@ -250,7 +319,7 @@ class WorkingMemories:
     ) -> dict[str, Any]:
         """Take in what a retrieve in ``session`` found; its working memory after."""
         with self._lock:
-            memory = self._touch(session, settings)
+            memory = self._touch(session, settings)[0]
             memory.recall(request, facts, skill, steps)
             memory.fit(self.settings.max_tokens)
             return memory.as_dict()

@@ -273,3 +273,23 @@ def test_working_memory_reflects_the_previous_turns_tool_result(vault_dir: Path)
         assert not any("d-17" in o for o in unsessioned.working_memory["recent_observations"])
         assert hooks.end_session(session)
         assert hooks.working_memory(session)["goal"] == ""
+
+
+def test_a_new_hooks_object_rebuilds_a_sessions_working_memory(vault_dir: Path) -> None:
+    """An agent restarted mid-task finds its last tool result in the session's open log."""
+    calls = [{"name": "read_inbox", "arguments": {}, "result": "invoice 8841 is due Friday"}]
+    with MemoryHooks(vault_dir, env={}) as hooks:
+        assert hooks.after_response("s-9", user="what is due?", tool_calls=calls)
+    with MemoryHooks(vault_dir, env={}) as restarted:
+        memory = restarted.working_memory("s-9")
+        assert memory["goal"] == "what is due?"
+        assert memory["recent_observations"][0] == "read_inbox: invoice 8841 is due Friday"
+        block = restarted.before_model("and after that?", session="s-9")
+        assert block is not None and "- read_inbox: invoice 8841 is due Friday" in block
+        assert restarted.after_response("s-9", assistant="Next I will pay it")
+        observed = restarted.working_memory("s-9")["recent_observations"]
+        assert observed == [
+            "assistant: Next I will pay it",
+            "read_inbox: invoice 8841 is due Friday",
+            "read_inbox call: {}",
+        ]

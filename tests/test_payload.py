@@ -537,3 +537,39 @@ def test_low_confidence_facts_come_after_the_others_and_say_so(tmp_path: Path) -
         assert facts[1].startswith("- Ann email ann@example.com")
         assert facts[1].endswith(" (low confidence)") and "low confidence" not in facts[0]
         assert {f.relevance for f in payload.facts} == {0.5}  # each matched one of two words
+
+
+# ------------------------------------------------------------------ a live session's lines
+
+_WORKING = {
+    "goal": "pay the invoice",
+    "plan": ["open the invoice", "pay it", "file the receipt"],
+    "facts": {},
+    "recent_observations": [f"tool{n}: result {n} " + "z" * 150 for n in range(6)],
+    "active_skill": None,
+}
+
+
+def test_a_sessions_plan_and_latest_observations_lead_the_block(vault: Vault) -> None:
+    plain = vault.retrieve("What is my dentist's phone number?", now=NOW)
+    payload = vault.retrieve("What is my dentist's phone number?", now=NOW, working=_WORKING)
+    lines = payload.context.splitlines()
+    assert lines[2] == "This session:"
+    assert lines[3] == "- plan: open the invoice; pay it; file the receipt"
+    assert lines[4].startswith("- tool0: result 0 ")
+    session = lines[3 : lines.index("Facts (age):")]
+    # at most a fifth of the budget, the latest observations first, never more than three
+    assert len("\n".join(["This session:", *session])) <= payload.budget * 4 // 5
+    assert all(not line.startswith("- tool3:") for line in session)
+    assert "Brightsmile Dental phone 020 7946 0321" in payload.context  # the answer still fits
+    assert payload.tokens <= payload.budget
+    assert "This session:" not in plain.context
+
+
+@pytest.mark.parametrize("case", CORPUS, ids=[c.id for c in CORPUS])
+def test_an_observation_is_quoted_as_data(vault: Vault, case: Injection) -> None:
+    working = {**_WORKING, "plan": [], "recent_observations": [f"fetch: {case.text}"]}
+    context = vault.retrieve("zzqx unmatched words", now=NOW, working=working).context
+    assert context.count("<memoryclaw>") == 1 and context.count("</memoryclaw>") == 1
+    assert context.endswith("</memoryclaw>")
+    assert "\n" not in context.split("This session:\n", 1)[1].split("\n</memoryclaw>")[0]

@@ -3,6 +3,7 @@ observations, kept by a long-lived process and capped by estimated tokens."""
 
 from __future__ import annotations
 
+from datetime import datetime, timezone
 from pathlib import Path
 
 import pytest
@@ -11,8 +12,11 @@ from hypothesis import strategies as st
 
 from memoryclaw import Vault
 from memoryclaw.config import WorkingMemorySettings
+from memoryclaw.errors import ParseError
+from memoryclaw.notes import Turn
 from memoryclaw.retrieval import FactResult
 from memoryclaw.skills import skill_steps
+from memoryclaw.transcripts import session_turns
 from memoryclaw.working import (
     MAX_OBSERVATIONS,
     WorkingMemories,
@@ -270,3 +274,85 @@ def test_a_sessions_payload_carries_its_working_memory(vault: Vault) -> None:
     assert memory["facts"]["John email"] == "john@example.com"
     assert memory["recent_observations"] == ["draft_email: draft d-17 created"]
     assert store.snapshot("another session")["recent_observations"] == []
+
+
+# ------------------------------------------------------------------ rebuilt from the log
+
+
+def _turn(role: str, content: str, tool: str | None = None) -> Turn:
+    return Turn(
+        role=role, timestamp=datetime(2025, 4, 8, tzinfo=timezone.utc), content=content, tool=tool
+    )
+
+
+def test_a_session_not_seen_is_rebuilt_from_its_logged_turns() -> None:
+    logged = {
+        SESSION: [
+            _turn("user", "book the flight"),
+            _turn("tool_result", "fare 212 EUR", "search_fares"),
+            _turn("assistant", "1. Hold the fare\n2. Pay"),
+        ]
+    }
+    store = WorkingMemories(restore=lambda session: logged.get(session, []))
+    memory = store.snapshot(SESSION)
+    assert memory["goal"] == "book the flight"
+    assert memory["plan"] == ["Hold the fare", "Pay"]
+    assert memory["recent_observations"] == [
+        "assistant: 1. Hold the fare 2. Pay",
+        "search_fares: fare 212 EUR",
+    ]
+    assert "unknown" not in store and store.snapshot("unknown")["goal"] == ""
+
+
+def test_a_turn_that_rebuilds_the_session_is_taken_in_once() -> None:
+    logged = [_turn("tool_result", "fare 212 EUR", "search_fares")]
+    store = WorkingMemories(restore=lambda session: logged)
+    # the log already holds the turn being observed: the rebuild reads it, observe adds nothing
+    memory = store.observe(SESSION, "tool_result", "fare 212 EUR", "search_fares")
+    assert memory["recent_observations"] == ["search_fares: fare 212 EUR"]
+    memory = store.observe(SESSION, "tool_result", "held", "hold_fare")
+    assert memory["recent_observations"] == ["hold_fare: held", "search_fares: fare 212 EUR"]
+
+
+def test_a_failing_rebuild_leaves_an_empty_memory_and_a_warning(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    def unreadable(session: str) -> list[Turn]:
+        raise ParseError("logs/x.md", "broken header", line=3)
+
+    store = WorkingMemories(restore=unreadable)
+    assert store.snapshot(SESSION)["recent_observations"] == []
+    assert "not rebuilt" in caplog.text and "logs/x.md" in caplog.text
+
+
+def test_the_rebuild_reads_the_open_log_only(vault: Vault) -> None:
+    vault.log_turn(SESSION, "tool_result", "draft d-17 created", tool="draft_email")
+    store = WorkingMemories(restore=lambda session: session_turns(vault.root, session))
+    assert store.snapshot(SESSION)["recent_observations"] == ["draft_email: draft d-17 created"]
+    vault.end_session(SESSION)
+    fresh = WorkingMemories(restore=lambda session: session_turns(vault.root, session))
+    assert fresh.snapshot(SESSION)["recent_observations"] == []
+
+
+_WRAPPED = (
+    '{"tool": {"id": "openclaw:core:read", "name": "read"}, "result": {"content": '
+    '[{"type": "text", "text": "Parcel ZX-4471 left"}, {"type": "image", "data": "…"}]}}'
+)
+
+
+@pytest.mark.parametrize(
+    ("tool", "text", "seen"),
+    [
+        ("fetch", "plain words", "fetch: plain words"),
+        ("tool_call", _WRAPPED, "read: Parcel ZX-4471 left"),
+        ("search", '{"content": [{"type": "text", "text": "a"}, {"text": "b"}]}', "search: a b"),
+        ("api", '{"status": 200, "body": "ok"}', 'api: {"status": 200, "body": "ok"}'),
+        ("api", '{"content": "not a list"}', 'api: {"content": "not a list"}'),
+        ("api", '{"content": [{"type": "text", "te', 'api: {"content": [{"type": "text", "te'),
+    ],
+    ids=["plain", "openclaw-wrapper", "mcp-content", "other-json", "content-not-list", "cut"],
+)
+def test_a_tool_result_is_observed_as_it_reads(tool: str, text: str, seen: str) -> None:
+    memory = WorkingMemory()
+    memory.observe("tool_result", text, tool)
+    assert memory.recent_observations == [seen]
