@@ -598,3 +598,34 @@ def test_episodes_that_differ_or_are_for_another_audience_are_both_kept(
     vault.end_session("s-two")
     report = vault.consolidate(now=LATER)
     assert len(report.episodes) == 1 and report.duplicates == []
+
+
+def test_duplicates_through_the_stdio_server(vault_dir: Path) -> None:
+    """The same exchange logged in two sessions is one episode with both sources, and the
+    same email said twice (in other case and punctuation) is one fact, over ``serve --stdio``."""
+    from .line_client import line_client
+
+    said = ("My email is Wren.Hale@example.com, note it.", "Noted your email.")
+    with line_client(vault_dir, "serve", "--stdio") as client:
+        ident = 0
+
+        def rpc(method: str, **params: object) -> dict[str, object]:
+            nonlocal ident
+            ident += 1
+            line = json.dumps({"id": ident, "method": method, "params": params})
+            reply = client.ask(line.encode())
+            assert "result" in reply, reply
+            return dict(reply["result"])
+
+        rpc("consolidate", all=True)  # the sample vault's own logs first
+        for session, user in [("s-a", said[0]), ("s-b", said[0].upper().replace(",", ";"))]:
+            rpc("log_turn", session=session, role="user", content=user)
+            rpc("log_turn", session=session, role="assistant", content=said[1])
+            rpc("end_session", session=session)
+        report = rpc("consolidate", all=True)
+        [episode] = report["episodes"]  # type: ignore[misc]
+        assert report["duplicates"] == [episode]
+        assert client.finish() == ""
+    facts = "".join(p.read_text() for p in (vault_dir / "semantic").glob("*.md"))
+    assert facts.lower().count("wren.hale@example.com") == 1, facts
+    assert len(_frontmatter(vault_dir, episode)["also_from"]) == 1  # type: ignore[arg-type]
