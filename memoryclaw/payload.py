@@ -6,7 +6,8 @@ Built from a :class:`~memoryclaw.retrieval.SearchResult`, in this order of claim
    "When did John call?" shows no fact of John's);
 2. quoted evidence: the best passages, each an attributed line pointing at its turn, grouped
    under a one-line header per episode (its id, or the short handle ``ep-<hash>`` that names it
-   as well, and its date);
+   as well, and its date); the query's words take turns (``_taking_turns``), so lines that
+   only repeat words already quoted twice wait behind lines for the query's other words;
 3. neighbouring lines of a quoted passage (the question before an answer, the answer after a
    question) while there is room and they share a word with the query or the passage;
 4. turns logged but not yet consolidated, marked as recent;
@@ -24,6 +25,7 @@ rendered block never exceeds the budget.
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Mapping, Sequence
@@ -55,6 +57,14 @@ LOW_CONFIDENCE = " (low confidence)"
 # times this, though it may share no word with the query (chosen on LoCoMo dev: 0.5-1.0 all
 # help, 0.7 most).
 REPLY_SCORE = 0.7
+# Quoted lines take turns across the query's words: a line all of whose matched words are
+# each in COVERED_TIMES lines already chosen ranks at REDUNDANT_SCORE x its score, so a question
+# with two sides ("what have Caroline and Melanie both painted?") gets lines for each side
+# rather than a budget full of one.  On LoCoMo dev every damping from 0.3 to 0.8 with 1-3
+# lines covered gave 0.897-0.903 evidence in payload against 0.891 without: the turn-taking
+# does it, not these values.
+REDUNDANT_SCORE = 0.5
+COVERED_TIMES = 2
 
 # Recalled text is rendered as data (see ``_clean``).  Characters that hide or reorder text
 # are dropped: C0/C1 controls that are not whitespace (NUL ...), the Unicode format characters
@@ -346,6 +356,31 @@ class _Block:
         return "\n".join(parts)
 
 
+def _taking_turns(ranked: Sequence[PassageHit]) -> list[PassageHit]:
+    """``ranked`` (best first) reordered so the query's words take turns: each next line is
+    the best by its score, damped to ``REDUNDANT_SCORE`` x when every word it matched is in
+    ``COVERED_TIMES`` lines before it already; equal scores keep their order."""
+    # Damping only ever lowers a score, so a lazy greedy is exact: a line popped with a stale
+    # score is pushed back with its damped one.
+    heap = [(-p.score, n, False) for n, p in enumerate(ranked)]
+    heapq.heapify(heap)
+    covered: dict[str, int] = {}
+    out: list[PassageHit] = []
+    while heap:
+        key, n, damped = heapq.heappop(heap)
+        passage = ranked[n]
+        redundant = bool(passage.matched) and all(
+            covered.get(term, 0) >= COVERED_TIMES for term in passage.matched
+        )
+        if redundant and not damped:
+            heapq.heappush(heap, (key * REDUNDANT_SCORE, n, True))
+            continue
+        out.append(passage)
+        for term in passage.matched:
+            covered[term] = covered.get(term, 0) + 1
+    return out
+
+
 def _with_replies(
     passages: Sequence[PassageHit], near_of: Mapping[tuple[str, int], Sequence[PassageHit]]
 ) -> list[PassageHit]:
@@ -430,7 +465,7 @@ def render_payload(
             block.add_header(episode.id, summary_header(episode))
     near_of = neighbours or {}
     chosen: list[PassageHit] = []
-    ranked = _with_replies(passages, near_of)
+    ranked = _taking_turns(_with_replies(passages, near_of))
     for passage in ranked:
         if passage.episode_id in low_ids:
             continue  # low confidence: only once everything else is in (below)

@@ -28,9 +28,11 @@ from memoryclaw.payload import (
     FRAME,
     OPEN,
     _clean,
+    _taking_turns,
     estimate_tokens,
     render_payload,
 )
+from memoryclaw.retrieval import PassageHit
 
 from .conftest import NOW, SAMPLE_VAULT
 from .injection_corpus import CORPUS, Injection
@@ -573,3 +575,52 @@ def test_an_observation_is_quoted_as_data(vault: Vault, case: Injection) -> None
     assert context.count("<memoryclaw>") == 1 and context.count("</memoryclaw>") == 1
     assert context.endswith("</memoryclaw>")
     assert "\n" not in context.split("This session:\n", 1)[1].split("\n</memoryclaw>")[0]
+
+
+# ------------------------------------------------------------------ the query's words take turns
+
+
+def _hit(n: int, score: float, *matched: str) -> PassageHit:
+    return PassageHit(
+        path="episodes/e.md",
+        episode_id="e",
+        turn=n,
+        line=n,
+        speaker=None,
+        text=f"line {n}",
+        timestamp="2025-04-08T10:00:00Z",
+        score=score,
+        matched=matched,
+        via="keyword",
+    )
+
+
+def test_lines_for_the_querys_other_words_come_before_repeats() -> None:
+    ann = [_hit(n, 1.0 - n / 10, "ann", "painted") for n in range(5)]
+    bo = _hit(9, 0.45, "bo", "painted")
+    order = [p.line for p in _taking_turns([*ann, bo])]
+    # two lines for Ann, then Bo's (0.45 beats a third Ann line damped to 0.4), then the rest
+    assert order == [0, 1, 9, 2, 3, 4]
+    assert [p.line for p in _taking_turns([*ann[:2], bo])] == [0, 1, 9]
+
+
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(min_value=0, max_value=10, allow_nan=False),
+            st.sets(st.sampled_from(["a", "b", "c"]), max_size=3),
+        ),
+        max_size=30,
+    )
+)
+def test_taking_turns_reorders_and_never_drops(hits: list[tuple[float, set[str]]]) -> None:
+    ranked = sorted(
+        (_hit(n, score, *sorted(words)) for n, (score, words) in enumerate(hits)),
+        key=lambda p: -p.score,
+    )
+    out = _taking_turns(ranked)
+    assert sorted(p.line for p in out) == sorted(p.line for p in ranked)
+    if ranked:
+        assert out[0] == ranked[0]  # nothing is covered before the best line
+    unmatched = [p.line for p in ranked if not p.matched]  # a line matching no word keeps rank
+    assert [p.line for p in out if not p.matched] == unmatched
