@@ -223,10 +223,11 @@ _LINE = st.lists(_WORDS | st.text(max_size=30), min_size=1, max_size=40).map(" "
     turns=st.lists(_LINE, max_size=4),
     query=st.lists(_WORDS, max_size=6).map(" ".join),
     budget=st.integers(min_value=0, max_value=900),
+    observations=st.lists(_LINE, max_size=5),
 )
 @settings(max_examples=40, deadline=None)
 def test_budget_holds_over_random_vaults_and_queries(
-    lines: list[str], turns: list[str], query: str, budget: int
+    lines: list[str], turns: list[str], query: str, budget: int, observations: list[str]
 ) -> None:
     with tempfile.TemporaryDirectory() as tmp, Vault.init(Path(tmp) / "v", env={}) as vault:
         body = "".join(f"- #{n} Ann: {' '.join(line.split())}\n" for n, line in enumerate(lines, 1))
@@ -236,7 +237,9 @@ def test_budget_holds_over_random_vaults_and_queries(
         for text in turns:
             if text.strip():
                 vault.log_turn("s", "user", text)
-        payload = render_payload(vault.search(query + " pelican", now=NOW), budget)
+        working = {"plan": observations[:2], "recent_observations": observations}
+        found = vault.search(query + " pelican", now=NOW)
+        payload = render_payload(found, budget, working=working)
     assert payload.tokens == estimate_tokens(payload.context) <= budget
     if payload.context:
         assert payload.context.lower().count("</memoryclaw>") == 1
