@@ -143,8 +143,19 @@ def normalise_value(text: str) -> str:
     are the same value; ``C#`` and ``C``, ``50%`` and ``50`` are not.
     """
     folded = unicodedata.normalize("NFKC", text).casefold()
-    spaced = "".join(" " if _separator(char) else char for char in folded)
+    # ASCII by table, the rest character by character: episode fingerprints run this over
+    # every detail line a consolidation writes.
+    spaced = _NON_ASCII_RE.sub(_spaced, folded.translate(_ASCII_SEPARATORS))
     return " ".join(spaced.split())
+
+
+_ASCII_SEPARATORS = {code: " " for code in range(128) if _separator(chr(code))}
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+
+
+def _spaced(match: re.Match[str]) -> str:
+    char = match.group()
+    return " " if _separator(char) else char
 
 
 def value_key(text: str) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import unicodedata
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -1527,6 +1528,19 @@ def test_property_normalising_is_idempotent_and_ignores_case_and_spacing(text: s
     assert value_key(value_key(text)) == value_key(text) or value_key(text).startswith(
         ("email:", "url:", "phone:")
     )
+
+
+@given(st.text(alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=80))
+def test_property_normalising_separates_at_every_space_and_punctuation_mark(text: str) -> None:
+    """The fast path (a table for ASCII) agrees with the rule, character by character."""
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    by_rule = "".join(
+        " "
+        if char.isspace() or (unicodedata.category(char).startswith("P") and char not in "#%&")
+        else char
+        for char in folded
+    )
+    assert normalise_value(text) == " ".join(by_rule.split())
 
 
 @given(st.lists(st.from_regex(r"[a-z0-9]{1,8}", fullmatch=True), min_size=1, max_size=6), st.data())
