@@ -109,6 +109,9 @@ def index_file(index: Index, stat: FileStat, text: str, sha: str, *, replace: bo
         log = parse_log(text, stat.path)
         if log.meta.get("processed"):
             index.remove_file(stat.path)  # its episodes hold its turns now
+            index.put_turn_sizes(
+                stat.path, [(n, len(t.content)) for n, t in enumerate(log.turns, 1)]
+            )
         else:
             from .summarize import turn_lines  # the summarizer's imports serve logs only
 
