@@ -3,9 +3,10 @@
 The index is derived from the vault and disposable.  It holds one row per indexed file (with
 the mtime, size and content hash that decide whether the file changed), the episodes with an
 FTS5 table over tags, entities, summary and details, the facts with an FTS5 table over entity,
-field, value and section, the alias groups, and the length of each turn of a processed raw
-log (what recall metrics count as the transcript an episode stands for: these rows outlive
-the log itself, which retention deletes, for as long as the index lives).  A schema version
+field, value and section, the alias groups, and the length of each turn of the raw logs
+episodes name as their source, read once when such an episode is indexed (what recall
+metrics count as the transcript an episode stands for: these rows outlive the log, which
+retention deletes, for as long as the index lives).  A schema version
 in ``meta`` triggers a rebuild when this module's layout changes.
 
 For the optional vector fallback it also caches episode embeddings, content-addressed: a
@@ -460,12 +461,17 @@ class Index:
     def put_turn_sizes(self, path: str, sizes: Sequence[tuple[int, int]]) -> None:
         """Remember how long each turn (number, characters) of the processed log ``path`` is.
 
-        Kept when the log is later deleted: its episodes still stand for those turns."""
+        Kept when the log is deleted (retention): its episodes still stand for those turns."""
         self.execute("DELETE FROM turn_sizes WHERE path = ?", [path])
         self.conn.executemany(
             "INSERT INTO turn_sizes (path, turn, chars) VALUES (?, ?, ?)",
             [(path, turn, chars) for turn, chars in sizes],
         )
+
+    def has_turn_sizes(self, path: str) -> bool:
+        """Whether the turn sizes of the log ``path`` are stored."""
+        found = self.execute("SELECT 1 FROM turn_sizes WHERE path = ? LIMIT 1", [path])
+        return found.fetchone() is not None
 
     def source_chars(self, ids: Collection[str]) -> dict[str, int]:
         """For each episode id, the characters of the raw turns it summarises (its source
