@@ -895,7 +895,7 @@ class Vault:
         review, the conflicts among them and the episodes archived, as they are now."""
         first, last = recall_metrics.window(recall_metrics.day_of(now or now_utc()), days, since)
         self.refresh()
-        recorded = recall_metrics.load_days(self.root)
+        recorded = recall_metrics.read_days(self.root)
         pending = pending_facts(self.root)
         lowest, highest = ARCHIVE_DIR + "/", ARCHIVE_DIR + "0"
         archived = self.index.episode_rows("path >= ? AND path < ?", [lowest, highest], "path")

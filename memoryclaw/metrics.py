@@ -5,9 +5,10 @@ Each ``retrieve`` adds to its UTC day's counters in ``.memoryclaw/metrics.json``
 injected memories stand for, and the results withheld by ``retrieval.minScore``; an archive
 run adds the episodes it moved.  The file is derived state, like the recall log: one small
 JSON document of per-day totals, rewritten atomically under the vault's ``recall`` lock (the
-lock, and the write, the recall log's notes share), holding the last ``metrics.keepDays``
-days.  Recording never fails a recall: a write that cannot be made is logged and dropped,
-and an unreadable file starts counting afresh.
+lock the recall log's notes take, so a recall takes it once), holding the last
+``metrics.keepDays`` days.  Recording never fails a recall: a write that cannot be made is
+logged and dropped, and an unreadable file starts counting afresh.  The file is rewritten in
+place and not synced to disk (see :func:`_save_days`).
 
 *Transcript tokens stood for* (the characters of raw conversation behind a memory / 4, as
 :func:`memoryclaw.payload.estimate_tokens` counts):
@@ -26,6 +27,7 @@ from __future__ import annotations
 import json
 import logging
 import math
+import os
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime, timedelta, timezone
@@ -35,7 +37,7 @@ from typing import Any
 from .archive import RECALL_LOCK_SECONDS, note_recalled_locked
 from .errors import InvalidInputError, LockTimeoutError
 from .payload import CHARS_PER_TOKEN, RetrievePayload
-from .vault import STATE_DIR, atomic_write, file_lock
+from .vault import STATE_DIR, ensure_dir, file_lock, open_private
 
 METRICS_FILE = f"{STATE_DIR}/metrics.json"
 FORMAT = 1  # the file's layout; another number is read as no file
@@ -134,8 +136,19 @@ def _plural(count: int, word: str) -> str:
     return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
+def read_days(root: Path) -> dict[date, DayCounts]:
+    """Every day the metrics file holds, read under the recall lock (without it when another
+    process holds the lock too long: a busy lock must not fail ``stats``)."""
+    try:
+        with file_lock(root, "recall", timeout=RECALL_LOCK_SECONDS):
+            return load_days(root)
+    except (OSError, LockTimeoutError):
+        return load_days(root)
+
+
 def load_days(root: Path) -> dict[date, DayCounts]:
-    """Every day the metrics file holds; empty when it is missing or unreadable."""
+    """Every day the metrics file holds (caller holds the recall lock); empty when it is
+    missing or unreadable."""
     try:
         doc = json.loads((root / METRICS_FILE).read_text(encoding="utf-8"))
         if doc.get("format") != FORMAT:
@@ -153,7 +166,19 @@ def _save_days(root: Path, days: Mapping[date, DayCounts]) -> None:
         "format": FORMAT,
         "days": {day.isoformat(): asdict(days[day]) for day in sorted(days)},
     }
-    atomic_write(root / METRICS_FILE, json.dumps(doc, indent=1, sort_keys=True) + "\n")
+    data = (json.dumps(doc, indent=1, sort_keys=True) + "\n").encode("utf-8")
+    # Rewritten in place, not synced: on some disks a rename or a sync costs more than the
+    # whole recall.  Readers and writers hold the recall lock, so none sees it half-written;
+    # a power cut mid-write may leave it unreadable, and counting then starts over.
+    ensure_dir(root / STATE_DIR)
+    fd = open_private(root / METRICS_FILE)
+    try:
+        done = 0
+        while done < len(data):
+            done += os.pwrite(fd, data[done:], done)
+        os.ftruncate(fd, len(data))
+    finally:
+        os.close(fd)
 
 
 def day_of(moment: datetime) -> date:
