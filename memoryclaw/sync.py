@@ -39,6 +39,7 @@ from .vault import (
     read_scanned,
     read_text,
     require_vault,
+    safe_relpath,
     scan,
 )
 
@@ -144,6 +145,10 @@ def _note_turn_sizes(root: Path, index: Index, source: str | None) -> None:
     if not source or not source.startswith(LOGS_DIR + "/") or index.has_turn_sizes(source):
         return
     try:
+        # a missing log (deleted by retention) is common: one stat says so, cheaper than
+        # resolving the path's links first
+        if not os.path.isfile(root / safe_relpath(source)):
+            return
         log = parse_log(read_text(root, source), source)
     except (ParseError, UnsafePathError, OSError):
         return
