@@ -655,23 +655,30 @@ def stats(ctx: click.Context, days: int, since: str | None, as_json: bool) -> No
 
 def _echo_metrics(m: dict[str, Any]) -> None:
     """The readable block of ``stats``: recall metrics over their window."""
-    click.echo(f"recall metrics     {m['since']} to {m['until']} (UTC days)")
-    click.echo(
-        f"  recalls          {m['recalls']}, {m['tokens_injected_mean']:,.0f} tokens mean"
-        f" (max {m['tokens_injected_max']:,}), {m['tokens_injected']:,} in all"
-    )
-    click.echo(
-        f"  transcript       ~{m['transcript_tokens']:,} tokens stood for,"
-        f" {m['tokens_saved']:,} saved"
-    )
-    click.echo(
-        f"  skipped          {m['trivial_skipped']} trivial,"
-        f" {m['below_threshold']} below retrieval.minScore"
-    )
-    click.echo(
-        f"  review           {m['pending']} pending, {m['conflicts']} conflicts;"
-        f" {m['archived']} archived in the window, {m['episodes_archived']} archived now"
-    )
+    rows = [
+        ("recall metrics", f"{m['since']} to {m['until']} (UTC days)"),
+        (
+            "  recalls",
+            f"{m['recalls']}; tokens injected {m['tokens_injected_mean']:,.0f} mean,"
+            f" {m['tokens_injected_max']:,} max, {m['tokens_injected']:,} in all",
+        ),
+        (
+            "  transcript",
+            f"~{m['transcript_tokens']:,} tokens stood for; {m['tokens_saved']:,} tokens saved",
+        ),
+        (
+            "  skipped",
+            f"{m['trivial_skipped']} trivial messages;"
+            f" {m['below_threshold']} results below retrieval.minScore",
+        ),
+        ("  review", f"{m['pending']} facts pending, {m['conflicts']} in conflict"),
+        (
+            "  archive",
+            f"{m['archived']} episodes archived in the window, {m['episodes_archived']} now",
+        ),
+    ]
+    for key, value in rows:
+        click.echo(f"{key:18} {value}")
 
 
 @cli.command()
