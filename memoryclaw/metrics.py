@@ -4,8 +4,8 @@ Each ``retrieve`` adds to its UTC day's counters in ``.memoryclaw/metrics.json``
 (or one trivial message skipped), the tokens injected, the tokens of raw transcript the
 injected memories stand for, and the results withheld by ``retrieval.minScore``; an archive
 run adds the episodes it moved.  The file is derived state, like the recall log: one small
-JSON document of per-day totals, rewritten atomically under the vault's ``recall`` lock (the
-lock the recall log's notes take, so a recall takes it once), holding the last
+JSON document of per-day totals, rewritten under the vault's ``recall`` lock (the lock the
+recall log's notes take, so a recall takes it once), holding the last
 ``metrics.keepDays`` days.  Recording never fails a recall: a write that cannot be made is
 logged and dropped, and an unreadable file starts counting afresh.  The file is rewritten in
 place and not synced to disk (see :func:`_save_days`).
@@ -14,8 +14,8 @@ place and not synced to disk (see :func:`_save_days`).
 :func:`memoryclaw.payload.estimate_tokens` counts):
 
 - an episode in the block stands for the turns of its source log it summarises
-  (``source_turns``, or the whole log), as long as the index has seen that log processed;
-  otherwise, for its own summary and details;
+  (``source_turns``, or the whole log), as long as the index has read that log (see
+  :meth:`memoryclaw.index.Index.source_chars`); otherwise, for its own summary and details;
 - a recent turn quoted from a log not yet consolidated stands for itself;
 - a fact stands for its own line (its provenance names its source log, not the turn).
 

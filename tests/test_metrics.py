@@ -16,7 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from memoryclaw import InvalidInputError, Vault
+from memoryclaw import ConfigError, InvalidInputError, Vault
 from memoryclaw.metrics import METRICS_FILE, DayCounts, load_days, record
 from memoryclaw.notes import Turn, dump_log
 from memoryclaw.payload import RetrievePayload
@@ -241,3 +241,16 @@ def test_the_file_sums_what_it_is_given(
         assert record(root, moment, 30, counts)
         expected.setdefault(moment.date(), DayCounts()).add(counts)
     assert load_days(root) == expected
+
+
+@pytest.mark.parametrize(
+    ("text", "problem"),
+    [("-1", "expected a number >= 0"), ("soon", "expected an integer")],
+    ids=["negative", "not-a-number"],
+)
+def test_keep_days_is_checked(vault_dir: Path, text: str, problem: str) -> None:
+    (vault_dir / "memoryclaw.yaml").write_text(f"metrics:\n  keepDays: {text}\n")
+    with pytest.raises(ConfigError) as caught:
+        Vault(vault_dir, env={})
+    assert caught.value.key == "metrics.keepDays" and problem in caught.value.problem
+    assert caught.value.path == str(vault_dir / "memoryclaw.yaml")
