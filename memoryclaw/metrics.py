@@ -207,7 +207,8 @@ def record(
             if keep and counts is not None:
                 _add(root, day_of(now), keep_days, counts)
     except (OSError, LockTimeoutError) as exc:
-        _log.warning("recall metrics not recorded: %s", exc)
+        why = "recall not counted nor noted (archiving may count its episodes unused)"
+        _log.warning("%s: %s", why, exc)
         return False
     return True
 

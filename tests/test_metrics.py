@@ -187,7 +187,7 @@ def test_a_recall_that_cannot_be_counted_still_answers(
     with caplog.at_level(logging.WARNING, logger="memoryclaw.metrics"):
         payload = vault.retrieve(QUERIES[0], now=NOW)
     assert payload.tokens > 0 and payload.episodes
-    assert any("not recorded" in r.getMessage() for r in caplog.records)
+    assert any("recall not counted" in r.getMessage() for r in caplog.records)
     assert vault.metrics(now=NOW).counts.recalls == 0
 
 
