@@ -25,6 +25,7 @@ from .errors import (
     VaultNotFoundError,
 )
 from .hooks import MemoryHooks
+from .metrics import Metrics
 from .notes import Episode, Fact, RawLog, Turn
 from .payload import RetrievePayload
 from .retrieval import EpisodeResult, FactResult, SearchResult, Withheld, extract_keywords
@@ -50,6 +51,7 @@ __all__ = [
     "LoggedTurn",
     "MemoryHooks",
     "MemoryclawError",
+    "Metrics",
     "NotFoundError",
     "ParseError",
     "Policy",

@@ -13,14 +13,15 @@ import subprocess
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from datetime import datetime, timedelta, timezone
+from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from types import TracebackType
 from typing import Any
 
 from . import __version__
 from . import forget as forgetting
-from .archive import ArchiveReport, note_payload, recalled_ids, run_archive, run_restore
+from . import metrics as recall_metrics
+from .archive import ArchiveReport, recalled_ids, run_archive, run_restore
 from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
 from .consolidation import ConsolidationReport, consolidate
 from .embeddings import Embedder, embedder_for, embedder_name
@@ -68,6 +69,7 @@ from .transcripts import (
 )
 from .trivial import is_trivial
 from .vault import (
+    ARCHIVE_DIR,
     STATE_DIR,
     VAULT_FOLDERS,
     Skipped,
@@ -389,7 +391,9 @@ class Vault:
         lead the block (:mod:`memoryclaw.working` keeps it)."""
         budget = self.settings.retrieval.budget_tokens
         if is_trivial(query):
-            return _skipped(query, budget, "trivial")
+            skipped = _skipped(query, budget, "trivial")
+            self._record(skipped, now or now_utc())
+            return skipped
         result = self.search(query, now=now, refresh=refresh, context=context)
         skill = active_skill(self.root, result.plan.keywords)
         near = passage_neighbours(self.index, result.passages[:_NEIGHBOURS_OF])
@@ -402,18 +406,26 @@ class Vault:
         payload = render_payload(
             result, budget, skill, near, names, min_score=min_score, working=working
         )
-        self._note_recalled(payload, now or now_utc())
+        self._record(payload, now or now_utc())
         return payload
 
-    def _note_recalled(self, payload: RetrievePayload, now: datetime) -> None:
-        """Note the episodes ``payload`` put before the model, each once a day per process."""
+    def _record(self, payload: RetrievePayload, now: datetime) -> None:
+        """Count the retrieve in the recall metrics (:mod:`memoryclaw.metrics`) and note the
+        episodes ``payload`` put before the model as recalled (:mod:`memoryclaw.archive`),
+        each once a day per process; one lock for both, never failing the recall."""
+        if not _writable(self.root / recall_metrics.METRICS_FILE):
+            return  # a vault that cannot be written
         quoted = (p.episode_id for p in payload.passages if p.via != "log")
         idents = recalled_ids((e.id for e in payload.episodes), quoted)
         day = now.date().isoformat()
         fresh = [i for i in idents if self._noted.get(i, "") < day]
-        if not fresh or self.index.path is None:
-            return  # nothing new today, or a vault that cannot be written
-        if note_payload(self.root, fresh, now):
+        counts = None
+        if self.settings.metrics.keep_days > 0:
+            stood_for = self.index.source_chars(idents) if idents else {}
+            counts = recall_metrics.recall_counts(
+                payload, stood_for, self.settings.retrieval.min_score
+            )
+        if recall_metrics.record(self.root, now, self.settings.metrics.keep_days, counts, fresh):
             self._noted.update((i, day) for i in fresh)
 
     def get(self, ident: str, *, context: RecallContext | None = None) -> dict[str, Any]:
@@ -524,6 +536,11 @@ class Vault:
             dry_run=dry_run,
             auto_commit=use_git,
         )
+        if report.moved and not dry_run:
+            moved = recall_metrics.DayCounts(archived=len(report.moved))
+            recall_metrics.record(
+                self.root, now or now_utc(), self.settings.metrics.keep_days, moved
+            )
         self._update_vectors(None)
         return report
 
@@ -871,9 +888,42 @@ class Vault:
             for path in paths
         ]
 
-    def stats(self) -> dict[str, Any]:
-        """Counts and sizes of the vault and its index."""
+    def metrics(
+        self,
+        *,
+        days: int | None = None,
+        since: date | str | None = None,
+        now: datetime | None = None,
+    ) -> recall_metrics.Metrics:
+        """Recall metrics (:mod:`memoryclaw.metrics`) over the last ``days`` UTC days, today
+        included (default 7), or from the day ``since`` to today; with the facts pending
+        review, the conflicts among them and the episodes archived, as they are now."""
+        first, last = recall_metrics.window(recall_metrics.day_of(now or now_utc()), days, since)
         self.refresh()
+        recorded = recall_metrics.read_days(self.root)
+        pending = pending_facts(self.root)
+        lowest, highest = ARCHIVE_DIR + "/", ARCHIVE_DIR + "0"
+        archived = self.index.episode_rows("path >= ? AND path < ?", [lowest, highest], "path")
+        return recall_metrics.Metrics(
+            since=first,
+            until=last,
+            counts=recall_metrics.summed(recorded, first, last),
+            recorded_since=min(recorded) if recorded else None,
+            pending=len(pending),
+            conflicts=sum(1 for p in pending if p.mark == "CONFLICT"),
+            episodes_archived=len({row["id"] for row in archived}),
+        )
+
+    def stats(
+        self,
+        *,
+        days: int | None = None,
+        since: date | str | None = None,
+        now: datetime | None = None,
+    ) -> dict[str, Any]:
+        """Counts and sizes of the vault and its index, and the recall metrics over a window
+        (see :meth:`metrics`) as ``metrics``."""
+        metrics = self.metrics(days=days, since=since, now=now)
         counts = self.index.counts()
         db = self.root / STATE_DIR / INDEX_FILE
         index_bytes = sum(
@@ -896,6 +946,7 @@ class Vault:
             "top_tags": [{"tag": t, "count": n} for t, n in self.index.top_tags(10)],
             "vault_bytes": vault_bytes,
             "index_bytes": index_bytes,
+            "metrics": metrics.as_dict(),
         }
 
     def doctor(self) -> list[dict[str, str]]:

@@ -34,7 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
-from .errors import ArchiveConflictError, LockTimeoutError, NotFoundError
+from .errors import ArchiveConflictError, NotFoundError
 from .history import commit_journal, journal
 from .index import Index
 from .notes import parse_timestamp, utc_iso
@@ -59,7 +59,7 @@ from .vault import (
 RECALL_FILE = f"{STATE_DIR}/recall.json"
 # A retrieve waits at most this long to note its recalls: the hook must stay fast, and a
 # recall not noted only makes an episode look unused a little earlier than it was.
-_RECALL_LOCK_SECONDS = 1.0
+RECALL_LOCK_SECONDS = 1.0
 
 _log = logging.getLogger("memoryclaw.archive")
 
@@ -102,24 +102,29 @@ def save_recalls(root: Path, recalls: RecallLog) -> None:
 
 def note_recalled(root: Path, idents: Iterable[str], now: datetime) -> None:
     """Record that these episodes were recalled at ``now`` (later recalls are kept)."""
+    with file_lock(root, "recall", timeout=RECALL_LOCK_SECONDS):
+        note_recalled_locked(root, idents, now)
+
+
+def note_recalled_locked(root: Path, idents: Iterable[str], now: datetime) -> None:
+    """:func:`note_recalled` for a caller that holds the ``recall`` lock already."""
     wanted = sorted(set(idents))
-    with file_lock(root, "recall", timeout=_RECALL_LOCK_SECONDS):
-        recalls = load_recalls(root)
-        fresh = recalls is None
-        if recalls is None:
-            recalls = RecallLog(now)
-        changed = False
-        for ident in wanted:
-            if recalls.last.get(ident, datetime.min.replace(tzinfo=timezone.utc)) < now:
-                recalls.last[ident] = now
-                changed = True
-        if changed or fresh:
-            save_recalls(root, recalls)
+    recalls = load_recalls(root)
+    fresh = recalls is None
+    if recalls is None:
+        recalls = RecallLog(now)
+    changed = False
+    for ident in wanted:
+        if recalls.last.get(ident, datetime.min.replace(tzinfo=timezone.utc)) < now:
+            recalls.last[ident] = now
+            changed = True
+    if changed or fresh:
+        save_recalls(root, recalls)
 
 
 def start_noting(root: Path, now: datetime) -> RecallLog:
     """The recall log, created (noting from ``now``) when there is none."""
-    with file_lock(root, "recall", timeout=_RECALL_LOCK_SECONDS):
+    with file_lock(root, "recall", timeout=RECALL_LOCK_SECONDS):
         recalls = load_recalls(root)
         if recalls is None:
             recalls = RecallLog(now)
@@ -325,14 +330,3 @@ def _same(root: Path, move: Move) -> bool:
 def recalled_ids(episode_ids: Iterable[str], passage_ids: Iterable[str]) -> list[str]:
     """The episode ids a payload quoted or named, without duplicates, in order."""
     return list(dict.fromkeys([*episode_ids, *passage_ids]))
-
-
-def note_payload(root: Path, idents: Iterable[str], now: datetime) -> bool:
-    """Note a payload's recalls; False (and a logged warning) when they could not be noted,
-    which never fails a recall."""
-    try:
-        note_recalled(root, idents, now)
-    except (OSError, LockTimeoutError) as exc:
-        _log.warning("recall not noted (archiving may count the episode unused): %s", exc)
-        return False
-    return True

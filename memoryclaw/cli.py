@@ -629,17 +629,55 @@ class _Bar:
 
 
 @cli.command()
+@click.option(
+    "--days",
+    type=click.IntRange(min=1),
+    default=7,
+    show_default=True,
+    help="Recall metrics over the last N days, today included.",
+)
+@click.option("--since", metavar="YYYY-MM-DD", help="Recall metrics from this day to today.")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 @click.pass_context
-def stats(ctx: click.Context, as_json: bool) -> None:
-    """Counts, sizes and index health."""
-    data = _vault(ctx).stats()
+def stats(ctx: click.Context, days: int, since: str | None, as_json: bool) -> None:
+    """Counts, sizes and index health, and recall metrics over a window."""
+    data = _vault(ctx).stats(days=days, since=since)
     if as_json:
         _emit(data)
         return
+    metrics = data.pop("metrics")
     for key, value in data.items():
         if key == "top_tags":
             value = ", ".join(f"{t['tag']} ({t['count']})" for t in value) or "-"
+        click.echo(f"{key:18} {value}")
+    _echo_metrics(metrics)
+
+
+def _echo_metrics(m: dict[str, Any]) -> None:
+    """The readable block of ``stats``: recall metrics over their window."""
+    rows = [
+        ("recall metrics", f"{m['since']} to {m['until']} (UTC days)"),
+        (
+            "  recalls",
+            f"{m['recalls']}; tokens injected {m['tokens_injected_mean']:,.0f} mean,"
+            f" {m['tokens_injected_max']:,} max, {m['tokens_injected']:,} in all",
+        ),
+        (
+            "  transcript",
+            f"~{m['transcript_tokens']:,} tokens stood for; {m['tokens_saved']:,} tokens saved",
+        ),
+        (
+            "  skipped",
+            f"{m['trivial_skipped']} trivial messages;"
+            f" {m['below_threshold']} results below retrieval.minScore",
+        ),
+        ("  review", f"{m['pending']} facts pending, {m['conflicts']} in conflict"),
+        (
+            "  archive",
+            f"{m['archived']} episodes archived in the window, {m['episodes_archived']} now",
+        ),
+    ]
+    for key, value in rows:
         click.echo(f"{key:18} {value}")
 
 

@@ -113,6 +113,14 @@ class WorkingMemorySettings:
 
 
 @dataclass(frozen=True)
+class MetricsSettings:
+    """Recall metrics (see :mod:`memoryclaw.metrics`)."""
+
+    # UTC days of per-day counters kept in .memoryclaw/metrics.json; 0 records none.
+    keep_days: int = 90
+
+
+@dataclass(frozen=True)
 class Settings:
     """All configuration of one vault."""
 
@@ -124,6 +132,7 @@ class Settings:
     git: GitSettings = field(default_factory=GitSettings)
     scopes: ScopeSettings = field(default_factory=ScopeSettings)
     working_memory: WorkingMemorySettings = field(default_factory=WorkingMemorySettings)
+    metrics: MetricsSettings = field(default_factory=MetricsSettings)
 
 
 def _camel(name: str) -> str:
@@ -194,7 +203,13 @@ def _check_bounds(name: str, value: Any, path: str | None, key: str) -> None:
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(path, key, f"expected a finite number, got {value!r}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        zero_ok = {"min_primary_results", "log_retention_days", "archive_after_days", "min_score"}
+        zero_ok = {
+            "min_primary_results",
+            "log_retention_days",
+            "archive_after_days",
+            "min_score",
+            "keep_days",
+        }
         minimum = 0 if name in zero_ok else 1
         if value < minimum:
             raise ConfigError(path, key, f"expected a number >= {minimum}, got {value!r}")

@@ -5,9 +5,10 @@ Wiring only; the work itself is :class:`memoryclaw.Vault`'s.  Threads and who do
 - one *vault worker* thread (a single-thread executor) owns the :class:`Vault` and runs every
   consolidation, reindex and closed-log check, one at a time: SQLite connections belong to
   the thread that opened them, and serial work means jobs never overlap;
-- APScheduler (``BackgroundScheduler``) fires the interval consolidation and the periodic
-  closed-log check; each job hands its work to the worker and waits for it, so with
-  ``max_instances=1`` and ``coalesce`` late runs collapse into one instead of piling up;
+- APScheduler (``BackgroundScheduler``) fires the interval consolidation, the periodic
+  closed-log check and the daily one-line summary of the recall metrics (at ``SUMMARY_AT``
+  UTC, of the UTC day before); each job hands its work to the worker and waits for it, so
+  with ``max_instances=1`` and ``coalesce`` late runs collapse into one instead of piling up;
 - a watchdog observer sees vault files change; a debouncer waits for a quiet moment and then
   queues a reindex (episodes, semantic files) or a closed-log check (raw logs);
 - the caller's thread waits for SIGTERM/SIGINT (or :meth:`Daemon.stop`) and shuts down.
@@ -30,7 +31,7 @@ import time
 from collections.abc import Callable, Mapping
 from concurrent.futures import CancelledError, Future, ThreadPoolExecutor
 from contextlib import suppress
-from datetime import timedelta
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
@@ -61,7 +62,9 @@ _IGNORED_TOP = {STATE_DIR, ".git"}
 # own reindex reads every changed file, so reacting to those would loop).
 _CHANGE_EVENTS = {"created", "deleted", "modified", "moved", "closed"}
 
-_CONSOLIDATE, _CHECK, _REINDEX = "consolidate", "check", "reindex"
+SUMMARY_AT = (0, 5)  # (hour, minute) UTC of the daily summary: the day before is complete
+
+_CONSOLIDATE, _CHECK, _REINDEX, _SUMMARY = "consolidate", "check", "reindex", "summary"
 
 
 class Daemon:
@@ -139,6 +142,18 @@ class Daemon:
                         coalesce=True,
                         **trigger,
                     )
+                hour, minute = SUMMARY_AT
+                self._scheduler.add_job(
+                    self._scheduled,
+                    "cron",
+                    args=[_SUMMARY],
+                    id=_SUMMARY,
+                    hour=hour,
+                    minute=minute,
+                    timezone=timezone.utc,
+                    max_instances=1,
+                    coalesce=True,
+                )
                 self._scheduler.start()
                 self._observer = observer_class()
                 handler = _event_handler(handler_base, self.root, self._changed)
@@ -321,6 +336,8 @@ class Daemon:
                 self._reindex()
             elif task == _CHECK:
                 self._check()
+            elif task == _SUMMARY:
+                self.daily_summary()
             else:
                 self._consolidate("scheduled")
         except MemoryclawError as exc:
@@ -362,6 +379,14 @@ class Daemon:
                 f", committed {report.commit[:10]}" if report.commit else "",
                 report.took_ms / 1000,
             )
+
+    def daily_summary(self, now: datetime | None = None) -> str:
+        """Log one line of the recall metrics of the UTC day before ``now`` (the daily job;
+        on the vault worker when the daemon runs), and return it."""
+        yesterday = (now or now_utc()) - timedelta(days=1)
+        line = "recall metrics " + self.vault.metrics(days=1, now=yesterday).summary()
+        log.info("%s", line)
+        return line
 
     def _check(self) -> None:
         waiting = _closed_logs(self.vault)

@@ -3,8 +3,11 @@
 The index is derived from the vault and disposable.  It holds one row per indexed file (with
 the mtime, size and content hash that decide whether the file changed), the episodes with an
 FTS5 table over tags, entities, summary and details, the facts with an FTS5 table over entity,
-field, value and section, and the alias groups.  A schema version in ``meta`` triggers a
-rebuild when this module's layout changes.
+field, value and section, the alias groups, and the length of each turn of the raw logs
+episodes name as their source, read once when such an episode is indexed (what recall
+metrics count as the transcript an episode stands for: these rows outlive the log, which
+retention deletes, for as long as the index lives).  A schema version
+in ``meta`` triggers a rebuild when this module's layout changes.
 
 For the optional vector fallback it also caches episode embeddings, content-addressed: a
 vector is stored under the hash of the text embedded and the embedder's name, so an edit,
@@ -31,7 +34,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "8"
+SCHEMA_VERSION = "9"
 # A condition on a memory table's agent and scope columns and its parameters: what a recall
 # may see (memoryclaw.scopes.Policy.sql_filter).
 Visible = tuple[str, Sequence[str]]
@@ -274,6 +277,9 @@ class Index:
         db.table("passages").enable_fts(
             ["text", "speaker"], create_triggers=False, tokenize=TOKENIZER
         )
+        # Characters of each turn of a processed log: the transcript its episodes stand for.
+        db.table("turn_sizes").create({"path": str, "turn": int, "chars": int})
+        db.table("turn_sizes").create_index(["path", "turn"])
         db.table("aliases").create({"path": str, "term": str, "synonym": str})
         db.table("aliases").create_index(["term"])
         db.table("episode_vectors").create(
@@ -451,6 +457,40 @@ class Index:
             "INSERT INTO tags (tag, episode_rowid) VALUES (?, ?)",
             [(tag, rowid) for tag in episode.tags],
         )
+
+    def put_turn_sizes(self, path: str, sizes: Sequence[tuple[int, int]]) -> None:
+        """Remember how long each turn (number, characters) of the processed log ``path`` is.
+
+        Kept when the log is deleted (retention): its episodes still stand for those turns."""
+        self.execute("DELETE FROM turn_sizes WHERE path = ?", [path])
+        self.conn.executemany(
+            "INSERT INTO turn_sizes (path, turn, chars) VALUES (?, ?, ?)",
+            [(path, turn, chars) for turn, chars in sizes],
+        )
+
+    def has_turn_sizes(self, path: str) -> bool:
+        """Whether the turn sizes of the log ``path`` are stored."""
+        found = self.execute("SELECT 1 FROM turn_sizes WHERE path = ? LIMIT 1", [path])
+        return found.fetchone() is not None
+
+    def source_chars(self, ids: Collection[str]) -> dict[str, int]:
+        """For each episode id, the characters of the raw turns it summarises (its source
+        log's turns ``source_turns``, or all of them when it names none); for an episode whose
+        turns this index never saw, the characters of its own summary and details."""
+        wanted = sorted(set(ids))
+        out: dict[str, int] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.execute(
+                "SELECT e.id, length(e.summary) + length(e.details),"
+                " (SELECT sum(t.chars) FROM turn_sizes t WHERE t.path = e.source"
+                "  AND t.turn BETWEEN coalesce(e.turn_first, 0) AND coalesce(e.turn_last, ?))"
+                f" FROM episodes e WHERE e.id IN ({','.join('?' * len(chunk))})",
+                [2**62, *chunk],
+            )
+            for ident, own, turns in rows:
+                out[ident] = max(out.get(ident, 0), int(turns if turns is not None else own))
+        return out
 
     def put_log_turns(
         self,

@@ -161,6 +161,11 @@ def _status(vault: Vault, params: Mapping[str, Any]) -> Any:
     return {"version": __version__, **vault.stats()}
 
 
+def _stats(vault: Vault, params: Mapping[str, Any]) -> Any:
+    """What ``stats --json`` prints: ``days`` (default 7) or ``since`` (YYYY-MM-DD)."""
+    return vault.stats(days=_whole(params, "days"), since=_text(params, "since", required=False))
+
+
 METHODS: dict[str, _Handler] = {
     "consolidate": _consolidate,
     "end_session": _end_session,
@@ -170,6 +175,7 @@ METHODS: dict[str, _Handler] = {
     "log_turn": _log_turn,
     "retrieve": _retrieve,
     "search": _search,
+    "stats": _stats,
     "status": _status,
     "working_memory": _working_memory,
 }

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
 
-from .errors import FileChangedError, ParseError
+from .errors import FileChangedError, ParseError, UnsafePathError
 from .index import FileState, Index
 from .notes import parse_aliases, parse_episode, parse_facts, parse_log
 from .transcripts import LoggedTurn
@@ -37,7 +37,9 @@ from .vault import (
     is_archived,
     printable_name,
     read_scanned,
+    read_text,
     require_vault,
+    safe_relpath,
     scan,
 )
 
@@ -92,14 +94,25 @@ def _mtime_date(mtime_ns: int) -> str:
     return datetime.fromtimestamp(mtime_ns / 1e9, tz=timezone.utc).strftime("%Y-%m-%d")
 
 
-def index_file(index: Index, stat: FileStat, text: str, sha: str, *, replace: bool) -> None:
+def index_file(
+    index: Index,
+    stat: FileStat,
+    text: str,
+    sha: str,
+    *,
+    replace: bool,
+    root: Path | None = None,
+) -> None:
     """Parse one file and store what it holds (raises ParseError for a bad file).
 
     ``replace`` is False only for a file the index has never seen, which has no rows to remove.
+    With the vault's ``root``, an episode's source log is read for its turn sizes.
     """
     if stat.kind == "episode":
         episode = parse_episode(text, stat.path, stat.mtime_ns / 1e9)
         index.put_episode(episode, replace=replace)
+        if root is not None:
+            _note_turn_sizes(root, index, episode.source)
     elif stat.kind == "facts":
         facts = parse_facts(text, stat.path, _mtime_date(stat.mtime_ns))
         index.put_facts(stat.path, facts, replace=replace)
@@ -123,6 +136,23 @@ def index_file(index: Index, stat: FileStat, text: str, sha: str, *, replace: bo
                 scope=log.scope,
             )
     index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
+
+
+def _note_turn_sizes(root: Path, index: Index, source: str | None) -> None:
+    """Store how long each turn of the processed log ``source`` is, once per index: what
+    recall metrics count an episode of it as standing for (:mod:`memoryclaw.metrics`).  A log
+    that is missing or unreadable is left out; its episodes then stand for their own text."""
+    if not source or not source.startswith(LOGS_DIR + "/") or index.has_turn_sizes(source):
+        return
+    try:
+        # a missing log (deleted by retention) is common: one stat says so, cheaper than
+        # resolving the path's links first
+        if not os.path.isfile(root / safe_relpath(source)):
+            return
+        log = parse_log(read_text(root, source), source)
+    except (ParseError, UnsafePathError, OSError):
+        return
+    index.put_turn_sizes(source, [(n, len(turn.content)) for n, turn in enumerate(log.turns, 1)])
 
 
 def sync(
@@ -369,7 +399,7 @@ def _apply_one(
         report.unchanged += 1
         return
     try:
-        index_file(index, stat, text, sha, replace=state is not None)
+        index_file(index, stat, text, sha, replace=state is not None, root=root)
     except ParseError as exc:
         _skip(index, stat, sha, exc.reason, exc.line, report)
         return

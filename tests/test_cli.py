@@ -646,6 +646,35 @@ def test_stats_json(vault_dir: Path) -> None:
     assert run(vault_dir, "stats").returncode == 0
 
 
+def test_stats_shows_recall_metrics_over_a_window(vault_dir: Path) -> None:
+    recalled = run_json(vault_dir, "retrieve", EMAIL_QUERY)
+    assert run(vault_dir, "retrieve", "thanks!").returncode == 0
+    doc = run_json(vault_dir, "stats", "--days", "1")["metrics"]
+    assert doc["since"] == doc["until"] and doc["days"] == 1
+    assert (doc["recalls"], doc["trivial_skipped"]) == (1, 1)
+    assert doc["tokens_injected"] == recalled["tokens"] > 0
+    shown = run(vault_dir, "stats", "--since", doc["since"])
+    assert shown.returncode == 0, shown.stderr
+    block = shown.stdout[shown.stdout.index("recall metrics") :]
+    assert f"1; tokens injected {recalled['tokens']:,} mean" in block
+    assert "1 trivial messages" in block
+
+
+@pytest.mark.parametrize(
+    ("args", "words"),
+    [
+        (["--since", "2999-01-01"], "since: 2999-01-01 is after today"),
+        (["--since", "May"], "since"),
+    ],
+    ids=["future", "not-a-date"],
+)
+def test_stats_refuses_a_bad_window(vault_dir: Path, args: list[str], words: str) -> None:
+    proc = run(vault_dir, "stats", *args)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith("memoryclaw: error: ") and words in proc.stderr
+    assert len(proc.stderr.splitlines()) == 1
+
+
 def test_doctor_json(vault_dir: Path) -> None:
     doc = run_json(vault_dir, "doctor")
     assert doc["ok"] is True

@@ -9,6 +9,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 from typing import IO, Any
 
@@ -322,3 +323,36 @@ def test_watched_edits_sync_only_the_files_named(
         atomic_write(nested / "deep.md", "---\nsummary: a wombat parade\ntags: [demo]\n---\n")
         wait_until(lambda: indexed_paths(vault_dir, "wombat"), 5.0, "the new folder's file")
         assert "full" in calls[2:]
+
+
+def test_the_daily_summary_is_one_line_of_the_day_before(
+    vault_dir: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    now = datetime(2025, 11, 2, 0, 5, tzinfo=timezone.utc)
+    with Vault(vault_dir, env={}) as vault:
+        recalled = [vault.retrieve(q, now=now - timedelta(hours=h)) for q, h in RECALLS]
+        vault.retrieve("thanks!", now=now - timedelta(hours=3))
+    daemon = Daemon(vault_dir, env={})
+    try:
+        with caplog.at_level("INFO", logger="memoryclaw.daemon"):
+            line = daemon.daily_summary(now=now)
+    finally:
+        daemon.vault.close()
+    assert [r.getMessage() for r in caplog.records] == [line] and "\n" not in line
+    yesterday = [p for p, (_, h) in zip(recalled, RECALLS) if h > 5 / 60]
+    mean = sum(p.tokens for p in yesterday) / len(yesterday)
+    assert line.startswith("recall metrics 2025-11-01: ")
+    assert f"{len(yesterday)} recalls, {mean:,.0f} tokens mean" in line
+    assert f"(max {max(p.tokens for p in yesterday):,})" in line
+    assert "1 trivial skipped" in line
+
+
+RECALLS = [("what did I email John about", 2), ("dentist", 20), ("flight to Lisbon", 0.01)]
+
+
+def test_the_running_daemon_schedules_the_daily_summary(vault_dir: Path) -> None:
+    with Daemon(vault_dir, env={}, debounce_seconds=0.05) as daemon:
+        job = daemon._scheduler.get_job("summary")
+        assert job is not None
+        when = job.next_run_time.astimezone(timezone.utc)
+        assert (when.hour, when.minute) == (0, 5)

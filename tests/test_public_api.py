@@ -42,6 +42,7 @@ def test_public_api_names() -> None:
         "LoggedTurn",
         "MemoryHooks",
         "MemoryclawError",
+        "Metrics",
         "NotFoundError",
         "ParseError",
         "Policy",

@@ -680,3 +680,43 @@ def test_a_trivial_message_in_a_session_injects_nothing(bridge: StdioServer) -> 
     payload = call(bridge, "retrieve", query="thanks!", session=WM_SESSION)["result"]
     assert payload["skipped"] == "trivial" and payload["context"] == ""
     assert payload["working_memory"]["recent_observations"] == ["t: done"]
+
+
+# ------------------------------------------------------------------ recall metrics
+
+
+def test_stats_has_the_recall_metrics_of_a_window(bridge: StdioServer) -> None:
+    payloads = [call(bridge, "retrieve", query=q)["result"] for q in ("email John", "dentist")]
+    call(bridge, "retrieve", query="thanks!")
+    week = call(bridge, "stats")["result"]
+    assert week["metrics"]["days"] == 7 and week["episodes"] > 30
+    assert week["metrics"]["recalls"] == 2 and week["metrics"]["trivial_skipped"] == 1
+    assert week["metrics"]["tokens_injected"] == sum(p["tokens"] for p in payloads)
+    today = week["metrics"]["until"]
+    assert call(bridge, "stats", since=today)["result"]["metrics"]["recalls"] == 2
+    assert call(bridge, "stats", days=1)["result"]["metrics"]["since"] == today
+
+
+@pytest.mark.parametrize(
+    ("params", "words"),
+    [({"days": 0}, "days"), ({"days": "7"}, "days"), ({"since": "yesterday"}, "since")],
+    ids=["zero-days", "days-text", "since-not-a-date"],
+)
+def test_stats_refuses_a_bad_window(
+    bridge: StdioServer, params: dict[str, Any], words: str
+) -> None:
+    error = call(bridge, "stats", **params)["error"]
+    assert error["code"] == BAD_PARAMS and words in error["message"]
+
+
+def test_real_processes_add_up_their_recalls(vault_dir: Path) -> None:
+    retrieve = b'{"id": 1, "method": "retrieve", "params": {"query": "email John"}}\n'
+    trivial = b'{"id": 2, "method": "retrieve", "params": {"query": "ok thanks"}}\n'
+    serve(vault_dir, retrieve * 2 + trivial)
+    first = serve(vault_dir, retrieve + b'{"id": 3, "method": "stats"}\n')
+    *_, stats = serve(vault_dir, b'{"id": 4, "method": "stats", "params": {"days": 1}}\n')
+    tokens = first[0]["result"]["tokens"]
+    metrics = stats["result"]["metrics"]
+    assert (metrics["recalls"], metrics["trivial_skipped"]) == (3, 1)
+    assert metrics["tokens_injected"] == 3 * tokens == metrics["tokens_injected_max"] * 3
+    assert first[1]["result"]["metrics"]["recalls"] == 3
