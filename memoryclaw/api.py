@@ -21,7 +21,7 @@ from typing import Any
 from . import __version__
 from . import forget as forgetting
 from . import metrics as recall_metrics
-from .archive import ArchiveReport, recalled_ids, run_archive, run_restore
+from .archive import ArchiveReport, load_recalls, recalled_ids, run_archive, run_restore
 from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
 from .consolidation import ConsolidationReport, consolidate
 from .embeddings import Embedder, embedder_for, embedder_name
@@ -51,6 +51,7 @@ from .notes import (
     utc_iso,
 )
 from .payload import RetrievePayload, render_payload
+from .recency import effective_weight
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
 from .review import PendingFact, approve, pending_facts, reject, replace_value
 from .scopes import OWNER, Policy, RecallContext
@@ -363,6 +364,10 @@ class Vault:
             fallback = VectorFallback(
                 self._nearest, settings.min_primary_results, settings.blend_strategy
             )
+        recalled: dict[str, datetime] = {}
+        if effective_weight(settings.recency.weight, query) > 0:
+            recalls = load_recalls(self.root)  # use reinforces: read only when recency ranks
+            recalled = recalls.last if recalls is not None else {}
         return search(
             self.index,
             query,
@@ -371,6 +376,8 @@ class Vault:
             fallback=fallback,
             policy=policy,
             include_archived=archived,
+            recency=settings.recency,
+            recalled=recalled,
         )
 
     def retrieve(

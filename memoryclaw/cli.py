@@ -239,6 +239,7 @@ def _print_search(result: SearchResult) -> None:
             f"   score {episode.score:.2f} via {episode.via};"
             f" matched {', '.join(episode.matched) or '-'}"
             f"; tags {', '.join(episode.tags) or '-'}"
+            + (f"; recency {episode.recency:.2f}" if episode.recency is not None else "")
         )
         archived = "  [archived]" if is_archived(episode.path) else ""
         click.echo(f"   {episode.path}  ({episode.id}){archived}")

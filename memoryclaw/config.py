@@ -26,6 +26,17 @@ DEFAULT_VAULT = "~/.openclaw/workspace/memoryclaw"
 
 
 @dataclass(frozen=True)
+class RecencySettings:
+    """How much newer and recently used memories rank up (``retrieval.recency``)."""
+
+    # The share of an episode's or a line's score that recency decides: 0 ranks by relevance
+    # alone (the default: on LoCoMo dev any weight lost evidence, see README).
+    weight: float = 0.0
+    # Days after which a memory's recency factor is one half.
+    half_life_days: float = 30.0
+
+
+@dataclass(frozen=True)
 class RetrievalSettings:
     """How queries are answered."""
 
@@ -38,6 +49,7 @@ class RetrievalSettings:
     # Results of lower relevance (0..1, score / the query's best: see memoryclaw.retrieval)
     # are not put in the retrieve payload (0.3: chosen on LoCoMo dev, see README); 0 keeps all.
     min_score: float = 0.3
+    recency: RecencySettings = field(default_factory=RecencySettings)
 
 
 @dataclass(frozen=True)
@@ -141,7 +153,7 @@ def _camel(name: str) -> str:
 
 
 def _squash(name: str) -> str:
-    return name.replace("_", "").replace("-", "").lower()
+    return name.replace("_", "").replace("-", "").replace(".", "").lower()
 
 
 def _type_name(tp: Any) -> str:
@@ -196,7 +208,7 @@ def _coerce(value: Any, tp: Any, *, path: str | None, key: str, from_env: bool) 
     raise ConfigError(path, key, f"expected {_type_name(tp)}, got {value!r}")
 
 
-_SHARES = frozenset({"min_score"})  # settings that are a share: 0..1
+_SHARES = frozenset({"min_score", "weight"})  # settings that are a share: 0..1
 
 
 def _check_bounds(name: str, value: Any, path: str | None, key: str) -> None:
@@ -209,6 +221,7 @@ def _check_bounds(name: str, value: Any, path: str | None, key: str) -> None:
             "archive_after_days",
             "min_score",
             "keep_days",
+            "weight",
         }
         minimum = 0 if name in zero_ok else 1
         if value < minimum:
@@ -233,9 +246,20 @@ def _build_section(
         if name is None:
             known = ", ".join(sorted(by_camel))
             raise ConfigError(path, key, f"unknown key (known keys: {known})")
+        if dataclasses.is_dataclass(hints[name]):  # a group of keys: retrieval.recency
+            if not isinstance(value, Mapping):
+                got = type(value).__name__
+                raise ConfigError(path, key, f"expected a mapping of settings, got {got}")
+            values[name] = _build_section(key, hints[name], value, env, path)
+            continue
         values[name] = _coerce(value, hints[name], path=path, key=key, from_env=False)
         _check_bounds(name, values[name], path, key)
     for f in dataclasses.fields(cls):
+        if dataclasses.is_dataclass(hints[f.name]):
+            if f.name not in values:  # its keys may still be set by the environment
+                group = f"{section}.{_camel(f.name)}"
+                values[f.name] = _build_section(group, hints[f.name], {}, env, path)
+            continue
         var = _env_lookup(env, section, f.name)
         if var is not None:
             env_name, text = var
@@ -309,7 +333,10 @@ def default_config_yaml() -> str:
         for sf in dataclasses.fields(section):
             value = getattr(section, sf.name)
             value = list(value) if isinstance(value, tuple) else value
-            rendered = yaml.safe_dump(value, default_flow_style=True).strip()
+            if dataclasses.is_dataclass(value) and not isinstance(value, type):
+                group = dataclasses.asdict(value)
+                value = {_camel(name): item for name, item in group.items()}
+            rendered = yaml.safe_dump(value, default_flow_style=True, sort_keys=False).strip()
             rendered = rendered.removesuffix("\n...").removesuffix("...").strip()
             lines.append(f"  {_camel(sf.name)}: {rendered}")
     return "\n".join(lines) + "\n"

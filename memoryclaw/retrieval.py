@@ -29,9 +29,11 @@ from datetime import date, datetime, timezone
 from itertools import pairwise
 from typing import Any
 
+from .config import RecencySettings
 from .errors import MemoryclawError
 from .index import Index, Visible
-from .notes import value_key
+from .notes import parse_timestamp, value_key
+from .recency import Recency, effective_weight
 from .scopes import OWNER, Policy, RecallContext
 from .vault import is_archived
 
@@ -206,6 +208,7 @@ class EpisodeResult:
     admitted_by: str = ""  # the recall rule that let it through (memoryclaw.scopes)
     relevance: float = 1.0  # 0..1, one scale for every blend strategy (see _relevance)
     confidence: str = ""  # the episode's own: low, medium or high
+    recency: float | None = None  # its recency factor, when recency ranked (memoryclaw.recency)
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -228,6 +231,7 @@ class EpisodeResult:
             "agent": self.agent,
             "scope": self.scope or OWNER,
             "admitted_by": self.admitted_by,
+            **({"recency": round(self.recency, 2)} if self.recency is not None else {}),
         }
 
 
@@ -254,6 +258,7 @@ class PassageHit:
     admitted_by: str = ""
     relevance: float = 1.0  # 0..1: score / the query's best passage score
     episode_confidence: str = ""  # of the episode it is a line of ("" for a raw log)
+    recency: float | None = None  # its recency factor, when recency ranked
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -272,6 +277,7 @@ class PassageHit:
             "agent": self.agent,
             "scope": self.scope or OWNER,
             "admitted_by": self.admitted_by,
+            **({"recency": round(self.recency, 2)} if self.recency is not None else {}),
         }
 
 
@@ -458,10 +464,13 @@ def search(
     fallback: VectorFallback | None = None,
     policy: Policy | None = None,
     include_archived: bool = True,
+    recency: RecencySettings | None = None,
+    recalled: Mapping[str, datetime] | None = None,
 ) -> SearchResult:
     """Rank episodes and facts for ``query`` (see the module docstring for how), among the
     memories ``policy`` lets this request see (all of them without one); archived episodes
-    (``episodes/archive/``) only with ``include_archived``."""
+    (``episodes/archive/``) only with ``include_archived``; newer memories, and those
+    ``recalled`` lately (episode id -> last recall), up by ``recency`` (:mod:`.recency`)."""
     started = time.perf_counter()
     policy = policy or Policy(RecallContext())
     visible = policy.sql_filter()
@@ -514,9 +523,16 @@ def search(
                 and (include_archived or not is_archived(hit[0]["path"]))
             ]
             episodes = _blend(plan, episodes, near, fallback.blend_strategy)
+    weight = effective_weight(recency.weight, query) if recency is not None else 0.0
+    ranker = None
+    if weight > 0 and recency is not None and episodes:
+        ranker = _recency_for(episodes, weight, recency.half_life_days, now, recalled or {})
+        episodes = _by_recency(episodes, ranker)
     passages: list[PassageHit] = []
     if plan.episode_match is not None and limit > 0:
         passages = _rank_passages(index, plan, episodes, visible)
+        if ranker is not None:
+            passages = _passages_by_recency(passages, episodes, ranker)
     cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"
     episodes = _explain(index, plan, _relevance(episodes, cosine_hits)[:limit])
     passages = [replace(p, relevance=_scaled(p.score, passages[0].score)) for p in passages]
@@ -865,3 +881,55 @@ def _replaced(index: Index, row: Mapping[str, Any], visible: Visible) -> tuple[s
         return None, ""
     latest = max(earlier, key=lambda r: (r["superseded_on"] or "", r["path"], r["line"]))
     return str(latest["value"]), str(latest["superseded_on"] or "")
+
+
+def _when(timestamp: str) -> datetime | None:
+    try:
+        return parse_timestamp(timestamp)
+    except ValueError:
+        return None  # a hand-written date that cannot be read: no age, no recency
+
+
+def _recency_for(
+    episodes: Sequence[EpisodeResult],
+    weight: float,
+    half_life_days: float,
+    now: datetime,
+    recalled: Mapping[str, datetime],
+) -> Recency:
+    """How this request weighs recency: age 0 is its newest candidate episode."""
+    dated = [when for e in episodes if (when := _when(e.timestamp)) is not None]
+    anchor = max(dated, default=now)
+    return Recency(weight, half_life_days, anchor, now, recalled)
+
+
+def _by_recency(episodes: Sequence[EpisodeResult], ranker: Recency) -> list[EpisodeResult]:
+    """The episodes rescored by recency and use, ranked again (ties: newer, then smaller id)."""
+    rescored = []
+    for episode in episodes:
+        when = _when(episode.timestamp)
+        factor = ranker.factor(when, episode.id) if when is not None else 1.0
+        score = ranker.blend(episode.score, factor)
+        rescored.append(replace(episode, score=score, recency=factor))
+    rescored.sort(key=lambda e: e.id)
+    rescored.sort(key=lambda e: e.timestamp, reverse=True)
+    rescored.sort(key=lambda e: round(e.score, 9), reverse=True)
+    return rescored
+
+
+def _passages_by_recency(
+    passages: Sequence[PassageHit], episodes: Sequence[EpisodeResult], ranker: Recency
+) -> list[PassageHit]:
+    """The passages rescored by their episode's recency (a raw log's turn by its own age)."""
+    factors = {e.id: e.recency for e in episodes if e.recency is not None}
+    rescored = []
+    for passage in passages:
+        factor = factors.get(passage.episode_id)
+        if factor is None:
+            when = _when(passage.timestamp)
+            factor = ranker.factor(when, passage.episode_id) if when is not None else 1.0
+        rescored.append(replace(passage, score=ranker.blend(passage.score, factor), recency=factor))
+    rescored.sort(key=lambda p: (p.path, p.line))
+    rescored.sort(key=lambda p: p.timestamp, reverse=True)
+    rescored.sort(key=lambda p: round(p.score, 9), reverse=True)
+    return rescored
