@@ -1,0 +1,537 @@
+"""Bring memory from elsewhere into the vault: an OpenClaw install, or a folder of notes.
+
+The rules (README, "Importing"):
+
+* An item of a memory file (OpenClaw's ``MEMORY.md`` / ``USER.md`` / undated ``memory/*.md``,
+  or a notes folder's memory files) is the owner's own word — they wrote it, or their own
+  agent wrote it where they read it — so it is filed directly, not held for review: an
+  ``entity: value`` item as a fact, any other item as a note line (field ``note``), in one
+  fact file per source (``semantic/openclaw-<agent>.md``, ``semantic/notes-<folder>.md``),
+  each line with its provenance ``source: <origin>:<line>``.  An item the vault already
+  holds (same entity, field and value; for a note, the same text) is skipped; one that
+  contradicts a current single value goes to ``semantic/_pending.md`` as a CONFLICT.
+* A dated note (``YYYY-MM-DD*.md``) becomes one episode dated that day (at noon UTC, so the
+  day is the same in every time zone people live in); its id is made from where it came
+  from, so importing it again finds it and adds nothing.
+* A session transcript becomes raw-log turns with their own times, session key, agent and
+  speakers, closed and then consolidated as any log.  ``imports.yaml`` at the vault's top
+  records, per session, the time of the last turn brought in; a later import brings only
+  newer turns.
+
+Owner-level scope: OpenClaw loads these files only in the owner's private sessions, so what
+they hold is recalled in the owner's direct conversations (of that agent) and never where
+other people read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import yaml
+
+from .errors import InvalidInputError, ParseError
+from .importers import (
+    ItemFact,
+    daily_note_date,
+    item_fact,
+    memory_items,
+    note_document,
+    session_turns,
+)
+from .notes import (
+    Episode,
+    dump_episode,
+    episode_filename,
+    format_fact_line,
+    format_provenance,
+    join_frontmatter,
+    short_hash,
+    slugify,
+    utc_iso,
+)
+from .openclaw_store import (
+    AgentPlace,
+    StoredSession,
+    agent_places,
+    daily_notes,
+    load_config,
+    memory_files,
+    sessions,
+    state_dir,
+)
+from .review import MANY_VALUED, append_line, matching, same_value
+from .scopes import OWNER, parse_session_key
+from .vault import (
+    EPISODES_DIR,
+    MAX_FILE_BYTES,
+    PENDING_FILE,
+    SEMANTIC_DIR,
+    atomic_write,
+    ensure_dir,
+    file_lock,
+    read_text,
+    resolve_inside,
+    unique_path,
+)
+
+if TYPE_CHECKING:
+    from .api import Vault
+
+LEDGER_FILE = "imports.yaml"
+LEDGER_HEADER = (
+    "# What `memoryclaw openclaw import` brought in: per OpenClaw session (agent/session id),\n"
+    "# the time of the last turn imported. Remove an entry to import that session again.\n"
+)
+NOTE_FILE_NAMES = frozenset(
+    {"memory.md", "user.md", "claude.md", "agents.md", "gemini.md", "memory_summary.md"}
+)
+SKIPPED_FOLDERS = frozenset({".git", ".obsidian", ".trash", "node_modules", ".memoryclaw"})
+_NOON = time(12, 0, tzinfo=timezone.utc)
+
+
+@dataclass
+class ImportReport:
+    """What an import added (or, on a dry run, would add) and what it found already there."""
+
+    facts: int = 0
+    notes: int = 0
+    conflicts: int = 0
+    known_items: int = 0
+    episodes: int = 0
+    known_episodes: int = 0
+    sessions: int = 0
+    turns: int = 0
+    known_turns: int = 0
+    unreadable_events: int = 0
+    files: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    consolidation: dict[str, Any] | None = None
+    dry_run: bool = False
+
+    @property
+    def added(self) -> int:
+        """How many memories the import added: facts, notes, pending conflicts, episodes, turns."""
+        return self.facts + self.notes + self.conflicts + self.episodes + self.turns
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        return {
+            "facts": self.facts,
+            "notes": self.notes,
+            "conflicts": self.conflicts,
+            "known_items": self.known_items,
+            "episodes": self.episodes,
+            "known_episodes": self.known_episodes,
+            "sessions": self.sessions,
+            "turns": self.turns,
+            "known_turns": self.known_turns,
+            "unreadable_events": self.unreadable_events,
+            "added": self.added,
+            "files": self.files,
+            "skipped": self.skipped,
+            "consolidation": self.consolidation,
+            "dry_run": self.dry_run,
+        }
+
+
+# ------------------------------------------------------------------------- facts
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A memory-file item on its way to a fact file: what it states and where it was said."""
+
+    fact: ItemFact
+    heading: str
+    source: str  # <origin>:<line>
+    updated: str  # YYYY-MM-DD
+
+
+def _file_day(path: Path) -> str:
+    return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date().isoformat()
+
+
+def _items(path: Path, origin: str, *, user_model: bool, heading: str | None) -> list[_Item]:
+    text = _read_outside(path)
+    updated = _file_day(path)
+    out = []
+    for item in memory_items(text, user_model=user_model):
+        head = heading or item.section or "Memory"
+        out.append(_Item(item_fact(item), head, f"{origin}:{item.line}", item.observed or updated))
+    return out
+
+
+def _read_outside(path: Path) -> str:
+    """A file outside the vault, as text; one too big to be a note is refused by name."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        problem = f"{size} bytes, over the {MAX_FILE_BYTES} limit of one note"
+        raise InvalidInputError("file", problem, source=str(path))
+    return path.read_bytes().decode("utf-8", "replace")
+
+
+def _known(vault: Vault, fact: ItemFact) -> list[dict[str, Any]]:
+    """The vault's current facts with the same entity and field (a note: the same text)."""
+    if fact.is_note:
+        rows = vault.index.fact_rows("field = 'note' AND superseded = 0", [])
+        return [r for r in rows if same_value(r["value"], fact.value)]
+    return vault.index.fact_rows(
+        "lower(entity) = lower(?) AND lower(field) = lower(?) AND superseded = 0",
+        [fact.entity, fact.field],
+    )
+
+
+def _file_items(
+    vault: Vault,
+    items: Sequence[_Item],
+    target: str,
+    meta: dict[str, Any],
+    title: str,
+    report: ImportReport,
+) -> None:
+    """File ``items`` into the fact file ``target``: new ones appended under their headings,
+    known ones skipped, contradicting ones to pending."""
+    seen: set[tuple[str, str, str]] = set()
+    fresh: list[_Item] = []
+    for item in items:
+        fact = item.fact
+        key = (fact.entity.casefold() if not fact.is_note else "", fact.field, fact.value)
+        if key in seen:
+            report.known_items += 1
+            continue
+        seen.add(key)
+        rows = _known(vault, fact)
+        if any(same_value(r["value"], fact.value) for r in rows) or matching(
+            vault.root, fact.entity, fact.field, fact.value
+        ):
+            report.known_items += 1
+            continue
+        if rows and not fact.is_note and fact.field not in MANY_VALUED:
+            report.conflicts += 1
+            if not report.dry_run:
+                was = ", ".join(sorted({str(r["value"]) for r in rows}))
+                body = format_fact_line(fact.entity, fact.field, fact.value)[2:]
+                agent = meta.get("agent")
+                provenance = format_provenance(
+                    item.source, item.updated, "high", agent=agent, scope=OWNER
+                )
+                line = f"- CONFLICT {body} (was {was}) {provenance}"
+                append_line(vault.root, PENDING_FILE, "Pending", line)
+                _note_file(report, PENDING_FILE)
+            continue
+        if fact.is_note:
+            report.notes += 1
+        else:
+            report.facts += 1
+        fresh.append(item)
+    if fresh and not report.dry_run:
+        _append_under_headings(vault.root, target, meta, title, fresh)
+        _note_file(report, target)
+
+
+def _append_under_headings(
+    root: Path, target: str, meta: dict[str, Any], title: str, items: Sequence[_Item]
+) -> None:
+    path = resolve_inside(root, target)
+    if path.exists():
+        text = read_text(root, target)
+    else:
+        ensure_dir(path.parent)
+        text = join_frontmatter(meta, f"# {title}\n")
+    text = text if text.endswith("\n") else text + "\n"
+    last = _last_heading(text)
+    for item in items:
+        if item.heading != last:
+            text += f"\n## {item.heading}\n\n"
+            last = item.heading
+        provenance = format_provenance(item.source, item.updated, "high")
+        if item.fact.is_note:
+            text += f"- {item.fact.value} {provenance}\n"
+        else:
+            text += format_fact_line(item.fact.entity, item.fact.field, item.fact.value, provenance)
+            text += "\n"
+    atomic_write(path, text)
+
+
+def _last_heading(text: str) -> str | None:
+    headings = [line[3:].strip() for line in text.split("\n") if line.startswith("## ")]
+    return headings[-1] if headings else None
+
+
+def _note_file(report: ImportReport, rel: str) -> None:
+    if rel not in report.files:
+        report.files.append(rel)
+
+
+# ---------------------------------------------------------------------- episodes
+
+
+def _episode_for(
+    path: Path, day: date, origin: str, ident_parts: Sequence[str], agent: str | None
+) -> Episode:
+    document = note_document(_read_outside(path), path.stem)
+    moment = datetime.combine(day, _NOON)
+    ident = f"ep-{day:%Y%m%d}-120000-{short_hash(*ident_parts, length=8)}"
+    lines = [n for n, _ in document.lines]
+    details = "".join(f"- {text}\n" for _, text in document.lines)
+    extra: dict[str, Any] = {"source_lines": [min(lines), max(lines)]} if lines else {}
+    return Episode(
+        id=ident,
+        path="",
+        timestamp=moment,
+        summary=document.summary,
+        details=details,
+        tags=("imported", "daily-note") if daily_note_date(path.name) else ("imported", "note"),
+        confidence="high",
+        source=origin,
+        extra=extra,
+        agent=agent,
+        scope=OWNER,
+    )
+
+
+def _add_episodes(vault: Vault, episodes: Iterable[Episode], report: ImportReport) -> None:
+    seen: set[str] = set()
+    for episode in episodes:
+        if episode.id in seen or vault.index.episode_rows("id = ?", [episode.id]):
+            report.known_episodes += 1
+            continue
+        seen.add(episode.id)
+        report.episodes += 1
+        if report.dry_run:
+            continue
+        folder = resolve_inside(vault.root, EPISODES_DIR)
+        ensure_dir(folder)
+        name = episode_filename(episode.timestamp, f"imported {episode.summary}")
+        target = unique_path(folder, name)
+        atomic_write(target, dump_episode(episode))
+        _note_file(report, f"{EPISODES_DIR}/{target.name}")
+
+
+# ---------------------------------------------------------------------- sessions
+
+
+def _read_ledger(root: Path) -> dict[str, str]:
+    path = root / LEDGER_FILE
+    if not path.is_file():
+        return {}
+    try:
+        value = yaml.safe_load(read_text(root, LEDGER_FILE)) or {}
+    except yaml.YAMLError as exc:
+        raise ParseError(LEDGER_FILE, f"not YAML: {exc}") from None
+    section = value.get("openclaw") if isinstance(value, dict) else None
+    if section is None:
+        return {}
+    if not isinstance(section, dict):
+        raise ParseError(LEDGER_FILE, "openclaw: expected a mapping of session to time")
+    return {str(k): str(v) for k, v in section.items()}
+
+
+def _write_ledger(root: Path, ledger: dict[str, str]) -> None:
+    body = yaml.safe_dump({"openclaw": dict(sorted(ledger.items()))}, sort_keys=False)
+    atomic_write(resolve_inside(root, LEDGER_FILE), LEDGER_HEADER + body)
+
+
+def _channel(key: str) -> str:
+    """The channel a session key names (``agent:main:telegram:group:1`` -> telegram)."""
+    rest = (parse_session_key(key).conversation or "").split(":")
+    if len(rest) >= 3 and rest[1] in ("group", "channel", "dm", "room", "direct"):
+        return rest[0]
+    return "openclaw"
+
+
+def _session_records(
+    session: StoredSession, after: datetime | None, since: datetime | None, report: ImportReport
+) -> tuple[list[dict[str, Any]], datetime | None]:
+    """The ingest records of a session's turns newer than ``after`` and ``since``, and the
+    time of the last turn the session holds."""
+    records: list[dict[str, Any]] = []
+    last: datetime | None = None
+    channel = _channel(session.key)
+    for _, event in session.events:
+        for turn in session_turns(event):
+            last = turn.timestamp if last is None or turn.timestamp > last else last
+            if (after is not None and turn.timestamp <= after) or (
+                since is not None and turn.timestamp < since
+            ):
+                report.known_turns += 1
+                continue
+            record: dict[str, Any] = {
+                "session": session.key,
+                "role": turn.role,
+                "content": turn.content,
+                "timestamp": utc_iso(turn.timestamp),
+                "agent": session.agent,
+                "channel": channel,
+            }
+            if turn.tool:
+                record["tool"] = turn.tool
+            if turn.sender:
+                record["sender"] = turn.sender
+            records.append(record)
+    return records, last
+
+
+def _import_sessions(
+    vault: Vault, found: Sequence[StoredSession], since: datetime | None, report: ImportReport
+) -> None:
+    with file_lock(vault.root, "imports"):
+        ledger = _read_ledger(vault.root)
+        records: list[dict[str, Any]] = []
+        for session in found:
+            report.unreadable_events += session.unreadable
+            mark = f"{session.agent}/{session.session_id}"
+            after = datetime.fromisoformat(ledger[mark]) if mark in ledger else None
+            new, last = _session_records(session, after, since, report)
+            if new:
+                report.sessions += 1
+                report.turns += len(new)
+                records += new
+            if last is not None and (after is None or last > after):
+                ledger[mark] = last.isoformat()
+        if records and not report.dry_run:
+            ingested = vault.ingest(records, source="openclaw transcripts")
+            for rel in ingested.logs:
+                _note_file(report, rel)
+        if not report.dry_run and records:
+            _write_ledger(vault.root, ledger)
+            _note_file(report, LEDGER_FILE)
+
+
+# ------------------------------------------------------------------- entry points
+
+
+def import_openclaw(
+    vault: Vault,
+    *,
+    state: Path | None = None,
+    agent: str | None = None,
+    since: date | None = None,
+    dry_run: bool = False,
+    consolidate: bool = True,
+) -> ImportReport:
+    """Import an OpenClaw install's memory (see the module docstring); the report."""
+    state = state if state is not None else state_dir()
+    if not state.is_dir():
+        raise InvalidInputError("openclaw", "no OpenClaw state folder here", source=str(state))
+    config = load_config(state)
+    report = ImportReport(dry_run=dry_run)
+    vault.refresh()
+    starting = datetime.combine(since, time(0, tzinfo=timezone.utc)) if since else None
+    done_workspaces: set[Path] = set()
+    found: list[StoredSession] = []
+    for place in agent_places(state, config, agent):
+        found += sessions(place)
+        workspace = place.workspace.resolve() if place.workspace.is_dir() else None
+        if workspace is None or workspace in done_workspaces:
+            continue  # a workspace shared by several agents is imported once, for the first
+        done_workspaces.add(workspace)
+        _import_workspace(vault, place, since, report)
+    _import_sessions(vault, found, starting, report)
+    if consolidate and not dry_run and report.turns:
+        report.consolidation = vault.consolidate().as_dict()
+    if not dry_run:
+        vault.refresh()
+    return report
+
+
+def _import_workspace(
+    vault: Vault, place: AgentPlace, since: date | None, report: ImportReport
+) -> None:
+    items: list[_Item] = []
+    for rel in memory_files(place.workspace):
+        user_model = rel == "USER.md"
+        heading = "User" if user_model else None
+        items += _items(
+            place.workspace / rel, f"openclaw:{rel}", user_model=user_model, heading=heading
+        )
+    meta = {"agent": place.agent, "scope": OWNER}
+    target = f"{SEMANTIC_DIR}/openclaw-{slugify(place.agent, 40)}.md"
+    _file_items(vault, items, target, meta, f"OpenClaw memory of agent {place.agent}", report)
+    episodes = []
+    for rel in daily_notes(place.workspace):
+        day = daily_note_date(Path(rel).name)
+        if day is None or (since is not None and day < since):
+            continue
+        parts = ("openclaw", place.agent, rel)
+        episodes.append(
+            _episode_for(place.workspace / rel, day, f"openclaw:{rel}", parts, place.agent)
+        )
+    _add_episodes(vault, episodes, report)
+
+
+def note_files(folder: Path, vault_root: Path) -> list[Path]:
+    """The markdown notes of ``folder`` (recursively), leaving out hidden and tool folders,
+    symbolic links, and the vault itself when it lies inside."""
+    out: list[Path] = []
+    vault = vault_root.resolve()
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        if current.resolve() == vault:
+            continue
+        for entry in sorted(current.iterdir()):
+            if entry.is_symlink() or entry.name in SKIPPED_FOLDERS:
+                continue
+            if entry.is_dir():
+                if not entry.name.startswith("."):
+                    stack.append(entry)
+            elif entry.suffix.lower() == ".md" and entry.is_file():
+                out.append(entry)
+    return sorted(out)
+
+
+def is_fact_note(path: Path, text: str) -> bool:
+    """A note whose items become facts: a known memory file, or one mostly made of list items."""
+    if path.name.lower() in NOTE_FILE_NAMES:
+        return True
+    items = memory_items(text)
+    bullets = sum(1 for line in text.split("\n") if line.lstrip().startswith(("- ", "* ", "+ ")))
+    return bool(items) and bullets * 2 >= len(items)
+
+
+def import_notes(
+    vault: Vault, folder: Path, *, since: date | None = None, dry_run: bool = False
+) -> ImportReport:
+    """Import a folder of markdown notes by the rules in the module docstring: a dated note
+    is an episode of that day, a memory file or list-shaped note gives facts and notes, any
+    other note is an episode dated by the file's modification day."""
+    folder = folder.expanduser()
+    if not folder.is_dir():
+        raise InvalidInputError("folder", "not a folder", source=str(folder))
+    report = ImportReport(dry_run=dry_run)
+    vault.refresh()
+    base = folder.resolve()
+    items: list[_Item] = []
+    episodes: list[Episode] = []
+    for path in note_files(folder, vault.root):
+        rel = path.resolve().relative_to(base).as_posix()
+        origin = str(path.resolve())
+        day = daily_note_date(path.name)
+        try:
+            text = _read_outside(path)
+        except (OSError, InvalidInputError) as exc:
+            report.skipped.append(f"{origin}: {exc}")
+            continue
+        if day is None and is_fact_note(path, text):
+            user_model = path.name == "USER.md"
+            items += _items(path, origin, user_model=user_model, heading=rel)
+            continue
+        day = day or datetime.fromisoformat(_file_day(path)).date()
+        if since is not None and day < since:
+            continue
+        if not note_document(text, path.stem).lines and not text.strip():
+            report.skipped.append(f"{origin}: empty")
+            continue
+        episodes.append(_episode_for(path, day, origin, ("notes", origin), None))
+    meta = {"scope": OWNER}
+    target = f"{SEMANTIC_DIR}/notes-{slugify(base.name, 40)}.md"
+    _file_items(vault, items, target, meta, f"Notes imported from {base.name}", report)
+    _add_episodes(vault, episodes, report)
+    if not dry_run:
+        vault.refresh()
+    return report
