@@ -2,17 +2,20 @@
 
 The rules (README, "Importing"):
 
-* An item of a memory file (OpenClaw's ``MEMORY.md`` / ``USER.md`` / undated ``memory/*.md``,
-  or a notes folder's memory files) is the owner's own word — they wrote it, or their own
-  agent wrote it where they read it — so it is filed directly, not held for review: an
-  ``entity: value`` item as a fact, any other item as a note line (field ``note``), in one
-  fact file per source (``semantic/openclaw-<agent>.md``, ``semantic/notes-<folder>.md``),
-  each line with its provenance ``source: <origin>:<line>``.  An item the vault already
-  holds (same entity, field and value; for a note, the same text) is skipped; one that
-  contradicts a current single value goes to ``semantic/_pending.md`` as a CONFLICT.
-* A dated note (``YYYY-MM-DD*.md``) becomes one episode dated that day (at noon UTC, so the
-  day is the same in every time zone people live in); its id is made from where it came
-  from, so importing it again finds it and adds nothing.
+* Every note becomes an episode, whose detail lines are what retrieval searches word by word:
+  a memory file (OpenClaw's ``MEMORY.md`` / ``USER.md`` / undated ``memory/*.md``, a notes
+  folder's ``CLAUDE.md`` / ``AGENTS.md`` or list-shaped notes) one episode of its items,
+  dated by the file's last change; a dated note (``YYYY-MM-DD*.md``) one episode of that day
+  (at noon UTC, so the day is the same in every time zone people live in); any other note one
+  episode dated by its last change.  The episode's ``source`` is the file
+  (``openclaw:MEMORY.md``, or a note's absolute path) and ``source_lines`` the line of each
+  detail.  Importing again finds the episode by its source and adds only lines it lacks.
+* The ``entity: value`` items of memory files are facts as well (fact lookups, supersession):
+  the owner's own word — they wrote it, or their own agent wrote it where they read it — so
+  they are filed directly, not held for review, in one fact file per source
+  (``semantic/openclaw-<agent>.md``, ``semantic/notes-<folder>.md``), each line with its
+  provenance ``source: <origin>:<line>``.  A fact the vault already holds is skipped; one
+  that contradicts a current single value goes to ``semantic/_pending.md`` as a CONFLICT.
 * A session transcript becomes raw-log turns with their own times, session key, agent and
   speakers, closed and then consolidated as any log.  ``imports.yaml`` at the vault's top
   records, per session, the time of the last turn brought in; a later import brings only
@@ -25,8 +28,8 @@ other people read.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -36,6 +39,7 @@ import yaml
 from .errors import InvalidInputError, ParseError
 from .importers import (
     ItemFact,
+    NoteItem,
     daily_note_date,
     item_fact,
     memory_items,
@@ -49,9 +53,11 @@ from .notes import (
     format_fact_line,
     format_provenance,
     join_frontmatter,
+    parse_episode,
     short_hash,
     slugify,
     utc_iso,
+    value_key,
 )
 from .openclaw_store import (
     AgentPlace,
@@ -155,14 +161,22 @@ def _file_day(path: Path) -> str:
     return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date().isoformat()
 
 
-def _items(path: Path, origin: str, *, user_model: bool, heading: str | None) -> list[_Item]:
-    text = _read_outside(path)
+def _items(
+    path: Path, origin: str, *, user_model: bool, heading: str | None
+) -> tuple[list[NoteItem], list[_Item]]:
+    """A memory file's items, and each as a fact on its way to a fact file."""
+    notes = memory_items(_read_outside(path), user_model=user_model)
     updated = _file_day(path)
-    out = []
-    for item in memory_items(text, user_model=user_model):
-        head = heading or item.section or "Memory"
-        out.append(_Item(item_fact(item), head, f"{origin}:{item.line}", item.observed or updated))
-    return out
+    facts = [
+        _Item(
+            item_fact(i),
+            heading or i.section or "Memory",
+            f"{origin}:{i.line}",
+            i.observed or updated,
+        )
+        for i in notes
+    ]
+    return notes, facts
 
 
 def _read_outside(path: Path) -> str:
@@ -193,15 +207,14 @@ def _file_items(
     title: str,
     report: ImportReport,
 ) -> None:
-    """File ``items`` into the fact file ``target``: new ones appended under their headings,
-    known ones skipped, contradicting ones to pending."""
+    """File the ``entity: value`` items into the fact file ``target``: new ones appended under
+    their headings, known ones skipped, contradicting ones to pending."""
     seen: set[tuple[str, str, str]] = set()
     fresh: list[_Item] = []
     for item in items:
         fact = item.fact
-        key = (fact.entity.casefold() if not fact.is_note else "", fact.field, fact.value)
-        if key in seen:
-            report.known_items += 1
+        key = (fact.entity.casefold(), fact.field, fact.value)
+        if fact.is_note or key in seen:
             continue
         seen.add(key)
         rows = _known(vault, fact)
@@ -210,7 +223,7 @@ def _file_items(
         ):
             report.known_items += 1
             continue
-        if rows and not fact.is_note and fact.field not in MANY_VALUED:
+        if rows and fact.field not in MANY_VALUED:
             report.conflicts += 1
             if not report.dry_run:
                 was = ", ".join(sorted({str(r["value"]) for r in rows}))
@@ -223,10 +236,7 @@ def _file_items(
                 append_line(vault.root, PENDING_FILE, "Pending", line)
                 _note_file(report, PENDING_FILE)
             continue
-        if fact.is_note:
-            report.notes += 1
-        else:
-            report.facts += 1
+        report.facts += 1
         fresh.append(item)
     if fresh and not report.dry_run:
         _append_under_headings(vault.root, target, meta, title, fresh)
@@ -249,11 +259,8 @@ def _append_under_headings(
             text += f"\n## {item.heading}\n\n"
             last = item.heading
         provenance = format_provenance(item.source, item.updated, "high")
-        if item.fact.is_note:
-            text += f"- {item.fact.value} {provenance}\n"
-        else:
-            text += format_fact_line(item.fact.entity, item.fact.field, item.fact.value, provenance)
-            text += "\n"
+        fact = item.fact
+        text += format_fact_line(fact.entity, fact.field, fact.value, provenance) + "\n"
     atomic_write(path, text)
 
 
@@ -270,46 +277,92 @@ def _note_file(report: ImportReport, rel: str) -> None:
 # ---------------------------------------------------------------------- episodes
 
 
-def _episode_for(
-    path: Path, day: date, origin: str, ident_parts: Sequence[str], agent: str | None
-) -> Episode:
-    document = note_document(_read_outside(path), path.stem)
-    moment = datetime.combine(day, _NOON)
-    ident = f"ep-{day:%Y%m%d}-120000-{short_hash(*ident_parts, length=8)}"
-    lines = [n for n, _ in document.lines]
-    details = "".join(f"- {text}\n" for _, text in document.lines)
-    extra: dict[str, Any] = {"source_lines": [min(lines), max(lines)]} if lines else {}
-    return Episode(
+@dataclass(frozen=True)
+class _NoteEpisode:
+    """A note on its way to an episode: where it came from, what it says (line, text)."""
+
+    origin: str  # the episode's ``source``: openclaw:<file>, or a note's absolute path
+    summary: str
+    lines: tuple[tuple[int, str], ...]
+    when: datetime
+    agent: str | None
+    tags: tuple[str, ...]
+
+
+def _line_key(text: str) -> str:
+    return value_key(text.strip().removeprefix("- ").strip())
+
+
+def _add_note_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -> None:
+    """Write ``note`` as an episode, or, when an earlier import made its episode, append the
+    lines that episode does not hold yet (edits made to it by hand are kept)."""
+    rows = vault.index.episode_rows(
+        "source = ? AND coalesce(agent, '') = ?", [note.origin, note.agent or ""]
+    )
+    if not rows:
+        report.episodes += 1
+        report.notes += len(note.lines)
+        if not report.dry_run:
+            _write_new_episode(vault, note, report)
+        return
+    report.known_episodes += 1
+    rel = str(rows[0]["path"])
+    path = resolve_inside(vault.root, rel)
+    episode = parse_episode(read_text(vault.root, rel), rel, path.stat().st_mtime)
+    held = {_line_key(line) for line in episode.details.split("\n") if line.strip()}
+    fresh = [(n, text) for n, text in note.lines if _line_key(text) not in held]
+    report.known_items += len(note.lines) - len(fresh)
+    if not fresh:
+        return
+    report.notes += len(fresh)
+    if report.dry_run:
+        return
+    details = episode.details if episode.details.endswith("\n") else episode.details + "\n"
+    details += "".join(f"- {text}\n" for _, text in fresh)
+    lines = episode.extra.get("source_lines")
+    known = list(lines) if isinstance(lines, list) else []
+    extra = {**episode.extra, "source_lines": known + [n for n, _ in fresh]}
+    atomic_write(path, dump_episode(replace(episode, details=details, extra=extra)))
+    _note_file(report, rel)
+
+
+def _write_new_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -> None:
+    ident = f"ep-{note.when:%Y%m%d-%H%M%S}-{short_hash(note.origin, note.agent or '', length=8)}"
+    episode = Episode(
         id=ident,
         path="",
-        timestamp=moment,
-        summary=document.summary,
-        details=details,
-        tags=("imported", "daily-note") if daily_note_date(path.name) else ("imported", "note"),
+        timestamp=note.when,
+        summary=note.summary,
+        details="".join(f"- {text}\n" for _, text in note.lines),
+        tags=note.tags,
         confidence="high",
-        source=origin,
-        extra=extra,
-        agent=agent,
+        source=note.origin,
+        extra={"source_lines": [n for n, _ in note.lines]},
+        agent=note.agent,
         scope=OWNER,
     )
+    folder = resolve_inside(vault.root, EPISODES_DIR)
+    ensure_dir(folder)
+    target = unique_path(folder, episode_filename(note.when, f"imported {note.summary}"))
+    atomic_write(target, dump_episode(episode))
+    _note_file(report, f"{EPISODES_DIR}/{target.name}")
 
 
-def _add_episodes(vault: Vault, episodes: Iterable[Episode], report: ImportReport) -> None:
-    seen: set[str] = set()
-    for episode in episodes:
-        if episode.id in seen or vault.index.episode_rows("id = ?", [episode.id]):
-            report.known_episodes += 1
-            continue
-        seen.add(episode.id)
-        report.episodes += 1
-        if report.dry_run:
-            continue
-        folder = resolve_inside(vault.root, EPISODES_DIR)
-        ensure_dir(folder)
-        name = episode_filename(episode.timestamp, f"imported {episode.summary}")
-        target = unique_path(folder, name)
-        atomic_write(target, dump_episode(episode))
-        _note_file(report, f"{EPISODES_DIR}/{target.name}")
+def _dated_note(path: Path, day: date, origin: str, agent: str | None) -> _NoteEpisode:
+    """A daily (or any dated) note as an episode of that day, at noon UTC."""
+    document = note_document(_read_outside(path), path.stem)
+    tags = ("imported", "daily-note") if daily_note_date(path.name) else ("imported", "note")
+    moment = datetime.combine(day, _NOON)
+    return _NoteEpisode(origin, document.summary, document.lines, moment, agent, tags)
+
+
+def _memory_note(
+    path: Path, items: Sequence[NoteItem], origin: str, summary: str, agent: str | None
+) -> _NoteEpisode:
+    """A memory file's items as one episode, dated by the file's last change."""
+    moment = datetime.fromtimestamp(int(path.stat().st_mtime), timezone.utc)
+    lines = tuple((i.line, i.text) for i in items)
+    return _NoteEpisode(origin, summary, lines, moment, agent, ("imported", "memory-file"))
 
 
 # ---------------------------------------------------------------------- sessions
@@ -442,26 +495,26 @@ def import_openclaw(
 def _import_workspace(
     vault: Vault, place: AgentPlace, since: date | None, report: ImportReport
 ) -> None:
-    items: list[_Item] = []
+    facts: list[_Item] = []
     for rel in memory_files(place.workspace):
+        path, origin = place.workspace / rel, f"openclaw:{rel}"
         user_model = rel == "USER.md"
-        heading = "User" if user_model else None
-        items += _items(
-            place.workspace / rel, f"openclaw:{rel}", user_model=user_model, heading=heading
-        )
+        items, as_facts = _items(path, origin, user_model=user_model, heading=None)
+        facts += as_facts
+        if items:
+            summary = f"{rel} of OpenClaw agent {place.agent}"
+            _add_note_episode(
+                vault, _memory_note(path, items, origin, summary, place.agent), report
+            )
     meta = {"agent": place.agent, "scope": OWNER}
     target = f"{SEMANTIC_DIR}/openclaw-{slugify(place.agent, 40)}.md"
-    _file_items(vault, items, target, meta, f"OpenClaw memory of agent {place.agent}", report)
-    episodes = []
+    _file_items(vault, facts, target, meta, f"OpenClaw memory of agent {place.agent}", report)
     for rel in daily_notes(place.workspace):
         day = daily_note_date(Path(rel).name)
         if day is None or (since is not None and day < since):
             continue
-        parts = ("openclaw", place.agent, rel)
-        episodes.append(
-            _episode_for(place.workspace / rel, day, f"openclaw:{rel}", parts, place.agent)
-        )
-    _add_episodes(vault, episodes, report)
+        note = _dated_note(place.workspace / rel, day, f"openclaw:{rel}", place.agent)
+        _add_note_episode(vault, note, report)
 
 
 def note_files(folder: Path, vault_root: Path) -> list[Path]:
@@ -497,41 +550,41 @@ def is_fact_note(path: Path, text: str) -> bool:
 def import_notes(
     vault: Vault, folder: Path, *, since: date | None = None, dry_run: bool = False
 ) -> ImportReport:
-    """Import a folder of markdown notes by the rules in the module docstring: a dated note
-    is an episode of that day, a memory file or list-shaped note gives facts and notes, any
-    other note is an episode dated by the file's modification day."""
+    """Import a folder of markdown notes by the rules in the module docstring: every note is
+    an episode (dated by its name, else its last change); the ``entity: value`` items of
+    memory files and list-shaped notes are facts too."""
     folder = folder.expanduser()
     if not folder.is_dir():
         raise InvalidInputError("folder", "not a folder", source=str(folder))
     report = ImportReport(dry_run=dry_run)
     vault.refresh()
     base = folder.resolve()
-    items: list[_Item] = []
-    episodes: list[Episode] = []
+    facts: list[_Item] = []
     for path in note_files(folder, vault.root):
         rel = path.resolve().relative_to(base).as_posix()
         origin = str(path.resolve())
-        day = daily_note_date(path.name)
         try:
             text = _read_outside(path)
         except (OSError, InvalidInputError) as exc:
             report.skipped.append(f"{origin}: {exc}")
             continue
+        day = daily_note_date(path.name)
         if day is None and is_fact_note(path, text):
-            user_model = path.name == "USER.md"
-            items += _items(path, origin, user_model=user_model, heading=rel)
+            items, as_facts = _items(path, origin, user_model=path.name == "USER.md", heading=rel)
+            facts += as_facts
+            if items:
+                _add_note_episode(vault, _memory_note(path, items, origin, rel, None), report)
             continue
-        day = day or datetime.fromisoformat(_file_day(path)).date()
+        day = day or datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date()
         if since is not None and day < since:
             continue
-        if not note_document(text, path.stem).lines and not text.strip():
+        note = _dated_note(path, day, origin, None)
+        if not note.lines and not text.strip():
             report.skipped.append(f"{origin}: empty")
             continue
-        episodes.append(_episode_for(path, day, origin, ("notes", origin), None))
-    meta = {"scope": OWNER}
+        _add_note_episode(vault, note, report)
     target = f"{SEMANTIC_DIR}/notes-{slugify(base.name, 40)}.md"
-    _file_items(vault, items, target, meta, f"Notes imported from {base.name}", report)
-    _add_episodes(vault, episodes, report)
+    _file_items(vault, facts, target, {"scope": OWNER}, f"Notes imported from {base.name}", report)
     if not dry_run:
         vault.refresh()
     return report

@@ -79,19 +79,20 @@ def test_a_real_openclaw_workspace_is_imported_once_and_recalled(tmp_path: Path)
         dry = _imported(claw, "--dry-run")
         assert dry["dry_run"] and dry["added"] > 0 and not dry["files"]
         first = _imported(claw)
-        assert first == {**first, "facts": 2, "notes": 1, "episodes": 1, "sessions": 3}
+        assert first == {**first, "facts": 2, "notes": 4, "episodes": 2, "sessions": 3}
         assert first["turns"] >= 6 and first["unreadable_events"] == 0  # 3 users, 3 replies ...
         assert len(first["consolidation"]["logs_processed"]) == 3
         facts = (vault / "semantic" / "openclaw-main.md").read_text()
         line = "- Locksmith: Keyworth Locks, 020 7946 0555 <!-- source: openclaw:MEMORY.md:4;"
         assert line in facts
-        episode = next((vault / "episodes").glob("*imported-boiler-service-booked.md")).read_text()
-        assert "source: openclaw:memory/2026-11-20.md" in episode
-        assert "timestamp: '2026-11-20T12:00:00Z'" in episode
+        daily = vault / "episodes" / "2026-11-20_12-00-00_imported-boiler-service-booked.md"
+        assert "source: openclaw:memory/2026-11-20.md" in daily.read_text()
+        [memory] = (vault / "episodes").glob("*_imported-memory-md-of-openclaw-agent-main.md")
+        assert "- Prefers window seats on long flights\n" in memory.read_text()
 
         again = _imported(claw)
         assert again["added"] == 0 and not again["files"]
-        assert again["known_items"] == 3 and again["known_episodes"] == 1
+        assert again["known_items"] == 6 and again["known_episodes"] == 2
         assert again["known_turns"] == first["turns"]
 
         installed = claw.memoryclaw("openclaw", "install", "--json")
@@ -99,8 +100,12 @@ def test_a_real_openclaw_workspace_is_imported_once_and_recalled(tmp_path: Path)
         assert any("MEMORY.md" in line for line in json.loads(installed.stdout)["existing_memory"])
 
         _, prompt = claw.agent("What is the locksmith's phone number?", "after-1")
-        assert "Locksmith: Keyworth Locks, 020 7946 0555" in _block(prompt)
+        block = _block(prompt)
+        assert "MEMORY.md of OpenClaw agent main" in block
+        assert "Locksmith: Keyworth Locks, 020 7946 0555" in block
         assert "recalled automatically" in prompt  # the memory capability's promptBuilder
+        _, prompt = claw.agent("When is Wren's birthday?", "after-3")
+        assert "1990-04-12" in _block(prompt)
         _, prompt = claw.agent("How much did the plumber quote for the radiator valve?", "after-2")
         assert "340 pounds" in _block(prompt)  # a turn from an imported session transcript
     finally:
