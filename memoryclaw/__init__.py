@@ -25,6 +25,7 @@ from .errors import (
     VaultNotFoundError,
 )
 from .hooks import MemoryHooks
+from .importing import ImportReport
 from .notes import Episode, Fact, RawLog, Turn
 from .payload import RetrievePayload
 from .retrieval import EpisodeResult, FactResult, SearchResult, Withheld, extract_keywords
@@ -44,6 +45,7 @@ __all__ = [
     "Fact",
     "FactResult",
     "ForgetReport",
+    "ImportReport",
     "IngestReport",
     "InvalidInputError",
     "LockTimeoutError",
