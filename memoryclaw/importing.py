@@ -28,8 +28,8 @@ other people read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from collections.abc import Collection, Sequence
+from dataclasses import asdict, dataclass, field, replace
 from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -54,6 +54,7 @@ from .notes import (
     format_provenance,
     join_frontmatter,
     parse_episode,
+    parse_log,
     short_hash,
     slugify,
     utc_iso,
@@ -71,10 +72,13 @@ from .openclaw_store import (
 )
 from .review import MANY_VALUED, append_line, matching, same_value
 from .scopes import OWNER, parse_session_key
+from .transcripts import NewTurn, log_texts, validate_turn
 from .vault import (
     EPISODES_DIR,
+    LOGS_DIR,
     MAX_FILE_BYTES,
     PENDING_FILE,
+    PROCESSED_DIR,
     SEMANTIC_DIR,
     atomic_write,
     ensure_dir,
@@ -397,35 +401,65 @@ def _channel(key: str) -> str:
     return "openclaw"
 
 
+def _logged_times(root: Path, keys: Collection[str]) -> set[tuple[str, str]]:
+    """(session key, second) of every turn the vault's raw logs (open and processed) hold for
+    these sessions: what memoryclaw's OpenClaw plugin logged as the turns happened."""
+    found: set[tuple[str, str]] = set()
+    for folder in (LOGS_DIR, PROCESSED_DIR):
+        for rel, text in log_texts(root, folder):
+            if not any(key in text for key in keys):
+                continue  # cheap: most logs are of other sessions
+            try:
+                log = parse_log(text, rel)
+            except ParseError:
+                continue
+            session = log.session
+            if session is not None and session in keys:
+                found |= {(session, utc_iso(turn.timestamp)) for turn in log.turns}
+    return found
+
+
 def _session_records(
-    session: StoredSession, after: datetime | None, since: datetime | None, report: ImportReport
+    session: StoredSession,
+    after: datetime | None,
+    since: datetime | None,
+    logged: set[tuple[str, str]],
+    report: ImportReport,
 ) -> tuple[list[dict[str, Any]], datetime | None]:
-    """The ingest records of a session's turns newer than ``after`` and ``since``, and the
-    time of the last turn the session holds."""
+    """The ingest records of a session's turns newer than ``after`` and ``since`` and not
+    logged already, and the time of the last turn imported or found logged (what the ledger
+    records: a turn with a broken clock is no watermark).  A turn that could not
+    be logged (a clock far off) is reported and left out, so it cannot stop the others."""
     records: list[dict[str, Any]] = []
     last: datetime | None = None
     channel = _channel(session.key)
     for _, event in session.events:
         for turn in session_turns(event):
-            last = turn.timestamp if last is None or turn.timestamp > last else last
-            if (after is not None and turn.timestamp <= after) or (
-                since is not None and turn.timestamp < since
-            ):
-                report.known_turns += 1
+            if since is not None and turn.timestamp < since:
                 continue
-            record: dict[str, Any] = {
-                "session": session.key,
-                "role": turn.role,
-                "content": turn.content,
-                "timestamp": utc_iso(turn.timestamp),
-                "agent": session.agent,
-                "channel": channel,
-            }
-            if turn.tool:
-                record["tool"] = turn.tool
-            if turn.sender:
-                record["sender"] = turn.sender
-            records.append(record)
+            stamp = utc_iso(turn.timestamp)
+            if (after is not None and turn.timestamp <= after) or (session.key, stamp) in logged:
+                report.known_turns += 1
+                last = turn.timestamp if last is None or turn.timestamp > last else last
+                continue
+            new = NewTurn(
+                session.key,
+                turn.role,
+                turn.content,
+                turn.timestamp,
+                channel=channel,
+                tool=turn.tool,
+                agent=session.agent,
+                sender=turn.sender,
+            )
+            try:
+                validate_turn(new, source=session.origin)
+            except InvalidInputError as exc:
+                report.skipped.append(f"{session.key} event {turn.event_id}: {exc}")
+                continue
+            record = {k: v for k, v in asdict(new).items() if v is not None}
+            records.append({**record, "timestamp": stamp})
+            last = turn.timestamp if last is None or turn.timestamp > last else last
     return records, last
 
 
@@ -434,12 +468,14 @@ def _import_sessions(
 ) -> None:
     with file_lock(vault.root, "imports"):
         ledger = _read_ledger(vault.root)
+        fresh = {s.key for s in found if f"{s.agent}/{s.session_id}" not in ledger}
+        logged = _logged_times(vault.root, fresh) if fresh else set()
         records: list[dict[str, Any]] = []
         for session in found:
             report.unreadable_events += session.unreadable
             mark = f"{session.agent}/{session.session_id}"
             after = datetime.fromisoformat(ledger[mark]) if mark in ledger else None
-            new, last = _session_records(session, after, since, report)
+            new, last = _session_records(session, after, since, logged, report)
             if new:
                 report.sessions += 1
                 report.turns += len(new)

@@ -106,8 +106,10 @@ def agent_places(
     if agents_dir.is_dir():
         found |= {p.name for p in agents_dir.iterdir() if p.is_dir()}
     if only is not None:
-        if not _AGENT_ID_RE.match(only):
-            raise InvalidInputError("agent", f"{only!r} is not an OpenClaw agent id")
+        if only not in found:
+            known = ", ".join(sorted(found))
+            problem = f"{only!r} is not an agent of this OpenClaw (it has {known})"
+            raise InvalidInputError("agent", problem, source=str(state))
         found = {only}
     ordered = sorted(found, key=lambda a: (a != DEFAULT_AGENT, a))
     places = []

@@ -287,9 +287,33 @@ def test_bad_sources_are_named(
     assert snapshot(vault.root) == before
 
 
-def test_an_agent_id_that_is_no_id_is_refused(vault: Vault, state: Path) -> None:
-    with pytest.raises(InvalidInputError, match="agent"):
-        vault.import_openclaw(state, agent="../etc")
+@pytest.mark.parametrize("agent", ["../etc", "nobody"], ids=["not-an-id", "unknown"])
+def test_an_agent_openclaw_does_not_have_is_refused(vault: Vault, state: Path, agent: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        vault.import_openclaw(state, agent=agent)
+    assert caught.value.field == "agent" and "(it has main, ops)" in str(caught.value)
+
+
+def test_turns_the_plugin_logged_already_are_not_imported_again(vault: Vault, state: Path) -> None:
+    said = "The plumber quoted 340 pounds for the radiator valve."
+    vault.log_turn("agent:main:explicit:s1", "user", said, timestamp="2026-11-23T10:00:00Z")
+    report = vault.import_openclaw(state, agent="main")
+    assert (report.turns, report.known_turns) == (3, 1)
+    logs = [*(vault.root / "logs").glob("*.md"), *(vault.root / "logs/processed").glob("*.md")]
+    assert sum(p.read_text().count(said) for p in logs) == 1
+
+
+def test_a_turn_from_a_broken_clock_is_reported_and_left_out(vault: Vault, state: Path) -> None:
+    store = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    _append_event(store, "s1", _message("m-future", "user", "from the future", 4102444800000))
+    report = vault.import_openclaw(state, agent="main")
+    assert report.turns == 4
+    [skipped] = report.skipped
+    assert skipped.startswith("agent:main:explicit:s1 event m-future: ")
+    assert str(store) in skipped and "ahead of this machine's clock" in skipped
+    _append_event(store, "s1", _message("m-late", "user", "The valve arrived.", T0 + 9_000_000))
+    later = vault.import_openclaw(state, agent="main")
+    assert later.turns == 1  # the broken clock is no watermark
 
 
 def test_install_hint_names_what_openclaw_holds(state: Path, tmp_path: Path) -> None:
