@@ -28,15 +28,13 @@ other people read.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
-from dataclasses import asdict, dataclass, field, replace
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-import yaml
-
-from .errors import InvalidInputError, ParseError
+from .errors import InvalidInputError
 from .importers import (
     ItemFact,
     NoteItem,
@@ -44,7 +42,6 @@ from .importers import (
     item_fact,
     memory_items,
     note_document,
-    session_turns,
 )
 from .notes import (
     Episode,
@@ -54,10 +51,8 @@ from .notes import (
     format_provenance,
     join_frontmatter,
     parse_episode,
-    parse_log,
     short_hash,
     slugify,
-    utc_iso,
     value_key,
 )
 from .openclaw_store import (
@@ -71,18 +66,15 @@ from .openclaw_store import (
     state_dir,
 )
 from .review import MANY_VALUED, append_line, matching, same_value
-from .scopes import OWNER, parse_session_key
-from .transcripts import NewTurn, log_texts, validate_turn
+from .scopes import OWNER
+from .transcript_import import import_sessions
 from .vault import (
     EPISODES_DIR,
-    LOGS_DIR,
     MAX_FILE_BYTES,
     PENDING_FILE,
-    PROCESSED_DIR,
     SEMANTIC_DIR,
     atomic_write,
     ensure_dir,
-    file_lock,
     read_text,
     resolve_inside,
     unique_path,
@@ -91,11 +83,6 @@ from .vault import (
 if TYPE_CHECKING:
     from .api import Vault
 
-LEDGER_FILE = "imports.yaml"
-LEDGER_HEADER = (
-    "# What `memoryclaw openclaw import` brought in: per OpenClaw session (agent/session id),\n"
-    "# the time of the last turn imported. Remove an entry to import that session again.\n"
-)
 NOTE_FILE_NAMES = frozenset(
     {"memory.md", "user.md", "claude.md", "agents.md", "gemini.md", "memory_summary.md"}
 )
@@ -121,6 +108,11 @@ class ImportReport:
     skipped: list[str] = field(default_factory=list)
     consolidation: dict[str, Any] | None = None
     dry_run: bool = False
+
+    def wrote(self, rel: str) -> None:
+        """Note that the import wrote the vault file ``rel``."""
+        if rel not in self.files:
+            self.files.append(rel)
 
     @property
     def added(self) -> int:
@@ -238,13 +230,13 @@ def _file_items(
                 )
                 line = f"- CONFLICT {body} (was {was}) {provenance}"
                 append_line(vault.root, PENDING_FILE, "Pending", line)
-                _note_file(report, PENDING_FILE)
+                report.wrote(PENDING_FILE)
             continue
         report.facts += 1
         fresh.append(item)
     if fresh and not report.dry_run:
         _append_under_headings(vault.root, target, meta, title, fresh)
-        _note_file(report, target)
+        report.wrote(target)
 
 
 def _append_under_headings(
@@ -271,11 +263,6 @@ def _append_under_headings(
 def _last_heading(text: str) -> str | None:
     headings = [line[3:].strip() for line in text.split("\n") if line.startswith("## ")]
     return headings[-1] if headings else None
-
-
-def _note_file(report: ImportReport, rel: str) -> None:
-    if rel not in report.files:
-        report.files.append(rel)
 
 
 # ---------------------------------------------------------------------- episodes
@@ -327,7 +314,7 @@ def _add_note_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) ->
     known = list(lines) if isinstance(lines, list) else []
     extra = {**episode.extra, "source_lines": known + [n for n, _ in fresh]}
     atomic_write(path, dump_episode(replace(episode, details=details, extra=extra)))
-    _note_file(report, rel)
+    report.wrote(rel)
 
 
 def _write_new_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -> None:
@@ -349,7 +336,7 @@ def _write_new_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -
     ensure_dir(folder)
     target = unique_path(folder, episode_filename(note.when, f"imported {note.summary}"))
     atomic_write(target, dump_episode(episode))
-    _note_file(report, f"{EPISODES_DIR}/{target.name}")
+    report.wrote(f"{EPISODES_DIR}/{target.name}")
 
 
 def _dated_note(path: Path, day: date, origin: str, agent: str | None) -> _NoteEpisode:
@@ -367,128 +354,6 @@ def _memory_note(
     moment = datetime.fromtimestamp(int(path.stat().st_mtime), timezone.utc)
     lines = tuple((i.line, i.text) for i in items)
     return _NoteEpisode(origin, summary, lines, moment, agent, ("imported", "memory-file"))
-
-
-# ---------------------------------------------------------------------- sessions
-
-
-def _read_ledger(root: Path) -> dict[str, str]:
-    path = root / LEDGER_FILE
-    if not path.is_file():
-        return {}
-    try:
-        value = yaml.safe_load(read_text(root, LEDGER_FILE)) or {}
-    except yaml.YAMLError as exc:
-        raise ParseError(LEDGER_FILE, f"not YAML: {exc}") from None
-    section = value.get("openclaw") if isinstance(value, dict) else None
-    if section is None:
-        return {}
-    if not isinstance(section, dict):
-        raise ParseError(LEDGER_FILE, "openclaw: expected a mapping of session to time")
-    return {str(k): str(v) for k, v in section.items()}
-
-
-def _write_ledger(root: Path, ledger: dict[str, str]) -> None:
-    body = yaml.safe_dump({"openclaw": dict(sorted(ledger.items()))}, sort_keys=False)
-    atomic_write(resolve_inside(root, LEDGER_FILE), LEDGER_HEADER + body)
-
-
-def _channel(key: str) -> str:
-    """The channel a session key names (``agent:main:telegram:group:1`` -> telegram)."""
-    rest = (parse_session_key(key).conversation or "").split(":")
-    if len(rest) >= 3 and rest[1] in ("group", "channel", "dm", "room", "direct"):
-        return rest[0]
-    return "openclaw"
-
-
-def _logged_times(root: Path, keys: Collection[str]) -> set[tuple[str, str]]:
-    """(session key, second) of every turn the vault's raw logs (open and processed) hold for
-    these sessions: what memoryclaw's OpenClaw plugin logged as the turns happened."""
-    found: set[tuple[str, str]] = set()
-    for folder in (LOGS_DIR, PROCESSED_DIR):
-        for rel, text in log_texts(root, folder):
-            if not any(key in text for key in keys):
-                continue  # cheap: most logs are of other sessions
-            try:
-                log = parse_log(text, rel)
-            except ParseError:
-                continue
-            session = log.session
-            if session is not None and session in keys:
-                found |= {(session, utc_iso(turn.timestamp)) for turn in log.turns}
-    return found
-
-
-def _session_records(
-    session: StoredSession,
-    after: datetime | None,
-    since: datetime | None,
-    logged: set[tuple[str, str]],
-    report: ImportReport,
-) -> tuple[list[dict[str, Any]], datetime | None]:
-    """The ingest records of a session's turns newer than ``after`` and ``since`` and not
-    logged already, and the time of the last turn imported or found logged (what the ledger
-    records: a turn with a broken clock is no watermark).  A turn that could not
-    be logged (a clock far off) is reported and left out, so it cannot stop the others."""
-    records: list[dict[str, Any]] = []
-    last: datetime | None = None
-    channel = _channel(session.key)
-    for _, event in session.events:
-        for turn in session_turns(event):
-            if since is not None and turn.timestamp < since:
-                continue
-            stamp = utc_iso(turn.timestamp)
-            if (after is not None and turn.timestamp <= after) or (session.key, stamp) in logged:
-                report.known_turns += 1
-                last = turn.timestamp if last is None or turn.timestamp > last else last
-                continue
-            new = NewTurn(
-                session.key,
-                turn.role,
-                turn.content,
-                turn.timestamp,
-                channel=channel,
-                tool=turn.tool,
-                agent=session.agent,
-                sender=turn.sender,
-            )
-            try:
-                validate_turn(new, source=session.origin)
-            except InvalidInputError as exc:
-                report.skipped.append(f"{session.key} event {turn.event_id}: {exc}")
-                continue
-            record = {k: v for k, v in asdict(new).items() if v is not None}
-            records.append({**record, "timestamp": stamp})
-            last = turn.timestamp if last is None or turn.timestamp > last else last
-    return records, last
-
-
-def _import_sessions(
-    vault: Vault, found: Sequence[StoredSession], since: datetime | None, report: ImportReport
-) -> None:
-    with file_lock(vault.root, "imports"):
-        ledger = _read_ledger(vault.root)
-        fresh = {s.key for s in found if f"{s.agent}/{s.session_id}" not in ledger}
-        logged = _logged_times(vault.root, fresh) if fresh else set()
-        records: list[dict[str, Any]] = []
-        for session in found:
-            report.unreadable_events += session.unreadable
-            mark = f"{session.agent}/{session.session_id}"
-            after = datetime.fromisoformat(ledger[mark]) if mark in ledger else None
-            new, last = _session_records(session, after, since, logged, report)
-            if new:
-                report.sessions += 1
-                report.turns += len(new)
-                records += new
-            if last is not None and (after is None or last > after):
-                ledger[mark] = last.isoformat()
-        if records and not report.dry_run:
-            ingested = vault.ingest(records, source="openclaw transcripts")
-            for rel in ingested.logs:
-                _note_file(report, rel)
-        if not report.dry_run and records:
-            _write_ledger(vault.root, ledger)
-            _note_file(report, LEDGER_FILE)
 
 
 # ------------------------------------------------------------------- entry points
@@ -520,7 +385,7 @@ def import_openclaw(
             continue  # a workspace shared by several agents is imported once, for the first
         done_workspaces.add(workspace)
         _import_workspace(vault, place, since, report)
-    _import_sessions(vault, found, starting, report)
+    import_sessions(vault, found, starting, report)
     if consolidate and not dry_run and report.turns:
         report.consolidation = vault.consolidate().as_dict()
     if not dry_run:
