@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import os
-import sqlite3
 import subprocess
 import sys
 from datetime import date
@@ -20,120 +19,14 @@ from memoryclaw import InvalidInputError, RecallContext, Vault
 from memoryclaw.openclaw import existing_memory_hint
 from memoryclaw.transcripts import unprocessed_logs
 
+from .openclaw_state import MEMORY, make_state
 from .test_cli import clean_env, snapshot
-
-MEMORY = """# Memory
-
-## People
-- Locksmith: Keyworth Locks, 020 7946 0555
-- Dentist: Harbourside Dental
-
-## Preferences
-- Prefers window seats on long flights
-"""
-USER = """# USER.md - User Model
-
-## Directives
-
-<!-- observed: 2026-11-01 | status: active -->
-
-- Prefer short answers in the morning.
-
-<!-- observed: 2026-11-02 | status: active -->
-
-- Timezone: Europe/Lisbon
-"""
-DAILY = "# Boiler service booked\n\n- Hearthwarm Heating engineer comes Thursday at 8am\n"
-OLD_DAILY = "# Gym induction\n\n- Induction at Ironworks Gym went fine\n"
-PROJECTS = "# Projects\n\n- Falcon launch: 2026-12-01\n"
-
-# The tables (and the columns memoryclaw reads) of OpenClaw 2026.9.6's per-agent store.
-STORE_SCHEMA = """
-CREATE TABLE session_windows (session_id TEXT NOT NULL PRIMARY KEY, session_key TEXT NOT NULL);
-CREATE TABLE transcript_events (
-  session_id TEXT NOT NULL, seq INTEGER NOT NULL, event_json TEXT, created_at INTEGER NOT NULL,
-  event_zstd BLOB, PRIMARY KEY (session_id, seq));
-"""
-
-
-def _message(ident: str, role: str, content: Any, ms: int, **extra: Any) -> dict[str, Any]:
-    return {
-        "type": "message",
-        "id": ident,
-        "timestamp": "2026-11-23T10:00:00.000Z",
-        "message": {"role": role, "content": content, "timestamp": ms, **extra},
-    }
-
-
-T0 = 1795428000000  # 2026-11-23T10:00:00Z in epoch milliseconds
-DIRECT = [
-    {"type": "session", "id": "s1", "timestamp": "2026-11-23T10:00:00.000Z"},
-    _message("m1", "user", "The plumber quoted 340 pounds for the radiator valve.", T0),
-    _message("m2", "assistant", [{"type": "text", "text": "Noted."}], T0 + 1000),
-]
-GROUP = [
-    {"type": "session", "id": "g1", "timestamp": "2026-11-23T11:00:00.000Z"},
-    _message("m3", "user", "Team lunch moved to Friday at Nandos.", T0 + 3_600_000),
-    _message("m4", "assistant", "Got it.", T0 + 3_601_000),
-]
-LEGACY = [
-    {"type": "session", "id": "old-1", "timestamp": "2026-10-01T09:00:00.000Z"},
-    _message("m5", "user", "The ops rota starts with Devi on Mondays.", 1791190800000),
-]
-
-
-def _store(path: Path, sessions: dict[tuple[str, str], list[dict[str, Any]]]) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with sqlite3.connect(path) as db:
-        db.executescript(STORE_SCHEMA)
-        for (session_id, key), events in sessions.items():
-            db.execute("INSERT INTO session_windows VALUES (?, ?)", (session_id, key))
-            for seq, event in enumerate(events):
-                row = (session_id, seq, json.dumps(event), 0, None)
-                db.execute("INSERT INTO transcript_events VALUES (?, ?, ?, ?, ?)", row)
-    db.close()
-
-
-def _append_event(path: Path, session_id: str, event: dict[str, Any]) -> None:
-    with sqlite3.connect(path) as db:
-        (seq,) = db.execute(
-            "SELECT max(seq) + 1 FROM transcript_events WHERE session_id = ?", (session_id,)
-        ).fetchone()
-        db.execute(
-            "INSERT INTO transcript_events VALUES (?, ?, ?, 0, NULL)",
-            (session_id, seq, json.dumps(event)),
-        )
-    db.close()
 
 
 @pytest.fixture
 def state(tmp_path: Path) -> Path:
     """An OpenClaw state folder with two agents (main, ops) and their memory."""
-    root = tmp_path / "openclaw"
-    workspace = root / "workspace"
-    (workspace / "memory").mkdir(parents=True)
-    (workspace / "MEMORY.md").write_text(MEMORY)
-    (workspace / "USER.md").write_text(USER)
-    (workspace / "memory" / "2026-11-20.md").write_text(DAILY)
-    (workspace / "memory" / "2026-01-05.md").write_text(OLD_DAILY)
-    (workspace / "memory" / "projects.md").write_text(PROJECTS)
-    ops = root / "workspace-ops"
-    ops.mkdir()
-    (ops / "MEMORY.md").write_text("- On-call pager: 07700 900123\n")
-    config = {"agents": {"entries": {"main": {"default": True}, "ops": {}}}}
-    (root / "openclaw.json").write_text(json.dumps(config))
-    _store(
-        root / "agents" / "main" / "agent" / "openclaw-agent.sqlite",
-        {
-            ("s1", "agent:main:explicit:s1"): DIRECT,
-            ("g1", "agent:main:telegram:group:-100123"): GROUP,
-        },
-    )
-    legacy = root / "agents" / "ops" / "sessions"
-    legacy.mkdir(parents=True)
-    (legacy / "old-1.jsonl").write_text("".join(json.dumps(e) + "\n" for e in LEGACY))
-    (legacy / "sessions.json").write_text(json.dumps({"agent:ops:main": {"sessionId": "old-1"}}))
-    return root
+    return make_state(tmp_path / "openclaw")
 
 
 def test_import_brings_in_files_notes_and_transcripts(vault: Vault, state: Path) -> None:
@@ -167,18 +60,6 @@ def test_import_brings_in_files_notes_and_transcripts(vault: Vault, state: Path)
     assert "- Hearthwarm Heating engineer comes Thursday at 8am" in text
 
 
-def test_transcripts_keep_their_times_keys_agents_and_speakers(vault: Vault, state: Path) -> None:
-    vault.import_openclaw(state)
-    processed = vault.root / "logs" / "processed"
-    logs = {p.name: p.read_text() for p in processed.glob("2026-*_raw.md")}
-    group = next(t for t in logs.values() if "session: agent:main:telegram:group:-100123" in t)
-    assert "kind: group" in group and "scope: group:telegram:group:-100123" in group
-    assert "channel: telegram" in group
-    assert "### participant · 2026-11-23T11:00:00Z\nTeam lunch moved" in group
-    legacy = next(t for t in logs.values() if "session: agent:ops:main" in t)
-    assert "agent: ops" in legacy and "### user · 2026-10-05T09:00:00Z" in legacy
-
-
 def test_a_second_import_adds_nothing(vault: Vault, state: Path) -> None:
     first = vault.import_openclaw(state)
     before = snapshot(vault.root)
@@ -198,17 +79,6 @@ def test_lines_added_to_a_note_later_are_added_to_its_episode(vault: Vault, stat
     [episode] = (vault.root / "episodes").glob("*_imported-memory-md-of-openclaw-agent-main.md")
     text = episode.read_text()
     assert "source_lines: [4, 5, 8, 9]" in text and text.endswith("- Boiler: Hearthwarm Heating\n")
-
-
-def test_a_later_import_brings_only_new_turns(vault: Vault, state: Path) -> None:
-    vault.import_openclaw(state)
-    store = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
-    said = "The plumber can come on Wednesday."
-    _append_event(store, "s1", _message("m9", "user", said, T0 + 7_200_000))
-    later = vault.import_openclaw(state)
-    assert (later.sessions, later.turns, later.known_turns) == (1, 1, 5)
-    found = vault.search("plumber Wednesday", context=RecallContext(agent="main"))
-    assert any("Wednesday" in r.summary + json.dumps(r.matched) for r in found.results)
 
 
 def test_recall_honours_agents_and_conversations(vault: Vault, state: Path) -> None:
@@ -253,16 +123,6 @@ def test_dry_run_counts_and_writes_nothing(vault: Vault, state: Path) -> None:
     assert vault.import_openclaw(state).added == dry.added
 
 
-def test_compressed_and_broken_events_are_counted_not_guessed(vault: Vault, state: Path) -> None:
-    store = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
-    with sqlite3.connect(store) as db:
-        db.execute("INSERT INTO transcript_events VALUES ('s1', 90, NULL, 0, x'28b52ffd')")
-        db.execute("INSERT INTO transcript_events VALUES ('s1', 91, '{not json', 0, NULL)")
-    db.close()
-    report = vault.import_openclaw(state)
-    assert report.unreadable_events == 2 and report.turns == 5
-
-
 @pytest.mark.parametrize(
     ("setup", "message"),
     [
@@ -292,28 +152,6 @@ def test_an_agent_openclaw_does_not_have_is_refused(vault: Vault, state: Path, a
     with pytest.raises(InvalidInputError) as caught:
         vault.import_openclaw(state, agent=agent)
     assert caught.value.field == "agent" and "(it has main, ops)" in str(caught.value)
-
-
-def test_turns_the_plugin_logged_already_are_not_imported_again(vault: Vault, state: Path) -> None:
-    said = "The plumber quoted 340 pounds for the radiator valve."
-    vault.log_turn("agent:main:explicit:s1", "user", said, timestamp="2026-11-23T10:00:00Z")
-    report = vault.import_openclaw(state, agent="main")
-    assert (report.turns, report.known_turns) == (3, 1)
-    logs = [*(vault.root / "logs").glob("*.md"), *(vault.root / "logs/processed").glob("*.md")]
-    assert sum(p.read_text().count(said) for p in logs) == 1
-
-
-def test_a_turn_from_a_broken_clock_is_reported_and_left_out(vault: Vault, state: Path) -> None:
-    store = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
-    _append_event(store, "s1", _message("m-future", "user", "from the future", 4102444800000))
-    report = vault.import_openclaw(state, agent="main")
-    assert report.turns == 4
-    [skipped] = report.skipped
-    assert skipped.startswith("agent:main:explicit:s1 event m-future: ")
-    assert str(store) in skipped and "ahead of this machine's clock" in skipped
-    _append_event(store, "s1", _message("m-late", "user", "The valve arrived.", T0 + 9_000_000))
-    later = vault.import_openclaw(state, agent="main")
-    assert later.turns == 1  # the broken clock is no watermark
 
 
 def test_install_hint_names_what_openclaw_holds(state: Path, tmp_path: Path) -> None:
