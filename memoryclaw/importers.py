@@ -31,8 +31,11 @@ _COMMENT_RE = re.compile(r"^\s*<!--(?P<body>.*?)-->\s*$")
 _OBSERVED_RE = re.compile(r"observed:\s*(?P<day>\d{4}-\d{2}-\d{2})", re.I)
 _SUPERSEDED_RE = re.compile(r"status:\s*superseded", re.I)
 _LINK_ONLY_RE = re.compile(r"^\[[^\]]*\]\([^)]*\)$")
-# Template text: an item still saying "..." or YYYY-MM-DD was never filled in.
-_PLACEHOLDER_RE = re.compile(r"(?:\.\.\.|…)\s*$|YYYY-MM-DD")
+# Template text: an item of at most two words and "..." ("Prefer ...") or holding YYYY-MM-DD
+# was never filled in.
+_PLACEHOLDER_RE = re.compile(r"^[\w*`]*(?:\s+[\w*`]+)?\s*(?:\.\.\.|…)$|YYYY-MM-DD")
+# "**Name:** Alice" (OpenClaw's older USER.md template) is "Name: Alice".
+_BOLD_KEY_RE = re.compile(r"^(\*\*|__)(?P<key>[^*_:]{1,80}?)(?::\1|\1:)\s*")
 _DAILY_RE = re.compile(r"^(?P<day>\d{4}-\d{2}-\d{2})(?:[-_ ][^/]*)?\.md$")
 _DIRECTIVES = "directives"
 EMPTY_ITEM = ""
@@ -133,6 +136,7 @@ def memory_items(text: str, *, user_model: bool = False) -> list[NoteItem]:
         if bullet is None and user_model:
             continue
         content = _clean(re.sub(r"<!--.*?-->", "", bullet.group("text") if bullet else raw))
+        content = _BOLD_KEY_RE.sub(lambda m: f"{m.group('key')}: ", content).strip()
         nested = bullet is not None and len(bullet.group("indent").expandtabs(4)) >= 2
         if not nested:
             parent = content[:-1].strip() if content.endswith(":") and bullet else None

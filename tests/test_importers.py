@@ -375,3 +375,31 @@ def test_message_records_keep_each_turn_in_order(messages: list[dict[str, Any]])
             expected.append((message["role"], text))
     assert [(r["role"], r["content"]) for r in records] == expected
     assert all(r["tool"] for r in records if r["role"] in ("tool_call", "tool_result"))
+
+
+@pytest.mark.parametrize(
+    ("line", "text"),
+    [
+        ("- **Timezone:** Europe/Lisbon", "Timezone: Europe/Lisbon"),
+        ("- **Name**: Sam", "Name: Sam"),
+        ("- **Name:**", None),
+        ("- Prefer ...", None),
+        ("- TODO …", None),
+        ("- Call mom about the trip to Porto...", "Call mom about the trip to Porto..."),
+        ("- Reviewed on YYYY-MM-DD", None),
+        ("- [Agent workspace](/concepts/agent-workspace)", None),
+    ],
+    ids=[
+        "bold-key",
+        "bold-key-colon-outside",
+        "empty-template-key",
+        "placeholder",
+        "placeholder-ellipsis-char",
+        "real-sentence-with-dots",
+        "template-date",
+        "bare-link",
+    ],
+)
+def test_template_lines_are_no_items(line: str, text: str | None) -> None:
+    items = memory_items(f"# USER.md - About Your Human\n{line}\n")
+    assert [i.text for i in items] == ([text] if text else [])

@@ -9,13 +9,17 @@ import json
 import os
 import subprocess
 import sys
+import tempfile
 from datetime import date
 from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from memoryclaw import InvalidInputError, RecallContext, Vault
+from memoryclaw.notes import parse_facts
 from memoryclaw.openclaw import existing_memory_hint
 from memoryclaw.transcripts import unprocessed_logs
 
@@ -296,3 +300,41 @@ def test_cli_ingest_reads_a_json_chat(vault_dir: Path, tmp_path: Path) -> None:
     failed = _cli(vault_dir, "ingest", str(broken))
     assert failed.returncode == 1
     assert f"{broken}:1: messages[0]: role 'narrator'" in failed.stderr
+
+
+_KEY = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=10)
+_ITEMS = st.dictionaries(
+    _KEY.map(str.capitalize),
+    st.lists(_KEY, min_size=1, max_size=4).map(" ".join),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_ITEMS)
+def test_memory_items_come_back_as_facts_and_one_episode(items: dict[str, str]) -> None:
+    """Whatever entity: value items MEMORY.md holds, the fact file reads back exactly those
+    facts, each pointing at its line, the episode holds every item, and importing again
+    changes nothing."""
+    items = {k: v for k, v in items.items() if k.casefold() not in {"memory", "note"}}
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        workspace = root / "openclaw" / "workspace"
+        workspace.mkdir(parents=True)
+        lines = [f"- {entity}: {value}" for entity, value in items.items()]
+        (workspace / "MEMORY.md").write_text("# Memory\n" + "\n".join(lines) + "\n")
+        with Vault.init(root / "vault", env={}) as vault:
+            first = vault.import_openclaw(root / "openclaw")
+            text = (vault.root / "semantic" / "openclaw-main.md").read_text()
+            facts = parse_facts(text, "semantic/openclaw-main.md", "2026-01-01")
+            assert {(f.entity, f.value) for f in facts} == set(items.items())
+            assert {f.source for f in facts} == {
+                f"openclaw:MEMORY.md:{n}" for n in range(2, 2 + len(items))
+            }
+            [episode] = (vault.root / "episodes").glob("*.md")
+            assert all(line in episode.read_text() for line in lines)
+            assert (first.facts, first.notes, first.episodes) == (len(items), len(items), 1)
+            before = snapshot(vault.root)
+            assert vault.import_openclaw(root / "openclaw").added == 0
+            assert snapshot(vault.root) == before
