@@ -296,7 +296,9 @@ test("the memory capability's promptBuilder says memories come on their own and 
   const both = capability.promptBuilder({ availableTools: new Set(["memory_search", "memory_get"]) });
   const text = both.join("\n");
   assert.match(text, /recalled automatically/);
-  assert.match(text, /<memoryclaw>/);
+  assert.match(text, /memoryclaw block/);
+  // the tag itself stays out: it marks the recalled block alone
+  assert.doesNotMatch(text, /<\/?memoryclaw>/);
   assert.match(text, /memory_search/);
   assert.match(text, /memory_get/);
   assert.match(text, /Source: <path#line>/);
