@@ -17,7 +17,7 @@ The rules (README, "Importing"):
   provenance ``source: <origin>:<line>``.  A fact the vault already holds is skipped; one
   that contradicts a current single value goes to ``semantic/_pending.md`` as a CONFLICT.
 * A session transcript becomes raw-log turns with their own times, session key, agent and
-  speakers, closed and then consolidated as any log.  ``imports.yaml`` at the vault's top
+  speakers, closed and then consolidated as any log.  ``logs/imported.yaml``
   records, per session, the time of the last turn brought in; a later import brings only
   newer turns.
 

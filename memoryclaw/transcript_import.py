@@ -4,8 +4,9 @@ A transcript's turns are logged with their own times, session key, agent, channe
 speakers (:func:`memoryclaw.importers.session_turns`), all sessions in one ``ingest``, so a bad
 turn stops nothing: it is checked first, and reported and left out.  Which turns are in:
 
-* ``imports.yaml`` at the vault's top (the ledger) records per session (``<agent>/<session
-  id>``) the time of the last turn imported; a later import brings only later turns;
+* ``logs/imported.yaml`` (the ledger; committed with the logs in a git vault) records per
+  session (``<agent>/<session id>``) the time of the last turn imported; a later import brings
+  only later turns;
 * a session not in the ledger may have been logged as it happened by memoryclaw's OpenClaw
   plugin: a turn of the same session at the same second in ``logs/`` or ``logs/processed/``
   is that turn, and is not logged again.
@@ -33,14 +34,14 @@ if TYPE_CHECKING:
     from .api import Vault
     from .importing import ImportReport
 
-LEDGER_FILE = "imports.yaml"
+LEDGER_FILE = f"{LOGS_DIR}/imported.yaml"
 LEDGER_HEADER = (
     "# What `memoryclaw openclaw import` brought in: per OpenClaw session (agent/session id),\n"
     "# the time of the last turn imported. Remove an entry to import that session again.\n"
 )
 
 
-def _read_ledger(root: Path) -> dict[str, str]:
+def _read_ledger(root: Path) -> dict[str, datetime]:
     path = root / LEDGER_FILE
     if not path.is_file():
         return {}
@@ -53,11 +54,21 @@ def _read_ledger(root: Path) -> dict[str, str]:
         return {}
     if not isinstance(section, dict):
         raise ParseError(LEDGER_FILE, "openclaw: expected a mapping of session to time")
-    return {str(k): str(v) for k, v in section.items()}
+    ledger = {}
+    for key, value in section.items():
+        try:
+            ledger[str(key)] = datetime.fromisoformat(str(value))
+        except ValueError:
+            problem = (
+                f"openclaw: {key}: {value!r} is not an ISO time (delete the line to re-import)"
+            )
+            raise ParseError(LEDGER_FILE, problem) from None
+    return ledger
 
 
-def _write_ledger(root: Path, ledger: dict[str, str]) -> None:
-    body = yaml.safe_dump({"openclaw": dict(sorted(ledger.items()))}, sort_keys=False)
+def _write_ledger(root: Path, ledger: dict[str, datetime]) -> None:
+    times = {key: moment.isoformat() for key, moment in sorted(ledger.items())}
+    body = yaml.safe_dump({"openclaw": times}, sort_keys=False)
     atomic_write(resolve_inside(root, LEDGER_FILE), LEDGER_HEADER + body)
 
 
@@ -144,14 +155,14 @@ def import_sessions(
         for session in found:
             report.unreadable_events += session.unreadable
             mark = f"{session.agent}/{session.session_id}"
-            after = datetime.fromisoformat(ledger[mark]) if mark in ledger else None
+            after = ledger.get(mark)
             new, last = _session_records(session, after, since, logged, report)
             if new:
                 report.sessions += 1
                 report.turns += len(new)
                 records += new
             if last is not None and (after is None or last > after):
-                ledger[mark] = last.isoformat()
+                ledger[mark] = last
         if records and not report.dry_run:
             ingested = vault.ingest(records, source="openclaw transcripts")
             for rel in ingested.logs:

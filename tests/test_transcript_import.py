@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import subprocess
 from pathlib import Path
 
 import pytest
 
-from memoryclaw import RecallContext, Vault
+from memoryclaw import ParseError, RecallContext, Vault
 
 from .openclaw_state import T0, append_event, make_state, message
 
@@ -73,3 +74,38 @@ def test_compressed_and_broken_events_are_counted_not_guessed(vault: Vault, stat
     db.close()
     report = vault.import_openclaw(state)
     assert report.unreadable_events == 2 and report.turns == 5
+
+
+@pytest.mark.parametrize(
+    ("ledger", "problem"),
+    [
+        ("openclaw: [", "not YAML"),
+        ("openclaw: [a, b]\n", "expected a mapping"),
+        ("openclaw:\n  main/s1: yesterday\n", "main/s1: 'yesterday' is not an ISO time"),
+    ],
+    ids=["not-yaml", "not-mapping", "not-a-time"],
+)
+def test_a_broken_ledger_is_named_and_nothing_is_written(
+    vault: Vault, state: Path, ledger: str, problem: str
+) -> None:
+    (vault.root / "logs" / "imported.yaml").write_text(ledger)
+    before = sorted(p.name for p in (vault.root / "logs").rglob("*"))
+    with pytest.raises(ParseError) as caught:
+        vault.import_openclaw(state, agent="ops")
+    assert caught.value.path == "logs/imported.yaml" and problem in str(caught.value)
+    assert sorted(p.name for p in (vault.root / "logs").rglob("*")) == before
+
+
+def test_the_ledger_records_each_session_and_is_committed(tmp_path: Path, state: Path) -> None:
+    with Vault.init(tmp_path / "git-vault", git=True, env={}) as vault:
+        vault.import_openclaw(state)
+        ledger = (vault.root / "logs" / "imported.yaml").read_text()
+        assert "main/s1: '2026-11-23T10:00:01+00:00'" in ledger
+        assert "ops/old-1: '2026-10-05T09:00:00+00:00'" in ledger
+        tracked = subprocess.run(
+            ["git", "-C", str(vault.root), "ls-files", "logs/imported.yaml"],
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        assert tracked.stdout.strip() == "logs/imported.yaml"
