@@ -21,8 +21,8 @@ from dataclasses import dataclass
 from datetime import date, datetime, timezone
 from typing import Any
 
-from .errors import InvalidInputError
-from .notes import parse_facts
+from .errors import InvalidInputError, ParseError
+from .notes import load_yaml, parse_facts
 
 _BULLET_RE = re.compile(r"^(?P<indent>\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>.*)$")
 _HEADING_RE = re.compile(r"^#{1,6}\s+(?P<text>.*?)\s*#*\s*$")
@@ -178,6 +178,43 @@ def daily_note_date(name: str) -> date | None:
         return None
 
 
+def note_frontmatter(text: str) -> dict[str, Any]:
+    """A note's YAML frontmatter (Obsidian properties, Claude Code memory ``name`` /
+    ``description``), or ``{}`` when it has none or it cannot be read."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    if not lines or lines[0].strip() != "---":
+        return {}
+    closing = next((i for i in range(1, len(lines)) if lines[i].strip() == "---"), None)
+    if closing is None:
+        return {}
+    try:
+        value = load_yaml("\n".join(lines[1:closing]), "<note>", 2, "frontmatter")
+    except ParseError:
+        return {}
+    return value if isinstance(value, dict) else {}
+
+
+def note_title(meta: Mapping[str, Any]) -> str | None:
+    """What a note's frontmatter calls it: ``title``, else ``description``, else ``name``."""
+    for key in ("title", "description", "name"):
+        value = meta.get(key)
+        if isinstance(value, str) and value.strip():
+            return _clean(value)[:200]
+    return None
+
+
+def note_date(meta: Mapping[str, Any]) -> date | None:
+    """The day a note's frontmatter dates it (``date``, else ``created``)."""
+    for key in ("date", "created"):
+        value = meta.get(key)
+        text = value.isoformat() if isinstance(value, date) else str(value or "")
+        try:
+            return date.fromisoformat(text[:10])
+        except ValueError:
+            continue
+    return None
+
+
 @dataclass(frozen=True)
 class NoteDocument:
     """A note read as an episode: a one-line summary and its lines (line number, text)."""
@@ -187,10 +224,11 @@ class NoteDocument:
 
 
 def note_document(text: str, fallback_title: str) -> NoteDocument:
-    """``text`` as an episode: the first heading (else the first line, else
-    ``fallback_title``) is the summary; every other non-empty line is a detail."""
+    """``text`` as an episode: the frontmatter's title (else the first heading, else the
+    first line, else ``fallback_title``) is the summary; every other non-empty line is a
+    detail."""
     lines: list[tuple[int, str]] = []
-    title: str | None = None
+    title = note_title(note_frontmatter(text))
     for number, raw in _body_lines(text):
         if _COMMENT_RE.match(raw) or not raw.strip():
             continue

@@ -41,7 +41,10 @@ from .importers import (
     daily_note_date,
     item_fact,
     memory_items,
+    note_date,
     note_document,
+    note_frontmatter,
+    note_title,
 )
 from .notes import (
     Episode,
@@ -474,9 +477,15 @@ def import_notes(
             items, as_facts = _items(path, origin, user_model=path.name == "USER.md", heading=rel)
             facts += as_facts
             if items:
-                _add_note_episode(vault, _memory_note(path, items, origin, rel, None), report)
+                summary = note_title(note_frontmatter(text)) or rel
+                _add_note_episode(vault, _memory_note(path, items, origin, summary, None), report)
             continue
-        day = day or datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date()
+        meta = note_frontmatter(text)
+        day = (
+            day
+            or note_date(meta)
+            or datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date()
+        )
         if since is not None and day < since:
             continue
         note = _dated_note(path, day, origin, None)

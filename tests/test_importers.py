@@ -19,7 +19,10 @@ from memoryclaw.importers import (
     item_fact,
     memory_items,
     message_records,
+    note_date,
     note_document,
+    note_frontmatter,
+    note_title,
     session_turns,
 )
 
@@ -403,3 +406,22 @@ def test_message_records_keep_each_turn_in_order(messages: list[dict[str, Any]])
 def test_template_lines_are_no_items(line: str, text: str | None) -> None:
     items = memory_items(f"# USER.md - About Your Human\n{line}\n")
     assert [i.text for i in items] == ([text] if text else [])
+
+
+CLAUDE_MEMORY = """---
+name: user-role
+description: The user is a data scientist who prefers polars over pandas
+type: user
+---
+Works on churn models; wants plots in plotly.
+"""
+
+
+def test_frontmatter_names_and_dates_a_note() -> None:
+    document = note_document(CLAUDE_MEMORY, "user_role")
+    assert document.summary == "The user is a data scientist who prefers polars over pandas"
+    assert document.lines == ((6, "Works on churn models; wants plots in plotly."),)
+    assert note_date(note_frontmatter("---\ndate: 2026-02-03\n---\nx\n")) == date(2026, 2, 3)
+    assert note_date(note_frontmatter("---\ncreated: 2026-02-03T10:00\n---\n")) == date(2026, 2, 3)
+    assert note_frontmatter("---\n: [broken\n---\nx\n") == {}  # unreadable: no frontmatter
+    assert note_title({"title": "  A   B "}) == "A B" and note_title({"title": 3}) is None

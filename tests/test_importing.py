@@ -338,3 +338,27 @@ def test_memory_items_come_back_as_facts_and_one_episode(items: dict[str, str]) 
             before = snapshot(vault.root)
             assert vault.import_openclaw(root / "openclaw").added == 0
             assert snapshot(vault.root) == before
+
+
+def test_import_notes_reads_claude_code_memory_and_obsidian_properties(
+    vault: Vault, tmp_path: Path
+) -> None:
+    memory = tmp_path / "claude" / "projects" / "-home-sam-churn" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "user_role.md").write_text(
+        "---\nname: user-role\ndescription: Sam prefers polars over pandas\ntype: user\n---\n"
+        "Works on churn models; wants plots in plotly.\n"
+    )
+    (memory / "MEMORY.md").write_text("- [user role](user_role.md) — polars, plotly\n")
+    (tmp_path / "claude" / "Standup.md").write_text(
+        "---\ndate: 2026-02-03\ntags: [work]\n---\n# Standup\n\nShipped the churn dashboard.\n"
+    )
+    report = vault.import_notes(tmp_path / "claude")
+    assert (report.episodes, report.facts) == (3, 0)
+    episodes = vault.root / "episodes"
+    [role] = episodes.glob("*_imported-sam-prefers-polars-over-pandas.md")
+    assert "- Works on churn models; wants plots in plotly.\n" in role.read_text()
+    [standup] = episodes.glob("2026-02-03_12-00-00_imported-standup.md")
+    assert "Shipped the churn dashboard." in standup.read_text()
+    found = vault.retrieve("which dataframe library does Sam prefer polars or pandas")
+    assert "Sam prefers polars over pandas" in found.context
