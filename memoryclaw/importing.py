@@ -161,10 +161,10 @@ def _file_day(path: Path) -> str:
 
 
 def _items(
-    path: Path, origin: str, *, user_model: bool, heading: str | None
+    path: Path, text: str, origin: str, *, user_model: bool, heading: str | None
 ) -> tuple[list[NoteItem], list[_Item]]:
     """A memory file's items, and each as a fact on its way to a fact file."""
-    notes = memory_items(_read_outside(path), user_model=user_model)
+    notes = memory_items(text, user_model=user_model)
     updated = _file_day(path)
     facts = [
         _Item(
@@ -403,7 +403,8 @@ def _import_workspace(
     for rel in memory_files(place.workspace):
         path, origin = place.workspace / rel, f"openclaw:{rel}"
         user_model = rel == "USER.md"
-        items, as_facts = _items(path, origin, user_model=user_model, heading=None)
+        text = _read_outside(path)
+        items, as_facts = _items(path, text, origin, user_model=user_model, heading=None)
         facts += as_facts
         if items:
             summary = f"{rel} of OpenClaw agent {place.agent}"
@@ -474,7 +475,8 @@ def import_notes(
             continue
         day = daily_note_date(path.name)
         if day is None and is_fact_note(path, text):
-            items, as_facts = _items(path, origin, user_model=path.name == "USER.md", heading=rel)
+            user_model = path.name == "USER.md"
+            items, as_facts = _items(path, text, origin, user_model=user_model, heading=rel)
             facts += as_facts
             if items:
                 summary = note_title(note_frontmatter(text)) or rel

@@ -24,7 +24,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import ExternalToolError
+from .errors import ExternalToolError, MemoryclawError
 from .openclaw_store import existing_memory, load_config, state_dir
 
 PLUGIN_ID = "memoryclaw"
@@ -191,4 +191,7 @@ def existing_memory_hint(env: Mapping[str, str] | None = None) -> list[str]:
     """What memory the OpenClaw of this ``HOME`` already holds, in words (empty: none), so
     ``install`` can point at ``memoryclaw openclaw import``."""
     state = state_dir(env)
-    return existing_memory(state, load_config(state, env)) if state.is_dir() else []
+    try:
+        return existing_memory(state, load_config(state, env)) if state.is_dir() else []
+    except (OSError, MemoryclawError):
+        return []  # only a hint: what cannot be read now, the import will name
