@@ -905,7 +905,9 @@ def openclaw_uninstall(executable: str, as_json: bool) -> None:
 
 
 @openclaw_group.command("import")
-@click.option("--agent", help="Import only this OpenClaw agent (default: every agent).")
+@click.option(
+    "--agent", metavar="ID", help="Import only this OpenClaw agent (default: every agent)."
+)
 @click.option(
     "--since", type=click.DateTime(["%Y-%m-%d"]), help="Only daily notes and turns from this day."
 )
