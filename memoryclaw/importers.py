@@ -101,8 +101,9 @@ def memory_items(text: str, *, user_model: bool = False) -> list[NoteItem]:
     """The items of a memory file, in file order.
 
     An item is a list item, or a line of prose outside lists.  Headings name the section;
-    fenced code, HTML comments, frontmatter, bare links and unfilled template lines (ending in
-    ``...`` or holding ``YYYY-MM-DD``) are no items.  ``user_model`` reads OpenClaw's
+    fenced code, HTML comments, frontmatter, bare links and unfilled template lines (a word or
+    two and ``...``, anything holding ``YYYY-MM-DD``, a ``**Key:**`` left empty) are no items;
+    a ``- Key:`` item heads the items nested under it.  ``user_model`` reads OpenClaw's
     ``USER.md``: only list items count (its prose is instructions), only those under
     ``## Directives`` when it has that heading, each dated by the ``<!-- observed: … |
     status: … -->`` line above it, and a ``superseded`` one is left out.
