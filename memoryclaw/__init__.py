@@ -25,6 +25,7 @@ from .errors import (
     VaultNotFoundError,
 )
 from .hooks import MemoryHooks
+from .importing import ImportReport
 from .metrics import Metrics
 from .notes import Episode, Fact, RawLog, Turn
 from .payload import RetrievePayload
@@ -45,6 +46,7 @@ __all__ = [
     "Fact",
     "FactResult",
     "ForgetReport",
+    "ImportReport",
     "IngestReport",
     "InvalidInputError",
     "LockTimeoutError",

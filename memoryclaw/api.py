@@ -41,6 +41,8 @@ from .history import (
     snapshot,
     value_commits,
 )
+from .importers import conversation_records
+from .importing import ImportReport, import_notes, import_openclaw
 from .index import Index
 from .llm import ollama_status
 from .notes import (
@@ -719,7 +721,9 @@ class Vault:
         source: str = "<input>",
         line_numbers: Sequence[int] | None = None,
     ) -> IngestReport:
-        """Append many turns (``{session, role, content, timestamp?, name?, channel?, tool?}``).
+        """Append many turns (``{session, role, content, timestamp?, name?, channel?, tool?}``,
+        or ``{"messages": [...]}`` objects: OpenAI-style chats, see
+        :func:`memoryclaw.importers.message_records`).
 
         Every record is checked before anything is written; each session's log is closed after.
         ``line_numbers`` (one per record) are used in error messages instead of positions.
@@ -727,7 +731,11 @@ class Vault:
         turns: list[NewTurn] = []
         for position, record in enumerate(records):
             line = line_numbers[position] if line_numbers is not None else position + 1
-            turns.append(_turn_from_record(record, source, line))
+            if isinstance(record, Mapping) and "messages" in record:  # an OpenAI-style chat
+                expanded = conversation_records(record, source=source, line=line)
+                turns += [_turn_from_record(r, source, line) for r in expanded]
+            else:
+                turns.append(_turn_from_record(record, source, line))
         if not turns:
             return IngestReport(0, ())
         logged = append_turns(self.root, self.settings, turns, close=True)
@@ -735,6 +743,32 @@ class Vault:
         self._index_logs(logs)
         sessions = tuple(dict.fromkeys(t.session for t in logged))
         return IngestReport(len(logged), logs, sessions)
+
+    # ----------------------------------------------------------------- importing
+
+    def import_openclaw(
+        self,
+        state: str | Path | None = None,
+        *,
+        agent: str | None = None,
+        since: date | None = None,
+        dry_run: bool = False,
+    ) -> ImportReport:
+        """Bring an OpenClaw install's memory in (its state folder ``state``, default
+        ``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``; one ``agent``, default all): MEMORY.md and
+        USER.md items as facts and notes, daily notes as episodes, session transcripts as raw
+        logs, then consolidated.  A second import adds nothing (:mod:`memoryclaw.importing`)."""
+        where = Path(state).expanduser() if state is not None else None
+        with self._committing("memoryclaw: import from OpenClaw"):
+            return import_openclaw(self, state=where, agent=agent, since=since, dry_run=dry_run)
+
+    def import_notes(
+        self, folder: str | Path, *, since: date | None = None, dry_run: bool = False
+    ) -> ImportReport:
+        """Bring a folder of markdown notes in (an Obsidian vault, CLAUDE.md / AGENTS.md, memory
+        folders): dated notes as episodes, memory files and lists as facts and notes."""
+        with self._committing(f"memoryclaw: import notes from {Path(folder).name}"):
+            return import_notes(self, Path(folder), since=since, dry_run=dry_run)
 
     # ----------------------------------------------------------------- review
 

@@ -31,6 +31,7 @@ from .vault import is_archived
 if TYPE_CHECKING:
     from .archive import ArchiveReport
     from .consolidation import ConsolidationReport
+    from .importing import ImportReport
 
 
 class _Group(click.Group):
@@ -171,14 +172,32 @@ def _jsonl_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
             yield number, record
 
 
+def _json_records(path: str) -> list[tuple[int, dict[str, Any]]]:
+    """The objects of a .json file: the one it holds, or each of the list it holds."""
+    with open(path, "rb") as handle:
+        data = handle.read(MAX_LINE_BYTES + 1)
+    if len(data) > MAX_LINE_BYTES:
+        raise InvalidInputError("file", f"over {MAX_LINE_BYTES} bytes", source=path)
+    try:
+        value = parse_json_line(data)
+    except InvalidInputError as exc:
+        raise InvalidInputError("file", exc.problem, source=path) from None
+    values = value if isinstance(value, list) else [value]
+    for number, item in enumerate(values, start=1):
+        if not isinstance(item, dict):
+            raise InvalidInputError("record", "expected a JSON object", source=path, line=number)
+    return list(enumerate(values, start=1))
+
+
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 @click.pass_context
 def ingest(ctx: click.Context, file: str, as_json: bool) -> None:
-    """Append many turns from a JSON-lines file; each session's log is then closed."""
+    """Append many turns from a JSON-lines file (or a .json file holding one chat,
+    ``{"messages": [...]}``, or a list of them); each session's log is then closed."""
     vault = _vault(ctx)
-    numbered = list(_jsonl_records(file))
+    numbered = _json_records(file) if file.endswith(".json") else list(_jsonl_records(file))
     report = vault.ingest(
         [record for _, record in numbered], source=file, line_numbers=[n for n, _ in numbered]
     )
@@ -903,7 +922,16 @@ def openclaw_install(ctx: click.Context, executable: str, as_json: bool) -> None
     """Install the plugin, select the memory slot, point it at this vault and Python."""
     root = Vault.open(ctx.find_root().obj).root.resolve()  # fails early when there is no vault
     changes = openclaw.install(root, run=openclaw.openclaw_runner(executable))
+    found = openclaw.existing_memory_hint()
+    if as_json:
+        _emit({"changes": [c.as_dict() for c in changes], "existing_memory": found})
+        return
     _report_changes(changes, as_json, f"memoryclaw is OpenClaw's memory now (vault {root})")
+    if found:
+        click.echo(
+            f"OpenClaw already holds memory ({'; '.join(found)}): "
+            "bring it in with `memoryclaw openclaw import`"
+        )
 
 
 @openclaw_group.command("uninstall")
@@ -913,6 +941,78 @@ def openclaw_uninstall(executable: str, as_json: bool) -> None:
     """Remove the plugin and give the memory slot back to OpenClaw's own memory."""
     changes = openclaw.uninstall(run=openclaw.openclaw_runner(executable))
     _report_changes(changes, as_json, "memoryclaw removed from OpenClaw (the vault is untouched)")
+
+
+@openclaw_group.command("import")
+@click.option(
+    "--agent", metavar="ID", help="Import only this OpenClaw agent (default: every agent)."
+)
+@click.option(
+    "--since", type=click.DateTime(["%Y-%m-%d"]), help="Only daily notes and turns from this day."
+)
+@click.option(
+    "--state-dir",
+    type=click.Path(path_type=Path, file_okay=False),
+    help="OpenClaw's state folder (default: $OPENCLAW_STATE_DIR or ~/.openclaw).",
+)
+@click.option("--dry-run", is_flag=True, help="Only count what would be imported.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def openclaw_import(
+    ctx: click.Context,
+    agent: str | None,
+    since: Any,
+    state_dir: Path | None,
+    dry_run: bool,
+    as_json: bool,
+) -> None:
+    """Bring OpenClaw's memory in: MEMORY.md / USER.md, daily notes, session transcripts."""
+    report = _vault(ctx).import_openclaw(
+        state_dir, agent=agent, since=since.date() if since else None, dry_run=dry_run
+    )
+    _print_import(report, as_json)
+
+
+@cli.command("import-notes")
+@click.argument("folder", type=click.Path(path_type=Path, file_okay=False, exists=True))
+@click.option(
+    "--since", type=click.DateTime(["%Y-%m-%d"]), help="Only notes dated from this day on."
+)
+@click.option("--dry-run", is_flag=True, help="Only count what would be imported.")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def import_notes_command(
+    ctx: click.Context, folder: Path, since: Any, dry_run: bool, as_json: bool
+) -> None:
+    """Import a folder of markdown notes (Obsidian, CLAUDE.md / AGENTS.md, memory folders)."""
+    report = _vault(ctx).import_notes(
+        folder, since=since.date() if since else None, dry_run=dry_run
+    )
+    _print_import(report, as_json)
+
+
+def _print_import(report: ImportReport, as_json: bool) -> None:
+    if as_json:
+        _emit(report.as_dict())
+        return
+    verb = "would add" if report.dry_run else "added"
+    click.echo(
+        f"{verb} {report.facts} facts, {report.notes} notes, {report.conflicts} conflicts "
+        f"(to review), {report.episodes} episodes, {report.turns} turns of "
+        f"{report.sessions} sessions"
+    )
+    known = report.known_items + report.known_episodes + report.known_turns
+    if known:
+        click.echo(f"already in the vault: {known} (skipped)")
+    if report.unreadable_events:
+        click.echo(f"not readable (compressed or broken): {report.unreadable_events} events")
+    for line in report.skipped:
+        click.echo(f"skipped {line}")
+    if report.consolidation is not None:
+        done = report.consolidation
+        episodes = done.get("episodes", [])
+        count = len(episodes) if isinstance(episodes, list) else episodes
+        click.echo(f"consolidated: {count} episodes, {done.get('facts_added', 0)} facts")
 
 
 def _report_changes(changes: list[openclaw.Change], as_json: bool, done: str) -> None:

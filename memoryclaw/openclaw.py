@@ -18,13 +18,14 @@ import json
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from .errors import ExternalToolError
+from .errors import ExternalToolError, MemoryclawError
+from .openclaw_store import existing_memory, load_config, state_dir
 
 PLUGIN_ID = "memoryclaw"
 DEFAULT_MEMORY_SLOT = "memory-core"
@@ -184,3 +185,13 @@ def uninstall(*, run: Runner) -> list[Change]:
     if slot == PLUGIN_ID:
         changes.append(Change("plugins.slots.memory", PLUGIN_ID, DEFAULT_MEMORY_SLOT))
     return [c for c in changes if c.before != c.after]
+
+
+def existing_memory_hint(env: Mapping[str, str] | None = None) -> list[str]:
+    """What memory the OpenClaw of this ``HOME`` already holds, in words (empty: none), so
+    ``install`` can point at ``memoryclaw openclaw import``."""
+    state = state_dir(env)
+    try:
+        return existing_memory(state, load_config(state, env)) if state.is_dir() else []
+    except (OSError, MemoryclawError):
+        return []  # only a hint: what cannot be read now, the import will name

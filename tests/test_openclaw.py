@@ -12,6 +12,8 @@ import pytest
 
 from memoryclaw import ExternalToolError, openclaw
 
+from .openclaw_state import make_state
+
 
 def test_plugin_manifest_matches_what_install_configures() -> None:
     folder = openclaw.plugin_dir()
@@ -83,3 +85,40 @@ def test_cli_install_needs_a_vault(tmp_path: Path) -> None:
         check=False,
     )
     assert done.returncode == 1 and "nope" in done.stderr
+
+
+def _fake_openclaw(folder: Path) -> Path:
+    """An ``openclaw`` that accepts the installer's commands and has no plugins config."""
+    fake = folder / "openclaw"
+    fake.write_text('#!/bin/sh\n[ "$1 $2" = "config get" ] && echo "{}"\nexit 0\n')
+    fake.chmod(0o755)
+    return folder
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_install_points_at_the_import_when_openclaw_holds_memory(
+    vault_dir: Path, tmp_path: Path, as_json: bool
+) -> None:
+    state = make_state(tmp_path / "state")
+    bin_dir = _fake_openclaw(tmp_path)
+    path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), "openclaw"]
+    for holds, env in [
+        (True, {"OPENCLAW_STATE_DIR": str(state)}),
+        (False, {"OPENCLAW_STATE_DIR": str(tmp_path / "none")}),
+    ]:
+        done = subprocess.run(
+            [*command, "install", *(["--json"] if as_json else [])],
+            env={**os.environ, "PATH": path, **env},
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        if as_json:
+            found = json.loads(done.stdout)["existing_memory"]
+            assert bool(found) == holds
+            assert not holds or found[0].startswith("agent main: MEMORY.md, USER.md")
+        else:
+            hint = "bring it in with `memoryclaw openclaw import`"
+            assert (hint in done.stdout) == holds

@@ -36,6 +36,7 @@ def test_public_api_names() -> None:
         "Fact",
         "FactResult",
         "ForgetReport",
+        "ImportReport",
         "IngestReport",
         "InvalidInputError",
         "LockTimeoutError",
@@ -128,3 +129,8 @@ def test_every_public_function_has_a_docstring() -> None:
 
 def test_py_typed_marker_ships() -> None:
     assert (PACKAGE / "py.typed").exists()
+
+
+def test_importers_module_does_no_io() -> None:
+    imported = _imported_modules(PACKAGE / "importers.py")
+    assert not imported & {"os", "pathlib", "shutil", "sqlite3", "sqlite_utils", "subprocess"}

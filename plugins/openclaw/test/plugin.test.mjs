@@ -286,3 +286,30 @@ test("the server's working memory holds the previous turn's tool result of the s
   assert.ok(memory.recent_observations.includes("draft_email: draft d-17 created"), memory.recent_observations);
   assert.deepEqual(api.warnings, []);
 });
+
+test("the memory capability's promptBuilder says memories come on their own and names the tools", () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  assert.equal(api.capabilities.length, 1);
+  const [capability] = api.capabilities;
+  assert.equal(capability.deterministicRecallToolName, "memory_search");
+  assert.equal(typeof capability.runtime.authorizeSearchHits, "function");
+  const both = capability.promptBuilder({ availableTools: new Set(["memory_search", "memory_get"]) });
+  const text = both.join("\n");
+  assert.match(text, /recalled automatically/);
+  assert.match(text, /memoryclaw block/);
+  // the tag itself stays out: it marks the recalled block alone
+  assert.doesNotMatch(text, /<\/?memoryclaw>/);
+  assert.match(text, /memory_search/);
+  assert.match(text, /memory_get/);
+  assert.match(text, /Source: <path#line>/);
+  assert.deepEqual(capability.promptBuilder({ availableTools: new Set(["read"]) }), []);
+  const quiet = capability.promptBuilder({
+    availableTools: new Set(["memory_get"]),
+    citationsMode: "off",
+  });
+  assert.doesNotMatch(quiet.join("\n"), /memory_search/);
+  assert.match(quiet.join("\n"), /Citations are disabled/);
+  const manual = fakeApi({ vaultPath: vault, pythonCommand: python, autoRecall: false });
+  const lines = manual.capabilities[0].promptBuilder({ availableTools: new Set(["memory_search"]) });
+  assert.doesNotMatch(lines.join("\n"), /recalled automatically/);
+});

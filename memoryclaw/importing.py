@@ -1,0 +1,502 @@
+"""Bring memory from elsewhere into the vault: an OpenClaw install, or a folder of notes.
+
+The rules (README, "Importing"):
+
+* Every note becomes an episode, whose detail lines are what retrieval searches word by word:
+  a memory file (OpenClaw's ``MEMORY.md`` / ``USER.md`` / undated ``memory/*.md``, a notes
+  folder's ``CLAUDE.md`` / ``AGENTS.md`` or list-shaped notes) one episode of its items,
+  dated by the file's last change; a dated note (``YYYY-MM-DD*.md``) one episode of that day
+  (at noon UTC, so the day is the same in every time zone people live in); any other note one
+  episode dated by its last change.  The episode's ``source`` is the file
+  (``openclaw:MEMORY.md``, or a note's absolute path) and ``source_lines`` the line of each
+  detail.  Importing again finds the episode by its source and adds only lines it lacks.
+* The ``entity: value`` items of memory files are facts as well (fact lookups, supersession):
+  the owner's own word — they wrote it, or their own agent wrote it where they read it — so
+  they are filed directly, not held for review, in one fact file per source
+  (``semantic/openclaw-<agent>.md``, ``semantic/notes-<folder>.md``), each line with its
+  provenance ``source: <origin>:<line>``.  A fact the vault already holds is skipped; one
+  that contradicts a current single value goes to ``semantic/_pending.md`` as a CONFLICT.
+* A session transcript becomes raw-log turns with their own times, session key, agent and
+  speakers, closed and then consolidated as any log.  ``logs/imported.yaml``
+  records, per session, the time of the last turn brought in; a later import brings only
+  newer turns.
+
+Owner-level scope: OpenClaw loads these files only in the owner's private sessions, so what
+they hold is recalled in the owner's direct conversations (of that agent) and never where
+other people read.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field, replace
+from datetime import date, datetime, time, timezone
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from .errors import InvalidInputError
+from .importers import (
+    ItemFact,
+    NoteItem,
+    daily_note_date,
+    item_fact,
+    memory_items,
+    note_date,
+    note_document,
+    note_frontmatter,
+    note_title,
+)
+from .notes import (
+    Episode,
+    dump_episode,
+    episode_filename,
+    format_fact_line,
+    format_provenance,
+    join_frontmatter,
+    parse_episode,
+    short_hash,
+    slugify,
+    value_key,
+)
+from .openclaw_store import (
+    AgentPlace,
+    StoredSession,
+    agent_places,
+    daily_notes,
+    load_config,
+    memory_files,
+    sessions,
+    state_dir,
+)
+from .review import MANY_VALUED, append_line, matching, same_value
+from .scopes import OWNER
+from .transcript_import import import_sessions
+from .vault import (
+    EPISODES_DIR,
+    MAX_FILE_BYTES,
+    PENDING_FILE,
+    SEMANTIC_DIR,
+    atomic_write,
+    ensure_dir,
+    read_text,
+    resolve_inside,
+    unique_path,
+)
+
+if TYPE_CHECKING:
+    from .api import Vault
+
+NOTE_FILE_NAMES = frozenset(
+    {"memory.md", "user.md", "claude.md", "agents.md", "gemini.md", "memory_summary.md"}
+)
+SKIPPED_FOLDERS = frozenset({".git", ".obsidian", ".trash", "node_modules", ".memoryclaw"})
+_NOON = time(12, 0, tzinfo=timezone.utc)
+
+
+@dataclass
+class ImportReport:
+    """What an import added (or, on a dry run, would add) and what it found already there."""
+
+    facts: int = 0
+    notes: int = 0
+    conflicts: int = 0
+    known_items: int = 0
+    episodes: int = 0
+    known_episodes: int = 0
+    sessions: int = 0
+    turns: int = 0
+    known_turns: int = 0
+    unreadable_events: int = 0
+    files: list[str] = field(default_factory=list)
+    skipped: list[str] = field(default_factory=list)
+    consolidation: dict[str, Any] | None = None
+    dry_run: bool = False
+
+    def wrote(self, rel: str) -> None:
+        """Note that the import wrote the vault file ``rel``."""
+        if rel not in self.files:
+            self.files.append(rel)
+
+    @property
+    def added(self) -> int:
+        """How many memories the import added: facts, notes, pending conflicts, episodes, turns."""
+        return self.facts + self.notes + self.conflicts + self.episodes + self.turns
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        return {
+            "facts": self.facts,
+            "notes": self.notes,
+            "conflicts": self.conflicts,
+            "known_items": self.known_items,
+            "episodes": self.episodes,
+            "known_episodes": self.known_episodes,
+            "sessions": self.sessions,
+            "turns": self.turns,
+            "known_turns": self.known_turns,
+            "unreadable_events": self.unreadable_events,
+            "added": self.added,
+            "files": self.files,
+            "skipped": self.skipped,
+            "consolidation": self.consolidation,
+            "dry_run": self.dry_run,
+        }
+
+
+# ------------------------------------------------------------------------- facts
+
+
+@dataclass(frozen=True)
+class _Item:
+    """A memory-file item on its way to a fact file: what it states and where it was said."""
+
+    fact: ItemFact
+    heading: str
+    source: str  # <origin>:<line>
+    updated: str  # YYYY-MM-DD
+
+
+def _file_day(path: Path) -> str:
+    return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date().isoformat()
+
+
+def _items(
+    path: Path, text: str, origin: str, *, user_model: bool, heading: str | None
+) -> tuple[list[NoteItem], list[_Item]]:
+    """A memory file's items, and each as a fact on its way to a fact file."""
+    notes = memory_items(text, user_model=user_model)
+    updated = _file_day(path)
+    facts = [
+        _Item(
+            item_fact(i),
+            heading or i.section or "Memory",
+            f"{origin}:{i.line}",
+            i.observed or updated,
+        )
+        for i in notes
+    ]
+    return notes, facts
+
+
+def _read_outside(path: Path) -> str:
+    """A file outside the vault, as text; one too big to be a note is refused by name."""
+    size = path.stat().st_size
+    if size > MAX_FILE_BYTES:
+        problem = f"{size} bytes, over the {MAX_FILE_BYTES} limit of one note"
+        raise InvalidInputError("file", problem, source=str(path))
+    return path.read_bytes().decode("utf-8", "replace")
+
+
+def _known(vault: Vault, fact: ItemFact) -> list[dict[str, Any]]:
+    """The vault's current facts with the same entity and field (a note: the same text)."""
+    if fact.is_note:
+        rows = vault.index.fact_rows("field = 'note' AND superseded = 0", [])
+        return [r for r in rows if same_value(r["value"], fact.value)]
+    return vault.index.fact_rows(
+        "lower(entity) = lower(?) AND lower(field) = lower(?) AND superseded = 0",
+        [fact.entity, fact.field],
+    )
+
+
+def _file_items(
+    vault: Vault,
+    items: Sequence[_Item],
+    target: str,
+    meta: dict[str, Any],
+    title: str,
+    report: ImportReport,
+) -> None:
+    """File the ``entity: value`` items into the fact file ``target``: new ones appended under
+    their headings, known ones skipped, contradicting ones to pending."""
+    seen: set[tuple[str, str, str]] = set()
+    fresh: list[_Item] = []
+    for item in items:
+        fact = item.fact
+        key = (fact.entity.casefold(), fact.field, fact.value)
+        if fact.is_note or key in seen:
+            continue
+        seen.add(key)
+        rows = _known(vault, fact)
+        if any(same_value(r["value"], fact.value) for r in rows) or matching(
+            vault.root, fact.entity, fact.field, fact.value
+        ):
+            report.known_items += 1
+            continue
+        if rows and fact.field not in MANY_VALUED:
+            report.conflicts += 1
+            if not report.dry_run:
+                was = ", ".join(sorted({str(r["value"]) for r in rows}))
+                body = format_fact_line(fact.entity, fact.field, fact.value)[2:]
+                agent = meta.get("agent")
+                provenance = format_provenance(
+                    item.source, item.updated, "high", agent=agent, scope=OWNER
+                )
+                line = f"- CONFLICT {body} (was {was}) {provenance}"
+                append_line(vault.root, PENDING_FILE, "Pending", line)
+                report.wrote(PENDING_FILE)
+            continue
+        report.facts += 1
+        fresh.append(item)
+    if fresh and not report.dry_run:
+        _append_under_headings(vault.root, target, meta, title, fresh)
+        report.wrote(target)
+
+
+def _append_under_headings(
+    root: Path, target: str, meta: dict[str, Any], title: str, items: Sequence[_Item]
+) -> None:
+    path = resolve_inside(root, target)
+    if path.exists():
+        text = read_text(root, target)
+    else:
+        ensure_dir(path.parent)
+        text = join_frontmatter(meta, f"# {title}\n")
+    text = text if text.endswith("\n") else text + "\n"
+    last = _last_heading(text)
+    for item in items:
+        if item.heading != last:
+            text += f"\n## {item.heading}\n\n"
+            last = item.heading
+        provenance = format_provenance(item.source, item.updated, "high")
+        fact = item.fact
+        text += format_fact_line(fact.entity, fact.field, fact.value, provenance) + "\n"
+    atomic_write(path, text)
+
+
+def _last_heading(text: str) -> str | None:
+    headings = [line[3:].strip() for line in text.split("\n") if line.startswith("## ")]
+    return headings[-1] if headings else None
+
+
+# ---------------------------------------------------------------------- episodes
+
+
+@dataclass(frozen=True)
+class _NoteEpisode:
+    """A note on its way to an episode: where it came from, what it says (line, text)."""
+
+    origin: str  # the episode's ``source``: openclaw:<file>, or a note's absolute path
+    summary: str
+    lines: tuple[tuple[int, str], ...]
+    when: datetime
+    agent: str | None
+    tags: tuple[str, ...]
+
+
+def _line_key(text: str) -> str:
+    return value_key(text.strip().removeprefix("- ").strip())
+
+
+def _add_note_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -> None:
+    """Write ``note`` as an episode, or, when an earlier import made its episode, append the
+    lines that episode does not hold yet (edits made to it by hand are kept)."""
+    rows = vault.index.episode_rows(
+        "source = ? AND coalesce(agent, '') = ?", [note.origin, note.agent or ""]
+    )
+    if not rows:
+        report.episodes += 1
+        report.notes += len(note.lines)
+        if not report.dry_run:
+            _write_new_episode(vault, note, report)
+        return
+    report.known_episodes += 1
+    rel = str(rows[0]["path"])
+    path = resolve_inside(vault.root, rel)
+    episode = parse_episode(read_text(vault.root, rel), rel, path.stat().st_mtime)
+    held = {_line_key(line) for line in episode.details.split("\n") if line.strip()}
+    fresh = [(n, text) for n, text in note.lines if _line_key(text) not in held]
+    report.known_items += len(note.lines) - len(fresh)
+    if not fresh:
+        return
+    report.notes += len(fresh)
+    if report.dry_run:
+        return
+    details = episode.details if episode.details.endswith("\n") else episode.details + "\n"
+    details += "".join(f"- {text}\n" for _, text in fresh)
+    lines = episode.extra.get("source_lines")
+    known = list(lines) if isinstance(lines, list) else []
+    extra = {**episode.extra, "source_lines": known + [n for n, _ in fresh]}
+    atomic_write(path, dump_episode(replace(episode, details=details, extra=extra)))
+    report.wrote(rel)
+
+
+def _write_new_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -> None:
+    ident = f"ep-{note.when:%Y%m%d-%H%M%S}-{short_hash(note.origin, note.agent or '', length=8)}"
+    episode = Episode(
+        id=ident,
+        path="",
+        timestamp=note.when,
+        summary=note.summary,
+        details="".join(f"- {text}\n" for _, text in note.lines),
+        tags=note.tags,
+        confidence="high",
+        source=note.origin,
+        extra={"source_lines": [n for n, _ in note.lines]},
+        agent=note.agent,
+        scope=OWNER,
+    )
+    folder = resolve_inside(vault.root, EPISODES_DIR)
+    ensure_dir(folder)
+    target = unique_path(folder, episode_filename(note.when, f"imported {note.summary}"))
+    atomic_write(target, dump_episode(episode))
+    report.wrote(f"{EPISODES_DIR}/{target.name}")
+
+
+def _dated_note(path: Path, day: date, origin: str, agent: str | None) -> _NoteEpisode:
+    """A daily (or any dated) note as an episode of that day, at noon UTC."""
+    document = note_document(_read_outside(path), path.stem)
+    tags = ("imported", "daily-note") if daily_note_date(path.name) else ("imported", "note")
+    moment = datetime.combine(day, _NOON)
+    return _NoteEpisode(origin, document.summary, document.lines, moment, agent, tags)
+
+
+def _memory_note(
+    path: Path, items: Sequence[NoteItem], origin: str, summary: str, agent: str | None
+) -> _NoteEpisode:
+    """A memory file's items as one episode, dated by the file's last change."""
+    moment = datetime.fromtimestamp(int(path.stat().st_mtime), timezone.utc)
+    lines = tuple((i.line, i.text) for i in items)
+    return _NoteEpisode(origin, summary, lines, moment, agent, ("imported", "memory-file"))
+
+
+# ------------------------------------------------------------------- entry points
+
+
+def import_openclaw(
+    vault: Vault,
+    *,
+    state: Path | None = None,
+    agent: str | None = None,
+    since: date | None = None,
+    dry_run: bool = False,
+    consolidate: bool = True,
+) -> ImportReport:
+    """Import an OpenClaw install's memory (see the module docstring); the report."""
+    state = state if state is not None else state_dir()
+    if not state.is_dir():
+        raise InvalidInputError("openclaw", "no OpenClaw state folder here", source=str(state))
+    config = load_config(state)
+    report = ImportReport(dry_run=dry_run)
+    vault.refresh()
+    starting = datetime.combine(since, time(0, tzinfo=timezone.utc)) if since else None
+    done_workspaces: set[Path] = set()
+    found: list[StoredSession] = []
+    for place in agent_places(state, config, agent):
+        found += sessions(place)
+        workspace = place.workspace.resolve() if place.workspace.is_dir() else None
+        if workspace is None or workspace in done_workspaces:
+            continue  # a workspace shared by several agents is imported once, for the first
+        done_workspaces.add(workspace)
+        _import_workspace(vault, place, since, report)
+    import_sessions(vault, found, starting, report)
+    if consolidate and not dry_run and report.turns:
+        report.consolidation = vault.consolidate().as_dict()
+    if not dry_run:
+        vault.refresh()
+    return report
+
+
+def _import_workspace(
+    vault: Vault, place: AgentPlace, since: date | None, report: ImportReport
+) -> None:
+    facts: list[_Item] = []
+    for rel in memory_files(place.workspace):
+        path, origin = place.workspace / rel, f"openclaw:{rel}"
+        user_model = rel == "USER.md"
+        text = _read_outside(path)
+        items, as_facts = _items(path, text, origin, user_model=user_model, heading=None)
+        facts += as_facts
+        if items:
+            summary = f"{rel} of OpenClaw agent {place.agent}"
+            _add_note_episode(
+                vault, _memory_note(path, items, origin, summary, place.agent), report
+            )
+    meta = {"agent": place.agent, "scope": OWNER}
+    target = f"{SEMANTIC_DIR}/openclaw-{slugify(place.agent, 40)}.md"
+    _file_items(vault, facts, target, meta, f"OpenClaw memory of agent {place.agent}", report)
+    for rel in daily_notes(place.workspace):
+        day = daily_note_date(Path(rel).name)
+        if day is None or (since is not None and day < since):
+            continue
+        note = _dated_note(place.workspace / rel, day, f"openclaw:{rel}", place.agent)
+        _add_note_episode(vault, note, report)
+
+
+def note_files(folder: Path, vault_root: Path) -> list[Path]:
+    """The markdown notes of ``folder`` (recursively), leaving out hidden and tool folders,
+    symbolic links, and the vault itself when it lies inside."""
+    out: list[Path] = []
+    vault = vault_root.resolve()
+    stack = [folder]
+    while stack:
+        current = stack.pop()
+        if current.resolve() == vault:
+            continue
+        for entry in sorted(current.iterdir()):
+            if entry.is_symlink() or entry.name in SKIPPED_FOLDERS:
+                continue
+            if entry.is_dir():
+                if not entry.name.startswith("."):
+                    stack.append(entry)
+            elif entry.suffix.lower() == ".md" and entry.is_file():
+                out.append(entry)
+    return sorted(out)
+
+
+def is_fact_note(path: Path, text: str) -> bool:
+    """A note whose items become facts: a known memory file, or one mostly made of list items."""
+    if path.name.lower() in NOTE_FILE_NAMES:
+        return True
+    items = memory_items(text)
+    bullets = sum(1 for line in text.split("\n") if line.lstrip().startswith(("- ", "* ", "+ ")))
+    return bool(items) and bullets * 2 >= len(items)
+
+
+def import_notes(
+    vault: Vault, folder: Path, *, since: date | None = None, dry_run: bool = False
+) -> ImportReport:
+    """Import a folder of markdown notes by the rules in the module docstring: every note is
+    an episode (dated by its name, else its last change); the ``entity: value`` items of
+    memory files and list-shaped notes are facts too."""
+    folder = folder.expanduser()
+    if not folder.is_dir():
+        raise InvalidInputError("folder", "not a folder", source=str(folder))
+    report = ImportReport(dry_run=dry_run)
+    vault.refresh()
+    base = folder.resolve()
+    facts: list[_Item] = []
+    for path in note_files(folder, vault.root):
+        rel = path.resolve().relative_to(base).as_posix()
+        origin = str(path.resolve())
+        try:
+            text = _read_outside(path)
+        except (OSError, InvalidInputError) as exc:
+            report.skipped.append(f"{origin}: {exc}")
+            continue
+        day = daily_note_date(path.name)
+        if day is None and is_fact_note(path, text):
+            user_model = path.name == "USER.md"
+            items, as_facts = _items(path, text, origin, user_model=user_model, heading=rel)
+            facts += as_facts
+            if items:
+                summary = note_title(note_frontmatter(text)) or rel
+                _add_note_episode(vault, _memory_note(path, items, origin, summary, None), report)
+            continue
+        meta = note_frontmatter(text)
+        day = (
+            day
+            or note_date(meta)
+            or datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date()
+        )
+        if since is not None and day < since:
+            continue
+        note = _dated_note(path, day, origin, None)
+        if not note.lines and not text.strip():
+            report.skipped.append(f"{origin}: empty")
+            continue
+        _add_note_episode(vault, note, report)
+    target = f"{SEMANTIC_DIR}/notes-{slugify(base.name, 40)}.md"
+    _file_items(vault, facts, target, {"scope": OWNER}, f"Notes imported from {base.name}", report)
+    if not dry_run:
+        vault.refresh()
+    return report

@@ -1,0 +1,364 @@
+"""Importing into the vault: ``Vault.import_openclaw`` over an OpenClaw state folder laid out
+as OpenClaw 2026.9.6 lays it out (workspace files, the per-agent SQLite session store, legacy
+JSONL transcripts), ``Vault.import_notes`` over a folder of notes, ``ingest`` of OpenAI-style
+chats, and the CLI commands over them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+from datetime import date
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from memoryclaw import InvalidInputError, RecallContext, Vault
+from memoryclaw.notes import parse_facts
+from memoryclaw.openclaw import existing_memory_hint
+from memoryclaw.transcripts import unprocessed_logs
+
+from .openclaw_state import MEMORY, make_state
+from .test_cli import clean_env, snapshot
+
+
+@pytest.fixture
+def state(tmp_path: Path) -> Path:
+    """An OpenClaw state folder with two agents (main, ops) and their memory."""
+    return make_state(tmp_path / "openclaw")
+
+
+def test_import_brings_in_files_notes_and_transcripts(vault: Vault, state: Path) -> None:
+    report = vault.import_openclaw(state)
+    assert (report.facts, report.notes, report.conflicts) == (4, 9, 1)
+    assert (report.episodes, report.sessions, report.turns) == (6, 3, 5)
+    assert report.consolidation is not None
+    logs = report.consolidation["logs_processed"]
+    assert sum("_openclaw_raw.md" in p or "_telegram_raw.md" in p for p in logs) >= 3
+    main = (vault.root / "semantic" / "openclaw-main.md").read_text()
+    assert main.startswith("---\nagent: main\nscope: owner\n---\n# OpenClaw memory of agent main")
+    assert "- Locksmith: Keyworth Locks, 020 7946 0555 <!-- source: openclaw:MEMORY.md:4;" in main
+    assert (
+        "- Timezone: Europe/Lisbon <!-- source: openclaw:USER.md:11; updated: 2026-11-02;" in main
+    )
+    assert "- Falcon launch: 2026-12-01 <!-- source: openclaw:memory/projects.md:3;" in main
+    assert "window seats" not in main  # a note, not an entity: value fact
+    ops = (vault.root / "semantic" / "openclaw-ops.md").read_text()
+    assert "agent: ops" in ops and "On-call pager: 07700 900123" in ops
+    # the sample vault's dentist differs: the owner decides which is current
+    pending = (vault.root / "semantic" / "_pending.md").read_text()
+    assert "- CONFLICT Dentist: Harbourside Dental (was Dr. Lena Hoffman" in pending
+    assert "source: openclaw:MEMORY.md:5" in pending
+    [memory] = (vault.root / "episodes").glob("*_imported-memory-md-of-openclaw-agent-main.md")
+    text = memory.read_text()
+    assert "source: openclaw:MEMORY.md\n" in text and "source_lines: [4, 5, 8]" in text
+    assert text.endswith("- Prefers window seats on long flights\n")
+    [daily] = (vault.root / "episodes").glob("2026-11-20_12-00-00_imported-*.md")
+    text = daily.read_text()
+    assert "source: openclaw:memory/2026-11-20.md" in text and "agent: main" in text
+    assert "- Hearthwarm Heating engineer comes Thursday at 8am" in text
+
+
+def test_a_second_import_adds_nothing(vault: Vault, state: Path) -> None:
+    first = vault.import_openclaw(state)
+    before = snapshot(vault.root)
+    again = vault.import_openclaw(state)
+    assert again.added == 0 and again.files == []
+    assert again.known_items == first.facts + first.notes + first.conflicts
+    assert (again.known_episodes, again.known_turns) == (first.episodes, first.turns)
+    assert snapshot(vault.root) == before
+
+
+def test_lines_added_to_a_note_later_are_added_to_its_episode(vault: Vault, state: Path) -> None:
+    vault.import_openclaw(state)
+    memory = state / "workspace" / "MEMORY.md"
+    memory.write_text(MEMORY + "- Boiler: Hearthwarm Heating\n")
+    later = vault.import_openclaw(state)
+    assert (later.facts, later.notes, later.episodes) == (1, 1, 0)
+    [episode] = (vault.root / "episodes").glob("*_imported-memory-md-of-openclaw-agent-main.md")
+    text = episode.read_text()
+    assert "source_lines: [4, 5, 8, 9]" in text and text.endswith("- Boiler: Hearthwarm Heating\n")
+
+
+def test_recall_honours_agents_and_conversations(vault: Vault, state: Path) -> None:
+    vault.import_openclaw(state)
+    direct = RecallContext(agent="main", session="agent:main:explicit:later")
+    group = RecallContext(agent="main", session="agent:main:telegram:group:-100123")
+    ops = RecallContext(agent="ops", session="agent:ops:main")
+    for query in ("locksmith phone", "window seats on flights"):
+        assert vault.retrieve(query, context=direct).context.count("MEMORY.md of OpenClaw") == 1
+        assert (
+            "MEMORY.md of OpenClaw agent main" not in vault.retrieve(query, context=group).context
+        )
+        assert "MEMORY.md of OpenClaw agent main" not in vault.retrieve(query, context=ops).context
+    assert "Keyworth Locks" in vault.retrieve("locksmith phone", context=direct).context
+    assert "07700 900123" in vault.retrieve("on-call pager", context=ops).context
+    assert "Nandos" in vault.retrieve("team lunch Friday Nandos", context=group).context
+    assert "Nandos" not in vault.retrieve("team lunch Friday Nandos", context=direct).context
+
+
+@pytest.mark.parametrize(
+    ("agent", "since", "expected"),
+    [
+        ("ops", None, (2, 0, 1, 1, 1)),
+        (None, date(2026, 11, 1), (12, 1, 5, 2, 4)),
+    ],
+    ids=["one-agent", "since"],
+)
+def test_agent_and_since_narrow_the_import(
+    vault: Vault, state: Path, agent: str | None, since: date | None, expected: tuple[int, ...]
+) -> None:
+    report = vault.import_openclaw(state, agent=agent, since=since)
+    facts_and_notes = report.facts + report.notes
+    got = (facts_and_notes, report.conflicts, report.episodes, report.sessions, report.turns)
+    assert got == expected
+
+
+def test_dry_run_counts_and_writes_nothing(vault: Vault, state: Path) -> None:
+    before = snapshot(vault.root)
+    dry = vault.import_openclaw(state, dry_run=True)
+    assert dry.dry_run and dry.added == 25 and dry.files == []
+    assert snapshot(vault.root) == before
+    assert vault.import_openclaw(state).added == dry.added
+
+
+@pytest.mark.parametrize(
+    ("setup", "message"),
+    [
+        (lambda s: None, "no OpenClaw state folder here"),
+        (
+            lambda s: (s / "agents/main/agent/openclaw-agent.sqlite").write_bytes(b"x" * 200),
+            "cannot",
+        ),
+    ],
+    ids=["no-state", "not-sqlite"],
+)
+def test_bad_sources_are_named(
+    vault: Vault, state: Path, tmp_path: Path, setup: Any, message: str
+) -> None:
+    target = tmp_path / "nowhere" if message.startswith("no ") else state
+    setup(target)
+    before = snapshot(vault.root)
+    with pytest.raises(InvalidInputError) as caught:
+        vault.import_openclaw(target)
+    assert message in str(caught.value) or "not an OpenClaw session store" in str(caught.value)
+    assert str(target) in str(caught.value)
+    assert snapshot(vault.root) == before
+
+
+@pytest.mark.parametrize("agent", ["../etc", "nobody"], ids=["not-an-id", "unknown"])
+def test_an_agent_openclaw_does_not_have_is_refused(vault: Vault, state: Path, agent: str) -> None:
+    with pytest.raises(InvalidInputError) as caught:
+        vault.import_openclaw(state, agent=agent)
+    assert caught.value.field == "agent" and "(it has main, ops)" in str(caught.value)
+
+
+def test_install_hint_names_what_openclaw_holds(state: Path, tmp_path: Path) -> None:
+    found = existing_memory_hint({"OPENCLAW_STATE_DIR": str(state)})
+    assert any(line.startswith("agent main: MEMORY.md, USER.md") for line in found)
+    assert any("2 daily notes" in line and "session transcripts" in line for line in found)
+    empty = tmp_path / "fresh"
+    (empty / "workspace").mkdir(parents=True)
+    (empty / "workspace" / "USER.md").write_text("# USER.md\n\n## Directives\n\n- Prefer ...\n")
+    assert existing_memory_hint({"OPENCLAW_STATE_DIR": str(empty)}) == []
+
+
+# ----------------------------------------------------------------------- notes folder
+
+
+@pytest.fixture
+def notes(tmp_path: Path) -> Path:
+    """A folder of notes: an Obsidian vault with a Claude Code memory file in it."""
+    root = tmp_path / "Second Brain"
+    (root / "daily").mkdir(parents=True)
+    (root / ".obsidian").mkdir()
+    (root / ".obsidian" / "workspace.md").write_text("- not a note\n")
+    (root / "CLAUDE.md").write_text("# Project rules\n\n- Use uv for Python\n- Editor: Helix\n")
+    (root / "daily" / "2026-03-02.md").write_text("# Climbing\n\nBouldering at The Arch.\n")
+    (root / "Reading list.md").write_text("- Piranesi\n- The Dispossessed\n")
+    prose = root / "Trip to Porto.md"
+    prose.write_text("Porto trip\n\nStayed near Ribeira; the tram to Foz was worth it.\n")
+    os.utime(prose, (1790000000, 1790000000))  # 2026-09-21
+    return root
+
+
+def test_import_notes_follows_the_rules(vault: Vault, notes: Path) -> None:
+    report = vault.import_notes(notes)
+    assert (report.facts, report.notes, report.episodes) == (1, 6, 4)
+    facts = (vault.root / "semantic" / "notes-second-brain.md").read_text()
+    claude = notes.resolve() / "CLAUDE.md"
+    assert f"## CLAUDE.md\n\n- Editor: Helix <!-- source: {claude}:4;" in facts
+    assert "uv" not in facts and "not a note" not in facts
+    episodes = vault.root / "episodes"
+    [rules] = episodes.glob("*_imported-claude-md.md")
+    assert "- Use uv for Python\n- Editor: Helix\n" in rules.read_text()
+    [books] = episodes.glob("*_imported-reading-list-md.md")
+    assert "source_lines: [1, 2]" in books.read_text()
+    [climb] = episodes.glob("2026-03-02_12-00-00_imported-climbing.md")
+    assert "Bouldering at The Arch." in climb.read_text()
+    [porto] = episodes.glob("2026-09-21_12-00-00_imported-porto-trip.md")
+    assert f"source: {notes.resolve() / 'Trip to Porto.md'}" in porto.read_text()
+    assert not list(episodes.glob("*workspace*"))  # .obsidian is left out
+    before = snapshot(vault.root)
+    again = vault.import_notes(notes)
+    assert again.added == 0 and snapshot(vault.root) == before
+
+
+def test_import_notes_skips_the_vault_inside_it(tmp_path: Path) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "2026-04-01.md").write_text("# Dentist\n\n- check-up booked\n")
+    with Vault.init(folder / "vault", env={}) as inner:
+        inner.import_notes(folder)
+        inner.import_notes(folder)
+        names = sorted(p.name for p in (inner.root / "episodes").glob("*.md"))
+    assert names == ["2026-04-01_12-00-00_imported-dentist.md"]
+
+
+# ------------------------------------------------------------------------ ingest chats
+
+CHAT = {
+    "id": "chat-7",
+    "created": 1795476000,
+    "messages": [
+        {"role": "system", "content": "You are helpful."},
+        {"role": "user", "content": "Book the Porto hotel, Casa Ribeira."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "function": {"name": "book_hotel", "arguments": '{"n": 2}'}}
+            ],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "booked, ref CR-88"},
+        {"role": "assistant", "content": "Booked: reference CR-88."},
+    ],
+}
+
+
+def test_ingest_takes_messages_arrays(vault: Vault) -> None:
+    report = vault.ingest([CHAT, {**CHAT, "id": "chat-8"}], source="chats.jsonl")
+    assert (report.turns, report.sessions) == (8, ("chat-7", "chat-8"))
+    [log] = [g for g in unprocessed_logs(vault.root) if g.session == "chat-7"]
+    roles = [(t.role, t.tool) for t in log.turns]
+    assert roles == [
+        ("user", None),
+        ("tool_call", "book_hotel"),
+        ("tool_result", "book_hotel"),
+        ("assistant", None),
+    ]
+    assert log.turns[0].timestamp.isoformat() == "2026-11-23T23:20:00+00:00"
+
+
+def _cli(vault: Path, *args: str, env: dict[str, str] | None = None) -> Any:
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args],
+        capture_output=True,
+        text=True,
+        env=env or clean_env(),
+        timeout=120,
+        check=False,
+    )
+    return done
+
+
+def test_cli_openclaw_import(vault_dir: Path, state: Path) -> None:
+    env = clean_env(OPENCLAW_STATE_DIR=str(state))
+    dry = _cli(vault_dir, "openclaw", "import", "--dry-run", "--agent", "main", env=env)
+    assert dry.returncode == 0, dry.stderr
+    assert dry.stdout.startswith("would add 3 facts, 8 notes, 1 conflicts (to review), 5 episodes")
+    first = _cli(vault_dir, "openclaw", "import", "--json", "--since", "2026-11-01", env=env)
+    assert first.returncode == 0, first.stderr
+    assert json.loads(first.stdout)["episodes"] == 5
+    again = _cli(vault_dir, "openclaw", "import", env=env)
+    assert again.returncode == 0 and "added 0 facts" in again.stdout
+    bad = _cli(vault_dir, "openclaw", "import", "--since", "23/11/2026", env=env)
+    assert bad.returncode == 2 and "--since" in bad.stderr
+
+
+def test_cli_import_notes(vault_dir: Path, notes: Path) -> None:
+    done = _cli(vault_dir, "import-notes", str(notes), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["episodes"] == 4
+    missing = _cli(vault_dir, "import-notes", str(notes / "nope"))
+    assert missing.returncode == 2 and "does not exist" in missing.stderr
+
+
+def test_cli_ingest_reads_a_json_chat(vault_dir: Path, tmp_path: Path) -> None:
+    chat = tmp_path / "chat.json"
+    chat.write_text(json.dumps(CHAT, indent=2))
+    done = _cli(vault_dir, "ingest", str(chat), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["turns"] == 4
+    broken = tmp_path / "broken.json"
+    broken.write_text(json.dumps({"messages": [{"role": "narrator", "content": "x"}]}))
+    failed = _cli(vault_dir, "ingest", str(broken))
+    assert failed.returncode == 1
+    assert f"{broken}:1: messages[0]: role 'narrator'" in failed.stderr
+
+
+_KEY = st.text(alphabet="abcdefghijklmnopqrstuvwxyz", min_size=2, max_size=10)
+_ITEMS = st.dictionaries(
+    _KEY.map(str.capitalize),
+    st.lists(_KEY, min_size=1, max_size=4).map(" ".join),
+    min_size=1,
+    max_size=8,
+)
+
+
+@settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_ITEMS)
+def test_memory_items_come_back_as_facts_and_one_episode(items: dict[str, str]) -> None:
+    """Whatever entity: value items MEMORY.md holds, the fact file reads back exactly those
+    facts, each pointing at its line, the episode holds every item, and importing again
+    changes nothing."""
+    items = {k: v for k, v in items.items() if k.casefold() not in {"memory", "note"}}
+    with tempfile.TemporaryDirectory() as folder:
+        root = Path(folder)
+        workspace = root / "openclaw" / "workspace"
+        workspace.mkdir(parents=True)
+        lines = [f"- {entity}: {value}" for entity, value in items.items()]
+        (workspace / "MEMORY.md").write_text("# Memory\n" + "\n".join(lines) + "\n")
+        with Vault.init(root / "vault", env={}) as vault:
+            first = vault.import_openclaw(root / "openclaw")
+            text = (vault.root / "semantic" / "openclaw-main.md").read_text()
+            facts = parse_facts(text, "semantic/openclaw-main.md", "2026-01-01")
+            assert {(f.entity, f.value) for f in facts} == set(items.items())
+            assert {f.source for f in facts} == {
+                f"openclaw:MEMORY.md:{n}" for n in range(2, 2 + len(items))
+            }
+            [episode] = (vault.root / "episodes").glob("*.md")
+            assert all(line in episode.read_text() for line in lines)
+            assert (first.facts, first.notes, first.episodes) == (len(items), len(items), 1)
+            before = snapshot(vault.root)
+            assert vault.import_openclaw(root / "openclaw").added == 0
+            assert snapshot(vault.root) == before
+
+
+def test_import_notes_reads_claude_code_memory_and_obsidian_properties(
+    vault: Vault, tmp_path: Path
+) -> None:
+    memory = tmp_path / "claude" / "projects" / "-home-sam-churn" / "memory"
+    memory.mkdir(parents=True)
+    (memory / "user_role.md").write_text(
+        "---\nname: user-role\ndescription: Sam prefers polars over pandas\ntype: user\n---\n"
+        "Works on churn models; wants plots in plotly.\n"
+    )
+    (memory / "MEMORY.md").write_text("- [user role](user_role.md) — polars, plotly\n")
+    (tmp_path / "claude" / "Standup.md").write_text(
+        "---\ndate: 2026-02-03\ntags: [work]\n---\n# Standup\n\nShipped the churn dashboard.\n"
+    )
+    report = vault.import_notes(tmp_path / "claude")
+    assert (report.episodes, report.facts) == (3, 0)
+    episodes = vault.root / "episodes"
+    [role] = episodes.glob("*_imported-sam-prefers-polars-over-pandas.md")
+    assert "- Works on churn models; wants plots in plotly.\n" in role.read_text()
+    [standup] = episodes.glob("2026-02-03_12-00-00_imported-standup.md")
+    assert "Shipped the churn dashboard." in standup.read_text()
+    found = vault.retrieve("which dataframe library does Sam prefer polars or pandas")
+    assert "Sam prefers polars over pandas" in found.context
