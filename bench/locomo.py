@@ -107,11 +107,12 @@ def _recall(hits: list[set[tuple[int, int]]], wanted: set[tuple[int, int]]) -> d
     return out
 
 
-def run_memoryclaw(sample: dict[str, Any], workdir: Path) -> dict[str, Any]:
-    """Ingest, consolidate and query one conversation; per-question recall and timings."""
+def run_memoryclaw(sample: dict[str, Any], workdir: Path, config: str = "") -> dict[str, Any]:
+    """Ingest, consolidate and query one conversation; per-question recall and timings
+    (``config``: more memoryclaw.yaml settings)."""
     root = workdir / str(sample["sample_id"])
     Vault.init(root, env={}).close()
-    (root / "memoryclaw.yaml").write_text("git:\n  autoCommit: false\n")
+    (root / "memoryclaw.yaml").write_text("git:\n  autoCommit: false\n" + config)
     session_of: dict[str, int] = {}
     records = []
     for number, date, turns in sessions(sample["conversation"]):
@@ -194,10 +195,13 @@ def content_words(text: str) -> set[str]:
     return out
 
 
-def build_payload_vault(sample: dict[str, Any], root: Path) -> None:
-    """The reference scorer's vault for one conversation: ingested, then consolidated."""
+def build_payload_vault(sample: dict[str, Any], root: Path, config: str = "") -> None:
+    """The reference scorer's vault for one conversation: ingested, then consolidated (with
+    ``config`` as its memoryclaw.yaml, as the scorer's ``--config``)."""
     conversation = sample["conversation"]
     Vault.init(root, env={}).close()
+    if config:
+        (root / "memoryclaw.yaml").write_text(config)
     records = []
     for number, date, turns in sessions(conversation):
         for turn in turns:
@@ -314,12 +318,12 @@ def summarize_payloads(rows: list[dict[str, Any]]) -> dict[str, Any]:
 
 
 def run_payloads(
-    sample: dict[str, Any], workdir: Path, embedder: Embedder | None
+    sample: dict[str, Any], workdir: Path, embedder: Embedder | None, config: str = ""
 ) -> dict[str, list[dict[str, Any]]]:
     """Every system's payload rows for one conversation (hybrid when ``embedder`` is given),
     and the facts its vault holds."""
     root = workdir / f"payload-{sample['sample_id']}"
-    build_payload_vault(sample, root)
+    build_payload_vault(sample, root, config)
     asked = payload_questions(sample)
     out: dict[str, list[dict[str, Any]]] = {}
     with Vault(root, env={}) as vault:
@@ -701,7 +705,14 @@ def main() -> None:
     parser.add_argument(
         "--no-study", action="store_true", help="with --hybrid: skip the blend study"
     )
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="a memoryclaw.yaml whose settings every vault gets (e.g. retrieval.recency)",
+    )
     args = parser.parse_args()
+    config = args.config.read_text() if args.config else ""
     wanted = [key.strip() for key in args.variants.split(",") if key.strip()]
     unknown = sorted(set(wanted) - {v.key for v in VARIANTS})
     if unknown or "keyword" not in wanted:
@@ -725,7 +736,7 @@ def main() -> None:
     consolidate_s = 0.0
     with tempfile.TemporaryDirectory(prefix="locomo-") as tmp:
         for sample in samples:
-            run = run_memoryclaw(sample, Path(tmp))
+            run = run_memoryclaw(sample, Path(tmp), config)
             ours += run["results"]
             tokens += run["tokens"]
             search_ms += run["search_ms"]
@@ -734,7 +745,7 @@ def main() -> None:
             episodes += run["episodes"]
             consolidate_s += run["consolidate_s"]
             base += run_baseline(sample)
-            for key, rows in run_payloads(sample, Path(tmp), embedder).items():
+            for key, rows in run_payloads(sample, Path(tmp), embedder, config).items():
                 payload_rows.setdefault(key, []).extend(rows)
             if embedder is not None:
                 parts = run_variants(sample, run, embedder, variants, not args.no_study)
