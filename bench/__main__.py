@@ -124,6 +124,15 @@ STEPS = (
         runs_full=1,
         runs_quick=1,
     ),
+    Step(
+        "peers",
+        "peers.py",
+        ("--sizes", "1000,10000"),
+        ("--conversations", "1", "--sizes", "1000", "--queries", "5"),
+        "peers.json",
+        runs_full=1,
+        runs_quick=1,
+    ),
 )
 
 
@@ -168,7 +177,7 @@ def load_runs(name: str) -> list[dict[str, Any]]:
 
 def child_env() -> dict[str, str]:
     """The environment of the benchmark processes: no MEMORYCLAW_* overrides of the vaults."""
-    keep = {"MEMORYCLAW_OPENCLAW_CACHE"}
+    keep = {"MEMORYCLAW_OPENCLAW_CACHE", "MEMORYCLAW_PEERS_CACHE"}
     return {k: v for k, v in os.environ.items() if not k.startswith("MEMORYCLAW_") or k in keep}
 
 

