@@ -53,18 +53,7 @@ def test_a_real_openclaw_workspace_is_imported_once_and_recalled(tmp_path: Path)
     model = LoopbackModel(reply=REPLY).start()
     try:
         claw = OpenClaw(home, vault, openclaw_env(home, ensure_openclaw()), model)
-        provider = {
-            "baseUrl": model.base_url,
-            "apiKey": "loopback",
-            "api": "openai-completions",
-            "models": [{"id": "loopback-model", "name": "Loopback"}],
-        }
-        claw.patch(
-            {
-                "models": {"providers": {"loop": provider}},
-                "agents": {"defaults": {"model": "loop/loopback-model"}},
-            }
-        )
+        claw.use_model()
         # OpenClaw's own memory (memory-core) is active: the agent keeps its memory files
         model.next_tool_call = _write("MEMORY.md", MEMORY)
         claw.agent("Remember my locksmith, Wren's birthday and my seat preference.", "day-1")

@@ -84,6 +84,21 @@ class OpenClaw:
         assert fresh, "OpenClaw never called the model"
         return done, prompt_text(fresh[0])
 
+    def use_model(self) -> None:
+        """Make the loopback model every agent's model."""
+        provider = {
+            "baseUrl": self.model.base_url,
+            "apiKey": "loopback",
+            "api": "openai-completions",
+            "models": [{"id": "loopback-model", "name": "Loopback"}],
+        }
+        self.patch(
+            {
+                "models": {"providers": {"loop": provider}},
+                "agents": {"defaults": {"model": "loop/loopback-model"}},
+            }
+        )
+
     def patch(self, patch: dict[str, Any]) -> None:
         """Apply a config patch."""
         done = self.run("config", "patch", "--stdin", stdin=json.dumps(patch))
@@ -104,18 +119,7 @@ def openclaw(tmp_path_factory: pytest.TempPathFactory) -> Iterator[OpenClaw]:
     model = LoopbackModel(reply=REPLY).start()
     try:
         claw = OpenClaw(home, vault, openclaw_env(home, openclaw_bin), model)
-        provider = {
-            "baseUrl": model.base_url,
-            "apiKey": "loopback",
-            "api": "openai-completions",
-            "models": [{"id": "loopback-model", "name": "Loopback"}],
-        }
-        claw.patch(
-            {
-                "models": {"providers": {"loop": provider}},
-                "agents": {"defaults": {"model": "loop/loopback-model"}},
-            }
-        )
+        claw.use_model()
         installed = claw.memoryclaw("openclaw", "install", "--json")
         assert installed.returncode == 0, installed.stderr
         claw.installed = json.loads(installed.stdout)["changes"]
