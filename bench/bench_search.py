@@ -29,6 +29,7 @@ import shutil
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -69,6 +70,7 @@ TARGET_NOOP_RESYNC_S = 2.0
 TARGET_FRESH_PROCESS_MS = 250.0
 # Queries matching at most this fraction of the episodes count as selective.
 SELECTIVE_FRACTION = 0.01
+BATCH_QUERIES = 500  # `search --queries`: the whole answer of this many queries, one process
 
 COMMON_WORDS = """
 email budget meeting flight hotel invoice deadline report project review dentist appointment
@@ -534,8 +536,10 @@ def measure_size(
     cli_runs: int,
     child_env: dict[str, str],
     profile_dir: Path | None,
+    batch_queries: Sequence[str] = (),
 ) -> dict[str, Any]:
     """Every measurement for one vault; returns summaries and raw samples."""
+    batch_queries = list(batch_queries) or queries
     result: dict[str, Any] = {"size": size, "vault": str(root)}
 
     # 1. Full reindex, then no-op resyncs.
@@ -666,6 +670,32 @@ def measure_size(
         cli_once(query)
     cli_ns = [timed_ns(lambda q=query: cli_once(q)) for query in cli_sample]
     result["cli"] = summarize_ms(cli_ns) | {"raw_ns": cli_ns}
+
+    # 5. The whole answer as a user gets it: `search --queries FILE --json`, one process for
+    # BATCH_QUERIES queries (facts, passages and explanation in every JSON line), per query.
+    with tempfile.TemporaryDirectory(prefix="batch-") as tmp:
+        batch = Path(tmp) / "queries.txt"
+        batch.write_text("\n".join(batch_queries) + "\n", encoding="utf-8")
+
+        def batch_once() -> None:
+            done = subprocess.run(
+                [exe, "--vault", str(root), "search", "--queries", str(batch), "--json"],
+                capture_output=True,
+                env=env,
+                check=False,
+            )
+            if done.returncode != 0 or done.stdout.count(b"\n") != len(batch_queries):
+                raise RuntimeError(f"search --queries failed: {done.stderr.decode()[:500]}")
+
+        batch_once()
+        batch_ns = sorted(timed_ns(batch_once) for _ in range(3))
+    per_query_ms = batch_ns[1] / 1e6 / len(batch_queries)
+    result["batch"] = {
+        "queries": len(batch_queries),
+        "runs_ms": [ns / 1e6 for ns in batch_ns],
+        "per_query_ms": per_query_ms,
+        "ratio_to_floor_p50": per_query_ms / result["floor"]["p50"],
+    }
     if profile_dir is not None:
         profile_cli(exe, root, cli_sample[0], env, profile_dir / f"profile-cli-{size}.txt")
     return result
@@ -877,8 +907,17 @@ def render_table(report: dict[str, Any]) -> str:
         lines.append(
             f"| {n} | fresh process `memoryclaw --vault <v> search <q> --json` | "
             f"p50 {r['cli']['p50']:.1f} · p95 {r['cli']['p95']:.1f} ms | {r['cli']['n']} | "
-            f"p50 ≤ 250 ms | {_verdict(cli_ok)} |"
+            f"p50 ≤ 250 ms (≤ 150 ms asked of an agent's CLI) | {_verdict(cli_ok)} |"
         )
+        if "batch" in r:
+            b = r["batch"]
+            batch_ok = b["ratio_to_floor_p50"] <= TARGET_FLOOR_RATIO
+            lines.append(
+                f"| {n} | the whole answer: `memoryclaw search --queries FILE --json`, one "
+                f"process, wall ÷ {b['queries']} queries (median of 3) | "
+                f"{b['per_query_ms']:.2f} ms per query = {b['ratio_to_floor_p50']:.2f}× (b) p50 "
+                f"| {b['queries']} | ≤ 3× | {_verdict(batch_ok)} |"
+            )
     lines.append("")
     return "\n".join(lines)
 
@@ -952,6 +991,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             cli_runs=args.cli_runs,
             child_env=child_env,
             profile_dir=out if args.profile else None,
+            batch_queries=build_queries(vocab, args.seed, BATCH_QUERIES),
         )
         result["generate_s"] = generated
         report["results"].append(result)

@@ -294,7 +294,14 @@ def speed(
 ) -> dict[str, Any]:
     """Index time, fresh-process search p50 and peak memory at each size, on
     ``bench_search.py``'s synthetic vaults and its first ``count`` queries."""
-    from bench_search import DEFAULT_SEED, Vocabulary, build_queries, ensure_vault
+    from bench_search import (
+        DEFAULT_SEED,
+        Vocabulary,
+        build_queries,
+        ensure_vault,
+        memoryclaw_exe,
+        subprocess_env,
+    )
 
     vocab = Vocabulary.build(DEFAULT_SEED)
     queries = build_queries(vocab, DEFAULT_SEED, count)
@@ -304,9 +311,10 @@ def speed(
         copy = work / f"speed-{size}"
         shutil.rmtree(copy, ignore_errors=True)
         shutil.copytree(vault, copy, ignore=shutil.ignore_patterns(".memoryclaw"))
-        cli = [sys.executable, "-m", "memoryclaw", "--vault", str(copy)]
-        index_s, index_kib, _ = peak_rss_run([*cli, "reindex", "--full", "--json"])
-        runs = [peak_rss_run([*cli, "search", q, "--json"]) for q in queries]
+        cli = [memoryclaw_exe(), "--vault", str(copy)]
+        env = subprocess_env(out_dir)  # a bytecode cache, as an installed package has
+        index_s, index_kib, _ = peak_rss_run([*cli, "reindex", "--full", "--json"], env=env)
+        runs = [peak_rss_run([*cli, "search", q, "--json"], env=env) for q in queries]
         row = {
             "memoryclaw": {
                 "index_s": index_s,

@@ -16,14 +16,12 @@ from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from types import TracebackType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
-from . import forget as forgetting
 from . import metrics as recall_metrics
-from .archive import ArchiveReport, load_recalls, recalled_ids, run_archive, run_restore
+from .archive import ArchiveReport, load_recalls, recalled_ids
 from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
-from .consolidation import ConsolidationReport, consolidate
 from .embeddings import Embedder, embedder_for, embedder_name
 from .errors import (
     EmbeddingError,
@@ -41,10 +39,7 @@ from .history import (
     snapshot,
     value_commits,
 )
-from .importers import conversation_records
-from .importing import ImportReport, import_notes, import_openclaw
 from .index import Index
-from .llm import ollama_status
 from .notes import (
     episode_handle,
     format_provenance,
@@ -55,10 +50,7 @@ from .notes import (
 from .payload import RetrievePayload, render_payload
 from .recency import effective_weight
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
-from .review import PendingFact, approve, pending_facts, reject, replace_value
 from .scopes import OWNER, Policy, RecallContext
-from .skills import SkillInfo, active_skill, approve_skill, list_skills, reject_skill
-from .supersede import SupersedeReport, check_fact, fact_chain
 from .sync import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
 from .transcripts import (
     LoggedTurn,
@@ -87,6 +79,13 @@ from .vault import (
     scan,
 )
 from .vectors import VectorHit, nearest, update_vectors
+
+if TYPE_CHECKING:
+    from .consolidation import ConsolidationReport
+    from .importing import ImportReport
+    from .review import PendingFact
+    from .skills import SkillInfo
+    from .supersede import SupersedeReport
 
 _log = logging.getLogger("memoryclaw.vectors")
 _NEIGHBOURS_OF = 20  # the best passages whose neighbouring lines may come along
@@ -404,6 +403,8 @@ class Vault:
             self._record(skipped, now or now_utc())
             return skipped
         result = self.search(query, now=now, refresh=refresh, context=context)
+        from .skills import active_skill
+
         skill = active_skill(self.root, result.plan.keywords)
         near = passage_neighbours(self.index, result.passages[:_NEIGHBOURS_OF])
         shown = {e.id for e in result.results}
@@ -525,6 +526,8 @@ class Vault:
         With ``git.autoCommit`` in a git vault, what the run changed becomes one commit.
         """
         use_git = self.settings.git.auto_commit and is_repository(self.root)
+        from .consolidation import consolidate
+
         report = consolidate(
             self.root, self.settings, self.index, all_logs=all_logs, now=now, auto_commit=use_git
         )
@@ -537,6 +540,8 @@ class Vault:
         out of automatic recall but searchable with ``include_archived``; ``dry_run`` only
         reports.  With ``git.autoCommit`` in a git vault the run is one commit."""
         use_git = not dry_run and self.settings.git.auto_commit and is_repository(self.root)
+        from .archive import run_archive
+
         report = run_archive(
             self.root,
             self.settings,
@@ -557,6 +562,8 @@ class Vault:
         """Move the archived episode ``ident`` back into recall (counted as recalled now, so
         it stays for another ``archiveAfterDays``); nothing to do when it is not archived."""
         use_git = self.settings.git.auto_commit and is_repository(self.root)
+        from .archive import run_restore
+
         report = run_restore(
             self.root, self.settings, self.index, ident, now=now or now_utc(), auto_commit=use_git
         )
@@ -571,6 +578,8 @@ class Vault:
 
     def pending(self) -> list[PendingFact]:
         """Facts waiting for review in ``semantic/_pending.md``."""
+        from .review import pending_facts
+
         return pending_facts(self.root)
 
     def approve_pending(self, ident: str, *, now: datetime | None = None) -> PendingFact:
@@ -582,6 +591,8 @@ class Vault:
         if entry is not None and entry.mark == "CONFLICT":
             known = self._current_facts(entry.entity, entry.field)
         with self._committing(f"memoryclaw: approve {entry.entity} {entry.field}" if entry else ""):
+            from .review import approve
+
             done = approve(self.root, ident, known, _day(now))
         self.refresh()
         return done
@@ -608,6 +619,8 @@ class Vault:
         """State ``entity``'s ``field`` as ``value``; its current values stay in their files,
         marked superseded by it on ``now``'s date (never deleted).  Setting the current value
         again writes nothing."""
+        from .supersede import check_fact
+
         entity, field, value = check_fact(entity, field, value)
         self.refresh()
         known = self._current_facts(entity, field)
@@ -618,6 +631,8 @@ class Vault:
         )
         paths = [str(row["path"]) for row in known]
         with self._committing(f"memoryclaw: set {entity} {field}"):
+            from .review import replace_value
+
             report = replace_value(self.root, paths, entity, field, value, provenance, day)
         self.refresh()
         return report
@@ -641,6 +656,8 @@ class Vault:
         ]
         if not rows:
             raise NotFoundError("fact", f"{entity} {field or ''}".strip())
+        from .supersede import fact_chain
+
         chain = fact_chain(rows)
         git = is_repository(self.root)
         commits = (
@@ -658,6 +675,8 @@ class Vault:
 
     def reject_pending(self, ident: str) -> PendingFact:
         """Drop a pending fact."""
+        from .review import reject
+
         return reject(self.root, ident)
 
     # ----------------------------------------------------------------- logging
@@ -728,6 +747,8 @@ class Vault:
         Every record is checked before anything is written; each session's log is closed after.
         ``line_numbers`` (one per record) are used in error messages instead of positions.
         """
+        from .importers import conversation_records
+
         turns: list[NewTurn] = []
         for position, record in enumerate(records):
             line = line_numbers[position] if line_numbers is not None else position + 1
@@ -760,6 +781,8 @@ class Vault:
         logs, then consolidated.  A second import adds nothing (:mod:`memoryclaw.importing`)."""
         where = Path(state).expanduser() if state is not None else None
         with self._committing("memoryclaw: import from OpenClaw"):
+            from .importing import import_openclaw
+
             return import_openclaw(self, state=where, agent=agent, since=since, dry_run=dry_run)
 
     def import_notes(
@@ -768,6 +791,8 @@ class Vault:
         """Bring a folder of markdown notes in (an Obsidian vault, CLAUDE.md / AGENTS.md, memory
         folders): dated notes as episodes, memory files and lists as facts and notes."""
         with self._committing(f"memoryclaw: import notes from {Path(folder).name}"):
+            from .importing import import_notes
+
             return import_notes(self, Path(folder), since=since, dry_run=dry_run)
 
     # ----------------------------------------------------------------- review
@@ -846,6 +871,8 @@ class Vault:
             episode_rows = [row for p in paths for row in self.index.episode_rows("path = ?", [p])]
             fact_rows = [row for f in found.facts for row in self.index.fact_rows("id = ?", [f.id])]
             fact_rows += self._history_of(fact_rows)
+        from . import forget as forgetting
+
         todo = forgetting.plan(self.root, self.index, episode_rows, fact_rows)
         commit = None
         if not dry_run:
@@ -893,14 +920,20 @@ class Vault:
 
     def skills(self) -> list[SkillInfo]:
         """Every skill under ``skills/`` with its status; unreadable ones have status invalid."""
+        from .skills import list_skills
+
         return list_skills(self.root)
 
     def approve_skill(self, name: str) -> SkillInfo:
         """Mark the skill approved; ``todos`` says how many TODO markers it still holds."""
+        from .skills import approve_skill
+
         return approve_skill(self.root, name)
 
     def reject_skill(self, name: str) -> SkillInfo:
         """Mark the skill rejected: never active, and never suggested again."""
+        from .skills import reject_skill
+
         return reject_skill(self.root, name)
 
     # ---------------------------------------------------------------- health
@@ -942,6 +975,8 @@ class Vault:
         first, last = recall_metrics.window(recall_metrics.day_of(now or now_utc()), days, since)
         self.refresh()
         recorded = recall_metrics.read_days(self.root)
+        from .review import pending_facts
+
         pending = pending_facts(self.root)
         lowest, highest = ARCHIVE_DIR + "/", ARCHIVE_DIR + "0"
         archived = self.index.episode_rows("path >= ? AND path < ?", [lowest, highest], "path")
@@ -1061,6 +1096,8 @@ class Vault:
                 "installed" if have else f"not installed (pip install 'memoryclaw[{extra}]')",
             )
         if self.settings.llm.provider == "ollama":
+            from .llm import ollama_status
+
             add("llm", *ollama_status(self.settings.llm))
         for status, detail in self._vector_checks():
             add("vector", status, detail)

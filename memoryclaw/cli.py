@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, NoReturn
 
 import click
 
-from . import __version__, openclaw
+from . import __version__
 from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
@@ -32,6 +32,7 @@ if TYPE_CHECKING:
     from .archive import ArchiveReport
     from .consolidation import ConsolidationReport
     from .importing import ImportReport
+    from .openclaw import Change
 
 
 class _Group(click.Group):
@@ -921,6 +922,8 @@ def openclaw_group() -> None:
 def openclaw_install(ctx: click.Context, executable: str, as_json: bool) -> None:
     """Install the plugin, select the memory slot, point it at this vault and Python."""
     root = Vault.open(ctx.find_root().obj).root.resolve()  # fails early when there is no vault
+    from . import openclaw
+
     changes = openclaw.install(root, run=openclaw.openclaw_runner(executable))
     found = openclaw.existing_memory_hint()
     if as_json:
@@ -939,6 +942,8 @@ def openclaw_install(ctx: click.Context, executable: str, as_json: bool) -> None
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
 def openclaw_uninstall(executable: str, as_json: bool) -> None:
     """Remove the plugin and give the memory slot back to OpenClaw's own memory."""
+    from . import openclaw
+
     changes = openclaw.uninstall(run=openclaw.openclaw_runner(executable))
     _report_changes(changes, as_json, "memoryclaw removed from OpenClaw (the vault is untouched)")
 
@@ -1015,7 +1020,7 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
         click.echo(f"consolidated: {count} episodes, {done.get('facts_added', 0)} facts")
 
 
-def _report_changes(changes: list[openclaw.Change], as_json: bool, done: str) -> None:
+def _report_changes(changes: list[Change], as_json: bool, done: str) -> None:
     if as_json:
         _emit({"changes": [c.as_dict() for c in changes]})
         return

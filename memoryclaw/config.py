@@ -288,7 +288,8 @@ def settings_from_mapping(
     raw = {} if raw is None else raw
     if not isinstance(raw, Mapping):
         raise ConfigError(where, "(top level)", f"expected a mapping, got {type(raw).__name__}")
-    env = env if env is not None else {}
+    # Only MEMORYCLAW_* variables can set a key; a process may have hundreds of others.
+    env = {k: v for k, v in (env or {}).items() if k.upper().startswith("MEMORYCLAW_")}
     hints = get_type_hints(Settings)
     # Sections are camelCase in YAML too (``workingMemory``), as their keys are.
     sections = {_camel(f.name): (f.name, hints[f.name]) for f in dataclasses.fields(Settings)}

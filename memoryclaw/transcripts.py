@@ -33,7 +33,6 @@ from .notes import (
     utc_iso,
 )
 from .payload import strip_recalled
-from .redact import redact
 from .scopes import check_kind, conversation_scope, parse_session_key, speaker_role
 from .vault import (
     LOGS_DIR,
@@ -132,8 +131,16 @@ def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None 
         )
 
 
+def _redact(text: str) -> str:
+    # imported when first needed: its many patterns take a while to compile, and a search,
+    # which never writes a turn, need not wait for them
+    from .redact import redact
+
+    return redact(text)
+
+
 def _redact_label(text: str | None) -> str | None:
-    return None if text is None else redact(text)
+    return None if text is None else _redact(text)
 
 
 def _redacted(turn: NewTurn) -> NewTurn:
@@ -141,8 +148,8 @@ def _redacted(turn: NewTurn) -> NewTurn:
     file name) redacted."""
     return replace(
         turn,
-        session=redact(turn.session),
-        content=redact(turn.content),
+        session=_redact(turn.session),
+        content=_redact(turn.content),
         name=_redact_label(turn.name),
         channel=_redact_label(turn.channel),
         tool=_redact_label(turn.tool),
@@ -158,14 +165,14 @@ def redacted_log(log: RawLog) -> RawLog:
     turns = tuple(
         replace(
             t,
-            content=redact(strip_recalled(t.content)),
+            content=_redact(strip_recalled(t.content)),
             name=_redact_label(t.name),
             tool=_redact_label(t.tool),
             sender=_redact_label(t.sender),
         )
         for t in log.turns
     )
-    meta = {key: redact(v) if isinstance(v, str) else v for key, v in log.meta.items()}
+    meta = {key: _redact(v) if isinstance(v, str) else v for key, v in log.meta.items()}
     return RawLog(log.path, meta, turns)
 
 
@@ -294,7 +301,7 @@ def append_turns(
             content = strip_recalled(new.content)
             if new.role in ("tool", "tool_result") and new.tool in RECALL_TOOLS:
                 content = RECALLED_RESULT  # the same: what memory's own tools found is memory
-            content = redact(content) if settings.privacy.redact_secrets else content
+            content = _redact(content) if settings.privacy.redact_secrets else content
             content = _clip(content)
             full = segment is not None and len(segment.text) + len(content) > LOG_PART_CHARS
             idle_for = segment is not None and segment.last and new.timestamp - segment.last > idle

@@ -134,3 +134,9 @@ def test_py_typed_marker_ships() -> None:
 def test_importers_module_does_no_io() -> None:
     imported = _imported_modules(PACKAGE / "importers.py")
     assert not imported & {"os", "pathlib", "shutil", "sqlite3", "sqlite_utils", "subprocess"}
+
+
+def test_every_public_name_has_one_home() -> None:
+    assert sorted(memoryclaw._HOMES) == sorted(set(memoryclaw.__all__) - {"__version__"})
+    with pytest.raises(AttributeError, match="no attribute 'nothing'"):
+        memoryclaw.nothing  # noqa: B018
