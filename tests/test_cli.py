@@ -160,6 +160,16 @@ def test_search_queries_file_prints_json_lines_in_order(vault_dir: Path, tmp_pat
     assert stable(docs[0]) == stable(single)
 
 
+@pytest.mark.parametrize("query", ["email john", "dentist appointment", "flight to lisbon"])
+def test_the_command_line_answers_as_the_library_does(vault_dir: Path, query: str) -> None:
+    """A fresh process imports only what a search needs; the answer is the same."""
+    from memoryclaw import Vault
+
+    shown = run_json(vault_dir, "search", query)
+    with Vault(vault_dir, env={}) as vault:
+        assert stable(shown) == stable(json.loads(json.dumps(vault.search(query).as_dict())))
+
+
 def test_search_queries_from_stdin(vault_dir: Path) -> None:
     proc = run(vault_dir, "search", "--queries", "-", "--json", stdin="email john\ndentist\n")
     assert proc.returncode == 0, proc.stderr

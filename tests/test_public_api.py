@@ -140,3 +140,27 @@ def test_every_public_name_has_one_home() -> None:
     assert sorted(memoryclaw._HOMES) == sorted(set(memoryclaw.__all__) - {"__version__"})
     with pytest.raises(AttributeError, match="no attribute 'nothing'"):
         memoryclaw.nothing  # noqa: B018
+
+
+def test_the_command_line_imports_only_what_a_search_needs() -> None:
+    """An agent shells out to ``memoryclaw search``: importing the command line loads no
+    optional dependency and none of the modules only writing commands use."""
+    import subprocess
+    import sys
+
+    code = "import sys, memoryclaw.cli; print('\\n'.join(sorted(sys.modules)))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    loaded = set(done.stdout.split())
+    heavy = {"apscheduler", "mcp", "numpy", "httpx", "sentence_transformers", "sqlite_utils"}
+    assert not {m.split(".")[0] for m in loaded} & heavy
+    writers = {
+        "memoryclaw.consolidation",
+        "memoryclaw.importing",
+        "memoryclaw.importers",
+        "memoryclaw.openclaw",
+        "memoryclaw.redact",
+        "memoryclaw.skills",
+        "memoryclaw.daemon",
+        "memoryclaw.mcp_server",
+    }
+    assert not loaded & writers, sorted(loaded & writers)
