@@ -46,6 +46,7 @@ FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
 PASSAGE_WEIGHTS = (1.0, 0.5)
 _RANGE_ROWS_PER_ROW = 64  # see terms_matching
 _SPANS_PER_QUERY = 200  # see search_passages
+_COUNTS_KEPT = 4096  # see match_count
 # Archived episodes (memoryclaw.archive) are those whose path lies under episodes/archive/:
 # a range on the indexed path column, so leaving them out costs a look-up per archived file.
 _NOT_ARCHIVED = (
@@ -132,6 +133,9 @@ class Index:
         # SQLite's data_version (other connections' commits) it keys the loaded vector matrix.
         self._writes = 0
         self._matrix: tuple[tuple[Any, ...], NDArray[np.int64], NDArray[np.float32]] | None = None
+        # match_count's answers, for as long as no connection has written (see there)
+        self._counts: dict[tuple[str, int], int] = {}
+        self._counts_key: tuple[int, int] | None = None
         self.rebuilt = self._ensure_schema()
 
     def close(self) -> None:
@@ -843,12 +847,24 @@ class Index:
         return out
 
     def match_count(self, match: str, cap: int) -> int:
-        """How many episodes match an FTS5 expression, counting no further than ``cap``."""
-        row = self.execute(
-            "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? LIMIT ?)",
-            [match, cap],
-        ).fetchone()
-        return int(row[0])
+        """How many episodes match an FTS5 expression, counting no further than ``cap``.
+
+        Queries ask about the same common words again and again, so answers are kept until
+        the index changes: SQLite's data_version (another connection's commit) or this
+        connection's own changes."""
+        version = self.execute("PRAGMA data_version").fetchone()[0]
+        key = (int(version), self.conn.total_changes)
+        if key != self._counts_key or len(self._counts) > _COUNTS_KEPT:
+            self._counts, self._counts_key = {}, key
+        found = self._counts.get((match, cap))
+        if found is None:
+            row = self.execute(
+                "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ?"
+                " LIMIT ?)",
+                [match, cap],
+            ).fetchone()
+            found = self._counts[(match, cap)] = int(row[0])
+        return found
 
     def episode_count(self) -> int:
         """How many episodes are indexed (kept in ``meta`` by every sync)."""

@@ -534,18 +534,34 @@ def search(
         if ranker is not None:
             passages = _passages_by_recency(passages, episodes, ranker)
     cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"
-    episodes = _explain(index, plan, _relevance(episodes, cosine_hits)[:limit])
-    passages = [replace(p, relevance=_scaled(p.score, passages[0].score)) for p in passages]
-    facts = [replace(f, relevance=_fact_relevance(f, plan)) for f in facts]
+    episodes = _explain(index, plan, _relevance(episodes, cosine_hits, limit, policy))
+    best_line = passages[0].score if passages else 0.0
+    # one replace per result: this runs for every line of every answer
+    passages = [
+        replace(
+            p,
+            relevance=_scaled(p.score, best_line),
+            admitted_by=policy.admit(p.agent, p.scope)[1],
+        )
+        for p in passages
+    ]
+    facts = [
+        replace(
+            f,
+            relevance=_fact_relevance(f, plan),
+            admitted_by=policy.admit(f.agent, f.scope)[1],
+        )
+        for f in facts
+    ]
     took = (time.perf_counter() - started) * 1000
     return SearchResult(
         plan,
-        tuple(replace(e, admitted_by=policy.admit(e.agent, e.scope)[1]) for e in episodes),
-        tuple(replace(f, admitted_by=policy.admit(f.agent, f.scope)[1]) for f in facts),
+        tuple(episodes),
+        tuple(facts),
         used,
         took,
         error,
-        passages=tuple(replace(p, admitted_by=policy.admit(p.agent, p.scope)[1]) for p in passages),
+        passages=tuple(passages),
         context=policy.context,
     )
 
@@ -555,15 +571,21 @@ def _scaled(score: float, best: float) -> float:
     return min(1.0, max(0.0, score / best)) if best > 0 else 0.0
 
 
-def _relevance(episodes: list[EpisodeResult], cosine_hits: bool) -> list[EpisodeResult]:
-    """The episodes with their relevance: score / the best score of the query, the same for
-    keyword, ``rrf`` and ``weighted`` results (each list has one score scale), except that a
-    ``primary_first`` vector hit (``cosine_hits``), whose score is a cosine beside BM25
-    scores, keeps its cosine, already 0..1."""
+def _relevance(
+    episodes: list[EpisodeResult], cosine_hits: bool, limit: int, policy: Policy
+) -> list[EpisodeResult]:
+    """The first ``limit`` episodes with their relevance (score / the best score of the
+    query, the same for keyword, ``rrf`` and ``weighted`` results: each list has one score
+    scale; a ``primary_first`` vector hit (``cosine_hits``), whose score is a cosine beside
+    BM25 scores, keeps its cosine, already 0..1) and the recall rule that admitted them."""
     best = max((e.score for e in episodes if not (cosine_hits and e.via == "vector")), default=0)
     return [
-        replace(e, relevance=_scaled(e.score, 1.0 if cosine_hits and e.via == "vector" else best))
-        for e in episodes
+        replace(
+            e,
+            relevance=_scaled(e.score, 1.0 if cosine_hits and e.via == "vector" else best),
+            admitted_by=policy.admit(e.agent, e.scope)[1],
+        )
+        for e in episodes[:limit]
     ]
 
 

@@ -80,3 +80,26 @@ def test_passages_of_many_raw_logs_are_searched(
             ).fetchone()[0]
             == 600
         )
+
+
+def _note(root: Path, name: str, text: str) -> None:
+    (root / "episodes" / f"{name}.md").write_text(
+        f"---\nid: {name}\ntimestamp: 2025-04-08T10:00:00Z\nsummary: {text}\n---\n- {text}\n",
+        encoding="utf-8",
+    )
+
+
+def test_match_counts_follow_every_write_of_any_process(tmp_path: Path) -> None:
+    """Counts are kept between queries; a write here or by another connection renews them."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        _note(vault.root, "ep-a", "pelican at the harbour")
+        vault.reindex()
+        assert vault.index.match_count('"pelican"', 10) == 1
+        _note(vault.root, "ep-b", "another pelican")
+        vault.reindex()  # this connection's own write
+        assert vault.index.match_count('"pelican"', 10) == 2
+        with Vault(vault.root, env={}) as other:  # another connection's write
+            _note(vault.root, "ep-c", "a third pelican")
+            other.reindex()
+        assert vault.index.match_count('"pelican"', 10) == 3
+        assert vault.index.match_count('"pelican"', 2) == 2  # the cap is part of the question
