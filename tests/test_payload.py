@@ -487,16 +487,21 @@ def test_results_below_min_score_are_not_injected(
 
 def test_vector_hits_share_the_relevance_scale(tmp_path: Path) -> None:
     from memoryclaw.retrieval import EpisodeResult, _relevance
+    from memoryclaw.scopes import Policy, RecallContext
+
+    everyone = Policy(RecallContext())
 
     def hit(ident: str, score: float, via: str) -> EpisodeResult:
         return EpisodeResult(ident, "", "", (), "", score, (), (), via, None, None, None)
 
     keyword, vector = hit("a", 8.0, "keyword"), hit("b", 0.4, "vector")
-    blended = {e.id: e.relevance for e in _relevance([keyword, vector], cosine_hits=True)}
+    blended = {e.id: e.relevance for e in _relevance([keyword, vector], True, 5, everyone)}
     assert blended == {"a": 1.0, "b": 0.4}  # a primary_first vector hit keeps its cosine
     fused = {
         e.id: e.relevance
-        for e in _relevance([hit("a", 0.03, "keyword+vector"), hit("b", 0.015, "vector")], False)
+        for e in _relevance(
+            [hit("a", 0.03, "keyword+vector"), hit("b", 0.015, "vector")], False, 5, everyone
+        )
     }
     assert fused == {"a": 1.0, "b": 0.5}  # rrf and weighted: score / the best
 
