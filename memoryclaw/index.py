@@ -47,6 +47,29 @@ PASSAGE_WEIGHTS = (1.0, 0.5)
 _RANGE_ROWS_PER_ROW = 64  # see terms_matching
 _SPANS_PER_QUERY = 200  # see search_passages
 _COUNTS_KEPT = 4096  # see match_count
+# What a search hit reads of its episode: all but the details, read for the results shown
+# only (Index.episode_details), and the derived text of the full-text table.
+_HIT_COLUMNS = ", ".join(
+    f"e.{column}"
+    for column in (
+        "rowid",
+        "id",
+        "path",
+        "timestamp",
+        "ts_epoch",
+        "summary",
+        "tags",
+        "entities",
+        "participants",
+        "confidence",
+        "source",
+        "turn_first",
+        "turn_last",
+        "session",
+        "agent",
+        "scope",
+    )
+)
 # Archived episodes (memoryclaw.archive) are those whose path lies under episodes/archive/:
 # a range on the indexed path column, so leaving them out costs a look-up per archived file.
 _NOT_ARCHIVED = (
@@ -702,7 +725,7 @@ class Index:
         weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
         score = f"-bm25(episodes_fts, {weights})"
         exact = (
-            f"SELECT e.*, {score} AS score FROM episodes_fts"
+            f"SELECT {_HIT_COLUMNS}, {score} AS score FROM episodes_fts"
             " JOIN episodes e ON e.rowid = episodes_fts.rowid WHERE episodes_fts MATCH ?{only}"
             " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?"
         )
@@ -719,13 +742,13 @@ class Index:
             f" WHERE episodes_fts MATCH ?{only} ORDER BY score DESC LIMIT ?"
         )
         hits = self._episode_hits(
-            f"SELECT e.*, c.score FROM ({inner}) c"
+            f"SELECT {_HIT_COLUMNS}, c.score FROM ({inner}) c"
             " JOIN episodes e ON e.rowid = c.rowid ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
             [match, *archive_params, limit + 1],
         )
         if len(hits) > limit and hits[limit - 1].bm25 == hits[limit].bm25:
             wider = self._episode_hits(
-                f"SELECT e.*, c.score FROM ({inner}) c"
+                f"SELECT {_HIT_COLUMNS}, c.score FROM ({inner}) c"
                 " JOIN episodes e ON e.rowid = c.rowid"
                 " ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
                 [match, *archive_params, limit * 8 + 1],
@@ -736,6 +759,21 @@ class Index:
                 exact.format(only=archive_out), [match, *archive_params, limit]
             )
         return hits[:limit]
+
+    def episode_details(self, idents: Sequence[str]) -> dict[str, str]:
+        """The details of these episodes (search hits come without them: most candidates
+        are never shown)."""
+        if not idents:
+            return {}
+        marks = ",".join("?" * len(idents))
+        return {
+            ident: details or ""
+            for ident, details in self.execute(
+                "SELECT id, details FROM episodes WHERE rowid IN"
+                f" (SELECT min(rowid) FROM episodes WHERE id IN ({marks}) GROUP BY id)",
+                list(idents),
+            )
+        }
 
     def _episode_hits(self, sql: str, params: Sequence[Any]) -> list[EpisodeHit]:
         cursor = self.execute(sql, params)

@@ -447,7 +447,7 @@ def _episode_from_row(
         source=row["source"],
         source_turns=turns,
         session=row["session"],
-        details=row["details"] or "",
+        details=row.get("details") or "",
         agent=row.get("agent"),
         scope=row.get("scope"),
         confidence=str(row.get("confidence") or ""),
@@ -535,6 +535,12 @@ def search(
             passages = _passages_by_recency(passages, episodes, ranker)
     cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"
     episodes = _explain(index, plan, _relevance(episodes, cosine_hits, limit, policy))
+    missing = [e.id for e in episodes if not e.details]
+    if missing:
+        details = index.episode_details(missing)
+        episodes = [
+            replace(e, details=details.get(e.id, "")) if not e.details else e for e in episodes
+        ]
     best_line = passages[0].score if passages else 0.0
     # one replace per result: this runs for every line of every answer
     passages = [

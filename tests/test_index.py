@@ -103,3 +103,15 @@ def test_match_counts_follow_every_write_of_any_process(tmp_path: Path) -> None:
             other.reindex()
         assert vault.index.match_count('"pelican"', 10) == 3
         assert vault.index.match_count('"pelican"', 2) == 2  # the cap is part of the question
+
+
+def test_search_hits_carry_their_details_once_shown(tmp_path: Path) -> None:
+    """A search reads details only for the results it returns; they are the episode's own."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        _note(vault.root, "ep-a", "pelican at the harbour")
+        vault.reindex()
+        hits = vault.index.search_episodes('"pelican"', 5)
+        assert hits and "details" not in hits[0].row
+        [found] = vault.search("pelican").results
+        assert found.details == "- pelican at the harbour"
+        assert vault.index.episode_details(["ep-a", "nothing"]) == {"ep-a": found.details}
