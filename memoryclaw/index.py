@@ -46,7 +46,7 @@ FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
 PASSAGE_WEIGHTS = (1.0, 0.5)
 _RANGE_ROWS_PER_ROW = 64  # see terms_matching
 _SPANS_PER_QUERY = 200  # see search_passages
-_COUNTS_KEPT = 4096  # see match_count
+_MEMO_KEPT = 4096  # see Index._memo
 # What a search hit reads of its episode: all but the details, read for the results shown
 # only (Index.episode_details), and the derived text of the full-text table.
 _HIT_COLUMNS = ", ".join(
@@ -156,9 +156,9 @@ class Index:
         # SQLite's data_version (other connections' commits) it keys the loaded vector matrix.
         self._writes = 0
         self._matrix: tuple[tuple[Any, ...], NDArray[np.int64], NDArray[np.float32]] | None = None
-        # match_count's answers, for as long as no connection has written (see there)
-        self._counts: dict[tuple[str, int], int] = {}
-        self._counts_key: tuple[int, int] | None = None
+        # answers kept for as long as no connection has written (see _memo)
+        self._memo_store: dict[Any, Any] = {}
+        self._memo_key: tuple[int, int] | None = None
         self.rebuilt = self._ensure_schema()
 
     def close(self) -> None:
@@ -760,6 +760,17 @@ class Index:
             )
         return hits[:limit]
 
+    def episode_rowids(self, idents: Sequence[str]) -> dict[str, int]:
+        """The rowid of each of these episodes (of its newest file when two share an id)."""
+        marks = ",".join("?" * len(idents))
+        return {
+            ident: rowid
+            for ident, rowid in self.execute(
+                f"SELECT id, rowid FROM episodes WHERE id IN ({marks}) ORDER BY ts_epoch DESC, id",
+                list(idents),
+            )
+        }
+
     def episode_details(self, idents: Sequence[str]) -> dict[str, str]:
         """The details of these episodes (search hits come without them: most candidates
         are never shown)."""
@@ -801,21 +812,28 @@ class Index:
         only, only_params = "", []
         if visible is not None and visible[0] != "1":
             only, only_params = f" AND {visible[0]}", list(visible[1])
-        logs = [
-            r[0]
-            for r in self.execute(
-                f"SELECT DISTINCT path FROM passages WHERE kind='log'{only}", only_params
-            )
-        ]
+        memo = self._memo()  # which logs there are, and each file's rowids, change rarely
+        logs = memo.get(("logs", only, tuple(only_params)))
+        if logs is None:
+            logs = memo[("logs", only, tuple(only_params))] = [
+                r[0]
+                for r in self.execute(
+                    f"SELECT DISTINCT path FROM passages WHERE kind='log'{only}", only_params
+                )
+            ]
         paths = list(dict.fromkeys([*episode_paths, *logs]))
-        spans: list[tuple[int, int]] = []
-        for start in range(0, len(paths), 500):
-            chunk = paths[start : start + 500]
-            spans += self.execute(
-                "SELECT min(rowid), max(rowid) FROM passages"
+        unknown = [path for path in paths if ("span", path) not in memo]
+        for start in range(0, len(unknown), 500):
+            chunk = unknown[start : start + 500]
+            for path, low, high in self.execute(
+                "SELECT path, min(rowid), max(rowid) FROM passages"
                 f" WHERE path IN ({','.join('?' * len(chunk))}) GROUP BY path",
                 chunk,
-            ).fetchall()
+            ):
+                memo[("span", path)] = (low, high)
+            for path in chunk:
+                memo.setdefault(("span", path), None)  # a file without passages
+        spans = [span for path in paths if (span := memo[("span", path)]) is not None]
         wanted, rows = set(paths), []
         weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
         one = (
@@ -887,22 +905,27 @@ class Index:
     def match_count(self, match: str, cap: int) -> int:
         """How many episodes match an FTS5 expression, counting no further than ``cap``.
 
-        Queries ask about the same common words again and again, so answers are kept until
-        the index changes: SQLite's data_version (another connection's commit) or this
-        connection's own changes."""
-        version = self.execute("PRAGMA data_version").fetchone()[0]
-        key = (int(version), self.conn.total_changes)
-        if key != self._counts_key or len(self._counts) > _COUNTS_KEPT:
-            self._counts, self._counts_key = {}, key
-        found = self._counts.get((match, cap))
+        Queries ask about the same common words again and again: answers are kept until
+        the index changes (:meth:`_memo`)."""
+        memo = self._memo()
+        found = memo.get(("count", match, cap))
         if found is None:
             row = self.execute(
                 "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ?"
                 " LIMIT ?)",
                 [match, cap],
             ).fetchone()
-            found = self._counts[(match, cap)] = int(row[0])
-        return found
+            found = memo[("count", match, cap)] = int(row[0])
+        return int(found)
+
+    def _memo(self) -> dict[Any, Any]:
+        """Answers that hold until the index changes: SQLite's data_version (another
+        connection's commit) and this connection's own changes key them."""
+        version = self.execute("PRAGMA data_version").fetchone()[0]
+        key = (int(version), self.conn.total_changes)
+        if key != self._memo_key or len(self._memo_store) > _MEMO_KEPT:
+            self._memo_store, self._memo_key = {}, key
+        return self._memo_store
 
     def episode_count(self) -> int:
         """How many episodes are indexed (kept in ``meta`` by every sync)."""

@@ -730,8 +730,7 @@ def _explain(index: Index, plan: QueryPlan, episodes: list[EpisodeResult]) -> li
     unexplained = [e.id for e in episodes if not e.matched]
     if not unexplained or not plan.phrases:
         return episodes
-    marks = ",".join("?" * len(unexplained))
-    rowid_of = {r["id"]: r["rowid"] for r in index.episode_rows(f"id IN ({marks})", unexplained)}
+    rowid_of = index.episode_rowids(unexplained)
     matched = index.terms_matching("episodes", list(rowid_of.values()), plan.phrases)
     return [
         e if e.matched else replace(e, matched=tuple(matched.get(rowid_of.get(e.id, -1), [])))

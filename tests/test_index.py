@@ -115,3 +115,20 @@ def test_search_hits_carry_their_details_once_shown(tmp_path: Path) -> None:
         [found] = vault.search("pelican").results
         assert found.details == "- pelican at the harbour"
         assert vault.index.episode_details(["ep-a", "nothing"]) == {"ep-a": found.details}
+
+
+def test_a_turn_logged_by_another_process_is_found_by_a_vault_that_searched_before(
+    tmp_path: Path,
+) -> None:
+    """Which raw logs there are, and where each file's lines lie, are kept between searches
+    only until any connection writes."""
+    with Vault.init(tmp_path / "v", env={}) as reader:
+        reader.log_turn("s-1", "user", "the pelican is at the harbour")
+        assert len(reader.search("pelican", refresh=False).passages) == 1
+        with Vault(reader.root, env={}) as writer:
+            writer.log_turn("s-2", "user", "a second pelican landed")
+        found = reader.search("pelican", refresh=False).passages
+        assert sorted(p.text for p in found) == [
+            "a second pelican landed",
+            "the pelican is at the harbour",
+        ]
