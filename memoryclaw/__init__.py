@@ -21,12 +21,14 @@ from .errors import (
     MemoryclawError,
     NotFoundError,
     ParseError,
+    SyncError,
     UnsafePathError,
     VaultNotFoundError,
 )
 from .hooks import MemoryHooks
 from .notes import Episode, Fact, RawLog, Turn
 from .payload import RetrievePayload
+from .remote import RemoteSyncReport
 from .retrieval import EpisodeResult, FactResult, SearchResult, Withheld, extract_keywords
 from .scopes import Policy, RecallContext
 from .sync import SyncReport
@@ -55,9 +57,11 @@ __all__ = [
     "Policy",
     "RawLog",
     "RecallContext",
+    "RemoteSyncReport",
     "RetrievePayload",
     "SearchResult",
     "Settings",
+    "SyncError",
     "SyncReport",
     "Turn",
     "UnsafePathError",

@@ -50,6 +50,8 @@ from .notes import (
     utc_iso,
 )
 from .payload import RetrievePayload, render_payload
+from .remote import RemoteSyncReport, sync_remote
+from .remote import setup as setup_remote
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
 from .review import PendingFact, approve, pending_facts, reject, replace_value
 from .scopes import OWNER, Policy, RecallContext
@@ -194,6 +196,7 @@ class Vault:
             atomic_write(
                 gitignore, gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE
             )
+        setup_remote(root)  # union merges for fact files, should the vault ever sync
         if git and not (root / ".git").exists():
             if shutil.which("git") is None:
                 raise InvalidInputError("--git", "git is not installed")
@@ -633,6 +636,19 @@ class Vault:
     def reject_pending(self, ident: str) -> PendingFact:
         """Drop a pending fact."""
         return reject(self.root, ident)
+
+    def sync_remote(self, *, setup: bool = False) -> RemoteSyncReport:
+        """Sync the vault's git repository with ``sync.remote`` (commit, fetch, merge, push)
+        and re-index the files the merge brought; ``setup`` first writes .gitattributes."""
+        if not is_repository(self.root):
+            raise ExternalToolError("git", f"{self.root} is not a git repository (git init)")
+        if setup:
+            setup_remote(self.root)
+        report = sync_remote(self.root, self.settings)
+        memory = [p for p in report.files_changed if p.endswith(".md")]
+        if memory:
+            self.reindex_paths(memory)
+        return report
 
     # ----------------------------------------------------------------- logging
 

@@ -887,6 +887,23 @@ def _report_changes(changes: list[openclaw.Change], as_json: bool, done: str) ->
     click.echo(done)
 
 
+@cli.command("sync")
+@click.option("--setup", is_flag=True, help="First write .gitattributes (union merges of facts).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def sync_command(ctx: click.Context, setup: bool, as_json: bool) -> None:
+    """Sync the vault with its git remote: commit, fetch, merge, push, re-index."""
+    report = _vault(ctx).sync_remote(setup=setup)
+    if as_json:
+        _emit(report.as_dict())
+        return
+    click.echo(
+        f"synced with {report.remote}: pulled {report.pulled} commits, pushed {report.pushed},"
+        f" {len(report.files_changed)} files changed, {report.conflicts_resolved} conflicts"
+        f" resolved ({report.duration_ms} ms)"
+    )
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="memoryclaw")

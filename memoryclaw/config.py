@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -102,6 +103,19 @@ class GitSettings:
 
 
 @dataclass(frozen=True)
+class SyncSettings:
+    """Sharing the vault between devices through a git remote (see :mod:`memoryclaw.remote`)."""
+
+    remote: str = "origin"
+    # Minutes between the daemon's syncs; 0 never syncs on a timer.
+    interval: int = 0
+    # Whether the daemon syncs after each consolidation.
+    auto: bool = False
+    # This device's id in new log names; empty: a random one kept in .memoryclaw/device.
+    device_id: str = ""
+
+
+@dataclass(frozen=True)
 class WorkingMemorySettings:
     """The per-session working memory a long-lived process keeps (see :mod:`memoryclaw.working`)."""
 
@@ -124,6 +138,7 @@ class Settings:
     git: GitSettings = field(default_factory=GitSettings)
     scopes: ScopeSettings = field(default_factory=ScopeSettings)
     working_memory: WorkingMemorySettings = field(default_factory=WorkingMemorySettings)
+    sync: SyncSettings = field(default_factory=SyncSettings)
 
 
 def _camel(name: str) -> str:
@@ -187,14 +202,18 @@ def _coerce(value: Any, tp: Any, *, path: str | None, key: str, from_env: bool) 
     raise ConfigError(path, key, f"expected {_type_name(tp)}, got {value!r}")
 
 
+_DEVICE_RE = re.compile(r"[a-z0-9]{1,16}")
 _SHARES = frozenset({"min_score"})  # settings that are a share: 0..1
 
 
 def _check_bounds(name: str, value: Any, path: str | None, key: str) -> None:
+    if name == "device_id" and value and not _DEVICE_RE.fullmatch(str(value)):
+        raise ConfigError(path, key, f"expected 1-16 lowercase letters or digits, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(path, key, f"expected a finite number, got {value!r}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         zero_ok = {"min_primary_results", "log_retention_days", "archive_after_days", "min_score"}
+        zero_ok |= {"interval"}
         minimum = 0 if name in zero_ok else 1
         if value < minimum:
             raise ConfigError(path, key, f"expected a number >= {minimum}, got {value!r}")

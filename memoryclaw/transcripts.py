@@ -34,6 +34,7 @@ from .notes import (
 )
 from .payload import strip_recalled
 from .redact import redact
+from .remote import device_id
 from .scopes import check_kind, conversation_scope, parse_session_key, speaker_role
 from .vault import (
     LOGS_DIR,
@@ -305,7 +306,10 @@ def append_turns(
                 segment = None
             if segment is None:
                 meta = _new_log_meta(new, settings.scopes.owner_ids)
-                name = f"{new.timestamp.strftime('%Y-%m-%d_%H-%M-%S')}_{meta['channel']}_raw.md"
+                # The device's id keeps two devices syncing one vault from making one file.
+                device = device_id(root, settings)
+                stamp = new.timestamp.strftime("%Y-%m-%d_%H-%M-%S")
+                name = f"{stamp}_{device}_{meta['channel']}_raw.md"
                 target = unique_path(folder, name)
                 meta["id"] += target.name.removeprefix(name[:-3]).removesuffix(".md")  # -2 ...
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
