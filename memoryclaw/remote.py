@@ -271,7 +271,9 @@ def _merge(root: Path, upstream: str, report: RemoteSyncReport) -> None:
         theirs = _show(root, f"{upstream}:{rel}") or ""
         if ours and theirs:
             report.conflicts_resolved += _normalise(root, rel, base, ours, theirs)
-            _git(root, "add", "--", rel, PENDING_FILE)
+            _git(root, "add", "--", rel)
+            if (root / PENDING_FILE).exists():
+                _git(root, "add", "--", PENDING_FILE)
     _git(root, *ident, "commit", "--quiet", "--no-verify", "-m", "memoryclaw: sync merge")
 
 

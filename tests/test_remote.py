@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
+import os
 import random
+import signal
 import subprocess
+import sys
+import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -74,7 +78,7 @@ def test_sync_pushes_and_pulls_between_two_clones(tmp_path: Path) -> None:
     with Vault(b, env={}) as vb:
         report = vb.sync_remote()
         assert report.pulled >= 1 and report.files_changed
-        assert vb.search("zanzibar")
+        assert vb.search("zanzibar").results
     assert _files(a) == _files(b)
     assert (a / ".gitattributes").read_text() == "semantic/*.md merge=union\n"
 
@@ -137,7 +141,7 @@ def test_offline_remote_is_one_line_error_and_next_sync_catches_up(tmp_path: Pat
 def _coverage(root: Path) -> Counter[tuple[str, int]]:
     covered: Counter[tuple[str, int]] = Counter()
     for path in (root / "episodes").rglob("*.md"):
-        episode = parse_episode(path.read_text(encoding="utf-8"), str(path.relative_to(root)))
+        episode = parse_episode(path.read_text(encoding="utf-8"), str(path.relative_to(root)), 0.0)
         if episode.source_turns is not None and episode.source:
             first, last = episode.source_turns
             for n in range(first, last + 1):
@@ -156,6 +160,7 @@ def test_random_devices_converge_without_loss(tmp_path: Path) -> None:
     for vault in vaults[1:]:
         vault.sync_remote()
     written = {"john@example.com"}
+    islands: list[str] = []
     open_sessions: list[set[str]] = [set() for _ in roots]
     clock = FIRST
     try:
@@ -180,6 +185,7 @@ def test_random_devices_converge_without_loss(tmp_path: Path) -> None:
                     timestamp=clock + timedelta(seconds=5),
                 )
                 open_sessions[d].add(session)
+                islands.append(f"island{step}")
             elif action == "consolidate":
                 for session in sorted(open_sessions[d]):
                     vault.end_session(session)
@@ -224,9 +230,75 @@ def test_random_devices_converge_without_loss(tmp_path: Path) -> None:
                 turns = parse_log(first[rel], rel).turns
                 for n in range(1, len(turns) + 1):
                     assert covered[(rel, n)] == 1, (rel, n)
-        for query in ("ferry", "island3", "John"):
-            ids = [[r.id for r in vault.search(query)] for vault in vaults]
-            assert ids[0] == ids[1] == ids[2]
+        assert len(islands) >= 10
+        for query in ("ferry", islands[0], islands[-1], "John"):
+            found = [vault.search(query) for vault in vaults]
+            ids = [[r.id for r in (*f.results, *f.facts)] for f in found]
+            assert ids[0] and ids[0] == ids[1] == ids[2], query
     finally:
         for vault in vaults:
             vault.close()
+
+
+def _sync_process(root: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(root), "sync", "--json"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        env=dict(os.environ),
+    )
+
+
+def test_killed_syncs_are_finished_by_the_next(tmp_path: Path) -> None:
+    rng = random.Random(7)
+    bare = _remote(tmp_path)
+    a = _first_device(tmp_path, bare)
+    b = _clone(tmp_path, bare, "b")
+    facts = []
+    for round_ in range(10):
+        for root, who in ((a, "a"), (b, "b")):
+            fact = f"- Item{round_}{who}: lives in Town{round_}{who}"
+            facts.append(fact)
+            path = root / "semantic" / "facts.md"
+            old = path.read_text(encoding="utf-8") if path.exists() else "# Facts\n\n"
+            path.write_text(old + fact + "\n", encoding="utf-8")
+        with Vault(b, env={}) as vb:
+            vb.sync_remote()
+        process = _sync_process(a)
+        time.sleep(rng.uniform(0.0, 0.6))
+        process.send_signal(signal.SIGKILL)
+        process.wait()
+    with Vault(a, env={}) as va:
+        va.sync_remote()
+    with Vault(b, env={}) as vb:
+        vb.sync_remote()
+    assert _files(a) == _files(b)
+    text = (a / "semantic" / "facts.md").read_text(encoding="utf-8")
+    assert "<<<<<<<" not in text
+    for fact in facts:
+        assert text.count(fact) == 1, fact
+    assert not (a / ".git" / "MERGE_HEAD").exists()
+
+
+def test_stale_index_lock_and_half_done_merge_are_recovered(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    a = _first_device(tmp_path, bare)
+    b = _clone(tmp_path, bare, "b")
+    for root, value in ((a, "Lisbon"), (b, "Porto")):
+        (root / "semantic" / "facts.md").write_text(f"# Facts\n\n- Ana: lives in {value}\n")
+        with Vault(root, env={}) as vault:
+            vault.sync_remote() if root == a else None
+    _git(b, "add", "-A")
+    _git(b, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "local")
+    _git(b, "fetch", "-q", "origin")
+    # A merge stopped half way (as if killed), conflict markers and all, and a stale lock.
+    (b / ".gitattributes").unlink()
+    subprocess.run(["git", "-C", str(b), "merge", "origin/main"], capture_output=True)
+    assert (b / ".git" / "MERGE_HEAD").exists()
+    (b / ".git" / "index.lock").write_text("")
+    with Vault(b, env={}) as vb:
+        vb.sync_remote(setup=True)
+    assert not (b / ".git" / "index.lock").exists()
+    text = (b / "semantic" / "facts.md").read_text()
+    pending = (b / "semantic" / "_pending.md").read_text()
+    assert "<<<<<<<" not in text and "Lisbon" in text and "Porto" in pending
