@@ -50,7 +50,7 @@ from .notes import (
     utc_iso,
 )
 from .payload import RetrievePayload, render_payload
-from .remote import RemoteSyncReport, sync_remote
+from .remote import RemoteSyncReport, device_id, has_remote, sync_remote
 from .remote import setup as setup_remote
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
 from .review import PendingFact, approve, pending_facts, reject, replace_value
@@ -204,7 +204,10 @@ class Vault:
             subprocess.run(
                 ["git", "init", "-q", str(root)], check=True, preexec_fn=owner_only_umask
             )
-        return cls(root, env=env)
+        vault = cls(root, env=env)
+        if has_remote(root):  # a clone of a synced vault: its logs carry this device's id
+            device_id(root, vault.settings)
+        return vault
 
     # ----------------------------------------------------------------- lifecycle
 

@@ -213,8 +213,7 @@ def _check_bounds(name: str, value: Any, path: str | None, key: str) -> None:
         raise ConfigError(path, key, f"expected a finite number, got {value!r}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
         zero_ok = {"min_primary_results", "log_retention_days", "archive_after_days", "min_score"}
-        zero_ok |= {"interval"}
-        minimum = 0 if name in zero_ok else 1
+        minimum = 0 if name in zero_ok or key == "sync.interval" else 1
         if value < minimum:
             raise ConfigError(path, key, f"expected a number >= {minimum}, got {value!r}")
         if name in _SHARES and value > 1:

@@ -62,6 +62,7 @@ _IGNORED_TOP = {STATE_DIR, ".git"}
 _CHANGE_EVENTS = {"created", "deleted", "modified", "moved", "closed"}
 
 _CONSOLIDATE, _CHECK, _REINDEX = "consolidate", "check", "reindex"
+_SYNC = "sync"
 
 
 class Daemon:
@@ -138,6 +139,16 @@ class Daemon:
                         max_instances=1,
                         coalesce=True,
                         **trigger,
+                    )
+                if self.settings.sync.interval > 0:
+                    self._scheduler.add_job(
+                        self._scheduled,
+                        "interval",
+                        args=[_SYNC],
+                        id=_SYNC,
+                        max_instances=1,
+                        coalesce=True,
+                        minutes=self.settings.sync.interval,
                     )
                 self._scheduler.start()
                 self._observer = observer_class()
@@ -321,6 +332,8 @@ class Daemon:
                 self._reindex()
             elif task == _CHECK:
                 self._check()
+            elif task == _SYNC:
+                self._sync_remote("scheduled")
             else:
                 self._consolidate("scheduled")
         except MemoryclawError as exc:
@@ -346,6 +359,23 @@ class Daemon:
             report.took_ms / 1000,
         )
         self._archive()
+        if self.settings.sync.auto:
+            self._sync_remote("after consolidation")
+
+    def _sync_remote(self, why: str) -> None:
+        """Sync with the git remote; offline, it fails in the log and the next one catches up."""
+        report = self.vault.sync_remote()
+        log.info(
+            "synced with %s (%s): pulled %d, pushed %d commits, %d files changed, "
+            "%d conflicts resolved in %.2fs",
+            report.remote,
+            why,
+            report.pulled,
+            report.pushed,
+            len(report.files_changed),
+            report.conflicts_resolved,
+            report.duration_ms / 1000,
+        )
 
     def _archive(self) -> None:
         """After consolidation, archive unused episodes when ``archiveAfterDays`` is on."""

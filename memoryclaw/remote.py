@@ -64,19 +64,32 @@ class RemoteSyncReport:
 
 def device_id(root: Path, settings: Settings) -> str:
     """This device's short id: ``sync.deviceId``, else one made once and kept locally."""
-    if settings.sync.device_id:
-        return settings.sync.device_id
-    path = root / DEVICE_FILE
-    try:
-        known = path.read_text(encoding="utf-8").strip()
-    except OSError:
-        known = ""
-    if _DEVICE_RE.fullmatch(known):
+    known = log_device(root, settings)
+    if known:
         return known
     made = secrets.token_hex(3)
     ensure_dir(root / STATE_DIR)
-    atomic_write(path, made + "\n")
+    atomic_write(root / DEVICE_FILE, made + "\n")
     return made
+
+
+def log_device(root: Path, settings: Settings) -> str:
+    """The device id new raw log names carry: empty in a vault that has never synced, whose
+    log names stay ``YYYY-MM-DD_HH-MM-SS_<channel>_raw.md``."""
+    if settings.sync.device_id:
+        return settings.sync.device_id
+    try:
+        known = (root / DEVICE_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return ""
+    return known if _DEVICE_RE.fullmatch(known) else ""
+
+
+def has_remote(root: Path) -> bool:
+    """Whether the vault is a git repository with a remote (a clone, or set up to sync)."""
+    if not (root / ".git").exists():
+        return False
+    return bool(_git(root, "remote", check=False).stdout.strip())
 
 
 def setup(root: Path) -> list[str]:
@@ -287,6 +300,7 @@ def sync_remote(root: Path, settings: Settings) -> RemoteSyncReport:
         _recover(root)
         if _git(root, "remote", "get-url", remote, check=False).returncode != 0:
             raise SyncError(remote, "no such remote (git remote add origin URL)")
+        device_id(root, settings)  # from now on this device's logs carry its id
         commit_local(root)
         branch = _git(root, "symbolic-ref", "--short", "HEAD").stdout.strip()
         before = _rev(root, "HEAD")

@@ -34,7 +34,7 @@ from .notes import (
 )
 from .payload import strip_recalled
 from .redact import redact
-from .remote import device_id
+from .remote import log_device
 from .scopes import check_kind, conversation_scope, parse_session_key, speaker_role
 from .vault import (
     LOGS_DIR,
@@ -307,9 +307,10 @@ def append_turns(
             if segment is None:
                 meta = _new_log_meta(new, settings.scopes.owner_ids)
                 # The device's id keeps two devices syncing one vault from making one file.
-                device = device_id(root, settings)
+                device = log_device(root, settings)
                 stamp = new.timestamp.strftime("%Y-%m-%d_%H-%M-%S")
-                name = f"{stamp}_{device}_{meta['channel']}_raw.md"
+                stamp += f"_{device}" if device else ""
+                name = f"{stamp}_{meta['channel']}_raw.md"
                 target = unique_path(folder, name)
                 meta["id"] += target.name.removeprefix(name[:-3]).removesuffix(".md")  # -2 ...
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)

@@ -443,8 +443,7 @@ def test_ingest_two_interleaved_sessions(fresh: Path, tmp_path: Path) -> None:
     assert report["sessions"] == ["A", "B"]
     assert len(report["logs"]) == 2
     log_a, log_b = (fresh / p for p in report["logs"])
-    assert log_a.name.startswith("2025-05-01_10-00-00_")
-    assert log_a.name.endswith("_telegram_raw.md")
+    assert log_a.name == "2025-05-01_10-00-00_telegram_raw.md"
     assert sorted(p.name for p in (fresh / "logs").glob("*.md")) == sorted([log_a.name, log_b.name])
     text_a, text_b = log_a.read_text(encoding="utf-8"), log_b.read_text(encoding="utf-8")
     for text, session in ((text_a, "A"), (text_b, "B")):
