@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import random
 import signal
@@ -17,6 +18,7 @@ import pytest
 from memoryclaw import SyncError, Vault
 from memoryclaw.notes import parse_episode, parse_log
 from memoryclaw.remote import SYNC_MARK
+from memoryclaw.server import StdioServer
 
 FIRST = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 PEOPLE = ["Maya", "Tomas", "Ines", "Kofi", "Lena"]
@@ -117,6 +119,26 @@ def test_same_fact_edited_on_two_devices_keeps_both_values(tmp_path: Path) -> No
     with Vault(a, env={}) as va:
         va.sync_remote()
     assert _files(a) == _files(b)
+    with Vault(b, env={}) as vb:
+        approved = vb.approve_pending(pending[0].id)
+        assert approved.mark == "CONFLICT" and not vb.pending()
+        vb.sync_remote()
+    with Vault(a, env={}) as va:
+        va.sync_remote()
+    contacts = (a / "semantic" / "contacts.md").read_text()
+    assert "- John: john@b.example" in contacts and "john@a.example" in contacts
+
+
+def test_sync_over_the_stdio_server(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    a = _first_device(tmp_path, bare)
+    (a / "semantic" / "facts.md").write_text("# Facts\n\n- Lena: lives in Oslo\n")
+    bridge = StdioServer(a, env={})
+    reply = bridge.handle(json.dumps({"id": 1, "method": "sync", "params": {}}))
+    assert reply["result"]["pushed"] == 1 and reply["result"]["remote"] == "origin"
+    bare.rename(tmp_path / "gone.git")
+    reply = bridge.handle(json.dumps({"id": 2, "method": "sync", "params": {}}))
+    assert "origin" in reply["error"]["message"]
 
 
 def test_offline_remote_is_one_line_error_and_next_sync_catches_up(tmp_path: Path) -> None:
