@@ -36,6 +36,7 @@ GITATTRIBUTES = f"{SEMANTIC_DIR}/*.md merge=union\n"
 SYNC_MARK = "CONFLICT (sync)"
 _SHARED_FILES = ("memoryclaw.yaml", ".gitignore", ".gitattributes")
 _PUSH_TRIES = 4
+_ADD_BATCH = 500
 _DEVICE_RE = re.compile(r"[a-z0-9]{1,16}")
 
 
@@ -134,8 +135,8 @@ def _recover(root: Path) -> None:
 
 def _commit_all(root: Path, paths: list[str], message: str) -> bool:
     """Stage ``paths`` and commit everything staged; whether a commit was made."""
-    if paths:
-        _git(root, "add", "-A", "--", *paths)
+    for start in range(0, len(paths), _ADD_BATCH):  # a command line holds only so many
+        _git(root, "add", "-A", "--", *paths[start : start + _ADD_BATCH])
     if _git(root, "diff", "--cached", "--quiet", check=False).returncode == 0:
         return False
     name, email = AUTHOR
