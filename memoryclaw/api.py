@@ -68,6 +68,7 @@ from .transcripts import (
     unprocessed_logs,
     validate_turn,
 )
+from .transfer import export_archive, import_archive
 from .trivial import is_trivial
 from .vault import (
     STATE_DIR,
@@ -648,6 +649,20 @@ class Vault:
         if setup:
             setup_remote(self.root)
         report = sync_remote(self.root, self.settings)
+        memory = [p for p in report.files_changed if p.endswith(".md")]
+        if memory:
+            self.reindex_paths(memory)
+        return report
+
+    def export_archive(self, target: str | Path) -> int:
+        """Write the vault's memory files to a ``.tar.gz``; how many files it holds."""
+        return export_archive(self.root, Path(target))
+
+    def import_archive(self, source: str | Path) -> RemoteSyncReport:
+        """Merge an exported ``.tar.gz`` into this git vault by the rules of a sync."""
+        if not is_repository(self.root):
+            raise ExternalToolError("git", f"{self.root} is not a git repository (git init)")
+        report = import_archive(self.root, Path(source))
         memory = [p for p in report.files_changed if p.endswith(".md")]
         if memory:
             self.reindex_paths(memory)

@@ -904,6 +904,31 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool) -> None:
     )
 
 
+@cli.command("export")
+@click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_context
+def export_command(ctx: click.Context, target: Path) -> None:
+    """Write the vault's memory files to TARGET (.tar.gz)."""
+    count = _vault(ctx).export_archive(target)
+    click.echo(f"exported {count} files to {target}")
+
+
+@cli.command("import")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def import_command(ctx: click.Context, source: Path, as_json: bool) -> None:
+    """Merge an exported SOURCE (.tar.gz) into this git vault, as a sync merges."""
+    report = _vault(ctx).import_archive(source)
+    if as_json:
+        _emit(report.as_dict())
+        return
+    click.echo(
+        f"imported {source}: {len(report.files_changed)} files changed,"
+        f" {report.conflicts_resolved} conflicts resolved"
+    )
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="memoryclaw")

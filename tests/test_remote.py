@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import random
 import signal
 import subprocess
 import sys
+import tarfile
 import time
 from collections import Counter
 from datetime import datetime, timedelta, timezone
@@ -15,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryclaw import SyncError, Vault
+from memoryclaw import InvalidInputError, SyncError, Vault
 from memoryclaw.notes import parse_episode, parse_log
 from memoryclaw.remote import SYNC_MARK
 from memoryclaw.server import StdioServer
@@ -324,3 +326,45 @@ def test_stale_index_lock_and_half_done_merge_are_recovered(tmp_path: Path) -> N
     text = (b / "semantic" / "facts.md").read_text()
     pending = (b / "semantic" / "_pending.md").read_text()
     assert "<<<<<<<" not in text and "Lisbon" in text and "Porto" in pending
+
+
+def test_export_then_import_merges_like_a_sync(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    a = _first_device(tmp_path, bare)
+    (a / "semantic" / "facts.md").write_text("# Facts\n\n- Lena: lives in Oslo\n")
+    other = tmp_path / "other"
+    Vault.init(other, git=True, env={}).close()
+    (other / "semantic" / "facts.md").write_text("# Facts\n\n- Tomas: lives in Braga\n")
+    archive = tmp_path / "memory.tar.gz"
+    with Vault(a, env={}) as va:
+        assert va.export_archive(archive) >= 2
+    with Vault(other, env={}) as vo:
+        vo.import_archive(archive)
+        text = (other / "semantic" / "facts.md").read_text()
+        assert "Oslo" in text and "Braga" in text and "<<<<<<<" not in text
+        assert vo.search("Lena Oslo").facts
+
+
+@pytest.mark.parametrize(
+    ("name", "kind"),
+    [
+        ("/etc/evil.md", tarfile.REGTYPE),
+        ("../evil.md", tarfile.REGTYPE),
+        ("semantic/link.md", tarfile.SYMTYPE),
+        ("semantic/dev", tarfile.CHRTYPE),
+    ],
+    ids=["absolute", "dotdot", "symlink", "device"],
+)
+def test_import_refuses_unsafe_members(tmp_path: Path, name: str, kind: bytes) -> None:
+    archive = tmp_path / "bad.tar.gz"
+    with tarfile.open(archive, "w:gz") as out:
+        member = tarfile.TarInfo(name)
+        member.type = kind
+        member.linkname = "/etc/passwd" if kind == tarfile.SYMTYPE else ""
+        out.addfile(member, io.BytesIO(b""))
+    root = tmp_path / "v"
+    Vault.init(root, git=True, env={}).close()
+    with Vault(root, env={}) as vault, pytest.raises(InvalidInputError) as caught:
+        vault.import_archive(archive)
+    assert name in str(caught.value)
+    assert not (tmp_path / "evil.md").exists()
