@@ -48,11 +48,11 @@ def check_archive(source: Path) -> list[tarfile.TarInfo]:
         with tarfile.open(source, "r:gz") as archive:
             members = archive.getmembers()
     except (OSError, tarfile.TarError) as exc:
-        problem = f"not a readable .tar.gz ({exc})"
-        raise InvalidInputError("archive", problem, source=str(source)) from exc
+        unreadable = f"not a readable .tar.gz ({exc})"
+        raise InvalidInputError("archive", unreadable, source=str(source)) from exc
     for member in members:
         parts = PurePosixPath(member.name).parts
-        problem = None
+        problem: str | None = None
         if member.name.startswith("/") or PurePosixPath(member.name).is_absolute():
             problem = "an absolute path"
         elif ".." in parts:
