@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         MemoryclawError,
         NotFoundError,
         ParseError,
+        SyncError,
         UnsafePathError,
         VaultNotFoundError,
     )
@@ -33,6 +34,7 @@ if TYPE_CHECKING:
     from .metrics import Metrics
     from .notes import Episode, Fact, RawLog, Turn
     from .payload import RetrievePayload
+    from .remote import RemoteSyncReport
     from .retrieval import EpisodeResult, FactResult, SearchResult, Withheld, extract_keywords
     from .scopes import Policy, RecallContext
     from .sync import SyncReport
@@ -65,9 +67,11 @@ _HOMES = {
     "Policy": "scopes",
     "RawLog": "notes",
     "RecallContext": "scopes",
+    "RemoteSyncReport": "remote",
     "RetrievePayload": "payload",
     "SearchResult": "retrieval",
     "Settings": "config",
+    "SyncError": "errors",
     "SyncReport": "sync",
     "Turn": "notes",
     "UnsafePathError": "errors",
@@ -119,9 +123,11 @@ __all__ = [
     "Policy",
     "RawLog",
     "RecallContext",
+    "RemoteSyncReport",
     "RetrievePayload",
     "SearchResult",
     "Settings",
+    "SyncError",
     "SyncReport",
     "Turn",
     "UnsafePathError",

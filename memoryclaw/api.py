@@ -49,6 +49,8 @@ from .notes import (
 )
 from .payload import RetrievePayload, render_payload
 from .recency import effective_weight
+from .remote import RemoteSyncReport, device_id, has_remote, sync_remote
+from .remote import setup as setup_remote
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
 from .scopes import OWNER, Policy, RecallContext
 from .sync import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
@@ -62,6 +64,7 @@ from .transcripts import (
     unprocessed_logs,
     validate_turn,
 )
+from .transfer import export_archive, import_archive
 from .trivial import is_trivial
 from .vault import (
     ARCHIVE_DIR,
@@ -198,6 +201,7 @@ class Vault:
             atomic_write(
                 gitignore, gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE
             )
+        setup_remote(root)  # union merges for fact files, should the vault ever sync
         if git and not (root / ".git").exists():
             if shutil.which("git") is None:
                 raise InvalidInputError("--git", "git is not installed")
@@ -205,7 +209,10 @@ class Vault:
             subprocess.run(
                 ["git", "init", "-q", str(root)], check=True, preexec_fn=owner_only_umask
             )
-        return cls(root, env=env)
+        vault = cls(root, env=env)
+        if has_remote(root):  # a clone of a synced vault: its logs carry this device's id
+            device_id(root, vault.settings)
+        return vault
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -678,6 +685,33 @@ class Vault:
         from .review import reject
 
         return reject(self.root, ident)
+
+    def sync_remote(self, *, setup: bool = False) -> RemoteSyncReport:
+        """Sync the vault's git repository with ``sync.remote`` (commit, fetch, merge, push)
+        and re-index the files the merge brought; ``setup`` first writes .gitattributes."""
+        if not is_repository(self.root):
+            raise ExternalToolError("git", f"{self.root} is not a git repository (git init)")
+        if setup:
+            setup_remote(self.root)
+        report = sync_remote(self.root, self.settings)
+        memory = [p for p in report.files_changed if p.endswith(".md")]
+        if memory:
+            self.reindex_paths(memory)
+        return report
+
+    def export_archive(self, target: str | Path) -> int:
+        """Write the vault's memory files to a ``.tar.gz``; how many files it holds."""
+        return export_archive(self.root, Path(target))
+
+    def import_archive(self, source: str | Path) -> RemoteSyncReport:
+        """Merge an exported ``.tar.gz`` into this git vault by the rules of a sync."""
+        if not is_repository(self.root):
+            raise ExternalToolError("git", f"{self.root} is not a git repository (git init)")
+        report = import_archive(self.root, Path(source))
+        memory = [p for p in report.files_changed if p.endswith(".md")]
+        if memory:
+            self.reindex_paths(memory)
+        return report
 
     # ----------------------------------------------------------------- logging
 

@@ -1031,6 +1031,48 @@ def _report_changes(changes: list[Change], as_json: bool, done: str) -> None:
     click.echo(done)
 
 
+@cli.command("sync")
+@click.option("--setup", is_flag=True, help="First write .gitattributes (union merges of facts).")
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def sync_command(ctx: click.Context, setup: bool, as_json: bool) -> None:
+    """Sync the vault with its git remote: commit, fetch, merge, push, re-index."""
+    report = _vault(ctx).sync_remote(setup=setup)
+    if as_json:
+        _emit(report.as_dict())
+        return
+    click.echo(
+        f"synced with {report.remote}: pulled {report.pulled} commits, pushed {report.pushed},"
+        f" {len(report.files_changed)} files changed, {report.conflicts_resolved} conflicts"
+        f" resolved ({report.duration_ms} ms)"
+    )
+
+
+@cli.command("export")
+@click.argument("target", type=click.Path(dir_okay=False, path_type=Path))
+@click.pass_context
+def export_command(ctx: click.Context, target: Path) -> None:
+    """Write the vault's memory files to TARGET (.tar.gz)."""
+    count = _vault(ctx).export_archive(target)
+    click.echo(f"exported {count} files to {target}")
+
+
+@cli.command("import")
+@click.argument("source", type=click.Path(exists=True, dir_okay=False, path_type=Path))
+@click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.pass_context
+def import_command(ctx: click.Context, source: Path, as_json: bool) -> None:
+    """Merge an exported SOURCE (.tar.gz) into this git vault, as a sync merges."""
+    report = _vault(ctx).import_archive(source)
+    if as_json:
+        _emit(report.as_dict())
+        return
+    click.echo(
+        f"imported {source}: {len(report.files_changed)} files changed,"
+        f" {report.conflicts_resolved} conflicts resolved"
+    )
+
+
 def main() -> None:
     """Console-script entry point."""
     cli(prog_name="memoryclaw")

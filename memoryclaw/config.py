@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import math
 import os
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -114,6 +115,19 @@ class GitSettings:
 
 
 @dataclass(frozen=True)
+class SyncSettings:
+    """Sharing the vault between devices through a git remote (see :mod:`memoryclaw.remote`)."""
+
+    remote: str = "origin"
+    # Minutes between the daemon's syncs; 0 never syncs on a timer.
+    interval: int = 0
+    # Whether the daemon syncs after each consolidation.
+    auto: bool = False
+    # This device's id in new log names; empty: a random one kept in .memoryclaw/device.
+    device_id: str = ""
+
+
+@dataclass(frozen=True)
 class WorkingMemorySettings:
     """The per-session working memory a long-lived process keeps (see :mod:`memoryclaw.working`)."""
 
@@ -145,6 +159,7 @@ class Settings:
     scopes: ScopeSettings = field(default_factory=ScopeSettings)
     working_memory: WorkingMemorySettings = field(default_factory=WorkingMemorySettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
+    sync: SyncSettings = field(default_factory=SyncSettings)
 
 
 def _camel(name: str) -> str:
@@ -208,10 +223,13 @@ def _coerce(value: Any, tp: Any, *, path: str | None, key: str, from_env: bool) 
     raise ConfigError(path, key, f"expected {_type_name(tp)}, got {value!r}")
 
 
+_DEVICE_RE = re.compile(r"[a-z0-9]{1,16}")
 _SHARES = frozenset({"min_score", "weight"})  # settings that are a share: 0..1
 
 
 def _check_bounds(name: str, value: Any, path: str | None, key: str) -> None:
+    if name == "device_id" and value and not _DEVICE_RE.fullmatch(str(value)):
+        raise ConfigError(path, key, f"expected 1-16 lowercase letters or digits, got {value!r}")
     if isinstance(value, float) and not math.isfinite(value):
         raise ConfigError(path, key, f"expected a finite number, got {value!r}")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
@@ -223,7 +241,7 @@ def _check_bounds(name: str, value: Any, path: str | None, key: str) -> None:
             "keep_days",
             "weight",
         }
-        minimum = 0 if name in zero_ok else 1
+        minimum = 0 if name in zero_ok or key == "sync.interval" else 1
         if value < minimum:
             raise ConfigError(path, key, f"expected a number >= {minimum}, got {value!r}")
         if name in _SHARES and value > 1:

@@ -65,6 +65,7 @@ _CHANGE_EVENTS = {"created", "deleted", "modified", "moved", "closed"}
 SUMMARY_AT = (0, 5)  # (hour, minute) UTC of the daily summary: the day before is complete
 
 _CONSOLIDATE, _CHECK, _REINDEX, _SUMMARY = "consolidate", "check", "reindex", "summary"
+_SYNC = "sync"
 
 
 class Daemon:
@@ -154,6 +155,16 @@ class Daemon:
                     max_instances=1,
                     coalesce=True,
                 )
+                if self.settings.sync.interval > 0:
+                    self._scheduler.add_job(
+                        self._scheduled,
+                        "interval",
+                        args=[_SYNC],
+                        id=_SYNC,
+                        max_instances=1,
+                        coalesce=True,
+                        minutes=self.settings.sync.interval,
+                    )
                 self._scheduler.start()
                 self._observer = observer_class()
                 handler = _event_handler(handler_base, self.root, self._changed)
@@ -338,6 +349,8 @@ class Daemon:
                 self._check()
             elif task == _SUMMARY:
                 self.daily_summary()
+            elif task == _SYNC:
+                self._sync_remote("scheduled")
             else:
                 self._consolidate("scheduled")
         except MemoryclawError as exc:
@@ -363,6 +376,23 @@ class Daemon:
             report.took_ms / 1000,
         )
         self._archive()
+        if self.settings.sync.auto:
+            self._sync_remote("after consolidation")
+
+    def _sync_remote(self, why: str) -> None:
+        """Sync with the git remote; offline, it fails in the log and the next one catches up."""
+        report = self.vault.sync_remote()
+        log.info(
+            "synced with %s (%s): pulled %d, pushed %d commits, %d files changed, "
+            "%d conflicts resolved in %.2fs",
+            report.remote,
+            why,
+            report.pulled,
+            report.pushed,
+            len(report.files_changed),
+            report.conflicts_resolved,
+            report.duration_ms / 1000,
+        )
 
     def _archive(self) -> None:
         """After consolidation, archive unused episodes when ``archiveAfterDays`` is on."""

@@ -14,7 +14,8 @@ The tree::
     ├── DaemonRunningError   another daemon already serves this vault (path, pid)
     ├── InvalidInputError    an argument or input record is unusable (field, problem, line)
     ├── ExternalToolError    a program memoryclaw drives (openclaw, git) failed (command, code)
-    └── EmbeddingError       the vector fallback's embedder is missing or failed (provider, fix)
+    ├── EmbeddingError       the vector fallback's embedder is missing or failed (provider, fix)
+    └── SyncError            a git remote could not be reached or refused a sync (remote, reason)
 
 Each carries the data a caller needs to act on it; ``str(err)`` is a one-line message.
 """
@@ -150,3 +151,12 @@ class EmbeddingError(MemoryclawError):
         self.fix = fix
         tail = f"; {fix}" if fix else ""
         super().__init__(f"embeddings ({provider}): {problem}{tail}")
+
+
+class SyncError(MemoryclawError):
+    """Syncing with a git remote failed (offline, refused); the next sync catches up."""
+
+    def __init__(self, remote: str, reason: str) -> None:
+        self.remote = remote
+        self.reason = reason
+        super().__init__(f"sync with remote {remote!r} failed: {reason}")

@@ -116,7 +116,8 @@ def _parse(line: str) -> PendingFact | None:
     marked = _MARKED_RE.match(line)
     if marked is None:
         return None
-    body = f"- {marked.group(2)}"
+    # A sync's conflict (see memoryclaw.remote) is reviewed like any other conflict.
+    body = f"- {marked.group(2).removeprefix('(sync) ')}"
     was, said_by = _WAS_RE.search(body), _SAID_BY_RE.search(body)
     body = _SAID_BY_RE.sub("", _WAS_RE.sub("", body))
     facts = parse_facts(body, PENDING_FILE, "")

@@ -157,6 +157,11 @@ def _working_memory(vault: Vault, params: Mapping[str, Any]) -> Any:
     return store.snapshot(_text(params, "session") or "", vault.settings.working_memory)
 
 
+def _sync(vault: Vault, params: Mapping[str, Any]) -> Any:
+    """Sync the vault with its git remote (see :meth:`Vault.sync_remote`)."""
+    return vault.sync_remote(setup=params.get("setup") is True).as_dict()
+
+
 def _status(vault: Vault, params: Mapping[str, Any]) -> Any:
     return {"version": __version__, **vault.stats()}
 
@@ -177,6 +182,7 @@ METHODS: dict[str, _Handler] = {
     "search": _search,
     "stats": _stats,
     "status": _status,
+    "sync": _sync,
     "working_memory": _working_memory,
 }
 

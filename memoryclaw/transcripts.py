@@ -33,6 +33,7 @@ from .notes import (
     utc_iso,
 )
 from .payload import strip_recalled
+from .remote import log_device
 from .scopes import check_kind, conversation_scope, parse_session_key, speaker_role
 from .vault import (
     LOGS_DIR,
@@ -312,7 +313,11 @@ def append_turns(
                 segment = None
             if segment is None:
                 meta = _new_log_meta(new, settings.scopes.owner_ids)
-                name = f"{new.timestamp.strftime('%Y-%m-%d_%H-%M-%S')}_{meta['channel']}_raw.md"
+                # The device's id keeps two devices syncing one vault from making one file.
+                device = log_device(root, settings)
+                stamp = new.timestamp.strftime("%Y-%m-%d_%H-%M-%S")
+                stamp += f"_{device}" if device else ""
+                name = f"{stamp}_{meta['channel']}_raw.md"
                 target = unique_path(folder, name)
                 meta["id"] += target.name.removeprefix(name[:-3]).removesuffix(".md")  # -2 ...
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 from pathlib import Path
+from typing import Any
 
 import pytest
 import yaml
@@ -546,3 +547,24 @@ def test_working_memory_section(
 def test_working_memory_section_refuses_bad_values(tmp_path: Path, text: str, key: str) -> None:
     _write(tmp_path, text)
     assert key in str(_config_error(tmp_path))
+
+
+@pytest.mark.parametrize(
+    ("raw", "key"),
+    [
+        ({"sync": {"deviceId": "Laptop!"}}, "sync.deviceId"),
+        ({"sync": {"interval": -5}}, "sync.interval"),
+        ({"sync": {"auto": "yes"}}, "sync.auto"),
+    ],
+    ids=["device-id-not-hex", "negative-interval", "auto-not-bool"],
+)
+def test_bad_sync_settings_name_the_key(raw: dict[str, Any], key: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        settings_from_mapping(raw, path="memoryclaw.yaml")
+    assert caught.value.key == key and caught.value.path == "memoryclaw.yaml"
+
+
+def test_sync_settings_default_and_parse() -> None:
+    assert settings_from_mapping({}).sync.interval == 0
+    parsed = settings_from_mapping({"sync": {"interval": 15, "auto": True, "deviceId": "ab12cd"}})
+    assert (parsed.sync.interval, parsed.sync.auto, parsed.sync.device_id) == (15, True, "ab12cd")

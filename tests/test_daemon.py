@@ -22,6 +22,7 @@ from memoryclaw.daemon import Daemon, _task_for
 from memoryclaw.errors import DaemonRunningError
 from memoryclaw.vault import atomic_write
 from tests.test_cli import clean_env, run
+from tests.test_remote import _first_device, _git, _remote
 
 HACKNEY = "episodes/2025-04-15_20-18-29_hackney-10k.md"
 STARTED = "memoryclaw daemon: started"
@@ -356,3 +357,18 @@ def test_the_running_daemon_schedules_the_daily_summary(vault_dir: Path) -> None
         assert job is not None
         when = job.next_run_time.astimezone(timezone.utc)
         assert (when.hour, when.minute) == (0, 5)
+
+
+def test_daemon_syncs_on_its_timer_and_after_consolidation(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    root = _first_device(tmp_path, bare)
+    (root / "memoryclaw.yaml").write_text("sync:\n  interval: 15\n  auto: true\n")
+    with Vault(root, env={}) as vault:
+        vault.log_turn("s", "user", "Kofi moved to Accra and loves the harbour market.")
+        vault.end_session("s")
+    with Daemon(root, env={}) as daemon:
+        job = daemon._scheduler.get_job("sync")
+        assert job is not None and job.trigger.interval.total_seconds() == 15 * 60
+        daemon._scheduled("consolidate")
+    pushed = _git(bare, "ls-tree", "-r", "--name-only", "main")
+    assert "episodes/" in pushed and "logs/processed/" in pushed
