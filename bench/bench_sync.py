@@ -58,7 +58,8 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=1000)
     parser.add_argument("--files", type=int, default=20000)
     args = parser.parse_args()
-    with tempfile.TemporaryDirectory() as tmp:
+    # git's detached auto-gc may still write in the clones while they are removed.
+    with tempfile.TemporaryDirectory(ignore_cleanup_errors=True) as tmp:
         base = Path(tmp)
         bare = base / "remote.git"
         subprocess.run(["git", "init", "-q", "--bare", "-b", "main", str(bare)], check=True)
@@ -85,7 +86,12 @@ def main() -> None:
             va.reindex()
             noop_ms, changed = _timed(va)
             rows.append((f"no-op sync at {args.files} files", noop_ms, changed))
-    print(f"{'measurement':<48} {'ms':>9} {'files':>7}")
+        _print(rows)
+
+
+def _print(rows: list[tuple[str, float, int]]) -> None:
+    """The table of measurements."""
+    print(f"{'measurement':<48} {'ms':>9} {'files':>7}", flush=True)
     for name, ms, files in rows:
         print(f"{name:<48} {ms:>9.0f} {files:>7}")
 

@@ -185,6 +185,7 @@ def test_random_devices_converge_without_loss(tmp_path: Path) -> None:
         vault.sync_remote()
     written = {"john@example.com"}
     islands: list[str] = []
+    resolved = 0
     open_sessions: list[set[str]] = [set() for _ in roots]
     clock = FIRST
     try:
@@ -231,14 +232,15 @@ def test_random_devices_converge_without_loss(tmp_path: Path) -> None:
                 if pending:
                     vault.approve_pending(pending[0].id)
             else:
-                vault.sync_remote()
+                resolved += vault.sync_remote().conflicts_resolved
         for d, vault in enumerate(vaults):
             for session in sorted(open_sessions[d]):
                 vault.end_session(session)
             vault.consolidate(all_logs=True)
         for _ in range(2):
             for vault in vaults:
-                vault.sync_remote()
+                resolved += vault.sync_remote().conflicts_resolved
+        assert resolved > 0  # the run did meet conflicting edits
         first = _files(roots[0])
         for root in roots[1:]:
             assert _files(root) == first
