@@ -123,14 +123,46 @@ def _git_running(root: Path) -> bool:
 
 
 def _recover(root: Path) -> None:
-    """Finish what a killed sync left: a stale index lock, a half-done merge."""
+    """Finish what a killed sync left: a stale index lock, a half-done merge.
+
+    Aborting the merge restores files to the last commit, so every line the working tree
+    held then (a hand edit made while the merge waited, or the merge's own result) is read
+    first and put back after: into its fact file when it is one (they merge by union), else
+    into review as ``CONFLICT (sync)``.  Nothing written is lost to a recovery."""
     lock = root / ".git" / "index.lock"
     if lock.exists() and not _git_running(root):
         lock.unlink(missing_ok=True)
+    if not (root / ".git" / "MERGE_HEAD").exists():
+        return
+    changed = _git(root, "diff", "--name-only", "HEAD", check=False).stdout.splitlines()
+    held: dict[str, list[str]] = {}
+    for rel in changed:
+        path = root / rel
+        if path.is_file():
+            held[rel] = path.read_text(encoding="utf-8", errors="replace").splitlines()
+    _git(root, "merge", "--abort", check=False)
     if (root / ".git" / "MERGE_HEAD").exists():
-        _git(root, "merge", "--abort", check=False)
-        if (root / ".git" / "MERGE_HEAD").exists():
-            _git(root, "reset", "--merge", check=False)
+        _git(root, "reset", "--merge", check=False)
+    if (root / ".git" / "MERGE_HEAD").exists():
+        _git(root, "reset", "--hard", "HEAD", check=False)  # the lines are held: see below
+        (root / ".git" / "MERGE_HEAD").unlink(missing_ok=True)
+    for rel, lines in held.items():
+        path = root / rel
+        now = set(path.read_text(encoding="utf-8").splitlines()) if path.exists() else set()
+        lost = [
+            line
+            for line in lines
+            if line.strip()
+            and line not in now
+            and not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))
+        ]
+        if not lost:
+            continue
+        if rel.startswith(f"{SEMANTIC_DIR}/") and rel.endswith(".md"):
+            text = path.read_text(encoding="utf-8") if path.exists() else ""
+            atomic_write(path, text.rstrip("\n") + "\n" + "\n".join(lost) + "\n")
+        else:
+            _pend(root, lost, rel)
 
 
 def _commit_all(root: Path, paths: list[str], message: str) -> bool:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import io
 import json
 import os
@@ -267,12 +268,27 @@ def test_random_devices_converge_without_loss(tmp_path: Path) -> None:
 
 
 def _sync_process(root: Path) -> subprocess.Popen[bytes]:
+    # its own process group: a kill takes the git it runs with it, as a crash would
     return subprocess.Popen(
         [sys.executable, "-m", "memoryclaw", "--vault", str(root), "sync", "--json"],
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
         env=dict(os.environ),
+        start_new_session=True,
     )
+
+
+def _kill_all(process: subprocess.Popen[bytes]) -> None:
+    """SIGKILL the sync and every process it started; return once all are gone."""
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    for _ in range(500):
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.01)
 
 
 def test_killed_syncs_are_finished_by_the_next(tmp_path: Path) -> None:
@@ -292,8 +308,7 @@ def test_killed_syncs_are_finished_by_the_next(tmp_path: Path) -> None:
             vb.sync_remote()
         process = _sync_process(a)
         time.sleep(rng.uniform(0.0, 0.6))
-        process.send_signal(signal.SIGKILL)
-        process.wait()
+        _kill_all(process)
     with Vault(a, env={}) as va:
         va.sync_remote()
     with Vault(b, env={}) as vb:
