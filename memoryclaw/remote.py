@@ -16,6 +16,7 @@ redone, a stale ``.git/index.lock`` (no git running on the vault) is removed.
 
 from __future__ import annotations
 
+import json
 import os
 import re
 import secrets
@@ -36,6 +37,7 @@ GITATTRIBUTES = f"{SEMANTIC_DIR}/*.md merge=union\n"
 SYNC_MARK = "CONFLICT (sync)"
 _SHARED_FILES = ("memoryclaw.yaml", ".gitignore", ".gitattributes")
 _PUSH_TRIES = 4
+HELD_FILE = f"{STATE_DIR}/sync-held.json"  # see _recover
 _ADD_BATCH = 500
 _DEVICE_RE = re.compile(r"[a-z0-9]{1,16}")
 
@@ -123,46 +125,79 @@ def _git_running(root: Path) -> bool:
 
 
 def _recover(root: Path) -> None:
-    """Finish what a killed sync left: a stale index lock, a half-done merge.
+    """Finish what a killed sync left: stale git locks, a half-done merge.
 
     Aborting the merge restores files to the last commit, so every line the working tree
-    held then (a hand edit made while the merge waited, or the merge's own result) is read
-    first and put back after: into its fact file when it is one (they merge by union), else
-    into review as ``CONFLICT (sync)``.  Nothing written is lost to a recovery."""
-    lock = root / ".git" / "index.lock"
-    if lock.exists() and not _git_running(root):
-        lock.unlink(missing_ok=True)
-    if not (root / ".git" / "MERGE_HEAD").exists():
+    held then (a hand edit made while the merge waited, or the merge's own result) is first
+    saved to :data:`HELD_FILE`, and put back after: into its fact file when it is one (they
+    merge by union), else into review as ``CONFLICT (sync)``.  A recovery killed half way is
+    finished by the next, from that file: nothing written is lost to a recovery."""
+    git_dir = root / ".git"
+    # a killed git leaves its lock files (index, HEAD, refs, packed-refs, maintenance)
+    locks = [
+        *git_dir.glob("*.lock"),
+        *git_dir.glob("refs/**/*.lock"),
+        *git_dir.glob("objects/*.lock"),
+    ]
+    if locks and not _git_running(root):
+        for lock in locks:
+            lock.unlink(missing_ok=True)
+    held_path = root / HELD_FILE
+    if (git_dir / "MERGE_HEAD").exists():
+        held = _held(held_path)
+        changed = _git(root, "diff", "--name-only", "HEAD", check=False).stdout.splitlines()
+        for rel in changed:
+            path = root / rel
+            if path.is_file():
+                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+                held[rel] = list(dict.fromkeys([*held.get(rel, []), *lines]))
+        ensure_dir(held_path.parent)
+        atomic_write(held_path, json.dumps(held, ensure_ascii=False))
+        _git(root, "merge", "--abort", check=False)
+        if (git_dir / "MERGE_HEAD").exists():
+            _git(root, "reset", "--merge", check=False)
+        if (git_dir / "MERGE_HEAD").exists():
+            _git(root, "reset", "--hard", "HEAD", check=False)  # the lines are held
+            (git_dir / "MERGE_HEAD").unlink(missing_ok=True)
+    if held_path.exists():
+        for rel, lines in _held(held_path).items():
+            _put_back(root, rel, lines)
+        held_path.unlink(missing_ok=True)
+
+
+def _held(path: Path) -> dict[str, list[str]]:
+    """The lines a recovery saved, by file (none when there is no readable file)."""
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    if not isinstance(data, dict):
+        return {}
+    return {
+        str(rel): [str(line) for line in lines]
+        for rel, lines in data.items()
+        if isinstance(lines, list)
+    }
+
+
+def _put_back(root: Path, rel: str, lines: list[str]) -> None:
+    """Put back the held lines ``rel`` lacks now (again and again gives the same file)."""
+    path = root / rel
+    now = set(path.read_text(encoding="utf-8").splitlines()) if path.exists() else set()
+    lost = [
+        line
+        for line in lines
+        if line.strip()
+        and line not in now
+        and not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))
+    ]
+    if not lost:
         return
-    changed = _git(root, "diff", "--name-only", "HEAD", check=False).stdout.splitlines()
-    held: dict[str, list[str]] = {}
-    for rel in changed:
-        path = root / rel
-        if path.is_file():
-            held[rel] = path.read_text(encoding="utf-8", errors="replace").splitlines()
-    _git(root, "merge", "--abort", check=False)
-    if (root / ".git" / "MERGE_HEAD").exists():
-        _git(root, "reset", "--merge", check=False)
-    if (root / ".git" / "MERGE_HEAD").exists():
-        _git(root, "reset", "--hard", "HEAD", check=False)  # the lines are held: see below
-        (root / ".git" / "MERGE_HEAD").unlink(missing_ok=True)
-    for rel, lines in held.items():
-        path = root / rel
-        now = set(path.read_text(encoding="utf-8").splitlines()) if path.exists() else set()
-        lost = [
-            line
-            for line in lines
-            if line.strip()
-            and line not in now
-            and not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))
-        ]
-        if not lost:
-            continue
-        if rel.startswith(f"{SEMANTIC_DIR}/") and rel.endswith(".md"):
-            text = path.read_text(encoding="utf-8") if path.exists() else ""
-            atomic_write(path, text.rstrip("\n") + "\n" + "\n".join(lost) + "\n")
-        else:
-            _pend(root, lost, rel)
+    if rel.startswith(f"{SEMANTIC_DIR}/") and rel.endswith(".md"):
+        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        atomic_write(path, text.rstrip("\n") + "\n" + "\n".join(lost) + "\n")
+    else:
+        _pend(root, lost, rel)
 
 
 def _commit_all(root: Path, paths: list[str], message: str) -> bool:

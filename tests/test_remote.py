@@ -385,3 +385,21 @@ def test_import_refuses_unsafe_members(tmp_path: Path, name: str, kind: bytes) -
         vault.import_archive(archive)
     assert name in str(caught.value)
     assert not (tmp_path / "evil.md").exists()
+
+
+def test_a_recovery_killed_half_way_is_finished_by_the_next(tmp_path: Path) -> None:
+    """The lines a recovery holds are on disk before the merge is aborted: a recovery
+    killed right after the abort loses none of them."""
+    from memoryclaw.remote import HELD_FILE, _recover
+
+    bare = _remote(tmp_path)
+    a = _first_device(tmp_path, bare)
+    facts = a / "semantic" / "facts.md"
+    held = a / HELD_FILE
+    held.parent.mkdir(parents=True, exist_ok=True)
+    held.write_text('{"semantic/facts.md": ["- Wren: lives in Kilkenny"]}', encoding="utf-8")
+    _recover(a)  # as the next sync starts: the held line goes back, the file goes away
+    assert "- Wren: lives in Kilkenny" in facts.read_text(encoding="utf-8")
+    assert not held.exists()
+    _recover(a)
+    assert facts.read_text(encoding="utf-8").count("- Wren: lives in Kilkenny") == 1
