@@ -130,10 +130,13 @@ class Daemon:
                 self._enqueue(_CHECK)
                 self._scheduler = background_scheduler(daemon=True)
                 interval = self.settings.consolidation.interval
-                for task, trigger in (
+                every: list[tuple[str, dict[str, float]]] = [
                     (_CONSOLIDATE, {"minutes": interval}),
                     (_CHECK, {"seconds": self.check_seconds}),
-                ):
+                ]
+                if self.settings.sync.interval > 0:
+                    every.append((_SYNC, {"minutes": self.settings.sync.interval}))
+                for task, trigger in every:
                     self._scheduler.add_job(
                         self._scheduled,
                         "interval",
@@ -155,16 +158,6 @@ class Daemon:
                     max_instances=1,
                     coalesce=True,
                 )
-                if self.settings.sync.interval > 0:
-                    self._scheduler.add_job(
-                        self._scheduled,
-                        "interval",
-                        args=[_SYNC],
-                        id=_SYNC,
-                        max_instances=1,
-                        coalesce=True,
-                        minutes=self.settings.sync.interval,
-                    )
                 self._scheduler.start()
                 self._observer = observer_class()
                 handler = _event_handler(handler_base, self.root, self._changed)
