@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from .api import ForgetReport, IngestReport, Vault
     from .archive import ArchiveReport
-    from .config import Settings, load_settings
+    from .config import Settings, SharedVault, load_settings
     from .errors import (
         ArchiveConflictError,
         ConfigError,
@@ -25,6 +25,7 @@ if TYPE_CHECKING:
         MemoryclawError,
         NotFoundError,
         ParseError,
+        ReadOnlyVaultError,
         SyncError,
         UnsafePathError,
         VaultNotFoundError,
@@ -66,11 +67,13 @@ _HOMES = {
     "ParseError": "errors",
     "Policy": "scopes",
     "RawLog": "notes",
+    "ReadOnlyVaultError": "errors",
     "RecallContext": "scopes",
     "RemoteSyncReport": "remote",
     "RetrievePayload": "payload",
     "SearchResult": "retrieval",
     "Settings": "config",
+    "SharedVault": "config",
     "SyncError": "errors",
     "SyncReport": "sync",
     "Turn": "notes",
@@ -122,11 +125,13 @@ __all__ = [
     "ParseError",
     "Policy",
     "RawLog",
+    "ReadOnlyVaultError",
     "RecallContext",
     "RemoteSyncReport",
     "RetrievePayload",
     "SearchResult",
     "Settings",
+    "SharedVault",
     "SyncError",
     "SyncReport",
     "Turn",

@@ -29,6 +29,7 @@ from .errors import (
     InvalidInputError,
     MemoryclawError,
     NotFoundError,
+    ReadOnlyVaultError,
 )
 from .history import (
     Commit,
@@ -54,6 +55,17 @@ from .remote import setup as setup_remote
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
 from .scopes import OWNER, Policy, RecallContext
 from .sync import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
+from .teams import (
+    TeamVault,
+    holder_of,
+    merge,
+    owner_of,
+    qualify,
+    readable,
+    refuse,
+    team_neighbours,
+    team_vaults,
+)
 from .transcripts import (
     LoggedTurn,
     NewTurn,
@@ -175,6 +187,7 @@ class Vault:
         # Episode id -> the day this instance last noted it recalled: a long-lived process
         # writes the recall log at most once a day per episode.
         self._noted: dict[str, str] = {}
+        self._teams: list[TeamVault] | None = None
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Vault:
@@ -228,11 +241,22 @@ class Vault:
             self._index = Index(path) if _writable(path) else Index(None, seed=path)
         return self._index
 
+    @property
+    def teams(self) -> list[TeamVault]:
+        """The team vaults ``sharedVaults`` lists: searched after this one, never written
+        (:mod:`memoryclaw.teams`)."""
+        if self._teams is None:
+            writable = _writable(self.root / STATE_DIR / "shared" / INDEX_FILE)
+            self._teams = team_vaults(self.root, self.settings.shared_vaults, writable)
+        return self._teams
+
     def close(self) -> None:
         """Close the index connection (and an Ollama embedder's HTTP connection)."""
         if self._index is not None:
             self._index.close()
             self._index = None
+        for team in self._teams or ():
+            team.close()
         close = getattr(self._embedder, "close", None)
         if self._own_embedder and callable(close):
             close()  # a loaded sentence-transformers model has nothing to close: it stays
@@ -270,6 +294,9 @@ class Vault:
                 (state / name).unlink(missing_ok=True)
         report = sync(self.root, self.index, full=full, progress=progress)
         self._update_vectors(report, embed_progress)
+        for team in self.teams:  # their indexes are derived too, and kept here
+            if team.problem() is None:
+                team.refresh(full=full)
         return report
 
     def reindex_paths(self, paths: Iterable[str]) -> SyncReport:
@@ -341,12 +368,40 @@ class Vault:
         result = self._search(
             query, limit=limit, now=now, vectors=True, policy=policy, archived=archived
         )
+        result = self._with_teams(result, query, limit, now, policy, archived)
         if explain_scope:
             everything = self._search(
                 query, limit=limit, now=now, vectors=True, policy=None, archived=archived
             )
+            everything = self._with_teams(everything, query, limit, now, None, archived)
             result = dataclasses.replace(result, withheld=withheld_from(everything, policy))
         return result
+
+    def _with_teams(
+        self,
+        own: SearchResult,
+        query: str,
+        limit: int | None,
+        now: datetime | None,
+        policy: Policy | None,
+        archived: bool,
+    ) -> SearchResult:
+        """``own`` with the team vaults' results for ``query`` merged in (after it on ties)."""
+        if not self.settings.shared_vaults:
+            return own
+        limit = self.settings.retrieval.max_results if limit is None else limit
+        theirs = [
+            team.search(
+                query,
+                limit=limit,
+                now=now or now_utc(),
+                policy=policy,
+                archived=archived,
+                recency=self.settings.retrieval.recency,
+            )
+            for team in readable(self.teams)
+        ]
+        return merge(own, theirs, limit)
 
     def policy(self, context: RecallContext | None = None) -> Policy:
         """The recall rules of this vault for a request from ``context``."""
@@ -413,7 +468,9 @@ class Vault:
         from .skills import active_skill
 
         skill = active_skill(self.root, result.plan.keywords)
-        near = passage_neighbours(self.index, result.passages[:_NEIGHBOURS_OF])
+        top = result.passages[:_NEIGHBOURS_OF]
+        near = passage_neighbours(self.index, [p for p in top if p.vault is None])
+        near.update(team_neighbours(self.teams, [p for p in top if p.vault is not None]))
         shown = {e.id for e in result.results}
         shown |= {p.episode_id for p in result.passages if p.via != "log"}
         handles = {i: h for i in shown if (h := episode_handle(i)) is not None}
@@ -432,8 +489,9 @@ class Vault:
         each once a day per process; one lock for both, never failing the recall."""
         if not _writable(self.root / recall_metrics.METRICS_FILE):
             return  # a vault that cannot be written
-        quoted = (p.episode_id for p in payload.passages if p.via != "log")
-        idents = recalled_ids((e.id for e in payload.episodes), quoted)
+        # a team vault's memories are its own business: nothing of theirs is noted here
+        quoted = (p.episode_id for p in payload.passages if p.via != "log" and p.vault is None)
+        idents = recalled_ids((e.id for e in payload.episodes if e.vault is None), quoted)
         day = now.date().isoformat()
         fresh = [i for i in idents if self._noted.get(i, "") < day]
         counts = None
@@ -448,43 +506,27 @@ class Vault:
     def get(self, ident: str, *, context: RecallContext | None = None) -> dict[str, Any]:
         """An episode (with details) or a fact by id, if ``context`` may see it (to a
         requester who may not, it does not exist).  An episode may also be named by the short
-        handle recall shows for it (``ep-d6b27f26``)."""
-        self.refresh()
+        handle recall shows for it (``ep-d6b27f26``); a team vault's, by its qualified id
+        (``team:ep-…``)."""
         policy = self.policy(context)
-        found = self.index.episode_rows("id = ?", [ident])
-        if not found and is_episode_handle(ident):
-            owner = _handle_owners(self.index, {ident}).get(ident)
-            found = self.index.episode_rows("id = ?", [owner]) if owner else []
-        rows = [r for r in found if policy.admit(r["agent"], r["scope"])[0]]
-        if rows:
-            row = rows[0]
-            return {
-                "kind": "episode",
-                "id": row["id"],
-                "path": row["path"],
-                "timestamp": row["timestamp"],
-                "summary": row["summary"],
-                "tags": json.loads(row["tags"]),
-                "entities": json.loads(row["entities"]),
-                "details": row["details"],
-                "source": row["source"],
-                "source_turns": [row["turn_first"], row["turn_last"]]
-                if row["turn_first"]
-                else None,
-                "session": row["session"],
-                "confidence": row["confidence"],
-                "agent": row["agent"],
-                "scope": row["scope"] or OWNER,
-            }
-        facts = [
-            f
-            for f in self.index.fact_rows("id = ?", [ident])
-            if policy.admit(f["agent"], f["scope"])[0]
-        ]
-        if facts:
-            fact = facts[0]
-            return {"kind": "fact", **{k: fact[k] for k in fact if k != "rowid"}}
-        raise NotFoundError("memory", ident)
+        found_in = owner_of(ident, self.teams)
+        if found_in is not None:
+            team, rest = found_in
+            if team.problem() is not None:
+                raise NotFoundError("memory", ident)
+            team.refresh()
+            memory = _lookup(team.index, rest, policy)
+            if memory is None:
+                raise NotFoundError("memory", ident)
+            for key in ("id", "path", "source"):
+                if memory.get(key):
+                    memory[key] = qualify(team.name, memory[key])
+            return {"vault": team.name, **memory}
+        self.refresh()
+        memory = _lookup(self.index, ident, policy)
+        if memory is None:
+            raise NotFoundError("memory", ident)
+        return memory
 
     def read(
         self,
@@ -497,24 +539,37 @@ class Vault:
         """Lines ``start``.. of a vault file (``lines`` of them, default up to 200), with paging.
 
         A requester other than the owner at the terminal reads only files whose every
-        indexed memory it may see (to it, other files do not exist)."""
+        indexed memory it may see (to it, other files do not exist).  A team vault's file is
+        named by its qualified path (``team:episodes/….md``)."""
         if start < 1 or (lines is not None and lines < 1):
             raise InvalidInputError("from" if start < 1 else "lines", "must be 1 or more")
-        if not resolve_inside(self.root, path).is_file():
+        root, shown, rel, index = self.root, None, path, None
+        found_in = owner_of(path, self.teams)
+        if found_in is not None:
+            team, rel = found_in
+            if team.problem() is not None:
+                raise NotFoundError("vault file", path)
+            root, shown = team.root, team.name
+        if not resolve_inside(root, rel).is_file():
             raise NotFoundError("vault file", path)
         if context is not None and not context.is_terminal:
-            self.refresh()
-            marks = self.index.memory_marks(safe_relpath(path))
+            if found_in is not None:
+                found_in[0].refresh()
+                index = found_in[0].index
+            else:
+                self.refresh()
+                index = self.index
+            marks = index.memory_marks(safe_relpath(rel))
             policy = self.policy(context)
             if not marks or not all(policy.admit(a, s)[0] for a, s in marks):
                 raise NotFoundError("vault file", path)
-        text = read_text(self.root, path)
+        text = read_text(root, rel)
         all_lines = text.splitlines()
         count = READ_DEFAULT_LINES if lines is None else lines
         chosen = all_lines[start - 1 : start - 1 + count]
         end = start - 1 + len(chosen)
         result: dict[str, Any] = {
-            "path": safe_relpath(path),
+            "path": safe_relpath(rel) if shown is None else qualify(shown, safe_relpath(rel)),
             "text": "\n".join(chosen),
             "from": start,
             "lines": len(chosen),
@@ -568,6 +623,7 @@ class Vault:
     def restore(self, ident: str, *, now: datetime | None = None) -> ArchiveReport:
         """Move the archived episode ``ident`` back into recall (counted as recalled now, so
         it stays for another ``archiveAfterDays``); nothing to do when it is not archived."""
+        refuse(self.teams, "archive --restore", ident)
         use_git = self.settings.git.auto_commit and is_repository(self.root)
         from .archive import run_restore
 
@@ -579,9 +635,11 @@ class Vault:
         return report
 
     def history(self, path: str) -> list[Commit]:
-        """The git commits that changed a vault file, newest first."""
-        resolve_inside(self.root, path)
-        return file_history(self.root, path)
+        """The git commits that changed a vault file (a team vault's too), newest first."""
+        found_in = owner_of(path, self.teams)
+        root, rel = (found_in[0].root, found_in[1]) if found_in else (self.root, path)
+        resolve_inside(root, rel)
+        return file_history(root, rel)
 
     def pending(self) -> list[PendingFact]:
         """Facts waiting for review in ``semantic/_pending.md``."""
@@ -592,6 +650,7 @@ class Vault:
     def approve_pending(self, ident: str, *, now: datetime | None = None) -> PendingFact:
         """Accept a pending fact: into its semantic file.  A conflict supersedes the old value,
         which stays in its file marked (dated ``now``, default: the current time)."""
+        refuse(self.teams, "pending approve", ident)
         self.refresh()
         entry = next((p for p in self.pending() if p.id == ident), None)
         known: list[dict[str, Any]] = []
@@ -682,18 +741,27 @@ class Vault:
 
     def reject_pending(self, ident: str) -> PendingFact:
         """Drop a pending fact."""
+        refuse(self.teams, "pending reject", ident)
         from .review import reject
 
         return reject(self.root, ident)
 
     def sync_remote(self, *, setup: bool = False) -> RemoteSyncReport:
         """Sync the vault's git repository with ``sync.remote`` (commit, fetch, merge, push)
-        and re-index the files the merge brought; ``setup`` first writes .gitattributes."""
+        and re-index the files the merge brought; ``setup`` first writes .gitattributes.
+
+        Team vaults (``sharedVaults``) are pulled first, fast-forward only; one that cannot be
+        pulled says why in ``shared`` and stops nothing.  A vault that is not a git repository
+        but lists team vaults only pulls them (``remote`` is empty)."""
+        shared = [team.pull().as_dict() for team in self.teams]
         if not is_repository(self.root):
+            if shared:
+                return RemoteSyncReport(remote="", shared=shared)
             raise ExternalToolError("git", f"{self.root} is not a git repository (git init)")
         if setup:
             setup_remote(self.root)
         report = sync_remote(self.root, self.settings)
+        report.shared = shared
         memory = [p for p in report.files_changed if p.endswith(".md")]
         if memory:
             self.reindex_paths(memory)
@@ -886,16 +954,19 @@ class Vault:
             raise InvalidInputError(
                 "forget", "give exactly one of a query, an episode id or a fact id"
             )
+        refuse(self.teams, "forget", episode_id, fact_id)
         self.refresh()
         episode_rows: list[dict[str, Any]] = []
         fact_rows: list[dict[str, Any]] = []
         if episode_id is not None:
             episode_rows = self.index.episode_rows("id = ?", [episode_id])
             if not episode_rows:
+                self._refuse_unqualified(episode_id, "forget", "episode")
                 raise NotFoundError("episode", episode_id)
         elif fact_id is not None:
             fact_rows = self.index.fact_rows("id = ?", [fact_id])
             if not fact_rows:
+                self._refuse_unqualified(fact_id, "forget", "fact")
                 raise NotFoundError("fact", fact_id)
         else:
             assert query is not None
@@ -931,6 +1002,15 @@ class Vault:
             in_history=is_repository(self.root),
         )
 
+    def _refuse_unqualified(self, ident: str, action: str, kind: str) -> None:
+        """Refuse ``action`` on ``ident`` when not this vault but a team vault holds it."""
+        table = {"episode": "episode_rows", "fact": "fact_rows"}[kind]
+        team = holder_of(
+            self.teams, lambda index, i: bool(getattr(index, table)("id = ?", [i])), ident
+        )
+        if team is not None:
+            raise ReadOnlyVaultError(team.name, team.root, qualify(team.name, ident), action)
+
     def _history_of(self, rows: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """The superseded values of the facts in ``rows`` (forgetting a fact forgets what it
         replaced: search finds only current values)."""
@@ -948,6 +1028,8 @@ class Vault:
     def purge_history(self, paths: Iterable[str]) -> int:
         """Rewrite the vault's git history so these files hold only what they hold now
         (deleted ones vanish from every commit); the number of files rewritten."""
+        paths = list(paths)
+        refuse(self.teams, "purge-history", *paths)
         if not is_repository(self.root):
             raise ExternalToolError("git", f"{self.root} is not a git repository")
         return purge_history(self.root, [safe_relpath(p) for p in paths])
@@ -960,12 +1042,14 @@ class Vault:
 
     def approve_skill(self, name: str) -> SkillInfo:
         """Mark the skill approved; ``todos`` says how many TODO markers it still holds."""
+        refuse(self.teams, "skills approve", name)
         from .skills import approve_skill
 
         return approve_skill(self.root, name)
 
     def reject_skill(self, name: str) -> SkillInfo:
         """Mark the skill rejected: never active, and never suggested again."""
+        refuse(self.teams, "skills reject", name)
         from .skills import reject_skill
 
         return reject_skill(self.root, name)
@@ -1080,6 +1164,14 @@ class Vault:
             "warn" if missing else "ok",
             f"missing: {', '.join(missing)}" if missing else "all present",
         )
+        for team in self.teams:
+            why = team.problem()
+            if why is None:
+                team.refresh()
+                count = team.index.episode_count()
+                add(f"team vault {team.name}", "ok", f"{team.root}: {count} episodes, read-only")
+            else:
+                add(f"team vault {team.name}", "warn", f"not searched: {why}")
         add(
             "sqlite",
             "ok",
@@ -1221,6 +1313,41 @@ def _handle_owners(index: Index, handles: Collection[str]) -> dict[str, str]:
         if len(named) == 1 and episode_handle(named[0]) == handle and handle not in literal:
             owners[handle] = named[0]
     return owners
+
+
+def _lookup(index: Index, ident: str, policy: Policy) -> dict[str, Any] | None:
+    """The episode or fact ``ident`` (or an episode's short handle) in ``index``, if
+    ``policy`` lets the requester see it."""
+    found = index.episode_rows("id = ?", [ident])
+    if not found and is_episode_handle(ident):
+        owner = _handle_owners(index, {ident}).get(ident)
+        found = index.episode_rows("id = ?", [owner]) if owner else []
+    rows = [r for r in found if policy.admit(r["agent"], r["scope"])[0]]
+    if rows:
+        row = rows[0]
+        return {
+            "kind": "episode",
+            "id": row["id"],
+            "path": row["path"],
+            "timestamp": row["timestamp"],
+            "summary": row["summary"],
+            "tags": json.loads(row["tags"]),
+            "entities": json.loads(row["entities"]),
+            "details": row["details"],
+            "source": row["source"],
+            "source_turns": [row["turn_first"], row["turn_last"]] if row["turn_first"] else None,
+            "session": row["session"],
+            "confidence": row["confidence"],
+            "agent": row["agent"],
+            "scope": row["scope"] or OWNER,
+        }
+    facts = [
+        f for f in index.fact_rows("id = ?", [ident]) if policy.admit(f["agent"], f["scope"])[0]
+    ]
+    if facts:
+        fact = facts[0]
+        return {"kind": "fact", **{k: fact[k] for k in fact if k != "rowid"}}
+    return None
 
 
 def _has_fts5() -> bool:

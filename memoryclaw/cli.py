@@ -1041,6 +1041,16 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool) -> None:
     if as_json:
         _emit(report.as_dict())
         return
+    for team in report.shared:
+        name = team["vault"]
+        if team["error"]:
+            click.echo(f"team vault {name}: not pulled: {team['error']}", err=True)
+        else:
+            pulled, changed = team["pulled"], team["files_changed"]
+            click.echo(f"team vault {name}: pulled {pulled} commits, {changed} files changed")
+    if not report.remote:
+        click.echo("this vault is not a git repository: only its team vaults were pulled")
+        return
     click.echo(
         f"synced with {report.remote}: pulled {report.pulled} commits, pushed {report.pushed},"
         f" {len(report.files_changed)} files changed, {report.conflicts_resolved} conflicts"

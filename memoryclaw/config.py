@@ -147,6 +147,18 @@ class MetricsSettings:
 
 
 @dataclass(frozen=True)
+class SharedVault:
+    """A team vault (``sharedVaults``): searched after this vault, never written."""
+
+    name: str  # labels its results (``team:ep-…``); unique, letters, digits, ``_.-``
+    path: str  # as written: ``~`` and paths relative to this vault are resolved on use
+
+    def root(self, vault_root: Path) -> Path:
+        """Where the team vault is, for the vault at ``vault_root``."""
+        return (vault_root / Path(self.path).expanduser()).resolve()
+
+
+@dataclass(frozen=True)
 class Settings:
     """All configuration of one vault."""
 
@@ -160,6 +172,8 @@ class Settings:
     working_memory: WorkingMemorySettings = field(default_factory=WorkingMemorySettings)
     metrics: MetricsSettings = field(default_factory=MetricsSettings)
     sync: SyncSettings = field(default_factory=SyncSettings)
+    # A top-level list, not a section: read-only team vaults (see memoryclaw.teams).
+    shared_vaults: tuple[SharedVault, ...] = ()
 
 
 def _camel(name: str) -> str:
@@ -310,12 +324,12 @@ def settings_from_mapping(
     env = {k: v for k, v in (env or {}).items() if k.upper().startswith("MEMORYCLAW_")}
     hints = get_type_hints(Settings)
     # Sections are camelCase in YAML too (``workingMemory``), as their keys are.
-    sections = {_camel(f.name): (f.name, hints[f.name]) for f in dataclasses.fields(Settings)}
+    sections = {_camel(f.name): (f.name, hints[f.name]) for f in _sections()}
     for key in raw:
-        if key not in sections:
-            known = ", ".join(sorted(sections))
+        if key not in sections and key != _SHARED_KEY:
+            known = ", ".join(sorted([*sections, _SHARED_KEY]))
             raise ConfigError(where, str(key), f"unknown section (known sections: {known})")
-    built: dict[str, Any] = {}
+    built: dict[str, Any] = {"shared_vaults": _shared_vaults(raw.get(_SHARED_KEY), where)}
     for section, (name, cls) in sections.items():
         section_raw = raw.get(section)
         section_raw = {} if section_raw is None else section_raw
@@ -324,6 +338,49 @@ def settings_from_mapping(
             raise ConfigError(where, section, f"expected a mapping of settings, got {got}")
         built[name] = _build_section(section, cls, section_raw, env, where)
     return Settings(**built)
+
+
+def _sections() -> list[dataclasses.Field[Any]]:
+    """The fields of :class:`Settings` that are sections of keys."""
+    return [f for f in dataclasses.fields(Settings) if f.name != "shared_vaults"]
+
+
+_SHARED_KEY = "sharedVaults"
+_VAULT_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]{0,63}")
+
+
+def _shared_vaults(raw: Any, where: str | None) -> tuple[SharedVault, ...]:
+    """``sharedVaults``: a list of paths, or of ``{name, path}`` mappings."""
+    if raw is None:
+        return ()
+    if not isinstance(raw, list):
+        got = type(raw).__name__
+        expected = f"expected a list of paths or {{name, path}}, got {got}"
+        raise ConfigError(where, _SHARED_KEY, expected)
+    out: list[SharedVault] = []
+    for n, item in enumerate(raw):
+        key = f"{_SHARED_KEY}[{n}]"
+        if isinstance(item, str):
+            item = {"path": item}
+        if not isinstance(item, Mapping):
+            raise ConfigError(where, key, f"expected a path or {{name, path}}, got {item!r}")
+        unknown = sorted(str(k) for k in item if k not in {"name", "path"})
+        if unknown:
+            raise ConfigError(where, f"{key}.{unknown[0]}", "unknown key (known keys: name, path)")
+        path = item.get("path")
+        if not isinstance(path, str) or not path.strip():
+            raise ConfigError(where, f"{key}.path", f"expected a folder path, got {path!r}")
+        name = item.get("name", Path(path.rstrip("/\\")).expanduser().name)
+        if not isinstance(name, str) or not _VAULT_NAME_RE.fullmatch(name):
+            raise ConfigError(
+                where,
+                f"{key}.name",
+                f"expected 1-64 letters, digits, '_', '.' or '-' (it labels results), got {name!r}",
+            )
+        if any(v.name == name for v in out):
+            raise ConfigError(where, f"{key}.name", f"{name!r} names two team vaults")
+        out.append(SharedVault(name, path.strip()))
+    return tuple(out)
 
 
 def load_settings(vault_path: str | Path, env: Mapping[str, str] | None = None) -> Settings:
@@ -346,7 +403,7 @@ def default_config_yaml() -> str:
     """The commented default ``memoryclaw.yaml`` that ``init`` writes."""
     lines = ["# memoryclaw configuration; every key is optional and shows its default."]
     defaults = Settings()
-    for f in dataclasses.fields(Settings):
+    for f in _sections():
         lines.append(f"{_camel(f.name)}:")
         section = getattr(defaults, f.name)
         for sf in dataclasses.fields(section):
@@ -358,6 +415,8 @@ def default_config_yaml() -> str:
             rendered = yaml.safe_dump(value, default_flow_style=True, sort_keys=False).strip()
             rendered = rendered.removesuffix("\n...").removesuffix("...").strip()
             lines.append(f"  {_camel(sf.name)}: {rendered}")
+    lines.append("# Team vaults, searched after this one, never written: paths or {name, path}.")
+    lines.append(f"{_SHARED_KEY}: []")
     return "\n".join(lines) + "\n"
 
 

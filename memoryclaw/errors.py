@@ -15,7 +15,8 @@ The tree::
     ├── InvalidInputError    an argument or input record is unusable (field, problem, line)
     ├── ExternalToolError    a program memoryclaw drives (openclaw, git) failed (command, code)
     ├── EmbeddingError       the vector fallback's embedder is missing or failed (provider, fix)
-    └── SyncError            a git remote could not be reached or refused a sync (remote, reason)
+    ├── SyncError            a git remote could not be reached or refused a sync (remote, reason)
+    └── ReadOnlyVaultError   a write aimed at a team vault, which is only read (name, path, ident)
 
 Each carries the data a caller needs to act on it; ``str(err)`` is a one-line message.
 """
@@ -160,3 +161,17 @@ class SyncError(MemoryclawError):
         self.remote = remote
         self.reason = reason
         super().__init__(f"sync with remote {remote!r} failed: {reason}")
+
+
+class ReadOnlyVaultError(MemoryclawError):
+    """A command would change a team vault (``sharedVaults``), which this vault only reads."""
+
+    def __init__(self, name: str, path: str | Path, ident: str, action: str) -> None:
+        self.name = name
+        self.path = str(path)
+        self.ident = ident
+        self.action = action
+        super().__init__(
+            f"{ident} is in the team vault {name!r} ({self.path}), which is read-only here:"
+            f" {action} changes only this vault; change it in the team vault itself"
+        )

@@ -52,6 +52,8 @@ class RemoteSyncReport:
     files_changed: list[str] = field(default_factory=list)
     conflicts_resolved: int = 0
     duration_ms: int = 0
+    # the team vaults pulled (memoryclaw.teams.TeamPull.as_dict), when any are listed
+    shared: list[dict[str, Any]] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The report as a JSON-ready dict."""
@@ -62,6 +64,7 @@ class RemoteSyncReport:
             "conflicts_resolved": self.conflicts_resolved,
             "duration_ms": self.duration_ms,
             "remote": self.remote,
+            **({"shared": self.shared} if self.shared else {}),
         }
 
 

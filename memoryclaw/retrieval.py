@@ -209,10 +209,12 @@ class EpisodeResult:
     relevance: float = 1.0  # 0..1, one scale for every blend strategy (see _relevance)
     confidence: str = ""  # the episode's own: low, medium or high
     recency: float | None = None  # its recency factor, when recency ranked (memoryclaw.recency)
+    vault: str | None = None  # the team vault it is from (memoryclaw.teams); None: this one
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
         return {
+            **({"vault": self.vault} if self.vault else {}),
             "kind": "episode",
             "id": self.id,
             "path": self.path,
@@ -259,10 +261,12 @@ class PassageHit:
     relevance: float = 1.0  # 0..1: score / the query's best passage score
     episode_confidence: str = ""  # of the episode it is a line of ("" for a raw log)
     recency: float | None = None  # its recency factor, when recency ranked
+    vault: str | None = None  # the team vault it is from (memoryclaw.teams); None: this one
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
         return {
+            **({"vault": self.vault} if self.vault else {}),
             "path": self.path,
             "episode_id": self.episode_id,
             "turn": self.turn,
@@ -302,10 +306,12 @@ class FactResult:
     was: str | None = None  # the value this one superseded (memoryclaw.supersede)
     was_until: str = ""  # the date it was superseded on
     relevance: float = 1.0  # 0..1: the share of the query's topic words it matched
+    vault: str | None = None  # the team vault it is from (memoryclaw.teams); None: this one
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
         return {
+            **({"vault": self.vault} if self.vault else {}),
             "id": self.id,
             "entity": self.entity,
             "field": self.field,
@@ -332,9 +338,11 @@ class FactResult:
         if self.was is not None:
             until = f" until {self.was_until}" if self.was_until else ""
             age = f" (was {self.was}{until}){age}"
+        # a team vault's fact says whose it is: ``[team] John email …``
+        whose = f"[{self.vault}] " if self.vault else ""
         if self.field in {"value", "note"}:
-            return f"{self.entity}: {self.value}{age}"
-        return f"{self.entity} {self.field} {self.value}{age}"
+            return f"{whose}{self.entity}: {self.value}{age}"
+        return f"{whose}{self.entity} {self.field} {self.value}{age}"
 
 
 @dataclass(frozen=True)
@@ -387,10 +395,12 @@ class Withheld:
     agent: str | None
     scope: str | None
     reason: str
+    vault: str | None = None  # the team vault it is from (memoryclaw.teams); None: this one
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --explain-scope`` shape."""
         return {
+            **({"vault": self.vault} if self.vault else {}),
             "kind": self.kind,
             "id": self.id,
             "path": self.path,
@@ -610,18 +620,20 @@ def withheld_from(everything: SearchResult, policy: Policy) -> tuple[Withheld, .
     for e in everything.results:
         admitted, reason = policy.admit(e.agent, e.scope)
         if not admitted:
-            out.append(Withheld("episode", e.id, e.path, e.summary, e.agent, e.scope, reason))
+            out.append(
+                Withheld("episode", e.id, e.path, e.summary, e.agent, e.scope, reason, e.vault)
+            )
     for f in everything.facts:
         admitted, reason = policy.admit(f.agent, f.scope)
         if not admitted:
             text = f.render()
-            out.append(Withheld("fact", f.id, f.path, text, f.agent, f.scope, reason))
+            out.append(Withheld("fact", f.id, f.path, text, f.agent, f.scope, reason, f.vault))
     for p in everything.passages:
         admitted, reason = policy.admit(p.agent, p.scope)
         if not admitted:
             ident = f"{p.episode_id}#{p.turn}" if p.turn is not None else p.episode_id
             text = f"{p.speaker}: {p.text}" if p.speaker else p.text
-            out.append(Withheld("passage", ident, p.path, text, p.agent, p.scope, reason))
+            out.append(Withheld("passage", ident, p.path, text, p.agent, p.scope, reason, p.vault))
     return tuple(out)
 
 

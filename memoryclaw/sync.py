@@ -32,9 +32,9 @@ from .vault import (
     Skipped,
     active_path,
     classify,
-    file_lock,
     folders_changed,
     is_archived,
+    lock_at,
     printable_name,
     read_scanned,
     read_text,
@@ -287,8 +287,12 @@ def _glob_escape(text: str) -> str:
 
 
 def _index_lock(root: Path, index: Index) -> AbstractContextManager[None]:
-    """The vault's index lock; an index held in memory is this process's alone."""
-    return file_lock(root, "index") if index.path is not None else nullcontext()
+    """The index's lock, beside it (``.memoryclaw/locks/index.lock`` for a vault's own; a
+    team vault's derived index is locked in this vault, never in the team's); an index held
+    in memory is this process's alone."""
+    if index.path is None:
+        return nullcontext()
+    return lock_at(index.path.parent / "locks" / f"{index.path.stem}.lock")
 
 
 def index_logged_turn(root: Path, index: Index, logged: LoggedTurn) -> SyncReport | None:

@@ -442,9 +442,14 @@ def file_lock(root: Path, name: str, timeout: float = 10.0) -> Iterator[None]:
     """Hold an exclusive advisory lock ``.memoryclaw/locks/<name>.lock`` for the block."""
     if not root.is_dir():
         raise VaultNotFoundError(root, "no such folder")
-    lock_dir = root / STATE_DIR / "locks"
-    ensure_dir(lock_dir)
-    path = lock_dir / f"{name}.lock"
+    with lock_at(root / STATE_DIR / "locks" / f"{name}.lock", timeout):
+        yield
+
+
+@contextmanager
+def lock_at(path: Path, timeout: float = 10.0) -> Iterator[None]:
+    """Hold an exclusive advisory lock on the file ``path`` (made if missing) for the block."""
+    ensure_dir(path.parent)
     fd = open_private(path)
     deadline = time.monotonic() + timeout
     try:

@@ -91,7 +91,10 @@ def test_default_config_yaml_parses_back_to_defaults(tmp_path: Path) -> None:
     raw = yaml.safe_load(text)
     assert settings_from_mapping(raw) == Settings()
     # every key of every section is shown
+    assert raw["sharedVaults"] == []  # a top-level list, not a section
     for section in dataclasses.fields(Settings):
+        if section.name == "shared_vaults":
+            continue
         head, *rest = section.name.split("_")
         shown = raw[head + "".join(part.title() for part in rest)]  # sections are camelCase
         assert len(shown) == len(dataclasses.fields(getattr(Settings(), section.name)))
@@ -568,3 +571,31 @@ def test_sync_settings_default_and_parse() -> None:
     assert settings_from_mapping({}).sync.interval == 0
     parsed = settings_from_mapping({"sync": {"interval": 15, "auto": True, "deviceId": "ab12cd"}})
     assert (parsed.sync.interval, parsed.sync.auto, parsed.sync.device_id) == (15, True, "ab12cd")
+
+
+def test_shared_vaults_take_paths_or_names_and_paths() -> None:
+    raw = {"sharedVaults": ["../team-memory/", {"name": "acme", "path": "~/acme"}]}
+    shared = settings_from_mapping(raw).shared_vaults
+    assert [(v.name, v.path) for v in shared] == [
+        ("team-memory", "../team-memory/"),
+        ("acme", "~/acme"),
+    ]
+    assert shared[0].root(Path("/v/own")) == Path("/v/team-memory")
+
+
+@pytest.mark.parametrize(
+    ("value", "key", "problem"),
+    [
+        ("../team", "sharedVaults", "expected a list"),
+        ([3], "sharedVaults[0]", "expected a path or {name, path}"),
+        ([{"name": "x"}], "sharedVaults[0].path", "expected a folder path"),
+        ([{"path": "x", "url": "y"}], "sharedVaults[0].url", "unknown key"),
+        ([{"path": "x", "name": "a:b"}], "sharedVaults[0].name", "it labels results"),
+        (["a/t", "b/t"], "sharedVaults[1].name", "'t' names two team vaults"),
+    ],
+    ids=["not-a-list", "not-a-path", "no-path", "unknown-key", "colon-in-name", "same-name"],
+)
+def test_bad_shared_vaults_name_the_entry(value: object, key: str, problem: str) -> None:
+    with pytest.raises(ConfigError) as caught:
+        settings_from_mapping({"sharedVaults": value}, path="/v/memoryclaw.yaml")
+    assert caught.value.key == key and problem in caught.value.problem
