@@ -375,6 +375,13 @@ class Daemon:
     def _sync_remote(self, why: str) -> None:
         """Sync with the git remote; offline, it fails in the log and the next one catches up."""
         report = self.vault.sync_remote()
+        for team in report.shared:
+            if team["error"]:
+                log.warning("team vault %s not pulled: %s", team["vault"], team["error"])
+            else:
+                log.info("team vault %s: pulled %d commits", team["vault"], team["pulled"])
+        if not report.remote:
+            return  # not a git repository: only the team vaults were pulled
         log.info(
             "synced with %s (%s): pulled %d, pushed %d commits, %d files changed, "
             "%d conflicts resolved in %.2fs",
