@@ -342,6 +342,7 @@ class Daemon:
                 self._check()
             elif task == _SUMMARY:
                 self.daily_summary()
+                self._optimize()
             elif task == _SYNC:
                 self._sync_remote("scheduled")
             else:
@@ -417,6 +418,13 @@ class Daemon:
         line = "recall metrics " + self.vault.metrics(days=1, now=yesterday).summary()
         log.info("%s", line)
         return line
+
+    def _optimize(self) -> None:
+        """Once a day: merge the full-text index's segments, which every sync adds to."""
+        started = time.perf_counter()
+        with self.vault.index.transaction():
+            self.vault.index.optimize()
+        log.info("full-text index merged in %.2fs", time.perf_counter() - started)
 
     def _check(self) -> None:
         waiting = _closed_logs(self.vault)

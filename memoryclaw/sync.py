@@ -44,6 +44,7 @@ from .vault import (
 )
 
 Progress = Callable[[int, int], None]
+OPTIMIZE_AFTER_FILES = 500  # a sync that changes this many files merges the full-text index
 # Up to this many files a freshness check stats every file; above it only folder mtimes are
 # compared (in-place edits are then picked up by the daemon's watcher or `reindex`).
 FULL_STAT_LIMIT = 5_000
@@ -184,6 +185,9 @@ def sync(
             _apply(root, index, todo, gone, states, full, report, progress)
             index.set_meta(_FOLDERS_KEY, json.dumps(walked.folders, sort_keys=True))
             index.record_episode_count()
+        if seen and len(todo) + len(gone) >= OPTIMIZE_AFTER_FILES:
+            with index.transaction():  # a big change (a pull, an import) leaves many segments
+                index.optimize()
     report.took_ms = (time.perf_counter() - started) * 1000
     return report
 

@@ -66,7 +66,7 @@ def test_passages_of_many_raw_logs_are_searched(
 ) -> None:
     """More raw logs than SQLite allows parts in one compound query are all searched (their
     ranges left apart, as files far from each other in the index are)."""
-    monkeypatch.setattr("memoryclaw.index._merged", lambda spans: list(spans))
+    monkeypatch.setattr("memoryclaw.index._merged", lambda spans, gap=0: list(spans))
     with Vault.init(tmp_path / "v", env={}) as vault:
         vault.ingest(
             {"session": f"s{n}", "role": "user", "content": f"heron number {n} seen"}
@@ -132,3 +132,32 @@ def test_a_turn_logged_by_another_process_is_found_by_a_vault_that_searched_befo
             "a second pelican landed",
             "the pelican is at the harbour",
         ]
+
+
+def _segments(index: Index, fts: str) -> int:
+    return int(index.execute(f"SELECT count(DISTINCT segid) FROM {fts}_idx").fetchone()[0])
+
+
+def test_optimize_merges_the_full_text_segments_and_changes_no_answer(vault_dir: Path) -> None:
+    """Every sync adds a segment per full-text table; merged, every answer is the same."""
+    queries = ["email john", "dentist appointment", "falcon release", "gym", "sarah newco"]
+    with Vault(vault_dir, env={}) as vault:
+        vault.reindex()
+        assert _segments(vault.index, "passages_fts") == 1  # a first load is merged at once
+        for n in range(12):  # hand edits, one sync each
+            note = vault_dir / "episodes" / f"2025-12-{n + 1:02d}_09-00-00_note-{n}.md"
+            note.write_text(
+                f"---\nid: ep-note-{n}\ntimestamp: 2025-12-{n + 1:02d}T09:00:00Z\n"
+                f"summary: Note {n} about John and the falcon release.\ntags: [note]\n---\n"
+                f"**Details:**\n- John asked about the falcon release, note {n}\n",
+                encoding="utf-8",
+            )
+            vault.reindex()
+        assert _segments(vault.index, "passages_fts") > 1
+        before = [vault.search(q, refresh=False).as_dict() for q in queries]
+        with vault.index.transaction():
+            vault.index.optimize()
+        assert _segments(vault.index, "passages_fts") == 1
+        after = [vault.search(q, refresh=False).as_dict() for q in queries]
+    strip = [{k: v for k, v in doc.items() if k != "took_ms"} for doc in before]
+    assert strip == [{k: v for k, v in doc.items() if k != "took_ms"} for doc in after]
