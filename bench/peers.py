@@ -14,8 +14,14 @@ whole chunk where it returns a chunk.
   question's keywords (content words) joined by spaces.
 - OpenClaw memory-core in keyword (FTS) mode: its memory search manager, in process
   (``bench/bench_openclaw_memory.py``), 10 results; a result's text is its file's lines.
-- basic-memory and memsearch: installed when they can be (each into its own environment);
-  otherwise skipped, with the reason in the report.
+- basic-memory (PyPI, Python >= 3.12, into its own environment): one project per
+  conversation, keyword search only (``semantic_search_enabled: false``: its semantic search
+  embeds with a model it would download), asked through its MCP server's ``search_notes`` (one
+  long-lived process: its CLI takes seconds to start), the question and its keywords as for
+  qmd; a result is a whole note, packed as returned.  Its newest release needs a ``certifi``
+  newer than the registries here hold, so the newest release that installs is used
+  (``BASIC_MEMORY_VERSIONS``).
+- memsearch: installed when it can be; skipped with the reason (it embeds every chunk).
 
 Speed, on ``bench/bench_search.py``'s synthetic vaults: index time, search p50 as a fresh
 process, and the peak memory of either, for memoryclaw and qmd.
@@ -63,6 +69,9 @@ from locomo import (  # noqa: E402
 from memoryclaw import Vault  # noqa: E402
 
 QMD_PACKAGE, QMD_VERSION = "@tobilu/qmd", "2.8.3"
+# newest first: the first that installs is used (0.24 pins a certifi no registry here has)
+BASIC_MEMORY_VERSIONS = ("basic-memory", "basic-memory==0.23.2")
+BASIC_FRESH_RUNS = 5  # fresh basic-memory processes timed per vault size
 WRAPPER = "<memory>\n</memory>"
 
 
@@ -217,6 +226,114 @@ def qmd_text(hit: dict[str, Any]) -> str:
     return f"{hit.get('title', '')}\n{snippet.strip()}"
 
 
+# --------------------------------------------------------------------------- basic-memory
+
+
+@dataclass
+class BasicMemory:
+    """basic-memory in its cached venv, with a HOME (config, database) of its own."""
+
+    venv: Path
+    home: Path
+    version: str
+
+    @classmethod
+    def install(cls, home: Path) -> BasicMemory:
+        """The newest basic-memory that installs, keyword search only; Skipped otherwise."""
+        reasons = []
+        for package in BASIC_MEMORY_VERSIONS:
+            try:
+                version = python_peer(
+                    "basic-memory", package, (3, 12), ("basic-memory", "--version")
+                )
+                break
+            except (Skipped, OSError, subprocess.SubprocessError) as why:
+                reasons.append(str(why))
+        else:
+            raise Skipped("; ".join(reasons))
+        home.mkdir(parents=True, exist_ok=True)
+        peer = cls(peers_cache() / "basic-memory-venv", home, version)
+        peer.run("config", "set", "semantic_search_enabled", "false")
+        return peer
+
+    def env(self) -> dict[str, str]:
+        """Its environment: its own HOME, so the user's basic-memory is never touched."""
+        return {**os.environ, "HOME": str(self.home), "NO_COLOR": "1"}
+
+    def command(self, *args: str) -> list[str]:
+        """``basic-memory ARGS``."""
+        return [str(self.venv / "bin" / "basic-memory"), *args]
+
+    def run(self, *args: str) -> str:
+        """Run ``basic-memory ARGS``; its stdout."""
+        done = subprocess.run(
+            self.command(*args), capture_output=True, text=True, env=self.env(), timeout=900
+        )
+        if done.returncode != 0:
+            raise RuntimeError(f"basic-memory {args[0]} failed: {done.stderr[-400:]}")
+        return done.stdout
+
+    def add(self, folder: Path, name: str) -> tuple[float, int]:
+        """Make ``folder`` project ``name`` and index it; wall seconds and peak KiB."""
+        self.run("project", "add", name, str(folder))
+        wall, rss, _ = peak_rss_run(self.command("reindex", "--project", name), env=self.env())
+        return wall, rss
+
+    def search(self, query: str, name: str, limit: int = 10) -> tuple[float, int, list[Any]]:
+        """A fresh ``basic-memory tool search-notes --json``: wall seconds, peak KiB, hits."""
+        args = ["tool", "search-notes", query, "--project", name, "--json"]
+        wall, rss, out = peak_rss_run(
+            self.command(*args, "--page-size", str(limit)), env=self.env()
+        )
+        start = out.find("{")
+        return wall, rss, json.loads(out[start:])["results"] if start >= 0 else []
+
+    def search_many(
+        self, name: str, queries: Sequence[str], limit: int = 10
+    ) -> list[tuple[float, list[Any]]]:
+        """Every query through one MCP server (``basic-memory mcp``): the milliseconds each
+        call took and its results, in order."""
+        import anyio
+        from mcp import ClientSession, StdioServerParameters
+        from mcp.client.stdio import stdio_client
+
+        params = StdioServerParameters(
+            command=self.command()[0],
+            args=["mcp", "--transport", "stdio", "--project", name],
+            env=self.env(),
+        )
+        found: list[tuple[float, list[Any]]] = []
+
+        async def ask() -> None:
+            with (self.home / "mcp-stderr.txt").open("a") as errlog:
+                async with (
+                    stdio_client(params, errlog=errlog) as (read, write),
+                    ClientSession(read, write) as session,
+                ):
+                    await session.initialize()
+                    for query in queries:
+                        arguments = {
+                            "query": query,
+                            "project": name,
+                            "page_size": limit,
+                            "output_format": "json",
+                        }
+                        started = time.perf_counter()
+                        result = await session.call_tool("search_notes", arguments)
+                        took = (time.perf_counter() - started) * 1000
+                        text = result.content[0].text if result.content else ""
+                        hits = [] if result.is_error else json.loads(text).get("results", [])
+                        found.append((took, hits))
+
+        anyio.run(ask)
+        return found
+
+
+def note_text(hit: dict[str, Any]) -> str:
+    """What a basic-memory hit shows: the note's content (its title when it has none)."""
+    return str(hit.get("content") or hit.get("title") or "")
+
+
 # -------------------------------------------------------------------------------- quality
 
 
@@ -251,6 +368,15 @@ def quality(samples: Sequence[dict[str, Any]], work: Path, peers: dict[str, Any]
                     _, _, hits = qmd.search(ask(qa["question"]), name)
                     packed.append(pack([qmd_text(h) for h in hits]))
                 add(f"qmd `search` ({label})", asked, packed)
+        basic = peers.get("basic-memory")
+        if isinstance(basic, BasicMemory):
+            notes = work / f"notes-{name}"
+            write_notes(sample, notes)
+            basic.add(notes, name)
+            for label, ask in (("question", str), ("keywords", keywords)):
+                hits = basic.search_many(name, [ask(qa["question"]) for qa, _, _ in asked])
+                packed = [pack([note_text(h) for h in found]) for _, found in hits]
+                add(f"basic-memory `search_notes` ({label})", asked, packed)
         core = peers.get("memory-core")
         if core is not None and not isinstance(core, str):
             add("OpenClaw memory-core (FTS)", asked, core(sample, asked, work))
@@ -290,7 +416,12 @@ def memory_core(work: Path) -> Callable[..., list[tuple[str, int]]]:
 
 
 def speed(
-    sizes: Sequence[int], count: int, out_dir: Path, work: Path, qmd: Qmd | None
+    sizes: Sequence[int],
+    count: int,
+    out_dir: Path,
+    work: Path,
+    qmd: Qmd | None,
+    basic: BasicMemory | None = None,
 ) -> dict[str, Any]:
     """Index time, fresh-process search p50 and peak memory at each size, on
     ``bench_search.py``'s synthetic vaults and its first ``count`` queries."""
@@ -315,12 +446,21 @@ def speed(
         env = subprocess_env(out_dir)  # a bytecode cache, as an installed package has
         index_s, index_kib, _ = peak_rss_run([*cli, "reindex", "--full", "--json"], env=env)
         runs = [peak_rss_run([*cli, "search", q, "--json"], env=env) for q in queries]
+        with Vault(copy, env={}) as vault:  # the library, as a long-lived agent process holds it
+            vault.refresh()
+            vault.search(queries[0], refresh=False)
+            in_process = []
+            for query in queries:
+                started = time.perf_counter()
+                vault.search(query, refresh=False)
+                in_process.append((time.perf_counter() - started) * 1000)
         row = {
             "memoryclaw": {
                 "index_s": index_s,
                 "index_peak_mib": index_kib / 1024,
                 "search_p50_ms": statistics.median(r[0] for r in runs) * 1000,
                 "search_peak_mib": max(r[1] for r in runs) / 1024,
+                "server_p50_ms": statistics.median(in_process),
             }
         }
         if qmd is not None:
@@ -332,6 +472,20 @@ def speed(
                 "index_peak_mib": q_index_kib / 1024,
                 "search_p50_ms": statistics.median(r[0] for r in q_runs) * 1000,
                 "search_peak_mib": max(r[1] for r in q_runs) / 1024,
+            }
+        if basic is not None:
+            name = f"synthetic-{size}"
+            b_index_s, b_index_kib = basic.add(copy / "episodes", name)
+            # a fresh CLI process takes seconds: a few of them, and the rest through its server
+            fresh = [basic.search(keywords(q) or q, name) for q in queries[:BASIC_FRESH_RUNS]]
+            asked = [keywords(q) or q for q in queries]
+            served = [ms for ms, _ in basic.search_many(name, asked[:1] + asked)[1:]]
+            row["basic-memory"] = {
+                "index_s": b_index_s,
+                "index_peak_mib": b_index_kib / 1024,
+                "search_p50_ms": statistics.median(r[0] for r in fresh) * 1000,
+                "search_peak_mib": max(r[1] for r in fresh) / 1024,
+                "server_p50_ms": statistics.median(served),
             }
         out[str(size)] = row
     return out
@@ -429,26 +583,30 @@ def main(argv: Sequence[str] | None = None) -> int:
             peers["memory-core"] = memory_core(work)
         except (SystemExit, OSError, RuntimeError) as why:
             report["skipped"]["OpenClaw memory-core"] = str(why)
-        for name, package, minimum, probe in (
-            ("basic-memory", "basic-memory", (3, 12), ("basic-memory", "--version")),
-            ("memsearch", "memsearch", (3, 10), ("memsearch", "--help")),
-        ):
-            try:
-                report["versions"][name] = python_peer(name, package, minimum, probe)
-                report["skipped"][name] = (
-                    "installed, but every index embeds its chunks: the default provider is "
-                    "OpenAI's API (no key or network here) and the local providers download a "
-                    "model on first use, which this machine cannot reach"
-                    if name == "memsearch"
-                    else "installed; its search is not wired into this benchmark yet"
-                )
-            except (Skipped, OSError, subprocess.SubprocessError) as why:
-                report["skipped"][name] = str(why)
+        try:
+            basic = BasicMemory.install(work / "basic-memory-home")
+            peers["basic-memory"] = basic
+            report["versions"]["basic-memory"] = basic.version
+        except (Skipped, OSError, RuntimeError, subprocess.SubprocessError) as why:
+            report["skipped"]["basic-memory"] = str(why)
+        try:
+            report["versions"]["memsearch"] = python_peer(
+                "memsearch", "memsearch", (3, 10), ("memsearch", "--help")
+            )
+            report["skipped"]["memsearch"] = (
+                "installed, but every index embeds its chunks: the default provider is "
+                "OpenAI's API (no key or network here) and the local providers download a "
+                "model on first use, which this machine cannot reach"
+            )
+        except (Skipped, OSError, subprocess.SubprocessError) as why:
+            report["skipped"]["memsearch"] = str(why)
         started = time.perf_counter()
         report["quality"] = quality(samples, work, peers)
         report["quality_s"] = time.perf_counter() - started
         sizes = [int(s) for s in args.sizes.split(",") if s.strip()]
-        report["speed"] = speed(sizes, args.queries, args.out, work, peers.get("qmd"))
+        report["speed"] = speed(
+            sizes, args.queries, args.out, work, peers.get("qmd"), peers.get("basic-memory")
+        )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "peers.json").write_text(json.dumps(report, indent=1) + "\n")
     print(render(report))
@@ -470,14 +628,17 @@ def render(report: dict[str, Any]) -> str:
         )
     lines += [
         "",
-        "| vault | system | index | search p50 (fresh process) | peak memory |",
-        "|---|---|---|---|---|",
+        "| vault | system | index | search p50 (fresh process) | search p50 (long-lived) "
+        "| peak memory |",
+        "|---|---|---|---|---|---|",
     ]
     for size, row in report["speed"].items():
         for system, figures in row.items():
+            served = figures.get("server_p50_ms")
             lines.append(
                 f"| {int(size):,} | {system} | {figures['index_s']:.2f} s "
                 f"| {figures['search_p50_ms']:.0f} ms "
+                f"| {'—' if served is None else f'{served:.1f} ms'} "
                 f"| {max(figures['index_peak_mib'], figures['search_peak_mib']):.0f} MiB |"
             )
     if report["skipped"]:

@@ -788,9 +788,9 @@ def peers_section(report: dict[str, Any], plots: Sequence[str], command: str) ->
         "scores; each peer gets each conversation as one markdown note per session (a date "
         "heading, then `Speaker: text` per turn), answers each question with its own search, "
         "and what it returns, best first, is packed into the budget as returned (qmd returns a "
-        "snippet of a few lines, memory-core a chunk of its file). `qmd search` matches only "
-        "documents that hold every query word, so it is asked twice: the question as typed, "
-        "and its keywords.",
+        "snippet of a few lines, memory-core a chunk of its file, basic-memory the whole "
+        "note). `qmd search` and basic-memory's `search_notes` match only documents that hold "
+        "every query word, so each is asked twice: the question as typed, and its keywords.",
         "",
         "| system | evidence_in_payload | answer_in_payload | answer_token_recall "
         "| tokens (mean) |",
@@ -803,19 +803,25 @@ def peers_section(report: dict[str, Any], plots: Sequence[str], command: str) ->
         )
     lines += [
         "",
-        "Speed on `bench_search.py`'s synthetic vaults (the same files for both; search p50 "
-        "of fresh processes over the same queries, qmd given their keywords; peak memory of "
-        "the indexing or searching process, whichever is larger):",
+        "Speed on `bench_search.py`'s synthetic vaults (the same files for every system; "
+        "search p50 of fresh processes over the same queries, the peers given their keywords; "
+        "long-lived: memoryclaw's library in-process, basic-memory through its MCP server, "
+        "qmd not measured (its MCP server's `query` expands and reranks with local models it "
+        "would download); peak memory of the indexing or searching process, whichever is "
+        "larger):",
         "",
-        "| episodes | system | index | search p50, fresh process | peak memory |",
-        "|---|---|---|---|---|",
+        "| episodes | system | index | search p50, fresh process | search p50, long-lived "
+        "| peak memory |",
+        "|---|---|---|---|---|---|",
     ]
     for size, row in report.get("speed", {}).items():
         for system, figures in row.items():
             peak = max(figures["index_peak_mib"], figures["search_peak_mib"])
+            served = figures.get("server_p50_ms")
             lines.append(
                 f"| {int(size):,} | {system} | {figures['index_s']:.2f} s "
-                f"| {figures['search_p50_ms']:.0f} ms | {peak:.0f} MiB |"
+                f"| {figures['search_p50_ms']:.0f} ms "
+                f"| {'—' if served is None else f'{served:.1f} ms'} | {peak:.0f} MiB |"
             )
     if report.get("skipped"):
         lines += ["", "Not measured, and why:", ""]

@@ -63,7 +63,7 @@ def test_the_peers_section_shows_every_system_speed_and_skips() -> None:
     }
     lines = "\n".join(report.peers_section(found, ["peers.png"], "bench/peers.py"))
     assert "| qmd `search` (keywords) | 0.900 | 0.600 | 0.780 | 728 |" in lines
-    assert "| 1,000 | qmd | 1.50 s | 175 ms | 136 MiB |" in lines
+    assert "| 1,000 | qmd | 1.50 s | 175 ms | — | 136 MiB |" in lines
     assert "- basic-memory: needs Python >= 3.12" in lines and "qmd 2.8.3" in lines
     assert "plots/peers.png" in lines
     assert report.peers_section({"quality": {}}, [], "x") == []

@@ -308,6 +308,15 @@ def test_mcp_tools_read_team_memories_and_cannot_forget_them(
     assert _tree(team) == before
 
 
+def _team_remote(tmp_path: Path) -> Path:
+    """A team repository on a bare remote, and a member's clone of it at ``tmp_path/team``."""
+    source = _team(tmp_path / "team-source")
+    bare = tmp_path / "team.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(bare)], check=True)
+    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "team")], check=True)
+    return bare
+
+
 def _push_team_change(tmp_path: Path, bare: Path) -> None:
     other = tmp_path / "other-member"
     subprocess.run(["git", "clone", "-q", str(bare), str(other)], check=True)
@@ -319,10 +328,7 @@ def _push_team_change(tmp_path: Path, bare: Path) -> None:
 def test_sync_pulls_the_team_vault_fast_forward_and_search_follows(
     vault_dir: Path, tmp_path: Path
 ) -> None:
-    source = _team(tmp_path / "team-source")
-    bare = tmp_path / "team.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(bare)], check=True)
-    subprocess.run(["git", "clone", "-q", str(bare), str(tmp_path / "team")], check=True)
+    bare = _team_remote(tmp_path)
     _share(vault_dir, "../team")
     assert "noor@team" not in json.dumps(run_json(vault_dir, "search", "Noor email"))
     _push_team_change(tmp_path, bare)
@@ -340,11 +346,8 @@ def test_sync_pulls_the_team_vault_fast_forward_and_search_follows(
 def test_a_team_clone_that_cannot_fast_forward_is_left_as_it_is(
     vault_dir: Path, tmp_path: Path
 ) -> None:
-    source = _team(tmp_path / "team-source")
-    bare = tmp_path / "team.git"
-    subprocess.run(["git", "clone", "-q", "--bare", str(source), str(bare)], check=True)
+    bare = _team_remote(tmp_path)
     team = tmp_path / "team"
-    subprocess.run(["git", "clone", "-q", str(bare), str(team)], check=True)
     (team / "semantic" / "local.md").write_text("- Mine: a local note\n")
     _git(team, "add", "-A")
     _git(team, "-c", "user.name=l", "-c", "user.email=l@x", "commit", "-qm", "local")
