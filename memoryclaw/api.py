@@ -48,10 +48,7 @@ from .notes import (
     parse_timestamp,
     utc_iso,
 )
-from .payload import RetrievePayload, render_payload
 from .recency import effective_weight
-from .remote import RemoteSyncReport, device_id, has_remote, sync_remote
-from .remote import setup as setup_remote
 from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
 from .scopes import OWNER, Policy, RecallContext
 from .sync import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
@@ -76,8 +73,6 @@ from .transcripts import (
     unprocessed_logs,
     validate_turn,
 )
-from .transfer import export_archive, import_archive
-from .trivial import is_trivial
 from .vault import (
     ARCHIVE_DIR,
     STATE_DIR,
@@ -98,6 +93,8 @@ from .vectors import VectorHit, nearest, update_vectors
 if TYPE_CHECKING:
     from .consolidation import ConsolidationReport
     from .importing import ImportReport
+    from .payload import RetrievePayload
+    from .remote import RemoteSyncReport
     from .review import PendingFact
     from .skills import SkillInfo
     from .supersede import SupersedeReport
@@ -214,6 +211,9 @@ class Vault:
             atomic_write(
                 gitignore, gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE
             )
+        from .remote import device_id, has_remote
+        from .remote import setup as setup_remote
+
         setup_remote(root)  # union merges for fact files, should the vault ever sync
         if git and not (root / ".git").exists():
             if shutil.which("git") is None:
@@ -459,6 +459,9 @@ class Vault:
         recalls nothing and runs no search: its payload is empty, ``skipped: "trivial"``.
         ``working`` is the live session's working memory: its plan and latest observations
         lead the block (:mod:`memoryclaw.working` keeps it)."""
+        from .payload import render_payload
+        from .trivial import is_trivial
+
         budget = self.settings.retrieval.budget_tokens
         if is_trivial(query):
             skipped = _skipped(query, budget, "trivial")
@@ -753,6 +756,9 @@ class Vault:
         Team vaults (``sharedVaults``) are pulled first, fast-forward only; one that cannot be
         pulled says why in ``shared`` and stops nothing.  A vault that is not a git repository
         but lists team vaults only pulls them (``remote`` is empty)."""
+        from .remote import RemoteSyncReport, sync_remote
+        from .remote import setup as setup_remote
+
         shared = [team.pull().as_dict() for team in self.teams]
         if not is_repository(self.root):
             if shared:
@@ -769,12 +775,16 @@ class Vault:
 
     def export_archive(self, target: str | Path) -> int:
         """Write the vault's memory files to a ``.tar.gz``; how many files it holds."""
+        from .transfer import export_archive
+
         return export_archive(self.root, Path(target))
 
     def import_archive(self, source: str | Path) -> RemoteSyncReport:
         """Merge an exported ``.tar.gz`` into this git vault by the rules of a sync."""
         if not is_repository(self.root):
             raise ExternalToolError("git", f"{self.root} is not a git repository (git init)")
+        from .transfer import import_archive
+
         report = import_archive(self.root, Path(source))
         memory = [p for p in report.files_changed if p.endswith(".md")]
         if memory:
@@ -1284,6 +1294,8 @@ def _day(now: datetime | None) -> str:
 
 def _skipped(query: str, budget: int, reason: str) -> RetrievePayload:
     """The payload of a query recall did not run for: nothing to inject, and why."""
+    from .payload import RetrievePayload
+
     memory = {"goal": query, "plan": [], "facts": {}, "recent_observations": []}
     return RetrievePayload(
         query=query,

@@ -32,12 +32,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .archive import RECALL_LOCK_SECONDS, note_recalled_locked
 from .errors import InvalidInputError, LockTimeoutError
-from .payload import CHARS_PER_TOKEN, RetrievePayload
 from .vault import STATE_DIR, ensure_dir, file_lock, open_private
+
+if TYPE_CHECKING:
+    from .payload import RetrievePayload
 
 METRICS_FILE = f"{STATE_DIR}/metrics.json"
 FORMAT = 1  # the file's layout; another number is read as no file
@@ -257,6 +259,8 @@ def recall_counts(
     tokens it injected, the transcript tokens they stand for (``source_chars``: episode id
     to the characters it stands for, see the module docstring) and the episodes and facts
     the search found that ``min_score`` kept out."""
+    from .payload import CHARS_PER_TOKEN  # imported by a retrieve, which counts
+
     if payload.skipped is not None:
         return DayCounts(trivial_skipped=1 if payload.skipped == "trivial" else 0)
     chars = sum(source_chars.values())

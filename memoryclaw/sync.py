@@ -19,11 +19,11 @@ from contextlib import AbstractContextManager, nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from .errors import FileChangedError, ParseError, UnsafePathError
 from .index import FileState, Index
 from .notes import parse_aliases, parse_episode, parse_facts, parse_log
-from .transcripts import LoggedTurn
 from .vault import (
     ARCHIVE_DIR,
     EPISODES_DIR,
@@ -42,6 +42,9 @@ from .vault import (
     safe_relpath,
     scan,
 )
+
+if TYPE_CHECKING:
+    from .transcripts import LoggedTurn
 
 Progress = Callable[[int, int], None]
 OPTIMIZE_AFTER_FILES = 500  # a sync that changes this many files merges the full-text index

@@ -32,8 +32,6 @@ from .notes import (
     slugify,
     utc_iso,
 )
-from .payload import strip_recalled
-from .remote import log_device
 from .scopes import check_kind, conversation_scope, parse_session_key, speaker_role
 from .vault import (
     LOGS_DIR,
@@ -166,7 +164,7 @@ def redacted_log(log: RawLog) -> RawLog:
     turns = tuple(
         replace(
             t,
-            content=_redact(strip_recalled(t.content)),
+            content=_redact(_strip_recalled(t.content)),
             name=_redact_label(t.name),
             tool=_redact_label(t.tool),
             sender=_redact_label(t.sender),
@@ -299,7 +297,7 @@ def append_turns(
             segment = segments.get(new.session)
             # a recalled block the host put in front of a message is memory already, not
             # what was said: logged, it would come back from consolidation as a new memory
-            content = strip_recalled(new.content)
+            content = _strip_recalled(new.content)
             if new.role in ("tool", "tool_result") and new.tool in RECALL_TOOLS:
                 content = RECALLED_RESULT  # the same: what memory's own tools found is memory
             content = _redact(content) if settings.privacy.redact_secrets else content
@@ -314,6 +312,8 @@ def append_turns(
             if segment is None:
                 meta = _new_log_meta(new, settings.scopes.owner_ids)
                 # The device's id keeps two devices syncing one vault from making one file.
+                from .remote import log_device  # a sync's concern, imported when it is
+
                 device = log_device(root, settings)
                 stamp = new.timestamp.strftime("%Y-%m-%d_%H-%M-%S")
                 stamp += f"_{device}" if device else ""
@@ -393,3 +393,11 @@ def session_turns(root: Path, session: str) -> tuple[Turn, ...]:
 def now_utc() -> datetime:
     """The current time, UTC, whole seconds."""
     return datetime.now(timezone.utc).replace(microsecond=0)
+
+
+def _strip_recalled(text: str) -> str:
+    """:func:`memoryclaw.payload.strip_recalled`, imported when a turn is logged (a search
+    never needs the payload module)."""
+    from .payload import strip_recalled
+
+    return strip_recalled(text)
