@@ -310,13 +310,17 @@ class Vault:
         return report
 
     def refresh(self) -> SyncReport | None:
-        """Sync when the vault changed since the last sync; None when it was current."""
+        """Sync when the vault (or a team vault) changed since the last sync; the own vault's
+        report, None when it was current."""
         report = None
         if self.index.rebuilt or is_stale(self.root, self.index):
             self.index.rebuilt = False
             report = sync(self.root, self.index)
         if report is not None or not self._vectors_checked:
             self._update_vectors(report)
+        for team in self.teams:  # their indexes follow their files as this one's does
+            if team.problem() is None:
+                team.refresh()
         return report
 
     def _update_vectors(self, report: SyncReport | None, progress: Progress | None = None) -> None:

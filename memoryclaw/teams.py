@@ -239,14 +239,16 @@ def holder_of(
 
 
 def readable(teams: Sequence[TeamVault]) -> Iterator[TeamVault]:
-    """The team vaults that can be read now, each brought up to date; the others are
-    skipped with a warning (``doctor`` says why)."""
+    """The team vaults that can be read now, each with an index (built on first use: kept
+    current by :meth:`TeamVault.refresh`, which the own vault's refresh calls); the others
+    are skipped with a warning (``doctor`` says why)."""
     for team in teams:
         problem = team.problem()
         if problem is not None:
             _log.warning("team vault %s skipped: %s", team.name, problem)
             continue
-        team.refresh()
+        if team.index.rebuilt:
+            team.refresh()
         yield team
 
 
