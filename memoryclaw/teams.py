@@ -183,7 +183,6 @@ def _git_run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
         text=True,
         timeout=_PULL_SECONDS,
         check=False,
-        env=None,
     )
 
 
