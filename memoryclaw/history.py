@@ -19,8 +19,9 @@ import shutil
 import subprocess
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 
 from .errors import ExternalToolError, UnsafePathError
@@ -119,15 +120,31 @@ def snapshot(root: Path) -> dict[str, str]:
 
 def commit_changes(root: Path, before: dict[str, str], message: str) -> str | None:
     """Commit the memory files changed since ``before``; the new commit's sha, or None."""
-    changed = [
-        rel
-        for rel in _dirty(root, MEMORY_FOLDERS)
-        if before.get(rel) != _fingerprint(root, rel) and not _live_log(root, rel)
-    ]
-    if not changed:
-        return None
-    _git(root, "add", "-A", "--", *changed)
-    return _commit_only(root, changed, message)
+
+    def changed() -> list[str]:
+        dirty = _dirty(root, MEMORY_FOLDERS)
+        return [rel for rel in sorted(dirty) if before.get(rel) != _fingerprint(root, rel)]
+
+    staged = _stage(root, changed)
+    return _commit_only(root, staged, message) if staged else None
+
+
+def _stage(root: Path, changed: Callable[[], list[str]]) -> list[str]:
+    """Stage the paths ``changed()`` names, less live logs; the paths staged.
+
+    Between git's look and ``git add`` a path can leave the disk (a log consolidated, a git
+    that a killed run started finishing its commit): then git refuses the whole add, so look
+    again once and keep only what git can still stage, a file on disk or one in its index.
+    """
+    paths = [rel for rel in changed() if not _live_log(root, rel)]
+    if not paths or _git(root, "add", "-A", "--", *paths, check=False).returncode == 0:
+        return paths
+    paths = [rel for rel in changed() if not _live_log(root, rel)]
+    known = set(_git(root, "ls-files", "-z", "--", *paths).stdout.split("\0")) if paths else set()
+    paths = [rel for rel in paths if rel in known or os.path.lexists(root / rel)]
+    if paths:
+        _git(root, "add", "-A", "--", *paths)
+    return paths
 
 
 def _commit_only(root: Path, paths: Sequence[str], message: str) -> str:
@@ -192,15 +209,8 @@ def commit_journal(root: Path, message: str) -> str | None:
     """Commit the noted files that changed since they were noted; the new commit's sha, or
     None when there was nothing to commit.  The journal is emptied either way."""
     noted = _noted(root)
-    changed = _changed(root, noted)
-    sha = None
-    if changed:
-        if _git(root, "add", "-A", "--", *changed, check=False).returncode != 0:
-            # A git that a killed run started may still be finishing and move the index under
-            # us: look again once, then fail loudly; the journal stays for the next run.
-            changed = _changed(root, noted)
-            _git(root, "add", "-A", "--", *changed)
-        sha = _commit_only(root, changed, message)
+    staged = _stage(root, partial(_changed, root, noted))
+    sha = _commit_only(root, staged, message) if staged else None
     (root / JOURNAL_FILE).unlink(missing_ok=True)
     return sha
 

@@ -198,12 +198,11 @@ def test_kill_loop_with_writers_loses_and_doubles_no_turn_and_commits_everything
                 if run.stderr:
                     run.stderr.close()
             assert all(w.poll() is None for w in writers), "a writer died"
-    finally:
+    finally:  # also when an assertion fails: no writer outlives the test, no pipe is left open
         for writer in writers:
             writer.kill()
-    acknowledged = [
-        json.loads(line) for w in writers for line in (w.communicate(timeout=30)[0].splitlines())
-    ]
+        printed = [writer.communicate(timeout=30)[0] for writer in writers]
+    acknowledged = [json.loads(line) for out in printed for line in out.splitlines()]
     assert len(acknowledged) > 100 and killed == LOOP_KILLS
     done = run_bounded(root, "consolidate", "--all")
     assert done.returncode == 0, done.stderr

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryclaw import ExternalToolError, UnsafePathError, Vault
-from memoryclaw.history import commit_changes, snapshot
+from memoryclaw import ExternalToolError, UnsafePathError, Vault, history
+from memoryclaw.history import commit_changes, commit_journal, journal, snapshot
 
 from .conftest import NOW
 
@@ -140,3 +140,36 @@ def test_the_next_run_commits_what_a_run_killed_before_its_commit_wrote(
     status = git(repo.root, "status", "--porcelain", "--untracked-files=all")
     assert status.strip() == "?? semantic/hand.md"
     assert repo.consolidate(now=NOW + timedelta(days=3)).commit is None
+
+
+def test_a_new_log_under_a_consolidated_logs_name_is_not_committed(repo: Vault) -> None:
+    """A run notes the log it consolidates; a writer may start a new log under the same name
+    before the commit: that one is live, verbatim, and stays out of git."""
+    _session(repo, "s1", "My sister Maya's email is maya@example.net, she moved to Porto.")
+    [log] = [p.relative_to(repo.root).as_posix() for p in (repo.root / "logs").glob("*.md")]
+    journal(repo.root, [log])
+    (repo.root / log).unlink()
+    (repo.root / log).write_text("---\nsession: s2\n---\n\nuser: a new session\n")
+    assert commit_journal(repo.root, "m") is None
+    assert git(repo.root, "status", "--porcelain", "--", log).startswith("??")
+
+
+def test_a_file_gone_between_gits_look_and_the_add_does_not_fail_the_commit(
+    repo: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """git refuses a whole ``add`` naming a file that is neither on disk nor in its index:
+    a path that vanished after git listed it is dropped, the rest is committed."""
+    kept, gone = "semantic/kept.md", "episodes/gone.md"
+    (repo.root / gone).write_text("---\nid: gone\n---\n\nabout to go\n")
+    journal(repo.root, [kept, gone])
+    (repo.root / kept).write_text("# Kept\n\n- Bike: blue\n")
+    (repo.root / gone).unlink()
+    stale = {kept, gone}  # what git listed before the file went
+    looks = iter([stale, stale])  # and again when looked at twice
+    real = history._dirty
+    monkeypatch.setattr(
+        history, "_dirty", lambda root, paths: next(looks, None) or real(root, paths)
+    )
+    assert commit_journal(repo.root, "m") is not None
+    assert git(repo.root, "show", "--name-only", "--format=", "HEAD").split() == [kept]
+    assert not (repo.root / history.JOURNAL_FILE).exists()
