@@ -127,7 +127,7 @@ STEPS = (
     Step(
         "peers",
         "peers.py",
-        ("--sizes", "1000,10000"),
+        ("--sizes", "1000,10000,100000"),
         ("--conversations", "1", "--sizes", "1000", "--queries", "5"),
         "peers.json",
         runs_full=1,

@@ -72,6 +72,7 @@ QMD_PACKAGE, QMD_VERSION = "@tobilu/qmd", "2.8.3"
 # newest first: the first that installs is used (0.24 pins a certifi no registry here has)
 BASIC_MEMORY_VERSIONS = ("basic-memory", "basic-memory==0.23.2")
 BASIC_FRESH_RUNS = 5  # fresh basic-memory processes timed per vault size
+INDEX_LIMIT_S = 600.0  # a peer still indexing a vault size after this is stopped, left out
 WRAPPER = "<memory>\n</memory>"
 
 
@@ -118,22 +119,39 @@ def keywords(question: str) -> str:
     return " ".join(sorted(content_words(question)))
 
 
-def peak_rss_run(command: Sequence[str], **kwargs: Any) -> tuple[float, int, str]:
+class TooSlow(Exception):
+    """A command that did not finish within its time limit (it was stopped)."""
+
+
+def peak_rss_run(
+    command: Sequence[str], *, limit_s: float = 0, **kwargs: Any
+) -> tuple[float, int, str]:
     """Run ``command``; its wall time, its peak memory (KiB, of it and its children, through
-    a wrapper process of its own) and its stdout."""
+    a wrapper process of its own) and its stdout.  With ``limit_s`` a command still running
+    then is stopped and :class:`TooSlow` raised."""
     wrapper = (
         "import resource, subprocess, sys, time\n"
-        "t = time.perf_counter(); p = subprocess.run(sys.argv[1:], capture_output=True)\n"
+        "t = time.perf_counter()\n"
+        "limit = float(sys.argv[1]) or None\n"
+        "try:\n"
+        "    p = subprocess.run(sys.argv[2:], capture_output=True, timeout=limit)\n"
+        "except subprocess.TimeoutExpired:\n"
+        "    print(time.perf_counter() - t, 0, 'stopped'); raise SystemExit\n"
         "w = time.perf_counter() - t\n"
         "sys.stderr.buffer.write(p.stderr)\n"
         "print(w, resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, p.returncode)\n"
         "sys.stdout.buffer.write(p.stdout)\n"
     )
     done = subprocess.run(
-        [sys.executable, "-c", wrapper, *command], capture_output=True, check=False, **kwargs
+        [sys.executable, "-c", wrapper, str(limit_s), *command],
+        capture_output=True,
+        check=False,
+        **kwargs,
     )
     head, _, rest = done.stdout.partition(b"\n")
     wall, rss, code = head.split()
+    if code == b"stopped":
+        raise TooSlow(f"{command[0]} was stopped after {float(wall):.0f} s")
     if int(code) != 0:
         raise RuntimeError(f"{command[0]} failed ({code}): {done.stderr.decode()[-400:]}")
     return float(wall), int(rss), rest.decode("utf-8", errors="replace")
@@ -196,10 +214,12 @@ class Qmd:
         """``qmd ARGS``."""
         return [str(self.bin), *args]
 
-    def add(self, folder: Path, name: str) -> tuple[float, int]:
+    def add(self, folder: Path, name: str, limit_s: float = 0) -> tuple[float, int]:
         """Index ``folder`` as collection ``name``; wall seconds and peak KiB."""
         wall, rss, _ = peak_rss_run(
-            self.command("collection", "add", str(folder), "--name", name), env=self.env()
+            self.command("collection", "add", str(folder), "--name", name),
+            limit_s=limit_s,
+            env=self.env(),
         )
         return wall, rss
 
@@ -273,10 +293,12 @@ class BasicMemory:
             raise RuntimeError(f"basic-memory {args[0]} failed: {done.stderr[-400:]}")
         return done.stdout
 
-    def add(self, folder: Path, name: str) -> tuple[float, int]:
+    def add(self, folder: Path, name: str, limit_s: float = 0) -> tuple[float, int]:
         """Make ``folder`` project ``name`` and index it; wall seconds and peak KiB."""
         self.run("project", "add", name, str(folder))
-        wall, rss, _ = peak_rss_run(self.command("reindex", "--project", name), env=self.env())
+        wall, rss, _ = peak_rss_run(
+            self.command("reindex", "--project", name), limit_s=limit_s, env=self.env()
+        )
         return wall, rss
 
     def search(self, query: str, name: str, limit: int = 10) -> tuple[float, int, list[Any]]:
@@ -437,7 +459,9 @@ def speed(
     vocab = Vocabulary.build(DEFAULT_SEED)
     queries = build_queries(vocab, DEFAULT_SEED, count)
     out: dict[str, Any] = {}
+    slow: dict[str, int] = {}  # a peer -> the size its indexing was stopped at
     for size in sizes:
+        print(f"[speed] {size:,} episodes", file=sys.stderr, flush=True)
         vault, _ = ensure_vault(out_dir, size, DEFAULT_SEED, vocab)
         copy = work / f"speed-{size}"
         shutil.rmtree(copy, ignore_errors=True)
@@ -463,19 +487,29 @@ def speed(
                 "server_p50_ms": statistics.median(in_process),
             }
         }
-        if qmd is not None:
-            name = f"synthetic-{size}"
-            q_index_s, q_index_kib = qmd.add(copy / "episodes", name)
-            q_runs = [qmd.search(keywords(q) or q, name, 10) for q in queries]
-            row["qmd"] = {
-                "index_s": q_index_s,
-                "index_peak_mib": q_index_kib / 1024,
-                "search_p50_ms": statistics.median(r[0] for r in q_runs) * 1000,
-                "search_peak_mib": max(r[1] for r in q_runs) / 1024,
-            }
-        if basic is not None:
-            name = f"synthetic-{size}"
-            b_index_s, b_index_kib = basic.add(copy / "episodes", name)
+        name = f"synthetic-{size}"
+        if qmd is not None and not _too_slow(row, "qmd", size, slow):
+            try:
+                q_index_s, q_index_kib = qmd.add(copy / "episodes", name, INDEX_LIMIT_S)
+            except TooSlow:
+                slow["qmd"] = size
+                _too_slow(row, "qmd", size, slow)
+            else:
+                q_runs = [qmd.search(keywords(q) or q, name, 10) for q in queries]
+                row["qmd"] = {
+                    "index_s": q_index_s,
+                    "index_peak_mib": q_index_kib / 1024,
+                    "search_p50_ms": statistics.median(r[0] for r in q_runs) * 1000,
+                    "search_peak_mib": max(r[1] for r in q_runs) / 1024,
+                }
+        if basic is not None and not _too_slow(row, "basic-memory", size, slow):
+            try:
+                b_index_s, b_index_kib = basic.add(copy / "episodes", name, INDEX_LIMIT_S)
+            except TooSlow:
+                slow["basic-memory"] = size
+                _too_slow(row, "basic-memory", size, slow)
+                out[str(size)] = row
+                continue
             # a fresh CLI process takes seconds: a few of them, and the rest through its server
             fresh = [basic.search(keywords(q) or q, name) for q in queries[:BASIC_FRESH_RUNS]]
             asked = [keywords(q) or q for q in queries]
@@ -488,7 +522,19 @@ def speed(
                 "server_p50_ms": statistics.median(served),
             }
         out[str(size)] = row
+        shutil.rmtree(copy, ignore_errors=True)
     return out
+
+
+def _too_slow(row: dict[str, Any], system: str, size: int, slow: dict[str, int]) -> bool:
+    """Whether ``system`` is left out at ``size`` (its indexing of this size or a smaller one
+    did not finish within :data:`INDEX_LIMIT_S`); if so the row says why."""
+    if system not in slow:
+        return False
+    what = "indexing" if slow[system] == size else f"indexing {slow[system]:,} episodes"
+    limit = f"{INDEX_LIMIT_S / 60:.0f} minutes"
+    row[system] = {"skipped": f"not measured: {what} did not finish within {limit}"}
+    return True
 
 
 # --------------------------------------------------------------------------------- python
@@ -560,7 +606,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--conversations", type=int, default=None)
-    parser.add_argument("--sizes", default="1000,10000")
+    parser.add_argument("--sizes", default="1000,10000,100000")
     parser.add_argument("--queries", type=int, default=20, help="speed: queries per size")
     args = parser.parse_args(argv)
     samples = json.loads(args.data.read_text())[: args.conversations]
@@ -634,6 +680,9 @@ def render(report: dict[str, Any]) -> str:
     ]
     for size, row in report["speed"].items():
         for system, figures in row.items():
+            if "skipped" in figures:
+                lines.append(f"| {int(size):,} | {system} | {figures['skipped']} | | | |")
+                continue
             served = figures.get("server_p50_ms")
             lines.append(
                 f"| {int(size):,} | {system} | {figures['index_s']:.2f} s "

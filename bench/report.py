@@ -816,6 +816,9 @@ def peers_section(report: dict[str, Any], plots: Sequence[str], command: str) ->
     ]
     for size, row in report.get("speed", {}).items():
         for system, figures in row.items():
+            if "skipped" in figures:
+                lines.append(f"| {int(size):,} | {system} | {figures['skipped']} | | | |")
+                continue
             peak = max(figures["index_peak_mib"], figures["search_peak_mib"])
             served = figures.get("server_p50_ms")
             lines.append(

@@ -57,13 +57,33 @@ def test_the_peers_section_shows_every_system_speed_and_skips() -> None:
     found = {
         "machine": "x86_64, 2 cores, Python 3.11.7",
         "quality": {"memoryclaw `retrieve` (keyword)": rates, "qmd `search` (keywords)": rates},
-        "speed": {"1000": {"qmd": {**figures, "search_peak_mib": 136.0}}},
+        "speed": {
+            "1000": {"qmd": {**figures, "search_peak_mib": 136.0}},
+            "100000": {"basic-memory": {"skipped": "not measured: indexing did not finish"}},
+        },
         "skipped": {"basic-memory": "needs Python >= 3.12"},
         "versions": {"qmd": "2.8.3"},
     }
     lines = "\n".join(report.peers_section(found, ["peers.png"], "bench/peers.py"))
     assert "| qmd `search` (keywords) | 0.900 | 0.600 | 0.780 | 728 |" in lines
     assert "| 1,000 | qmd | 1.50 s | 175 ms | — | 136 MiB |" in lines
+    assert "| 100,000 | basic-memory | not measured: indexing did not finish |" in lines
     assert "- basic-memory: needs Python >= 3.12" in lines and "qmd 2.8.3" in lines
     assert "plots/peers.png" in lines
     assert report.peers_section({"quality": {}}, [], "x") == []
+
+
+def test_a_command_over_its_time_limit_is_stopped() -> None:
+    with pytest.raises(peers.TooSlow, match="stopped after"):
+        peers.peak_rss_run([sys.executable, "-c", "import time; time.sleep(30)"], limit_s=0.5)
+    wall, kib, out = peers.peak_rss_run([sys.executable, "-c", "print('done')"], limit_s=30)
+    assert out == "done\n" and 0 < wall < 30 and kib > 0
+
+
+def test_a_peer_too_slow_at_one_size_is_left_out_of_the_larger_ones() -> None:
+    row: dict[str, object] = {}
+    assert not peers._too_slow(row, "qmd", 10_000, {}) and row == {}
+    assert peers._too_slow(row, "qmd", 100_000, {"qmd": 10_000})
+    assert row["qmd"] == {
+        "skipped": "not measured: indexing 10,000 episodes did not finish within 10 minutes"
+    }
