@@ -75,12 +75,14 @@ from .transcripts import (
 )
 from .vault import (
     ARCHIVE_DIR,
+    SEMANTIC_LOCK,
     STATE_DIR,
     VAULT_FOLDERS,
     Skipped,
     atomic_write,
     disk_usage,
     ensure_dir,
+    file_lock,
     owner_only_umask,
     read_text,
     require_vault,
@@ -658,15 +660,17 @@ class Vault:
         """Accept a pending fact: into its semantic file.  A conflict supersedes the old value,
         which stays in its file marked (dated ``now``, default: the current time)."""
         refuse(self.teams, "pending approve", ident)
-        self.refresh()
-        entry = next((p for p in self.pending() if p.id == ident), None)
-        known: list[dict[str, Any]] = []
-        if entry is not None and entry.mark == "CONFLICT":
-            known = self._current_facts(entry.entity, entry.field)
-        with self._committing(f"memoryclaw: approve {entry.entity} {entry.field}" if entry else ""):
-            from .review import approve
+        from .review import approve
 
-            done = approve(self.root, ident, known, _day(now))
+        with file_lock(self.root, SEMANTIC_LOCK):  # the lines it marks stay where they were
+            self.refresh()
+            entry = next((p for p in self.pending() if p.id == ident), None)
+            known: list[dict[str, Any]] = []
+            if entry is not None and entry.mark == "CONFLICT":
+                known = self._current_facts(entry.entity, entry.field)
+            message = f"memoryclaw: approve {entry.entity} {entry.field}" if entry else ""
+            with self._committing(message):
+                done = approve(self.root, ident, known, _day(now))
         self.refresh()
         return done
 
@@ -692,21 +696,21 @@ class Vault:
         """State ``entity``'s ``field`` as ``value``; its current values stay in their files,
         marked superseded by it on ``now``'s date (never deleted).  Setting the current value
         again writes nothing."""
+        from .review import replace_value
         from .supersede import check_fact
 
         entity, field, value = check_fact(entity, field, value)
-        self.refresh()
-        known = self._current_facts(entity, field)
         day = _day(now)
-        first = known[0] if known else {}
-        provenance = format_provenance(
-            "user", day, "high", agent=first.get("agent"), scope=first.get("scope")
-        )
-        paths = [str(row["path"]) for row in known]
-        with self._committing(f"memoryclaw: set {entity} {field}"):
-            from .review import replace_value
-
-            report = replace_value(self.root, paths, entity, field, value, provenance, day)
+        with file_lock(self.root, SEMANTIC_LOCK):  # the lines it marks stay where they were
+            self.refresh()
+            known = self._current_facts(entity, field)
+            first = known[0] if known else {}
+            provenance = format_provenance(
+                "user", day, "high", agent=first.get("agent"), scope=first.get("scope")
+            )
+            paths = [str(row["path"]) for row in known]
+            with self._committing(f"memoryclaw: set {entity} {field}"):
+                report = replace_value(self.root, paths, entity, field, value, provenance, day)
         self.refresh()
         return report
 
@@ -751,7 +755,8 @@ class Vault:
         refuse(self.teams, "pending reject", ident)
         from .review import reject
 
-        return reject(self.root, ident)
+        with file_lock(self.root, SEMANTIC_LOCK):
+            return reject(self.root, ident)
 
     def sync_remote(self, *, setup: bool = False) -> RemoteSyncReport:
         """Sync the vault's git repository with ``sync.remote`` (commit, fetch, merge, push)

@@ -41,6 +41,7 @@ from .notes import parse_timestamp, utc_iso
 from .sync import sync
 from .vault import (
     ARCHIVE_DIR,
+    CONSOLIDATE_LOCK,
     EPISODES_DIR,
     MAX_FOLDER_DEPTH,
     STATE_DIR,
@@ -197,7 +198,7 @@ def run_archive(
     started = time.perf_counter()
     days = settings.consolidation.archive_after_days
     report = ArchiveReport("archive", days, dry_run)
-    with file_lock(root, "consolidate"):
+    with file_lock(root, CONSOLIDATE_LOCK):
         _settle(root, report, dry_run)
         sync(root, index)
         if days > 0:
@@ -229,7 +230,7 @@ def run_restore(
     so archiving leaves it alone for another ``archiveAfterDays``."""
     started = time.perf_counter()
     report = ArchiveReport("restore", settings.consolidation.archive_after_days)
-    with file_lock(root, "consolidate"):
+    with file_lock(root, CONSOLIDATE_LOCK):
         _settle(root, report, dry_run=False)
         sync(root, index)  # the index holds the active twin only: it is not restored again
         rows = index.episode_rows("id = ?", [ident], order="path")

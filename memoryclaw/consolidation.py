@@ -61,11 +61,13 @@ from .summarize import EpisodeDraft
 from .sync import sync, sync_paths
 from .transcripts import now_utc, processed_text, redacted_log, unprocessed_logs
 from .vault import (
+    CONSOLIDATE_LOCK,
     EPISODES_DIR,
     LOGS_DIR,
     PENDING_FILE,
     PROCESSED_DIR,
     SEMANTIC_DIR,
+    SEMANTIC_LOCK,
     Skipped,
     atomic_write,
     file_lock,
@@ -164,13 +166,13 @@ def consolidate(
         summarizer = summarizer_for(settings)
     idle = timedelta(minutes=settings.consolidation.session_idle_minutes)
     note: Note = partial(journal, root) if auto_commit else _no_note
-    with file_lock(root, "consolidate"):
+    with file_lock(root, CONSOLIDATE_LOCK):
         _sweep(root)
         sync(root, index)
         for candidate in unprocessed_logs(root):
             if not (all_logs or is_closed(candidate, idle, now)):
                 continue
-            with file_lock(root, "logs"):
+            with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
                 touched = _consolidate_log(
                     root, settings, index, candidate.path, summarizer, report, now, note
                 )
@@ -461,15 +463,16 @@ def _refresh(root: Path, rows: Sequence[dict[str, Any]], fact: FactDraft, update
 
 
 def _sweep(root: Path) -> None:
-    """Remove temp files an earlier, killed run left in the folders consolidation writes."""
+    """Remove temp files an earlier, killed run left in the folders consolidation writes.
+
+    Facts, imports and hand-driven commands write those folders too, without this run's
+    lock: only temp files too old to be a write in flight go."""
     folders = [root / SEMANTIC_DIR, root / PROCESSED_DIR, root / EPISODES_DIR]
-    # logs/ is walked by the scan too, but only swept under its lock (below): a temp file
-    # there may be a turn being logged right now
     folders += [root / rel for rel in scan(root).folders if rel != LOGS_DIR]
     for folder in folders:
         sweep_temp_files(folder)
-    with file_lock(root, "logs"):  # the logging hook writes logs/ under this lock
-        sweep_temp_files(root / LOGS_DIR)
+    with file_lock(root, "logs"):  # every writer of logs/ holds this lock: none is in flight
+        sweep_temp_files(root / LOGS_DIR, older_than=0)
 
 
 # --------------------------------------------------------------------------- retention

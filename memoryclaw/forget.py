@@ -20,7 +20,15 @@ from .errors import MemoryclawError
 from .index import Index
 from .notes import TRAILING_COMMENT_RE, dump_log, parse_log, parse_provenance, table_cells
 from .review import pending_facts, remove_lines
-from .vault import PENDING_FILE, PROCESSED_DIR, atomic_write, file_lock, read_text, resolve_inside
+from .vault import (
+    PENDING_FILE,
+    PROCESSED_DIR,
+    SEMANTIC_LOCK,
+    atomic_write,
+    file_lock,
+    read_text,
+    resolve_inside,
+)
 
 FORGOTTEN = "[forgotten]"
 
@@ -78,7 +86,7 @@ def _turn_texts(root: Path, rel: str, numbers: set[int]) -> list[str]:
 
 def apply(root: Path, todo: Plan) -> None:
     """Delete the episode files, remove the facts and pending lines, blank the log turns."""
-    with file_lock(root, "semantic"):
+    with file_lock(root, SEMANTIC_LOCK):
         for path in sorted(todo.episodes):
             resolve_inside(root, path).unlink(missing_ok=True)
         by_file: dict[str, list[dict[str, Any]]] = {}

@@ -76,8 +76,10 @@ from .vault import (
     MAX_FILE_BYTES,
     PENDING_FILE,
     SEMANTIC_DIR,
+    SEMANTIC_LOCK,
     atomic_write,
     ensure_dir,
+    file_lock,
     read_text,
     resolve_inside,
     unique_path,
@@ -208,38 +210,39 @@ def _file_items(
 ) -> None:
     """File the ``entity: value`` items into the fact file ``target``: new ones appended under
     their headings, known ones skipped, contradicting ones to pending."""
-    seen: set[tuple[str, str, str]] = set()
-    fresh: list[_Item] = []
-    for item in items:
-        fact = item.fact
-        key = (fact.entity.casefold(), fact.field, fact.value)
-        if fact.is_note or key in seen:
-            continue
-        seen.add(key)
-        rows = _known(vault, fact)
-        if any(same_value(r["value"], fact.value) for r in rows) or matching(
-            vault.root, fact.entity, fact.field, fact.value
-        ):
-            report.known_items += 1
-            continue
-        if rows and fact.field not in MANY_VALUED:
-            report.conflicts += 1
-            if not report.dry_run:
-                was = ", ".join(sorted({str(r["value"]) for r in rows}))
-                body = format_fact_line(fact.entity, fact.field, fact.value)[2:]
-                agent = meta.get("agent")
-                provenance = format_provenance(
-                    item.source, item.updated, "high", agent=agent, scope=OWNER
-                )
-                line = f"- CONFLICT {body} (was {was}) {provenance}"
-                append_line(vault.root, PENDING_FILE, "Pending", line)
-                report.wrote(PENDING_FILE)
-            continue
-        report.facts += 1
-        fresh.append(item)
-    if fresh and not report.dry_run:
-        _append_under_headings(vault.root, target, meta, title, fresh)
-        report.wrote(target)
+    with file_lock(vault.root, SEMANTIC_LOCK):  # one writer of fact files at a time
+        seen: set[tuple[str, str, str]] = set()
+        fresh: list[_Item] = []
+        for item in items:
+            fact = item.fact
+            key = (fact.entity.casefold(), fact.field, fact.value)
+            if fact.is_note or key in seen:
+                continue
+            seen.add(key)
+            rows = _known(vault, fact)
+            if any(same_value(r["value"], fact.value) for r in rows) or matching(
+                vault.root, fact.entity, fact.field, fact.value
+            ):
+                report.known_items += 1
+                continue
+            if rows and fact.field not in MANY_VALUED:
+                report.conflicts += 1
+                if not report.dry_run:
+                    was = ", ".join(sorted({str(r["value"]) for r in rows}))
+                    body = format_fact_line(fact.entity, fact.field, fact.value)[2:]
+                    agent = meta.get("agent")
+                    provenance = format_provenance(
+                        item.source, item.updated, "high", agent=agent, scope=OWNER
+                    )
+                    line = f"- CONFLICT {body} (was {was}) {provenance}"
+                    append_line(vault.root, PENDING_FILE, "Pending", line)
+                    report.wrote(PENDING_FILE)
+                continue
+            report.facts += 1
+            fresh.append(item)
+        if fresh and not report.dry_run:
+            _append_under_headings(vault.root, target, meta, title, fresh)
+            report.wrote(target)
 
 
 def _append_under_headings(

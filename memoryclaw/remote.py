@@ -30,7 +30,16 @@ from .errors import ExternalToolError, SyncError
 from .history import AUTHOR, MEMORY_FOLDERS, _dirty, _git, _live_log, commit_journal
 from .notes import parse_facts
 from .review import MANY_VALUED, append_line
-from .vault import PENDING_FILE, SEMANTIC_DIR, STATE_DIR, atomic_write, ensure_dir
+from .vault import (
+    CONSOLIDATE_LOCK,
+    PENDING_FILE,
+    SEMANTIC_DIR,
+    SEMANTIC_LOCK,
+    STATE_DIR,
+    atomic_write,
+    ensure_dir,
+    file_lock,
+)
 
 DEVICE_FILE = f"{STATE_DIR}/device"
 GITATTRIBUTES = f"{SEMANTIC_DIR}/*.md merge=union\n"
@@ -39,6 +48,7 @@ _SHARED_FILES = ("memoryclaw.yaml", ".gitignore", ".gitattributes")
 _PUSH_TRIES = 4
 HELD_FILE = f"{STATE_DIR}/sync-held.json"  # see _recover
 _ADD_BATCH = 500
+SYNC_WAIT_SECONDS = 120.0  # how long a sync waits for a running consolidation to finish
 _DEVICE_RE = re.compile(r"[a-z0-9]{1,16}")
 
 
@@ -367,12 +377,24 @@ def sync_remote(root: Path, settings: Settings) -> RemoteSyncReport:
     started = time.monotonic()
     remote = settings.sync.remote
     report = RemoteSyncReport(remote)
+    # One consolidation or sync at a time: a sync commits and merges what a consolidation
+    # writes.  Fact writers (an agent stating a fact meanwhile) wait only while a commit or
+    # a merge runs, never while the network is used.
+    with file_lock(root, CONSOLIDATE_LOCK, timeout=SYNC_WAIT_SECONDS):
+        _sync(root, remote, settings, report)
+    report.duration_ms = int((time.monotonic() - started) * 1000)
+    return report
+
+
+def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport) -> None:
     try:
-        _recover(root)
+        with file_lock(root, SEMANTIC_LOCK):
+            _recover(root)
         if _git(root, "remote", "get-url", remote, check=False).returncode != 0:
             raise SyncError(remote, "no such remote (git remote add origin URL)")
         device_id(root, settings)  # from now on this device's logs carry its id
-        commit_local(root)
+        with file_lock(root, SEMANTIC_LOCK):
+            commit_local(root)
         branch = _git(root, "symbolic-ref", "--short", "HEAD").stdout.strip()
         before = _rev(root, "HEAD")
         for attempt in range(_PUSH_TRIES):
@@ -383,7 +405,8 @@ def sync_remote(root: Path, settings: Settings) -> RemoteSyncReport:
             if upstream is not None:
                 head = _rev(root, "HEAD")
                 report.pulled += _count(root, f"{head}..{upstream}") if head else 0
-                _merge(root, upstream, report)
+                with file_lock(root, SEMANTIC_LOCK):
+                    _merge(root, upstream, report)
             if _rev(root, "HEAD") is None:
                 break  # nothing here nor there yet
             ahead = _count(root, f"{upstream}..HEAD") if upstream else _count(root, "HEAD")
@@ -405,8 +428,6 @@ def sync_remote(root: Path, settings: Settings) -> RemoteSyncReport:
             report.files_changed = sorted(p for p in out.split("\0") if p)
     except ExternalToolError as exc:
         raise SyncError(remote, exc.problem) from exc
-    report.duration_ms = int((time.monotonic() - started) * 1000)
-    return report
 
 
 def _reason(stderr: str) -> str:

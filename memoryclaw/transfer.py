@@ -18,6 +18,7 @@ from pathlib import Path, PurePosixPath
 from .errors import InvalidInputError
 from .history import AUTHOR, MEMORY_FOLDERS, _git, _live_log
 from .remote import RemoteSyncReport, _merge, commit_local
+from .vault import CONSOLIDATE_LOCK, SEMANTIC_LOCK, file_lock
 
 _SHARED = ("memoryclaw.yaml", ".gitattributes")
 
@@ -74,8 +75,14 @@ def import_archive(root: Path, source: Path) -> RemoteSyncReport:
     """Merge an exported archive into the vault's git history as a sync would merge another
     device's; the report names the files that changed here."""
     members = check_archive(source)
+    with file_lock(root, CONSOLIDATE_LOCK):  # as a sync: alone, facts wait only for the merge
+        return _import(root, source, members)
+
+
+def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteSyncReport:
     report = RemoteSyncReport(str(source))
-    commit_local(root)
+    with file_lock(root, SEMANTIC_LOCK):
+        commit_local(root)
     before = _git(root, "rev-parse", "HEAD").stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         tree_dir = Path(tmp) / "tree"
@@ -100,7 +107,8 @@ def import_archive(root: Path, source: Path) -> RemoteSyncReport:
         env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email)
         env.update(GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
         commit = run("commit-tree", tree, "-m", f"memoryclaw: import {source.name}")
-    _merge(root, commit, report)
+    with file_lock(root, SEMANTIC_LOCK):
+        _merge(root, commit, report)
     after = _git(root, "rev-parse", "HEAD").stdout.strip()
     if after != before:
         out = _git(root, "diff", "--name-only", "-z", before, after).stdout

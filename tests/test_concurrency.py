@@ -109,3 +109,52 @@ def test_logging_daemon_and_hand_edits_together(vault_dir: Path) -> None:
         hand_facts = vault.index.fact_rows("path = ?", ["semantic/hand-notes.md"])
         assert len(hand_facts) == edits  # the last hand edit, whole
         assert f"(edit {edits})" in episode.read_text()
+
+
+FACT_SETTER = textwrap.dedent(
+    """
+    import sys
+    from memoryclaw import Vault
+
+    root, count = sys.argv[1], int(sys.argv[2])
+    with Vault(root, env={}) as vault:
+        for n in range(count):
+            vault.set_fact(f"Stated{n}", "email", f"stated{n}@example.org")
+    """
+)
+CONSOLIDATOR = textwrap.dedent(
+    """
+    import sys
+    from memoryclaw import Vault
+
+    root, count = sys.argv[1], int(sys.argv[2])
+    with Vault(root, env={}) as vault:
+        for n in range(count):
+            said = f"My colleague Heard{n}'s email is heard{n}@example.org."
+            vault.log_turn(f"s{n}", "user", said)
+            vault.end_session(f"s{n}")
+            vault.consolidate(all_logs=True)
+    """
+)
+
+
+def test_facts_stated_while_consolidation_files_facts_are_all_kept(vault_dir: Path) -> None:
+    """An agent states facts while the daemon files others into the same fact file: each
+    writer reads, changes and replaces that file, so without one lock for fact files one of
+    them would write back a copy that lacks the other's line, or sweep its temp file away."""
+    (vault_dir / "memoryclaw.yaml").write_text("git:\n  autoCommit: false\n")
+    count = 40
+    runs = [
+        subprocess.Popen(
+            [sys.executable, "-c", script, str(vault_dir), str(count)],
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for script in (FACT_SETTER, CONSOLIDATOR)
+    ]
+    errors = [run.communicate(timeout=120)[1] for run in runs]
+    assert [run.returncode for run in runs] == [0, 0], errors
+    text = "".join(p.read_text() for p in sorted((vault_dir / "semantic").glob("*.md")))
+    for n in range(count):
+        assert text.count(f"stated{n}@example.org") == 1, n
+        assert text.count(f"heard{n}@example.org") == 1, n
