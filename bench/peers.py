@@ -15,16 +15,18 @@ whole chunk where it returns a chunk.
 - OpenClaw memory-core in keyword (FTS) mode: its memory search manager, in process
   (``bench/bench_openclaw_memory.py``), 10 results; a result's text is its file's lines.
 - basic-memory (PyPI, Python >= 3.12, into its own environment): one project per
-  conversation, keyword search only (``semantic_search_enabled: false``: its semantic search
-  embeds with a model it would download), asked through its MCP server's ``search_notes`` (one
-  long-lived process: its CLI takes seconds to start), the question and its keywords as for
-  qmd; a result is a whole note, packed as returned.  Its newest release needs a ``certifi``
-  newer than the registries here hold, so the newest release that installs is used
-  (``BASIC_MEMORY_VERSIONS``).
+  conversation, keyword search only (``search_type: text``; its semantic search embeds with a
+  model it would download, and where it cannot load sqlite-vec, as here, it indexes keywords
+  only), asked through its MCP server's ``search_notes`` (one long-lived process: its CLI
+  takes seconds to start), the question and its keywords as for qmd; a result is a whole note,
+  packed as returned.  The newest release that installs is used (``BASIC_MEMORY_VERSIONS``).
 - memsearch: installed when it can be; skipped with the reason (it embeds every chunk).
 
-Speed, on ``bench/bench_search.py``'s synthetic vaults: index time, search p50 as a fresh
-process, and the peak memory of either, for memoryclaw and qmd.
+Speed, on ``bench/bench_search.py``'s synthetic vaults (1k, 10k, 100k episodes): index time,
+search p50 as a fresh process and long-lived (memoryclaw's library in-process, basic-memory's
+MCP server), and the peak memory of either, for memoryclaw, qmd and basic-memory.  A peer
+still indexing a size after ``INDEX_LIMIT_S`` is stopped and left out of that size and the
+larger ones.
 
 Peers live in ``$MEMORYCLAW_PEERS_CACHE`` (default ``~/.cache/memoryclaw/peers``), installed
 on first use, never into the project's venv.
@@ -273,7 +275,20 @@ class BasicMemory:
             raise Skipped("; ".join(reasons))
         home.mkdir(parents=True, exist_ok=True)
         peer = cls(peers_cache() / "basic-memory-venv", home, version)
-        peer.run("config", "set", "semantic_search_enabled", "false")
+        # keyword search, as memoryclaw's is measured: releases up to 0.23 have a switch for
+        # it; later ones search by keyword by default where they cannot load sqlite-vec, as
+        # here (the reindex says so), told to by `default_search_type`
+        refused = []
+        for setting, value in (
+            ("semantic_search_enabled", "false"),
+            ("default_search_type", "text"),
+        ):
+            try:
+                peer.run("config", "set", setting, value)
+            except RuntimeError as why:
+                refused.append(str(why))
+        if len(refused) == 2:
+            raise Skipped("; ".join(refused))
         return peer
 
     def env(self) -> dict[str, str]:
@@ -290,7 +305,8 @@ class BasicMemory:
             self.command(*args), capture_output=True, text=True, env=self.env(), timeout=900
         )
         if done.returncode != 0:
-            raise RuntimeError(f"basic-memory {args[0]} failed: {done.stderr[-400:]}")
+            said = (done.stderr.strip() or done.stdout.strip())[-400:]
+            raise RuntimeError(f"basic-memory {' '.join(args)} failed: {said}")
         return done.stdout
 
     def add(self, folder: Path, name: str, limit_s: float = 0) -> tuple[float, int]:
@@ -338,6 +354,7 @@ class BasicMemory:
                             "query": query,
                             "project": name,
                             "page_size": limit,
+                            "search_type": "text",
                             "output_format": "json",
                         }
                         started = time.perf_counter()
