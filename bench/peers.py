@@ -25,8 +25,8 @@ whole chunk where it returns a chunk.
 Speed, on ``bench/bench_search.py``'s synthetic vaults (1k, 10k, 100k episodes): index time,
 search p50 as a fresh process and long-lived (memoryclaw's library in-process, basic-memory's
 MCP server), and the peak memory of either, for memoryclaw, qmd and basic-memory.  A peer
-still indexing a size after ``INDEX_LIMIT_S`` is stopped and left out of that size and the
-larger ones.
+still indexing 100k episodes after ``INDEX_LIMIT_S`` (or that took longer at 10k) is stopped
+and left out there.
 
 Peers live in ``$MEMORYCLAW_PEERS_CACHE`` (default ``~/.cache/memoryclaw/peers``), installed
 on first use, never into the project's venv.
@@ -48,6 +48,7 @@ import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -74,7 +75,7 @@ QMD_PACKAGE, QMD_VERSION = "@tobilu/qmd", "2.8.3"
 # newest first: the first that installs is used (0.24 pins a certifi no registry here has)
 BASIC_MEMORY_VERSIONS = ("basic-memory", "basic-memory==0.23.2")
 BASIC_FRESH_RUNS = 5  # fresh basic-memory processes timed per vault size
-INDEX_LIMIT_S = 600.0  # a peer still indexing a vault size after this is stopped, left out
+INDEX_LIMIT_S = 600.0  # a peer still indexing 100k episodes after this is stopped, left out
 WRAPPER = "<memory>\n</memory>"
 
 
@@ -311,7 +312,10 @@ class BasicMemory:
 
     def add(self, folder: Path, name: str, limit_s: float = 0) -> tuple[float, int]:
         """Make ``folder`` project ``name`` and index it; wall seconds and peak KiB."""
-        self.run("project", "add", name, str(folder))
+        # Releases since 0.24 index in `project add` itself unless told --no-wait, and on this
+        # machine that wait did not end for 1,000 notes (15 minutes) while `reindex` took one.
+        later = ["--no-wait"] if "--no-wait" in self.run("project", "add", "--help") else []
+        self.run("project", "add", name, str(folder), *later)
         wall, rss, _ = peak_rss_run(
             self.command("reindex", "--project", name), limit_s=limit_s, env=self.env()
         )
@@ -476,7 +480,7 @@ def speed(
     vocab = Vocabulary.build(DEFAULT_SEED)
     queries = build_queries(vocab, DEFAULT_SEED, count)
     out: dict[str, Any] = {}
-    slow: dict[str, int] = {}  # a peer -> the size its indexing was stopped at
+    left_out: dict[str, str] = {}  # a peer -> why it is not measured from now on
     for size in sizes:
         print(f"[speed] {size:,} episodes", file=sys.stderr, flush=True)
         vault, _ = ensure_vault(out_dir, size, DEFAULT_SEED, vocab)
@@ -505,53 +509,73 @@ def speed(
             }
         }
         name = f"synthetic-{size}"
-        if qmd is not None and not _too_slow(row, "qmd", size, slow):
-            try:
-                q_index_s, q_index_kib = qmd.add(copy / "episodes", name, INDEX_LIMIT_S)
-            except TooSlow:
-                slow["qmd"] = size
-                _too_slow(row, "qmd", size, slow)
-            else:
-                q_runs = [qmd.search(keywords(q) or q, name, 10) for q in queries]
-                row["qmd"] = {
-                    "index_s": q_index_s,
-                    "index_peak_mib": q_index_kib / 1024,
-                    "search_p50_ms": statistics.median(r[0] for r in q_runs) * 1000,
-                    "search_peak_mib": max(r[1] for r in q_runs) / 1024,
-                }
-        if basic is not None and not _too_slow(row, "basic-memory", size, slow):
-            try:
-                b_index_s, b_index_kib = basic.add(copy / "episodes", name, INDEX_LIMIT_S)
-            except TooSlow:
-                slow["basic-memory"] = size
-                _too_slow(row, "basic-memory", size, slow)
-                out[str(size)] = row
-                continue
-            # a fresh CLI process takes seconds: a few of them, and the rest through its server
-            fresh = [basic.search(keywords(q) or q, name) for q in queries[:BASIC_FRESH_RUNS]]
-            asked = [keywords(q) or q for q in queries]
-            served = [ms for ms, _ in basic.search_many(name, asked[:1] + asked)[1:]]
-            row["basic-memory"] = {
-                "index_s": b_index_s,
-                "index_peak_mib": b_index_kib / 1024,
-                "search_p50_ms": statistics.median(r[0] for r in fresh) * 1000,
-                "search_peak_mib": max(r[1] for r in fresh) / 1024,
-                "server_p50_ms": statistics.median(served),
-            }
+        if qmd is not None:
+            row["qmd"] = _measured(
+                "qmd", size, left_out, partial(_qmd_speed, qmd, copy, name, queries)
+            )
+        if basic is not None:
+            measure = partial(_basic_speed, basic, copy, name, queries, size)
+            row["basic-memory"] = _measured("basic-memory", size, left_out, measure)
         out[str(size)] = row
         shutil.rmtree(copy, ignore_errors=True)
     return out
 
 
-def _too_slow(row: dict[str, Any], system: str, size: int, slow: dict[str, int]) -> bool:
-    """Whether ``system`` is left out at ``size`` (its indexing of this size or a smaller one
-    did not finish within :data:`INDEX_LIMIT_S`); if so the row says why."""
-    if system not in slow:
-        return False
-    what = "indexing" if slow[system] == size else f"indexing {slow[system]:,} episodes"
+def _measured(
+    system: str, size: int, left_out: dict[str, str], measure: Callable[[], dict[str, float]]
+) -> dict[str, Any]:
+    """``measure()``'s figures, or why ``system`` is not measured at ``size``: its indexing
+    did not finish within :data:`INDEX_LIMIT_S` (or took longer than that at a smaller size)
+    or it failed, here or at a smaller size (then it is not tried again)."""
+    if system in left_out:
+        return {"skipped": f"not measured: {left_out[system]}"}
     limit = f"{INDEX_LIMIT_S / 60:.0f} minutes"
-    row[system] = {"skipped": f"not measured: {what} did not finish within {limit}"}
-    return True
+    try:
+        figures = measure()
+    except TooSlow:
+        left_out[system] = f"indexing {size:,} episodes did not finish within {limit}"
+        return {"skipped": f"not measured: indexing did not finish within {limit}"}
+    except (RuntimeError, OSError, ValueError, subprocess.SubprocessError) as why:
+        left_out[system] = f"it failed at {size:,} episodes: {why}"
+        return {"skipped": f"not measured: it failed: {why}"}
+    if figures["index_s"] > INDEX_LIMIT_S:  # a larger vault would not finish in time
+        left_out[system] = f"indexing {size:,} episodes took {figures['index_s']:.0f} s"
+    return figures
+
+
+def _limit(size: int) -> float:
+    """How long a peer may index ``size`` episodes: 1k and 10k are always measured."""
+    return INDEX_LIMIT_S if size > 10_000 else 0
+
+
+def _qmd_speed(
+    qmd: Qmd, copy: Path, name: str, queries: Sequence[str], size: int
+) -> dict[str, float]:
+    index_s, index_kib = qmd.add(copy / "episodes", name, _limit(size))
+    runs = [qmd.search(keywords(q) or q, name, 10) for q in queries]
+    return {
+        "index_s": index_s,
+        "index_peak_mib": index_kib / 1024,
+        "search_p50_ms": statistics.median(r[0] for r in runs) * 1000,
+        "search_peak_mib": max(r[1] for r in runs) / 1024,
+    }
+
+
+def _basic_speed(
+    basic: BasicMemory, copy: Path, name: str, queries: Sequence[str], size: int
+) -> dict[str, float]:
+    index_s, index_kib = basic.add(copy / "episodes", name, _limit(size))
+    # a fresh CLI process takes seconds: a few of them, and the rest through its server
+    fresh = [basic.search(keywords(q) or q, name) for q in queries[:BASIC_FRESH_RUNS]]
+    asked = [keywords(q) or q for q in queries]
+    served = [ms for ms, _ in basic.search_many(name, asked[:1] + asked)[1:]]
+    return {
+        "index_s": index_s,
+        "index_peak_mib": index_kib / 1024,
+        "search_p50_ms": statistics.median(r[0] for r in fresh) * 1000,
+        "search_peak_mib": max(r[1] for r in fresh) / 1024,
+        "server_p50_ms": statistics.median(served),
+    }
 
 
 # --------------------------------------------------------------------------------- python

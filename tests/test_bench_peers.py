@@ -80,10 +80,30 @@ def test_a_command_over_its_time_limit_is_stopped() -> None:
     assert out == "done\n" and 0 < wall < 30 and kib > 0
 
 
-def test_a_peer_too_slow_at_one_size_is_left_out_of_the_larger_ones() -> None:
-    row: dict[str, object] = {}
-    assert not peers._too_slow(row, "qmd", 10_000, {}) and row == {}
-    assert peers._too_slow(row, "qmd", 100_000, {"qmd": 10_000})
-    assert row["qmd"] == {
-        "skipped": "not measured: indexing 10,000 episodes did not finish within 10 minutes"
+def test_a_peer_too_slow_or_failing_at_one_size_is_left_out_of_the_larger_ones() -> None:
+    left_out: dict[str, str] = {}
+    assert peers._measured("qmd", 1_000, left_out, lambda: {"index_s": 1.0}) == {"index_s": 1.0}
+
+    def too_slow() -> dict[str, float]:
+        raise peers.TooSlow("stopped after 600 s")
+
+    def failing() -> dict[str, float]:
+        raise RuntimeError("basic-memory reindex failed: boom")
+
+    limit = "did not finish within 10 minutes"
+    assert peers._measured("qmd", 10_000, left_out, too_slow) == {
+        "skipped": f"not measured: indexing {limit}"
+    }
+    assert peers._measured("qmd", 100_000, left_out, lambda: {"index_s": 1.0}) == {
+        "skipped": f"not measured: indexing 10,000 episodes {limit}"
+    }
+    found = peers._measured("basic-memory", 1_000, left_out, failing)
+    assert found == {"skipped": "not measured: it failed: basic-memory reindex failed: boom"}
+    assert (
+        "failed at 1,000 episodes"
+        in peers._measured("basic-memory", 10_000, left_out, failing)["skipped"]
+    )
+    peers._measured("slow", 10_000, left_out, lambda: {"index_s": 700.0})
+    assert peers._measured("slow", 100_000, left_out, lambda: {"index_s": 1.0}) == {
+        "skipped": "not measured: indexing 10,000 episodes took 700 s"
     }
