@@ -510,9 +510,8 @@ def speed(
         }
         name = f"synthetic-{size}"
         if qmd is not None:
-            row["qmd"] = _measured(
-                "qmd", size, left_out, partial(_qmd_speed, qmd, copy, name, queries)
-            )
+            measure = partial(_qmd_speed, qmd, copy, name, queries, size)
+            row["qmd"] = _measured("qmd", size, left_out, measure)
         if basic is not None:
             measure = partial(_basic_speed, basic, copy, name, queries, size)
             row["basic-memory"] = _measured("basic-memory", size, left_out, measure)
