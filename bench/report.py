@@ -8,6 +8,7 @@ run says so.  Nothing here measures anything: it only reads the runs' JSON.
 from __future__ import annotations
 
 import statistics
+import textwrap
 from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import Any
@@ -371,7 +372,7 @@ def payload_plot(runs: Runs, folder: Path) -> list[Path]:
     if not payload:
         return []
     folder.mkdir(parents=True, exist_ok=True)
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 5))
     metrics = ("evidence_in_payload", "answer_in_payload", "answer_token_recall")
     width = 0.8 / len(payload)
     for i, (label, rates) in enumerate(payload.items()):
@@ -760,14 +761,15 @@ def peers_plot(runs: Runs, folder: Path) -> list[Path]:
         return []
     folder.mkdir(parents=True, exist_ok=True)
     names = list(found)
-    fig, ax = plt.subplots(figsize=(8, 4.5))
+    fig, ax = plt.subplots(figsize=(10, 5))
     metrics = ("evidence_in_payload", "answer_in_payload")
     width = 0.8 / len(metrics)
     for i, metric in enumerate(metrics):
         xs = [n + i * width for n in range(len(names))]
         ax.bar(xs, [found[name][metric] for name in names], width, label=metric)
     ax.set_xticks([n + width / 2 for n in range(len(names))])
-    ax.set_xticklabels([name.replace(" ", "\n", 1) for name in names], fontsize=7)
+    labels = [textwrap.fill(name.replace("`", ""), 13) for name in names]
+    ax.set_xticklabels(labels, fontsize=7)
     ax.set_ylim(0, 1)
     ax.set_title(f"LoCoMo dev, {BUDGET_TOKENS} tokens each: memoryclaw and the tools beside it")
     ax.grid(True, axis="y", alpha=0.3)
