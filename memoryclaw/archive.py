@@ -44,6 +44,7 @@ from .vault import (
     CONSOLIDATE_LOCK,
     EPISODES_DIR,
     MAX_FOLDER_DEPTH,
+    SEMANTIC_LOCK,
     STATE_DIR,
     Skipped,
     active_path,
@@ -260,9 +261,12 @@ def _settle(root: Path, report: ArchiveReport, dry_run: bool) -> None:
     left."""
     walked = scan(root)
     if not dry_run:
-        for folder in walked.folders:
-            if folder == EPISODES_DIR or folder.startswith(EPISODES_DIR + "/"):
-                sweep_temp_files(root / folder)
+        # archive and restore run alone with consolidation; the importers, the other writers
+        # of episodes/, hold the semantic lock: with it no write is in flight
+        with file_lock(root, SEMANTIC_LOCK):
+            for folder in walked.folders:
+                if folder == EPISODES_DIR or folder.startswith(EPISODES_DIR + "/"):
+                    sweep_temp_files(root / folder, older_than=0)
     for found in walked.files:
         if not is_archived(found.path):
             continue

@@ -63,7 +63,6 @@ from .transcripts import now_utc, processed_text, redacted_log, unprocessed_logs
 from .vault import (
     CONSOLIDATE_LOCK,
     EPISODES_DIR,
-    LOGS_DIR,
     PENDING_FILE,
     PROCESSED_DIR,
     SEMANTIC_DIR,
@@ -465,14 +464,15 @@ def _refresh(root: Path, rows: Sequence[dict[str, Any]], fact: FactDraft, update
 def _sweep(root: Path) -> None:
     """Remove temp files an earlier, killed run left in the folders consolidation writes.
 
-    Facts, imports and hand-driven commands write those folders too, without this run's
-    lock: only temp files too old to be a write in flight go."""
+    Every other writer of those folders holds the logs lock (logging, forget's blanking, the
+    transcript importer's ledger) or the semantic lock (facts, imported notes, forget, a sync's
+    merge), or runs alone with consolidation (archive, sync): holding both, no write is in
+    flight, and every temp file found is a killed process's."""
     folders = [root / SEMANTIC_DIR, root / PROCESSED_DIR, root / EPISODES_DIR]
-    folders += [root / rel for rel in scan(root).folders if rel != LOGS_DIR]
-    for folder in folders:
-        sweep_temp_files(folder)
-    with file_lock(root, "logs"):  # every writer of logs/ holds this lock: none is in flight
-        sweep_temp_files(root / LOGS_DIR, older_than=0)
+    folders += [root / rel for rel in scan(root).folders]
+    with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
+        for folder in dict.fromkeys(folders):
+            sweep_temp_files(folder, older_than=0)
 
 
 # --------------------------------------------------------------------------- retention

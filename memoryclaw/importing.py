@@ -293,34 +293,35 @@ def _line_key(text: str) -> str:
 def _add_note_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -> None:
     """Write ``note`` as an episode, or, when an earlier import made its episode, append the
     lines that episode does not hold yet (edits made to it by hand are kept)."""
-    rows = vault.index.episode_rows(
-        "source = ? AND coalesce(agent, '') = ?", [note.origin, note.agent or ""]
-    )
-    if not rows:
-        report.episodes += 1
-        report.notes += len(note.lines)
-        if not report.dry_run:
-            _write_new_episode(vault, note, report)
-        return
-    report.known_episodes += 1
-    rel = str(rows[0]["path"])
-    path = resolve_inside(vault.root, rel)
-    episode = parse_episode(read_text(vault.root, rel), rel, path.stat().st_mtime)
-    held = {_line_key(line) for line in episode.details.split("\n") if line.strip()}
-    fresh = [(n, text) for n, text in note.lines if _line_key(text) not in held]
-    report.known_items += len(note.lines) - len(fresh)
-    if not fresh:
-        return
-    report.notes += len(fresh)
-    if report.dry_run:
-        return
-    details = episode.details if episode.details.endswith("\n") else episode.details + "\n"
-    details += "".join(f"- {text}\n" for _, text in fresh)
-    lines = episode.extra.get("source_lines")
-    known = list(lines) if isinstance(lines, list) else []
-    extra = {**episode.extra, "source_lines": known + [n for n, _ in fresh]}
-    atomic_write(path, dump_episode(replace(episode, details=details, extra=extra)))
-    report.wrote(rel)
+    with file_lock(vault.root, SEMANTIC_LOCK):  # episodes/ is swept under this lock
+        rows = vault.index.episode_rows(
+            "source = ? AND coalesce(agent, '') = ?", [note.origin, note.agent or ""]
+        )
+        if not rows:
+            report.episodes += 1
+            report.notes += len(note.lines)
+            if not report.dry_run:
+                _write_new_episode(vault, note, report)
+            return
+        report.known_episodes += 1
+        rel = str(rows[0]["path"])
+        path = resolve_inside(vault.root, rel)
+        episode = parse_episode(read_text(vault.root, rel), rel, path.stat().st_mtime)
+        held = {_line_key(line) for line in episode.details.split("\n") if line.strip()}
+        fresh = [(n, text) for n, text in note.lines if _line_key(text) not in held]
+        report.known_items += len(note.lines) - len(fresh)
+        if not fresh:
+            return
+        report.notes += len(fresh)
+        if report.dry_run:
+            return
+        details = episode.details if episode.details.endswith("\n") else episode.details + "\n"
+        details += "".join(f"- {text}\n" for _, text in fresh)
+        lines = episode.extra.get("source_lines")
+        known = list(lines) if isinstance(lines, list) else []
+        extra = {**episode.extra, "source_lines": known + [n for n, _ in fresh]}
+        atomic_write(path, dump_episode(replace(episode, details=details, extra=extra)))
+        report.wrote(rel)
 
 
 def _write_new_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -> None:

@@ -69,7 +69,8 @@ def _read_ledger(root: Path) -> dict[str, datetime]:
 def _write_ledger(root: Path, ledger: dict[str, datetime]) -> None:
     times = {key: moment.isoformat() for key, moment in sorted(ledger.items())}
     body = yaml.safe_dump({"openclaw": times}, sort_keys=False)
-    atomic_write(resolve_inside(root, LEDGER_FILE), LEDGER_HEADER + body)
+    with file_lock(root, "logs"):  # logs/ is swept under this lock
+        atomic_write(resolve_inside(root, LEDGER_FILE), LEDGER_HEADER + body)
 
 
 def _channel(key: str) -> str:
