@@ -266,7 +266,7 @@ def _settle(root: Path, report: ArchiveReport, dry_run: bool) -> None:
         with file_lock(root, SEMANTIC_LOCK):
             for folder in walked.folders:
                 if folder == EPISODES_DIR or folder.startswith(EPISODES_DIR + "/"):
-                    sweep_temp_files(root / folder, older_than=0)
+                    sweep_temp_files(root / folder)
     for found in walked.files:
         if not is_archived(found.path):
             continue

@@ -472,7 +472,7 @@ def _sweep(root: Path) -> None:
     folders += [root / rel for rel in scan(root).folders]
     with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
         for folder in dict.fromkeys(folders):
-            sweep_temp_files(folder, older_than=0)
+            sweep_temp_files(folder)
 
 
 # --------------------------------------------------------------------------- retention

@@ -50,8 +50,6 @@ MAX_FILE_BYTES = 4 * 1024 * 1024
 MAX_FOLDER_DEPTH = 32
 FILE_MODE = 0o600
 DIR_MODE = 0o700
-# an atomic write takes milliseconds; a temp file this old was left by a killed process
-TEMP_FILE_GRACE_SECONDS = 60.0
 
 
 @dataclass(frozen=True)
@@ -182,29 +180,17 @@ def remove_durably(path: Path) -> None:
     _fsync_dir(path.parent)
 
 
-def sweep_temp_files(folder: Path, *, older_than: float = TEMP_FILE_GRACE_SECONDS) -> list[Path]:
-    """Delete what a killed :func:`atomic_write` left in ``folder`` (not recursive): temp
-    files last written ``older_than`` seconds ago or earlier.
+def sweep_temp_files(folder: Path) -> list[Path]:
+    """Delete what a killed :func:`atomic_write` left in ``folder`` (not recursive).
 
-    Another process may be writing the folder right now (an agent stating a fact while the
-    daemon consolidates), and its temp file is young: only a caller holding the lock every
-    writer of the folder takes may pass ``older_than=0``.
+    Callers hold the lock every writer of that folder takes, so no write is in flight.
     """
     if not folder.is_dir():
         return []
-    cutoff = time.time() - older_than
-    stale = sorted(p for p in folder.glob(".*.tmp") if _written_before(p, cutoff))
+    stale = sorted(p for p in folder.glob(".*.tmp") if p.is_file())
     for path in stale:
         path.unlink(missing_ok=True)
     return stale
-
-
-def _written_before(path: Path, cutoff: float) -> bool:
-    try:
-        st = path.lstat()
-    except FileNotFoundError:
-        return False
-    return statmod.S_ISREG(st.st_mode) and st.st_mtime <= cutoff
 
 
 def _fsync_dir(folder: Path) -> None:

@@ -22,7 +22,6 @@ from memoryclaw.vault import (
     resolve_inside,
     safe_relpath,
     scan,
-    sweep_temp_files,
     unique_path,
 )
 
@@ -36,17 +35,6 @@ def test_atomic_write_creates_private_file_and_folders(tmp_path: Path) -> None:
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "a" / "b").stat().st_mode) == 0o700
     assert [p.name for p in target.parent.iterdir()] == ["note.md"]  # no temp file left
-
-
-def test_a_sweep_leaves_temp_files_young_enough_to_be_writes_in_flight(tmp_path: Path) -> None:
-    old, young = tmp_path / ".a.md.x1.tmp", tmp_path / ".b.md.x2.tmp"
-    for path in (old, young, tmp_path / "c.md"):
-        path.write_text("x")
-    os.utime(old, (time.time() - 3600, time.time() - 3600))
-    assert sweep_temp_files(tmp_path) == [old]
-    assert sorted(p.name for p in tmp_path.iterdir()) == [".b.md.x2.tmp", "c.md"]
-    assert sweep_temp_files(tmp_path, older_than=0) == [young]  # for a lock every writer takes
-    assert sweep_temp_files(tmp_path / "missing") == []
 
 
 def test_atomic_write_replaces_whole_file(tmp_path: Path) -> None:
