@@ -68,11 +68,12 @@ from locomo import (  # noqa: E402
     summarize_payloads,
     turn_text,
 )
+from report import peers_section  # noqa: E402
 
 from memoryclaw import Vault  # noqa: E402
 
 QMD_PACKAGE, QMD_VERSION = "@tobilu/qmd", "2.8.3"
-# newest first: the first that installs is used (0.24 pins a certifi no registry here has)
+# newest first: the first that installs is used (0.24.0 pinned a certifi no registry here had)
 BASIC_MEMORY_VERSIONS = ("basic-memory", "basic-memory==0.23.2")
 BASIC_FRESH_RUNS = 5  # fresh basic-memory processes timed per vault size
 INDEX_LIMIT_S = 600.0  # a peer still indexing 100k episodes after this is stopped, left out
@@ -695,47 +696,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     args.out.mkdir(parents=True, exist_ok=True)
     (args.out / "peers.json").write_text(json.dumps(report, indent=1) + "\n")
-    print(render(report))
+    command = " ".join(["bench/peers.py", *(sys.argv[1:] if argv is None else argv)])
+    print("\n".join(peers_section(report, [], command)))
     return 0
-
-
-def render(report: dict[str, Any]) -> str:
-    """The peers' tables in markdown."""
-    lines = [f"machine: {report['machine']}", ""]
-    lines += [
-        "| system | evidence_in_payload | answer_in_payload | answer_token_recall "
-        "| tokens (mean) |",
-        "|---|---|---|---|---|",
-    ]
-    for system, rates in report["quality"].items():
-        lines.append(
-            f"| {system} | {rates['evidence_in_payload']:.3f} | {rates['answer_in_payload']:.3f} "
-            f"| {rates['answer_token_recall']:.3f} | {rates['tokens_mean']:.0f} |"
-        )
-    lines += [
-        "",
-        "| vault | system | index | search p50 (fresh process) | search p50 (long-lived) "
-        "| peak memory |",
-        "|---|---|---|---|---|---|",
-    ]
-    for size, row in report["speed"].items():
-        for system, figures in row.items():
-            if "skipped" in figures:
-                lines.append(f"| {int(size):,} | {system} | {figures['skipped']} | | | |")
-                continue
-            served = figures.get("server_p50_ms")
-            lines.append(
-                f"| {int(size):,} | {system} | {figures['index_s']:.2f} s "
-                f"| {figures['search_p50_ms']:.0f} ms "
-                f"| {'—' if served is None else f'{served:.1f} ms'} "
-                f"| {max(figures['index_peak_mib'], figures['search_peak_mib']):.0f} MiB |"
-            )
-    if report["skipped"]:
-        lines += ["", "Skipped or partly run:"]
-        lines += [f"- {name}: {why}" for name, why in report["skipped"].items()]
-    if report["versions"]:
-        lines += ["", "Versions: " + ", ".join(f"{k} {v}" for k, v in report["versions"].items())]
-    return "\n".join(lines)
 
 
 if __name__ == "__main__":
