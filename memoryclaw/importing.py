@@ -386,7 +386,7 @@ def import_openclaw(
     done_workspaces: set[Path] = set()
     found: list[StoredSession] = []
     for place in agent_places(state, config, agent):
-        found += sessions(place)
+        found += sessions(place, report.skipped)  # malformed store rows: named, left out
         workspace = place.workspace.resolve() if place.workspace.is_dir() else None
         if workspace is None or workspace in done_workspaces:
             continue  # a workspace shared by several agents is imported once, for the first

@@ -159,16 +159,29 @@ class StoredSession:
     unreadable: int = 0
 
 
-def sessions(place: AgentPlace) -> list[StoredSession]:
+def sessions(place: AgentPlace, skipped: list[str] | None = None) -> list[StoredSession]:
     """Every session transcript of the agent: the SQLite store's, then those only in
-    legacy JSONL files."""
-    found = _store_sessions(place)
+    legacy JSONL files.  A store row that is not what OpenClaw writes is left out, and why
+    (naming the store file and the row) is added to ``skipped``."""
+    found = _store_sessions(place, [] if skipped is None else skipped)
     known = {s.session_id for s in found}
     found += [s for s in _jsonl_sessions(place) if s.session_id not in known]
     return found
 
 
-def _store_sessions(place: AgentPlace) -> list[StoredSession]:
+# Each value with its SQLite storage class, so that a row whose columns hold other types
+# than OpenClaw writes (a text seq, a BLOB or NULL id) is told apart and left out by name.
+_WINDOWS_SQL = (
+    "SELECT session_id, typeof(session_id), session_key, typeof(session_key) "
+    "FROM session_windows ORDER BY session_id"
+)
+_EVENTS_SQL = (
+    "SELECT session_id, typeof(session_id), seq, typeof(seq), event_json, typeof(event_json) "
+    "FROM transcript_events ORDER BY session_id, seq"
+)
+
+
+def _store_sessions(place: AgentPlace, skipped: list[str]) -> list[StoredSession]:
     path = place.state / "agent" / STORE_FILE
     if not path.is_file():
         return []
@@ -176,35 +189,96 @@ def _store_sessions(place: AgentPlace) -> list[StoredSession]:
         connection = sqlite3.connect(f"{path.resolve().as_uri()}?mode=ro", uri=True)
     except sqlite3.Error as exc:
         raise InvalidInputError("transcripts", f"cannot open: {exc}", source=str(path)) from None
+    # Text is decoded here, not by sqlite3, so a value that is not UTF-8 skips its row
+    # instead of failing the whole store.
+    connection.text_factory = bytes
     try:
-        keys = dict(connection.execute("SELECT session_id, session_key FROM session_windows"))
-        rows = connection.execute(
-            "SELECT session_id, seq, event_json FROM transcript_events ORDER BY session_id, seq"
-        ).fetchall()
+        windows = connection.execute(_WINDOWS_SQL).fetchall()
+        rows = connection.execute(_EVENTS_SQL).fetchall()
     except sqlite3.Error as exc:
         problem = f"not an OpenClaw session store this version reads ({exc})"
         raise InvalidInputError("transcripts", problem, source=str(path)) from None
     finally:
         connection.close()
+    keys: dict[str, str] = {}
+    broken: set[str] = set()  # sessions whose key cannot be read: their events are left out
+    for number, (sid, sid_type, key, key_type) in enumerate(windows, start=1):
+        window_id, key_text = _text(sid, sid_type), _text(key, key_type)
+        if window_id is None or key_text is None or not key_text.strip():
+            where = f"session_windows row {number} (session_id {_shown(sid, sid_type)})"
+            what = "session_id" if window_id is None else "session_key"
+            skipped.append(f"{path}: {where}: {what} is not text; its session is left out")
+            if window_id is not None:
+                broken.add(window_id)
+            continue
+        keys[window_id] = key_text
     grouped: dict[str, list[tuple[int, dict[str, Any]]]] = {}
     unreadable: dict[str, int] = {}
-    for session_id, seq, text in rows:
-        event = _event(text)
-        if event is None:  # compressed (event_zstd) or broken: counted, never guessed at
-            unreadable[session_id] = unreadable.get(session_id, 0) + 1
+    for number, (sid, sid_type, seq, seq_type, text, text_type) in enumerate(rows, start=1):
+        event_session = _text(sid, sid_type)
+        problem = _event_row_problem(event_session, seq_type, text_type)
+        if problem is not None or event_session is None:
+            where = f"transcript_events row {number} (session_id {_shown(sid, sid_type)}, "
+            where += f"seq {_shown(seq, seq_type)})"
+            skipped.append(f"{path}: {where}: {problem or 'session_id is not text'}")
             continue
-        grouped.setdefault(session_id, []).append((int(seq), event))
+        if event_session in broken:
+            continue
+        event = _event(_text(text, text_type))
+        if event is None:  # compressed (event_zstd) or broken: counted, never guessed at
+            unreadable[event_session] = unreadable.get(event_session, 0) + 1
+            continue
+        grouped.setdefault(event_session, []).append((int(seq), event))
     return [
         StoredSession(
             place.agent,
             session_id,
-            str(keys.get(session_id) or _fallback_key(place.agent, session_id)),
+            keys.get(session_id) or _fallback_key(place.agent, session_id),
             str(path),
             tuple(grouped.get(session_id, [])),
             unreadable.get(session_id, 0),
         )
         for session_id in sorted(set(grouped) | set(unreadable))
     ]
+
+
+def _text(value: Any, kind: bytes | str) -> str | None:
+    """A TEXT column's value as a string; None for any other type or bytes not UTF-8."""
+    if _kind(kind) != "text" or not isinstance(value, bytes):
+        return None
+    try:
+        return value.decode("utf-8")
+    except UnicodeDecodeError:
+        return None
+
+
+def _kind(kind: bytes | str) -> str:
+    return kind.decode("ascii", "replace") if isinstance(kind, bytes) else kind
+
+
+def _event_row_problem(
+    session_id: str | None, seq_type: bytes | str, text_type: bytes | str
+) -> str | None:
+    if session_id is None:
+        return "session_id is not text"
+    if _kind(seq_type) != "integer":
+        return f"seq is {_kind(seq_type)}, not an integer"
+    if _kind(text_type) not in ("text", "null"):  # NULL: the event is in event_zstd
+        return f"event_json is {_kind(text_type)}, not text"
+    return None
+
+
+def _shown(value: Any, kind: bytes | str) -> str:
+    """A column value as a reason shows it: short, and a BLOB by its size only."""
+    name = _kind(kind)
+    if name == "blob":
+        return f"a BLOB of {len(value)} bytes"
+    if name == "null":
+        return "NULL"
+    if isinstance(value, bytes):
+        value = value.decode("utf-8", "backslashreplace")
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _event(text: Any) -> dict[str, Any] | None:

@@ -108,3 +108,96 @@ def test_reading_never_writes(tmp_path: Path) -> None:
         sessions(place)
     after = {p: p.stat().st_mtime_ns for p in state.rglob("*") if p.is_file()}
     assert after == before
+
+
+MALFORMED_ROWS = [
+    pytest.param(("s1", "x", '{"type": "session", "id": "s1"}'), "seq is text", id="text-seq"),
+    pytest.param((b"\x00\x01", 7, "{}"), "session_id is not text", id="blob-session-id"),
+    pytest.param((None, 8, "{}"), "session_id is not text", id="null-session-id"),
+    pytest.param(("s1", 2.5, "{}"), "seq is real", id="real-seq"),
+    pytest.param(("s1", 90, b"{}"), "event_json is blob", id="blob-event"),
+    pytest.param((b"\xff\xfe", 9, "{}"), "session_id is not text", id="non-utf8-id"),
+]
+
+
+def _malformed_store(state: Path, row: tuple[Any, Any, Any]) -> Path:
+    """The main agent's store, with one transcript_events row of the wrong types added (as a
+    store written by another tool, or damaged, may hold: the columns are not enforced)."""
+    import sqlite3
+
+    path = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("CREATE TABLE t AS SELECT * FROM transcript_events")
+        db.execute("DROP TABLE transcript_events")  # the same columns, none of them NOT NULL
+        db.execute("ALTER TABLE t RENAME TO transcript_events")
+        if isinstance(row[0], bytes) and row[0].startswith(b"\xff"):
+            db.execute("INSERT INTO transcript_events VALUES (CAST(? AS TEXT), ?, ?, 0, NULL)", row)
+        else:
+            db.execute("INSERT INTO transcript_events VALUES (?, ?, ?, 0, NULL)", row)
+    db.close()
+    return path
+
+
+@pytest.mark.parametrize(("row", "reason"), MALFORMED_ROWS)
+def test_a_malformed_store_row_is_skipped_by_name_not_a_crash(
+    tmp_path: Path, row: tuple[Any, Any, Any], reason: str
+) -> None:
+    state = make_state(tmp_path / "openclaw")
+    path = _malformed_store(state, row)
+    main = agent_places(state, load_config(state, {}))[0]
+    skipped: list[str] = []
+    found = {s.session_id: s for s in sessions(main, skipped)}
+    assert set(found) == {"s1", "g1"}  # the well-formed rows are all read
+    assert [len(found["s1"].events), len(found["g1"].events)] == [3, 3]
+    [line] = skipped
+    assert line.startswith(f"{path}: transcript_events row ") and reason in line
+
+
+def test_a_session_key_that_is_not_text_leaves_its_session_out(tmp_path: Path) -> None:
+    import sqlite3
+
+    state = make_state(tmp_path / "openclaw")
+    path = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    with sqlite3.connect(path) as db:
+        db.execute("UPDATE session_windows SET session_key = x'00ff' WHERE session_id = 'g1'")
+    db.close()
+    main = agent_places(state, load_config(state, {}))[0]
+    skipped: list[str] = []
+    found = {s.session_id: s for s in sessions(main, skipped)}
+    # never guessed as a direct session by its id: a group's turns stay out
+    assert set(found) == {"s1"}
+    assert skipped == [
+        f"{path}: session_windows row 1 (session_id 'g1'): session_key is not text; "
+        "its session is left out"
+    ]
+
+
+def test_openclaw_import_of_a_malformed_store_reports_the_rows_and_imports_the_rest(
+    tmp_path: Path,
+) -> None:
+    import subprocess
+    import sys
+
+    from .test_cli import clean_env
+
+    state = make_state(tmp_path / "openclaw")
+    path = _malformed_store(state, ("s1", "x", "{}"))
+    vault = tmp_path / "vault"
+    env = clean_env(OPENCLAW_STATE_DIR=str(state))
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault)]
+    subprocess.run([*command, "init"], env=env, check=True, capture_output=True, timeout=120)
+    done = subprocess.run(
+        [*command, "openclaw", "import", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    report = json.loads(done.stdout)
+    assert report["turns"] == 5  # every well-formed turn of the store and the legacy file
+    assert [s for s in report["skipped"] if str(path) in s] == [
+        f"{path}: transcript_events row 7 (session_id 's1', seq 'x'): seq is text, not an integer"
+    ]
