@@ -216,11 +216,11 @@ def _store_sessions(place: AgentPlace, skipped: list[str]) -> list[StoredSession
     unreadable: dict[str, int] = {}
     for number, (sid, sid_type, seq, seq_type, text, text_type) in enumerate(rows, start=1):
         event_session = _text(sid, sid_type)
-        problem = _event_row_problem(event_session, seq_type, text_type)
-        if problem is not None or event_session is None:
+        why = _event_row_problem(event_session, seq_type, text_type)
+        if why is not None or event_session is None:
             where = f"transcript_events row {number} (session_id {_shown(sid, sid_type)}, "
             where += f"seq {_shown(seq, seq_type)})"
-            skipped.append(f"{path}: {where}: {problem or 'session_id is not text'}")
+            skipped.append(f"{path}: {where}: {why or 'session_id is not text'}")
             continue
         if event_session in broken:
             continue
