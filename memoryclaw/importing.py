@@ -294,9 +294,7 @@ def _add_note_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) ->
     """Write ``note`` as an episode, or, when an earlier import made its episode, append the
     lines that episode does not hold yet (edits made to it by hand are kept)."""
     with file_lock(vault.root, SEMANTIC_LOCK):  # episodes/ is swept under this lock
-        rows = vault.index.episode_rows(
-            "source = ? AND coalesce(agent, '') = ?", [note.origin, note.agent or ""]
-        )
+        rows = vault.index.source_episodes(note.origin, note.agent)
         if not rows:
             report.episodes += 1
             report.notes += len(note.lines)

@@ -161,3 +161,56 @@ def test_optimize_merges_the_full_text_segments_and_changes_no_answer(vault_dir:
         after = [vault.search(q, refresh=False).as_dict() for q in queries]
     strip = [{k: v for k, v in doc.items() if k != "took_ms"} for doc in before]
     assert strip == [{k: v for k, v in doc.items() if k != "took_ms"} for doc in after]
+
+
+def _note_folder(root: Path, count: int) -> Path:
+    folder = root / "notes"
+    folder.mkdir()
+    for n in range(count):
+        (folder / f"2026-01-{n + 1:02d}-walk.md").write_text(f"# Walk {n}\n\n- Walked {n} km\n")
+    return folder
+
+
+def test_an_import_notes_rerun_finds_each_episode_through_the_source_index(
+    tmp_path: Path,
+) -> None:
+    """Every query a re-run makes of the episodes table is answered by an index, never a
+    scan of the table: a scan per note made a 50k-note re-run quadratic."""
+    folder = _note_folder(tmp_path, 5)
+    with Vault.init(tmp_path / "vault", env={}) as vault:
+        assert vault.import_notes(folder).episodes == 5
+        statements: list[str] = []
+        vault.index.conn.set_trace_callback(statements.append)
+        again = vault.import_notes(folder)
+        vault.index.conn.set_trace_callback(None)
+        assert (again.known_episodes, again.added) == (5, 0)
+        lookups = [s for s in statements if "FROM episodes" in s and "WHERE source" in s]
+        assert len(lookups) == 5
+        for statement in lookups:
+            plan = vault.index.execute(f"EXPLAIN QUERY PLAN {statement}").fetchall()
+            details = " ".join(str(row[-1]) for row in plan)
+            assert "USING INDEX idx_episodes_source_agent" in details, details
+            assert "SCAN episodes" not in details, details
+
+
+def test_an_index_of_the_previous_schema_is_rebuilt_with_the_source_index(
+    tmp_path: Path,
+) -> None:
+    folder = _note_folder(tmp_path, 2)
+    with Vault.init(tmp_path / "vault", env={}) as vault:
+        vault.import_notes(folder)
+        vault.index.execute("DROP INDEX idx_episodes_source_agent")
+        vault.index.set_meta("schema_version", str(int(SCHEMA_VERSION) - 1))
+        vault.index.conn.commit()
+        path = vault.index.path
+    reopened = Index(path)
+    try:
+        assert reopened.rebuilt
+        assert reopened.get_meta("schema_version") == SCHEMA_VERSION
+        names = {r[0] for r in reopened.execute("SELECT name FROM sqlite_master").fetchall()}
+        assert "idx_episodes_source_agent" in names
+    finally:
+        reopened.close()
+    with Vault(tmp_path / "vault", env={}) as vault:  # the rebuilt index is filled again
+        vault.refresh()
+        assert len(vault.index.source_episodes(str(folder / "2026-01-01-walk.md"), None)) == 1
