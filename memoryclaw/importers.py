@@ -160,9 +160,10 @@ def memory_items(text: str, *, user_model: bool = False) -> list[NoteItem]:
 
 def item_fact(item: NoteItem) -> ItemFact:
     """What ``item`` states, read as a line of a vault fact file reads (``Key: value`` is a
-    fact, ``Name (field): value`` names the field, anything else is a note)."""
+    fact, ``Name (field): value`` names the field, anything else is a note).  A value that
+    held a secret (redacted) is no fact either: the line stays a note of its episode."""
     facts = parse_facts(f"- {item.text}\n", "<item>", "")
-    if len(facts) == 1 and facts[0].form == "bullet":
+    if len(facts) == 1 and facts[0].form == "bullet" and "[REDACTED:" not in facts[0].value:
         fact = facts[0]
         return ItemFact(fact.entity, fact.field, fact.value)
     return ItemFact(item.section or "note", "note", item.text)

@@ -68,6 +68,7 @@ from .openclaw_store import (
     sessions,
     state_dir,
 )
+from .redact import redact
 from .review import MANY_VALUED, append_line, matching, same_value
 from .scopes import OWNER
 from .transcript_import import import_sessions
@@ -181,12 +182,21 @@ def _items(
 
 
 def _read_outside(path: Path) -> str:
-    """A file outside the vault, as text; one too big to be a note is refused by name."""
+    """A file outside the vault, as text with every secret redacted (line numbers kept); one
+    too big to be a note is refused by name.  This is where imported text enters: everything
+    an import writes (episodes, facts, pending lines, file names) is made from it, or from a
+    name passed through :func:`_name`."""
     size = path.stat().st_size
     if size > MAX_FILE_BYTES:
         problem = f"{size} bytes, over the {MAX_FILE_BYTES} limit of one note"
         raise InvalidInputError("file", problem, source=str(path))
-    return path.read_bytes().decode("utf-8", "replace")
+    return redact(path.read_bytes().decode("utf-8", "replace"), keep_lines=True)
+
+
+def _name(text: str) -> str:
+    """A name from outside (a note's path, an agent id) as an import writes it: redacted,
+    since it becomes a ``source``, a heading, a file name and a commit message."""
+    return redact(text)
 
 
 def _known(vault: Vault, fact: ItemFact) -> list[dict[str, Any]]:
@@ -346,7 +356,7 @@ def _write_new_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -
 
 def _dated_note(path: Path, day: date, origin: str, agent: str | None) -> _NoteEpisode:
     """A daily (or any dated) note as an episode of that day, at noon UTC."""
-    document = note_document(_read_outside(path), path.stem)
+    document = note_document(_read_outside(path), _name(path.stem))
     tags = ("imported", "daily-note") if daily_note_date(path.name) else ("imported", "note")
     moment = datetime.combine(day, _NOON)
     return _NoteEpisode(origin, document.summary, document.lines, moment, agent, tags)
@@ -377,6 +387,7 @@ def import_openclaw(
     state = state if state is not None else state_dir()
     if not state.is_dir():
         raise InvalidInputError("openclaw", "no OpenClaw state folder here", source=str(state))
+    _refuse_inside_vault(vault, state)
     config = load_config(state)
     report = ImportReport(dry_run=dry_run)
     vault.refresh()
@@ -402,26 +413,36 @@ def _import_workspace(
     vault: Vault, place: AgentPlace, since: date | None, report: ImportReport
 ) -> None:
     facts: list[_Item] = []
+    agent = _name(place.agent)
     for rel in memory_files(place.workspace):
-        path, origin = place.workspace / rel, f"openclaw:{rel}"
+        path, origin = place.workspace / rel, f"openclaw:{_name(rel)}"
         user_model = rel == "USER.md"
         text = _read_outside(path)
         items, as_facts = _items(path, text, origin, user_model=user_model, heading=None)
         facts += as_facts
         if items:
-            summary = f"{rel} of OpenClaw agent {place.agent}"
-            _add_note_episode(
-                vault, _memory_note(path, items, origin, summary, place.agent), report
-            )
-    meta = {"agent": place.agent, "scope": OWNER}
-    target = f"{SEMANTIC_DIR}/openclaw-{slugify(place.agent, 40)}.md"
-    _file_items(vault, facts, target, meta, f"OpenClaw memory of agent {place.agent}", report)
+            summary = f"{_name(rel)} of OpenClaw agent {agent}"
+            _add_note_episode(vault, _memory_note(path, items, origin, summary, agent), report)
+    meta = {"agent": agent, "scope": OWNER}
+    target = f"{SEMANTIC_DIR}/openclaw-{slugify(agent, 40)}.md"
+    _file_items(vault, facts, target, meta, f"OpenClaw memory of agent {agent}", report)
     for rel in daily_notes(place.workspace):
         day = daily_note_date(Path(rel).name)
         if day is None or (since is not None and day < since):
             continue
-        note = _dated_note(place.workspace / rel, day, f"openclaw:{rel}", place.agent)
+        note = _dated_note(place.workspace / rel, day, f"openclaw:{_name(rel)}", agent)
         _add_note_episode(vault, note, report)
+
+
+def _refuse_inside_vault(vault: Vault, folder: Path) -> None:
+    """Refuse to import the vault's own files: imported again they would lose their scope
+    (a group's episode filed as the owner's) and their review state (a pending or untrusted
+    line filed as a fact).  A folder holding the vault is fine: :func:`note_files` leaves
+    the vault out."""
+    inside, root = folder.resolve(), vault.root.resolve()
+    if inside == root or root in inside.parents:
+        problem = f"inside the vault {root}; import notes from a folder outside it"
+        raise InvalidInputError("folder", problem, source=str(folder))
 
 
 def note_files(folder: Path, vault_root: Path) -> list[Path]:
@@ -463,13 +484,14 @@ def import_notes(
     folder = folder.expanduser()
     if not folder.is_dir():
         raise InvalidInputError("folder", "not a folder", source=str(folder))
+    _refuse_inside_vault(vault, folder)
     report = ImportReport(dry_run=dry_run)
     vault.refresh()
     base = folder.resolve()
     facts: list[_Item] = []
     for path in note_files(folder, vault.root):
-        rel = path.resolve().relative_to(base).as_posix()
-        origin = str(path.resolve())
+        rel = _name(path.resolve().relative_to(base).as_posix())
+        origin = _name(str(path.resolve()))
         try:
             text = _read_outside(path)
         except (OSError, InvalidInputError) as exc:
@@ -497,8 +519,9 @@ def import_notes(
             report.skipped.append(f"{origin}: empty")
             continue
         _add_note_episode(vault, note, report)
-    target = f"{SEMANTIC_DIR}/notes-{slugify(base.name, 40)}.md"
-    _file_items(vault, facts, target, {"scope": OWNER}, f"Notes imported from {base.name}", report)
+    name = _name(base.name)
+    target = f"{SEMANTIC_DIR}/notes-{slugify(name, 40)}.md"
+    _file_items(vault, facts, target, {"scope": OWNER}, f"Notes imported from {name}", report)
     if not dry_run:
         vault.refresh()
     return report

@@ -8,8 +8,16 @@ Three kinds of rule, in this order (the formats follow what gitleaks and detect-
 * a value assigned to a key that names a secret (``DB_PASSWORD=…``, ``"pass": "…"``,
   ``aws_secret_access_key = …``, ``password is: …``); a password's value runs to the end of
   the line, since passwords hold spaces;
+* credentials on a command line, where only the value goes and the rest of the command
+  stays: ``--password X`` / ``--pass=X`` / ``--token X``, ``curl -u user:pass``,
+  ``sshpass -p X``, ``mysql -pX``, ``docker login -p X``, ``redis-cli -a X``;
 * a long random token (high entropy, letters and digits) shortly after a word such as key,
-  token, secret or password.
+  token, secret or password;
+* a key as a masking tool shows it (``sk-pro…hr1w``): the tail of a real key is a secret
+  fragment, never a word to tag or name.
+
+:func:`redact` also takes the turn said just before: a lone word that answers a turn ending
+on "my password is" (or "what is the token?") is that secret, whatever it looks like.
 
 A match is replaced by ``[REDACTED:<kind>]`` so the reader still sees that something was
 there.  :func:`redact_fields` does the same for a parsed JSON value and drops every value
@@ -68,6 +76,21 @@ _TOKENS: tuple[tuple[str, str], ...] = (
         r"(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/=]{20,}"
         r"|\b[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}",
     ),
+    (
+        # A PuTTY key file: the header through its MAC, or a pasted private body alone.
+        "putty-key",
+        r"PuTTY-User-Key-File-\d+:.*?(?:Private-(?:MAC|Hash):[^\n]*|\Z)"
+        r"|Private-Lines:[ \t]*\d+[ \t]*\r?\n(?:[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|\Z))+"
+        r"(?:Private-(?:MAC|Hash):[^\n]*)?",
+    ),
+    (
+        # A key shown masked, prefix and tail around an ellipsis: the tail is part of the key.
+        "masked-key",
+        r"(?<![A-Za-z0-9_])(?:(?:sk|rk|pk|gh[pousr]|github_pat|glpat|xox[abposre]|xapp|hf|npm"
+        r"|dckr_pat|whsec|glc|glsa|ntn|lin_api|pypi|dop_v1|shpat|sntrys|rubygems|SG|ya29|hvs)"
+        r"[-_.]|AKIA|ASIA|AIza|dapi|PMAK-|NRAK-)[A-Za-z0-9_-]{0,24}(?:\u2026|\.{3})"
+        r"[A-Za-z0-9_-]{2,16}(?![A-Za-z0-9])",
+    ),
     ("bearer", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"),
     ("url-credentials", r"(?<=://)[^/\s:@]*:[^/\s@]+(?=@)"),
     ("ssn", r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b"),
@@ -87,9 +110,13 @@ _KEY_WORDS = (
 _PART = r"[A-Za-z0-9]{1,40}"
 
 
+# An environment variable may run its name into the word: PGPASSWORD, SSHPASS, VAULTTOKEN.
+_FUSED = r"(?-i:[A-Z][A-Z0-9]{0,11}(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET|TOKEN))"
+
+
 def _key(words: str) -> str:
     before, after = rf"(?:{_PART}[_.-]){{0,6}}", rf"(?:[_.-]{_PART}){{0,6}}"
-    return rf"(?<![A-Za-z0-9]){before}(?:{words}){after}(?![A-Za-z0-9\]])"
+    return rf"(?<![A-Za-z0-9]){before}(?:{words}|{_FUSED}){after}(?![A-Za-z0-9\]])"
 
 
 def _assignment(words: str, bare: str) -> re.Pattern[str]:
@@ -117,6 +144,41 @@ _ENTROPY_RE = re.compile(
     r"(?![A-Za-z0-9\]])[^\n]{0,30}?(?<![A-Za-z0-9+/_.=-])(?P<value>[A-Za-z0-9+/_.=-]{20,})"
 )
 _MIN_ENTROPY = 3.5  # bits per character; random base64 of 20+ characters has over 4
+
+# One shell word: quoted (spaces and all) or bare.  A command-line secret is only its value:
+# the options and arguments after it stay.
+_WORD = r"""(?:'(?P<sq>[^'\n]*)'|"(?P<dq>[^"\n]*)"|(?P<bare>[^\s'"]+))"""
+_UNTIL = r"[^\n|;&]*?(?<!\S)"  # later on the same command (not past a pipe or a `;`)
+_OPTION_WORDS = (
+    r"password|passwd|passphrase|pass|pwd|token|secret|api-?key|access-?key|secret-?key"
+    r"|private-?key|auth-?token|access-?token|client-?secret"
+)
+_COMMAND_RES = tuple(
+    re.compile(pattern)
+    for pattern in (
+        # --password X, --pass=X, --api-key X; never --password-stdin or --token-file
+        rf"(?i)(?<![\w-])--?(?:[a-z0-9]+-)*(?:{_OPTION_WORDS})(?![\w-])(?:=|[ \t]+)(?!-){_WORD}",
+        # curl -u user:pass, --user user:pass, --proxy-user user:pass: the user stays
+        rf"(?P<user>)\bcurl\b{_UNTIL}-[A-Za-z]*[uU][ \t]*{_WORD}",
+        rf"(?P<user>)(?<![\w-])--(?:proxy-)?user(?:=|[ \t]+){_WORD}",
+        rf"\bsshpass\b{_UNTIL}-p[ \t]*{_WORD}",
+        rf"\b(?:mysql\w*|mariadb[\w-]*)\b{_UNTIL}-p(?=[^\s-]){_WORD}",
+        rf"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane)\b[^\n|;&]*?\blogin\b"
+        rf"{_UNTIL}-p(?:=|[ \t]+){_WORD}",
+        rf"\bredis-cli\b{_UNTIL}-a[ \t]+{_WORD}",
+    )
+)
+# Words an option is followed by in prose ("set --token in the file"): not a value.
+_NOT_VALUES = frozenset(
+    """a an and argument as at flag for from in into is it of on option or parameter switch
+    the then to too was with""".split()
+)
+# The turn before ends by asking for, or announcing, a secret: "my password is", "token?".
+_ASKED_RE = re.compile(
+    rf"(?i)(?<![A-Za-z0-9])(?:{_PASSWORD_WORDS}|passcode|pwd|pin|secret|token|key|credentials?)"
+    r"s?(?![A-Za-z0-9])(?:[\s:=,.!?\u2026()-]|\b(?:is|was|it|its|here|below|follows|next|now"
+    r"|then|this|one)\b){0,8}\Z"
+)
 
 # What a match of each rule holds: one of these literals (looked for in the case-folded text,
 # so they find more, never less) or, for rules with none, one of the _SHAPES.  Rules whose
@@ -148,10 +210,13 @@ _MARKERS: dict[str, tuple[str, ...]] = {
     "twilio-key": (),
     "mailgun-key": ("key-", "-us"),
     "azure-key": ("accountkey", "sharedaccesskey", "q~"),
+    "putty-key": ("putty-user-key-file", "private-lines"),
+    "masked-key": ("\u2026", "..."),
     "bearer": ("bearer",),
     "url-credentials": ("://",),
     "ssn": (),
     "basic-auth": ("basic",),
+    "command-line": ("--", "curl", "sshpass", "mysql", "mariadb", "login", "redis-cli", "-pass"),
     "card-number": (),
     "password": ("pass",),
     "key-value": _KEY_MARKERS,
@@ -182,6 +247,37 @@ def _replace_value(match: re.Match[str]) -> str:
         return match.group(0)
     quote = groups["q"] if groups.get("dq") else "'" if groups.get("sq") else ""
     return f"{match.group('key')}{quote}{_REDACTED}{quote}"
+
+
+def _replace_command(match: re.Match[str]) -> str:
+    """The value of a command-line credential redacted; for ``user:pass`` only the password."""
+    name = next(n for n in ("sq", "dq", "bare") if match.group(n) is not None)
+    start, end = match.span(name)
+    value = match.group(name)
+    if "user" in match.re.groupindex:
+        if ":" not in value:
+            return match.group(0)  # a user name alone
+        start += value.index(":") + 1
+        value = value.partition(":")[2]
+    if not value or value.startswith("[REDACTED") or value.casefold() in _NOT_VALUES:
+        return match.group(0)
+    offset = match.start()
+    whole = match.group(0)
+    return whole[: start - offset] + _REDACTED + whole[end - offset :]
+
+
+def _answered(text: str, previous: str) -> str:
+    """``text`` redacted whole when it is one word answering a turn that asked for a secret
+    (an ordinary word, "yes" or "Thanks!", stays)."""
+    said = text.strip()
+    word = said.rstrip(".,;!?")  # trailing punctuation, only to judge the word
+    if not 4 <= len(word) <= 200 or any(c.isspace() for c in word) or word.startswith("[REDACTED"):
+        return text
+    if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
+        return text
+    if _ASKED_RE.search(previous[-200:]) is None:
+        return text
+    return text.replace(said, _REDACTED)
 
 
 def _entropy(text: str) -> float:
@@ -226,6 +322,7 @@ def _replace_card(match: re.Match[str]) -> str:
 _CALLBACKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
     ("basic-auth", _BASIC_RE, _replace_basic),
     ("card-number", _CARD_RE, _replace_card),
+    *(("command-line", pattern, _replace_command) for pattern in _COMMAND_RES),
     ("password", _PASSWORD_ASSIGNMENT_RE, _replace_value),
     ("key-value", _KEY_ASSIGNMENT_RE, _replace_value),
     ("key-value", _IS_RE, _replace_value),
@@ -233,8 +330,13 @@ _CALLBACKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], .
 )
 
 
-def redact(text: str) -> str:
-    """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``."""
+def redact(text: str, previous: str = "", *, keep_lines: bool = False) -> str:
+    """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``; ``previous`` is
+    the turn said just before, when ``text`` is a turn (see the module docstring).  With
+    ``keep_lines`` a secret over several lines leaves its line breaks, so a document's line
+    numbers still point at the same lines."""
+    if previous:
+        text = _answered(text, previous)
     folded = text.casefold()
     present = {marker for marker in _ALL_MARKERS if marker in folded}
     shaped = _SHAPES.search(text) is not None
@@ -247,11 +349,26 @@ def redact(text: str) -> str:
 
     for kind, pattern in _PATTERNS:
         if needed(kind):
-            text = pattern.sub(f"[REDACTED:{kind}]", text)
+            marker = f"[REDACTED:{kind}]"
+            text = pattern.sub(_kept(_constant(marker)) if keep_lines else marker, text)
     for kind, pattern, replace in _CALLBACKS:
         if needed(kind):
-            text = pattern.sub(replace, text)
+            text = pattern.sub(_kept(replace) if keep_lines else replace, text)
     return text
+
+
+def _constant(marker: str) -> Callable[[re.Match[str]], str]:
+    return lambda _: marker
+
+
+def _kept(replace: Callable[[re.Match[str]], str]) -> Callable[[re.Match[str]], str]:
+    """``replace``, followed by the line breaks it took out."""
+
+    def keeping(match: re.Match[str]) -> str:
+        out = replace(match)
+        return out + "\n" * (match.group(0).count("\n") - out.count("\n"))
+
+    return keeping
 
 
 def redact_fields(value: Any) -> Any:

@@ -31,7 +31,7 @@ from .config import Settings
 from .errors import NotFoundError, ParseError, UnsafePathError
 from .notes import RawLog, load_yaml, parse_log, slugify, split_frontmatter
 from .redact import redact, redact_fields
-from .transcripts import log_texts
+from .transcripts import log_texts, redacted_log
 from .vault import (
     LOGS_DIR,
     PROCESSED_DIR,
@@ -104,7 +104,8 @@ class _Request:
 
 
 def _requests(log: RawLog) -> list[_Request]:
-    """The log's requests that called at least one tool, each with its calls and results."""
+    """The log's requests that called at least one tool, each with its calls and results
+    (tool names redacted: a pattern names its skill)."""
     out: list[_Request] = []
     current = _Request("")
     for turn in log.turns:
@@ -242,7 +243,9 @@ def _occurrences(root: Path, pattern: tuple[str, ...], paths: Sequence[str]) -> 
     found: list[_Occurrence] = []
     for rel in paths[-MAX_EXAMPLES:]:
         try:
-            log = parse_log(read_text(root, rel), rel)
+            # redacted once, here: a waiting log may have been written with redaction off,
+            # and a draft copies requests, arguments and results from these examples
+            log = redacted_log(parse_log(read_text(root, rel), rel))
         except _UNREADABLE:
             continue
         for request in _requests(log):
@@ -301,13 +304,13 @@ def _shown_arguments(text: str) -> str:
     try:
         value = json.loads(text)
     except (ValueError, RecursionError):
-        return redact(text)
+        return text  # redacted with its log
     return json.dumps(redact_fields(value), ensure_ascii=False)
 
 
 def _request_lines(examples: Sequence[_Occurrence]) -> str:
     lines = [
-        f'  - "{_one_line(redact(e.request.user), _REQUEST_CHARS)}"'
+        f'  - "{_one_line(e.request.user, _REQUEST_CHARS)}"'
         for e in examples
         if e.request.user.strip()
     ]

@@ -30,6 +30,15 @@ _PGP = (
 )
 _RSA = "-----BEGIN RSA PRIVATE KEY-----\n" + fake(64, _B64) + "\n-----END RSA PRIVATE KEY-----"
 
+_PW = "Fake" + "Pw" + "0042x"  # a password typed on a command line
+_PUTTY_PRIVATE = fake(44, _B64[::-1])
+_PUTTY = (
+    "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: fake-key-0042\n"
+    "Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAI" + fake(24, _B64) + "\n" + fake(20, _B64) + "\n"
+    "Private-Lines: 1\n" + _PUTTY_PRIVATE + "\nPrivate-MAC: " + fake(64, _HEX)
+)
+MASKED_TAIL = "q7Zx"  # the visible tail of a key a masking tool printed
+
 SAMPLES: list[tuple[str, str, str]] = [
     ("stripe-live", "charge with sk_" + "live_" + fake(24), "sk_live_" + fake(24)),
     ("stripe-restricted", "rk_" + "live_" + fake(24) + " is read only", "rk_live_" + fake(24)),
@@ -143,4 +152,39 @@ SAMPLES: list[tuple[str, str, str]] = [
         "the signing key for prod is " + fake(32, _B64),
         fake(32, _B64),
     ),
+    # credentials on a command line: only the value goes, the command stays
+    ("postgres-url", "psql postgres://app:" + _PW + "@db.example.com:5432/app", _PW),
+    ("pgpassword-env", "PGPASSWORD=" + _PW + "a psql -h db.internal app", _PW + "a"),
+    ("curl-user", "curl -u admin:" + _PW + "b https://api.example.com/v1", _PW + "b"),
+    ("curl-user-quoted", 'curl -su "admin:' + _PW + ' c" https://x.example', _PW + " c"),
+    ("sshpass", "sshpass -p '" + _PW + "d' ssh deploy@host", _PW + "d"),
+    ("sshpass-env", "SSHPASS=" + _PW + "e sshpass -e ssh host", _PW + "e"),
+    ("mysql-fused", "mysql -h db -u app -p" + _PW + "f appdb", _PW + "f"),
+    ("pass-option", "backup-tool --pass " + _PW + "g --verbose", _PW + "g"),
+    ("password-option-equals", "tool --password=" + _PW + "h --host db --port 5432", _PW + "h"),
+    ("token-option", "deploy --api-token " + _PW + "i --env prod", _PW + "i"),
+    ("openssl-pass", "openssl enc -aes256 -pass pass:" + _PW + "j -in f", _PW + "j"),
+    ("docker-login", "docker login -u bob -p " + _PW + "k registry.example.com", _PW + "k"),
+    ("redis-cli", "redis-cli -h cache -a " + _PW + "l ping", _PW + "l"),
+    ("putty-key", "my key file:\n" + _PUTTY + "\nend", _PUTTY_PRIVATE),
+    (
+        "putty-private-lines",
+        "Private-Lines: 1\n" + _PUTTY_PRIVATE[::-1] + "\n",
+        _PUTTY_PRIVATE[::-1],
+    ),
+    # a key as a masking tool (OpenClaw's config view) prints it: its tail is a fragment
+    (
+        "masked-key",
+        "OpenAI key sk-pro\u2026" + MASKED_TAIL + " is set",
+        "sk-pro\u2026" + MASKED_TAIL,
+    ),
+    ("masked-key-dots", "token ghp_...W3" + MASKED_TAIL + " expired", "W3" + MASKED_TAIL),
+]
+
+# A secret said in two turns: the first names it, the second is the value alone.  Each entry
+# is ``(id, first turn, second turn, secret)``.
+SPLIT_SAMPLES: list[tuple[str, str, str, str]] = [
+    ("split-password", "my database password is", "Hunt3r-" + fake(8), "Hunt3r-" + fake(8)),
+    ("split-token-asked", "what is the deploy token?", fake(24), fake(24)),
+    ("split-wifi", "wifi password:", "Fake" + "Wifi" + "0042!", "Fake" + "Wifi" + "0042!"),
 ]

@@ -220,6 +220,78 @@ def test_import_notes_skips_the_vault_inside_it(tmp_path: Path) -> None:
     assert names == ["2026-04-01_12-00-00_imported-dentist.md"]
 
 
+def test_import_notes_of_a_folder_inside_the_vault_is_refused(vault: Vault) -> None:
+    """Imported again, the vault's own files would lose their scope (a group's episode filed
+    as the owner's) and their review state (an untrusted pending line filed as a fact)."""
+    (vault.root / "semantic" / "_pending.md").write_text(
+        "# Pending\n\n- UNTRUSTED Mallory: owner's bank is EvilBank <!-- source: x -->\n"
+    )
+    before = snapshot(vault.root)
+    for folder in (vault.root / "episodes", vault.root / "semantic", vault.root):
+        with pytest.raises(InvalidInputError) as refused:
+            vault.import_notes(folder)
+        assert str(folder) in str(refused.value) and "inside the vault" in str(refused.value)
+    assert snapshot(vault.root) == before
+    done = _cli(vault.root, "import-notes", str(vault.root / "semantic"))
+    assert done.returncode == 1 and "inside the vault" in done.stderr
+    assert snapshot(vault.root) == before
+
+
+def test_openclaw_state_inside_the_vault_is_refused(vault: Vault) -> None:
+    state = make_state(vault.root / "episodes" / "openclaw")
+    with pytest.raises(InvalidInputError, match="inside the vault"):
+        vault.import_openclaw(state)
+
+
+_TOKEN = "ghp_" + "FaKe0123456789fAkE" * 2  # no real token: a fixed fake pattern
+_STRIPE = "sk_" + "live_" + "FaKe0123456789fAkE0123"
+_DB_PW = "Fake" + "DbPw" + "0042"
+_AWS = "FaKe0123456789/+fAkE" * 2
+_SLACK = "xoxb-0042-" + "FaKe0123456789fAkE0123"
+
+
+def test_import_notes_redacts_secrets_in_notes_and_their_names(
+    vault: Vault, tmp_path: Path
+) -> None:
+    folder = tmp_path / "project"
+    folder.mkdir()
+    (folder / "CLAUDE.md").write_text(
+        f"# Project\n\n- GitHub token: {_TOKEN}\n- Stripe: {_STRIPE}\n"
+        f"- DB: postgres://app:{_DB_PW}@db.example.com/app\n"
+        f"- AWS_SECRET_ACCESS_KEY={_AWS}\n- Editor: Helix\n"
+    )
+    (folder / f"{_SLACK}.md").write_text("- rotate the bot token monthly\n")
+    report = vault.import_notes(folder)
+    assert report.episodes == 2 and report.facts == 1  # Editor: Helix; secrets are no facts
+    for secret in (_TOKEN, _STRIPE, _DB_PW, _AWS, _SLACK):
+        for path in vault.root.rglob("*"):
+            if path.is_file():
+                assert secret.encode() not in path.read_bytes(), (secret, path)
+    [claude] = (vault.root / "episodes").glob("*_imported-claude-md.md")
+    text = claude.read_text()
+    assert "- GitHub token: [REDACTED:github-token]\n" in text
+    assert "source_lines: [3, 4, 5, 6, 7]" in text  # line numbers of the note as it is
+    [named] = (vault.root / "episodes").glob("*redacted-slack-token*.md")
+    assert f"source: {folder.resolve()}/[REDACTED:slack-token].md" in named.read_text()
+    assert vault.import_notes(folder).added == 0  # a second import finds them again
+
+
+def test_openclaw_import_redacts_memory_files_and_daily_notes(vault: Vault, tmp_path: Path) -> None:
+    state = make_state(tmp_path / "openclaw")
+    workspace = state / "workspace"
+    masked = "sk-pro\u2026" + "q7Zx"  # how OpenClaw's config view shows a key
+    with (workspace / "MEMORY.md").open("a") as memory:
+        memory.write(f"- OpenAI key: {masked}\n- Deploy: PGPASSWORD={_DB_PW} psql -h db\n")
+    (workspace / "memory" / "2026-11-21.md").write_text(f"# Keys\n\n- ci uses {_TOKEN}\n")
+    vault.import_openclaw(state)
+    for path in vault.root.rglob("*"):
+        if path.is_file():
+            data = path.read_bytes()
+            for secret in (_DB_PW, _TOKEN, "q7Zx", "q7zx"):
+                assert secret.encode() not in data, (secret, path)
+    assert not vault.search("q7Zx").results
+
+
 # ------------------------------------------------------------------------ ingest chats
 
 CHAT = {

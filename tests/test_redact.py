@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memoryclaw.redact import redact
 
-from .secret_corpus import SAMPLES
+from .secret_corpus import SAMPLES, SPLIT_SAMPLES
 from .test_forget import mc
 
 OPENAI_PROJECT = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv"
@@ -226,6 +226,127 @@ def test_redacted_text_is_stable() -> None:
     assert "[REDACTED:secret]" in once and "[REDACTED:jwt]" in once
 
 
+_PW = "Fake" + "Pw" + "42"
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            f"tool --password={_PW} --host db --port 5432",
+            "tool --password=[REDACTED:secret] --host db --port 5432",
+        ),
+        (f"backup --pass {_PW} --verbose", "backup --pass [REDACTED:secret] --verbose"),
+        (
+            f"curl -u admin:{_PW} https://x.example",
+            "curl -u admin:[REDACTED:secret] https://x.example",
+        ),
+        (f"curl -su 'admin:{_PW} x' https://x", "curl -su 'admin:[REDACTED:secret]' https://x"),
+        (f"sshpass -p '{_PW}' ssh host", "sshpass -p '[REDACTED:secret]' ssh host"),
+        (f"mysql -u app -p{_PW} appdb", "mysql -u app -p[REDACTED:secret] appdb"),
+        (
+            f"docker login -u bob -p {_PW} registry.example.com",
+            "docker login -u bob -p [REDACTED:secret] registry.example.com",
+        ),
+        (f"redis-cli -a {_PW} ping", "redis-cli -a [REDACTED:secret] ping"),
+        (f"export SSHPASS={_PW}", "export SSHPASS=[REDACTED:secret]"),
+        (f"PGPASSWORD={_PW} psql -h db", "PGPASSWORD=[REDACTED:secret]"),
+    ],
+    ids=[
+        "password-equals-keeps-the-rest",
+        "pass-option",
+        "curl-user",
+        "curl-user-quoted",
+        "sshpass",
+        "mysql-fused",
+        "docker-login",
+        "redis-cli",
+        "sshpass-env",
+        "pgpassword-env",
+    ],
+)
+def test_command_line_credential_loses_only_its_value(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "docker run -p 8080:80 -u 1000:1000 img",
+        "ssh -p 22 host",
+        "mkdir -p /tmp/x",
+        "mysql -p appdb",
+        "echo $PW | docker login --password-stdin",
+        "git push -u origin main",
+        "the --password flag is required",
+        "curl -u bob https://x.example",
+        "tool --token-file ~/.token",
+        "wait... okay",
+        "sk-learn... is a typo",
+    ],
+    ids=[
+        "docker-ports",
+        "ssh-port",
+        "mkdir-parents",
+        "mysql-prompt",
+        "password-stdin",
+        "git-upstream",
+        "option-named-in-prose",
+        "curl-user-alone",
+        "token-file",
+        "ellipsis-in-prose",
+        "ellipsis-after-word",
+    ],
+)
+def test_command_lines_without_a_credential_are_unchanged(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_putty_key_file_body_is_redacted() -> None:
+    [(_, text, secret)] = [s for s in SAMPLES if s[0] == "putty-key"]
+    out = redact(text)
+    assert secret not in out and "Private-MAC" not in out
+    assert out == "my key file:\n[REDACTED:putty-key]\nend"
+
+
+@pytest.mark.parametrize("mask", ["\u2026", "..."], ids=["ellipsis", "three-dots"])
+def test_masked_key_and_its_tail_are_redacted(mask: str) -> None:
+    out = redact(f"OPENAI key sk-pro{mask}hr1w is configured")
+    assert out == "OPENAI key [REDACTED:masked-key] is configured"
+
+
+@pytest.mark.parametrize(
+    ("first", "second", "secret"),
+    [s[1:] for s in SPLIT_SAMPLES],
+    ids=[s[0] for s in SPLIT_SAMPLES],
+)
+def test_secret_split_across_two_turns_is_redacted(first: str, second: str, secret: str) -> None:
+    assert redact(second) == second  # alone, a word like any other
+    out = redact(second, previous=first)
+    assert secret not in out and out == "[REDACTED:secret]"
+
+
+@pytest.mark.parametrize(
+    ("first", "second"),
+    [
+        ("did you change the password?", "yes"),
+        ("here is the token:", "Thanks!"),
+        ("my password is", "forgotten"),
+        ("nice weather", "Hunt3r-0042"),
+    ],
+    ids=["yes", "thanks", "plain-word", "nothing-asked"],
+)
+def test_an_ordinary_answer_after_a_secret_question_stays(first: str, second: str) -> None:
+    assert redact(second, previous=first) == second
+
+
+def test_keep_lines_keeps_a_documents_line_numbers() -> None:
+    text = f"a\n{PEM}\nb password: hunter22\nc"
+    out = redact(text, keep_lines=True)
+    assert PEM_BODY not in out and "hunter22" not in out
+    assert out.split("\n")[5:] == ["b password: [REDACTED:secret]", "c"]
+
+
 _FRAGMENTS = [
     OPENAI_PROJECT,
     OPENAI_CLASSIC,
@@ -272,6 +393,18 @@ _FRAGMENTS = [
     "0123456789abcdef",
     " ",
     "\n",
+    "--password=",
+    "--pass ",
+    "curl -u a:",
+    "sshpass -p ",
+    "mysql -p",
+    "docker login -p ",
+    "sk-pro\u2026",
+    "...",
+    "PGPASSWORD=",
+    "PuTTY-User-Key-File-3: x\n",
+    "Private-Lines: 1\n",
+    "Private-MAC: ",
 ]
 _TEXT = st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=12)), max_size=14).map(
     "".join
