@@ -14,9 +14,9 @@ from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
+from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from . import metrics as recall_metrics
@@ -34,9 +34,10 @@ from .errors import (
 from .history import (
     Commit,
     commit_changes,
+    commit_journal,
     file_history,
     is_repository,
-    purge_history,
+    journal,
     snapshot,
     value_commits,
 )
@@ -75,6 +76,7 @@ from .transcripts import (
 )
 from .vault import (
     ARCHIVE_DIR,
+    CONSOLIDATE_LOCK,
     SEMANTIC_LOCK,
     STATE_DIR,
     VAULT_FOLDERS,
@@ -111,6 +113,7 @@ READ_ONLY_NOTE = (
 )
 READ_DEFAULT_LINES = 200
 GITIGNORE = ".memoryclaw/\n"
+_FORGET_WAIT_SECONDS = 120.0  # a consolidation or sync under way finishes first
 
 
 @dataclass(frozen=True)
@@ -124,6 +127,10 @@ class ForgetReport:
     dry_run: bool = False
     commit: str | None = None
     in_history: bool = False  # the vault is a git repository: older commits still hold it
+    changes: tuple[dict[str, Any], ...] = ()  # file by file: lines, turns and facts that go
+    removed: int = 0  # whole episodes, lines, turns and facts
+    turns: int = 0  # log turns blanked (raw logs not yet consolidated included)
+    tombstones: str | None = None  # the file keeping what was forgotten forgotten
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
@@ -135,6 +142,10 @@ class ForgetReport:
             "dry_run": self.dry_run,
             "commit": self.commit,
             "in_history": self.in_history,
+            "changes": list(self.changes),
+            "removed": self.removed,
+            "turns": self.turns,
+            "tombstones": self.tombstones,
         }
 
 
@@ -599,6 +610,7 @@ class Vault:
         use_git = self.settings.git.auto_commit and is_repository(self.root)
         from .consolidation import consolidate
 
+        self._finish_interrupted_forget()
         report = consolidate(
             self.root, self.settings, self.index, all_logs=all_logs, now=now, auto_commit=use_git
         )
@@ -775,6 +787,7 @@ class Vault:
             raise ExternalToolError("git", f"{self.root} is not a git repository (git init)")
         if setup:
             setup_remote(self.root)
+        self._finish_interrupted_forget()
         report = sync_remote(self.root, self.settings)
         report.shared = shared
         memory = [p for p in report.files_changed if p.endswith(".md")]
@@ -967,7 +980,8 @@ class Vault:
         fact_id: str | None = None,
         dry_run: bool = False,
     ) -> ForgetReport:
-        """Remove memories from the vault and the index: by id, or every search hit of ``query``."""
+        """Remove memories from the vault and the index: by id, or every line, turn and fact
+        that holds all the words of ``query`` (raw logs included)."""
         chosen = [x for x in (query, episode_id, fact_id) if x is not None]
         if len(chosen) != 1:
             raise InvalidInputError(
@@ -975,51 +989,96 @@ class Vault:
             )
         refuse(self.teams, "forget", episode_id, fact_id)
         self.refresh()
-        episode_rows: list[dict[str, Any]] = []
-        fact_rows: list[dict[str, Any]] = []
+        if dry_run:
+            return self._forget(query, episode_id, fact_id, dry_run=True)
+        # alone with consolidation and sync: they write (and commit) the same files
+        with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+            self._finish_forget()
+            return self._forget(query, episode_id, fact_id, dry_run=False)
+
+    def _forget(
+        self, query: str | None, episode_id: str | None, fact_id: str | None, *, dry_run: bool
+    ) -> ForgetReport:
+        from . import forget as forgetting
+
         if episode_id is not None:
             episode_rows = self.index.episode_rows("id = ?", [episode_id])
             if not episode_rows:
                 self._refuse_unqualified(episode_id, "forget", "episode")
                 raise NotFoundError("episode", episode_id)
+            todo = forgetting.plan_ids(self.root, self.index, episode_rows)
         elif fact_id is not None:
             fact_rows = self.index.fact_rows("id = ?", [fact_id])
             if not fact_rows:
                 self._refuse_unqualified(fact_id, "forget", "fact")
                 raise NotFoundError("fact", fact_id)
+            fact_rows += self._history_of(fact_rows)
+            todo = forgetting.plan_facts(self.root, self.index, fact_rows)
         else:
             assert query is not None
-            # Keywords only: forgetting must never reach episodes that merely resemble the query.
-            found = self._search(query, limit=None, now=None, vectors=False)
-            paths = [r.path for r in found.results]
-            episode_rows = [row for p in paths for row in self.index.episode_rows("path = ?", [p])]
-            fact_rows = [row for f in found.facts for row in self.index.fact_rows("id = ?", [f.id])]
-            fact_rows += self._history_of(fact_rows)
-        from . import forget as forgetting
+            from .retrieval import extract_keywords
 
-        todo = forgetting.plan(self.root, self.index, episode_rows, fact_rows)
-        commit = None
-        if not dry_run:
+            # Keywords only: forgetting must never reach what merely resembles the query.
+            todo = forgetting.plan_query(self.root, self.index, extract_keywords(query))
+        commit = stone = None
+        if not dry_run and todo.edits:
             use_git = self.settings.git.auto_commit and is_repository(self.root)
-            before = snapshot(self.root) if use_git else {}
-            forgetting.apply(self.root, todo)
-            self._update_vectors(sync(self.root, self.index))
-            if use_git:
-                # Deleted files go unnamed: an episode's file name can tell what it held.
-                message = (
-                    f"memoryclaw: forget {len(todo.episodes)} episodes and {len(todo.facts)} facts"
-                )
-                edited = [f"edited {path}" for path in todo.edited()]
-                commit = commit_changes(self.root, before, "\n".join([message, "", *edited]))
+            note = partial(journal, self.root) if use_git else None
+            stone = forgetting.apply(self.root, todo, note)
+            commit = self._forget_committed(use_git, self._forget_message(todo))
+        turns = sum(len(e.turns) for e in todo.edits)
         return ForgetReport(
             episodes=tuple(todo.episodes[p] for p in sorted(todo.episodes)),
-            facts=tuple(row["id"] for row in todo.facts),
-            files_deleted=tuple(sorted(todo.episodes)),
+            facts=tuple(todo.fact_ids),
+            files_deleted=tuple(todo.deleted()),
             files_edited=tuple(todo.edited()),
             dry_run=dry_run,
             commit=commit,
             in_history=is_repository(self.root),
+            changes=tuple(e.as_dict() for e in todo.edits),
+            removed=todo.count(),
+            turns=turns,
+            tombstones=stone,
         )
+
+    @staticmethod
+    def _forget_message(todo: Any) -> str:
+        """A commit message that names no forgotten file (a file name can tell what it held)."""
+        whole = sum(1 for e in todo.edits if e.whole)
+        head = f"memoryclaw: forget {whole} episodes and {len(todo.fact_ids)} facts"
+        edited = [f"edited {p}" for p in todo.edited() if p.startswith(("semantic/", "logs/"))]
+        return "\n".join([head, "", f"{todo.count()} lines, turns and facts", *edited])
+
+    def _forget_committed(self, use_git: bool, message: str) -> str | None:
+        """Bring the index up to date with a forget (its deleted words gone from the index
+        file's bytes too), commit it, and drop its journal; the commit's sha."""
+        from . import forget as forgetting
+
+        self._update_vectors(sync(self.root, self.index))
+        self.index.forget_deleted()
+        commit = commit_journal(self.root, message) if use_git else None
+        forgetting.done(self.root)
+        return commit
+
+    def _finish_interrupted_forget(self) -> None:
+        """Before a consolidation or sync: finish a forget that was killed on its way."""
+        from . import forget as forgetting
+
+        if forgetting.interrupted(self.root) is not None:
+            with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+                self._finish_forget()
+
+    def _finish_forget(self) -> str | None:
+        """Finish (or roll back) a forget that was killed on its way; its commit's sha.
+        Called with the consolidation lock held."""
+        from . import forget as forgetting
+
+        if forgetting.interrupted(self.root) is None:
+            return None
+        use_git = self.settings.git.auto_commit and is_repository(self.root)
+        forgetting.finish(self.root, partial(journal, self.root) if use_git else None)
+        message = "memoryclaw: forget (finished after an interruption)"
+        return self._forget_committed(use_git, message)
 
     def _refuse_unqualified(self, ident: str, action: str, kind: str) -> None:
         """Refuse ``action`` on ``ident`` when not this vault but a team vault holds it."""
@@ -1044,14 +1103,36 @@ class Vault:
                     out.append(row)
         return out
 
-    def purge_history(self, paths: Iterable[str]) -> int:
+    def purge_history(
+        self, paths: Iterable[str], *, report: bool = False, query: str | None = None
+    ) -> Any:
         """Rewrite the vault's git history so these files hold only what they hold now
-        (deleted ones vanish from every commit); the number of files rewritten."""
+        (deleted ones vanish from every commit), with every other file some commit of which
+        holds forgotten text (the tombstones, and ``query``'s words); push it to the sync
+        remote.  The number of files rewritten, or with ``report`` the
+        :class:`memoryclaw.purge.PurgeReport`."""
         paths = list(paths)
         refuse(self.teams, "purge-history", *paths)
         if not is_repository(self.root):
             raise ExternalToolError("git", f"{self.root} is not a git repository")
-        return purge_history(self.root, [safe_relpath(p) for p in paths])
+        from .forget import matcher_for
+        from .purge import purge
+        from .retrieval import extract_keywords
+
+        keywords = extract_keywords(query) if query else []
+        match, terms = matcher_for(self.root, keywords)
+        remote = self.settings.sync.remote or None
+        with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+            done = purge(
+                self.root, [safe_relpath(p) for p in paths], match, terms=terms, remote=remote
+            )
+        return done if report else done.files
+
+    def purge_blockers(self) -> list[str]:
+        """Tracked files with uncommitted changes, which keep a history purge from running."""
+        from .purge import blockers
+
+        return blockers(self.root) if is_repository(self.root) else []
 
     def skills(self) -> list[SkillInfo]:
         """Every skill under ``skills/`` with its status; unreadable ones have status invalid."""

@@ -776,16 +776,28 @@ def forget(
     if sum(x is not None for x in (query, episode_id, fact_id)) != 1:
         raise click.UsageError("give exactly one of QUERY, --episode ID or --fact ID")
     vault = _vault(ctx)
+    if purge_history and not dry_run:
+        blocked = vault.purge_blockers()
+        if blocked:  # refused before anything is removed: the removal must not go unpurged
+            raise InvalidInputError(
+                "--purge-history",
+                "git cannot rewrite the history while these tracked files have uncommitted"
+                f" changes: {', '.join(blocked)}; commit or revert them first (nothing was"
+                " removed)",
+            )
     if not dry_run and not yes:
         preview = vault.forget(query, episode_id=episode_id, fact_id=fact_id, dry_run=True)
-        count = len(preview.episodes) + len(preview.facts)
+        count = len(preview.episodes) + len(preview.facts) + preview.removed
+        widening = [c for c in preview.changes if c.get("whole_episode")]
         if count == 0:
             dry_run = True
         elif query is not None:
             _confirm(
-                preview.episodes + preview.facts,
-                f"QUERY matches {count} memories",
-                f"remove these {count} memories?",
+                _change_lines(preview.changes),
+                f"QUERY matches {preview.removed} lines, turns and facts"
+                + (f", and {len(widening)} whole episodes" if widening else ""),
+                f"remove these {preview.removed}"
+                + (f" (and {len(widening)} whole episodes)?" if widening else "?"),
             )
         elif len(preview.files_deleted) > 1:
             shared = len(preview.files_deleted)
@@ -801,29 +813,65 @@ def forget(
     report = vault.forget(query, episode_id=episode_id, fact_id=fact_id, dry_run=dry_run)
     purged = None
     if purge_history and not report.dry_run and report.in_history:
-        purged = vault.purge_history(report.files_deleted + report.files_edited)
+        purged = vault.purge_history(
+            report.files_deleted + report.files_edited, report=True, query=query
+        )
     if as_json:
-        _emit({**report.as_dict(), "history_purged": purged})
+        doc = {**report.as_dict(), "history_purged": purged.files if purged is not None else None}
+        if purged is not None:
+            doc["purge"] = purged.as_dict()
+        _emit(doc)
         return
     verb = "would remove" if report.dry_run else "removed"
-    click.echo(f"{verb} {len(report.episodes)} episodes and {len(report.facts)} facts")
+    whole = sum(1 for c in report.changes if c.get("whole_episode"))
+    click.echo(
+        f"{verb} {report.removed} lines, turns and facts ({report.turns} log turns,"
+        f" {len(report.facts)} facts, {whole} whole episodes; {len(report.episodes)} episodes"
+        " touched)"
+    )
+    for line in _change_lines(report.changes):
+        click.echo(f"  {line}")
     for path in report.files_deleted:
         click.echo(f"  {'would delete' if report.dry_run else 'deleted'} {path}")
     for path in report.files_edited:
         click.echo(f"  {'would edit' if report.dry_run else 'edited'} {path}")
     if report.commit:
         click.echo(f"committed the removal as {report.commit[:12]}")
+    if report.tombstones:
+        click.echo(f"kept its tombstones (hashes, no text) in {report.tombstones}")
     if purged is not None:
-        click.echo(
-            f"rewrote the git history of {purged} files: no commit here holds the removed text"
-            " (clones, pushes and backups elsewhere still do)"
-        )
+        for line in purged.lines():
+            click.echo(line)
     elif report.in_history and not report.dry_run and report.files_deleted + report.files_edited:
         click.echo(
             "git history still holds the removed text in earlier commits of these files; to"
             " purge it, forget with --purge-history next time, or rewrite their history"
             " yourself (git filter-repo) and run `git gc --prune=now`"
         )
+
+
+def _change_lines(changes: Sequence[dict[str, Any]]) -> list[str]:
+    """Each line, turn, fact and whole episode a forget removes, one line each."""
+    out: list[str] = []
+    for change in changes:
+        path = change["path"]
+        if change.get("whole_episode"):
+            out.append(f"whole episode {path} ({change['whole_episode']})")
+            continue
+        facts = {f["line"] for f in change.get("facts", [])}
+        for fact in change.get("facts", []):
+            field = f" {fact['field']}" if fact["field"] else ""
+            out.append(f"fact {fact['entity']}{field}: {fact['value']} ({path}:{fact['line']})")
+        for line in change.get("lines", []):
+            if line["line"] not in facts:
+                out.append(f"line {path}:{line['line']}: {line['text']}")
+        for turn in change.get("turns", []):
+            out.append(f"turn {turn['turn']} of {path}: {turn['text']}")
+        if change.get("summary_rewritten"):
+            out.append(f"summary of {path} (rewritten from what remains)")
+        if change.get("renamed_to"):
+            out.append(f"file name {path} (renamed to {change['renamed_to']})")
+    return out
 
 
 def _confirm(items: Sequence[str], problem: str, question: str) -> None:

@@ -1,79 +1,210 @@
-"""Forgetting: remove a memory from every place memoryclaw wrote it.
+"""Forgetting: remove what matches from every place memoryclaw wrote it, and keep it gone.
 
-An episode goes with what was drawn from the same turns: its file; the facts (in the fact
-files and ``_pending.md``) whose provenance names its source log and whose value those turns
-or the episode hold; and the text of those turns in the processed log, replaced by
-:data:`FORGOTTEN` so that every other episode's ``source_turns`` still point at its turns.
-A fact goes by its line (a table fact by its cell).  The caller syncs the index, which drops
-the rows and vectors, and commits in a git vault; git history keeps the old versions until
-:func:`memoryclaw.history.purge_history` rewrites it.
+A query forgets the lines, turns and facts that hold all its words: an episode's matching
+detail lines (the whole episode only when nothing else is left, or when it is named by id),
+the matching turns of raw and processed logs (each replaced by :data:`FORGOTTEN`, so that
+every other episode's ``source_turns`` still point at its turns), the fact lines that hold
+them and the facts drawn from a forgotten turn (same source log, value said in it).  A
+:class:`Plan` lists each of these (:mod:`memoryclaw.scrub`); it is what ``--dry-run`` shows.
+
+Applying a plan is journalled: ``.memoryclaw/forgetting.json`` names the files first, then
+the tombstones of what goes are written (``semantic/_forgotten/``, :mod:`memoryclaw.tombstones`),
+then each file is scrubbed again against them.  A forget killed on the way is finished by
+the next forget, consolidation or sync (:func:`finish`): the tombstones say what goes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+import json
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .errors import MemoryclawError
 from .index import Index
-from .notes import TRAILING_COMMENT_RE, dump_log, parse_log, parse_provenance, table_cells
-from .review import pending_facts, remove_lines
+from .notes import TRAILING_COMMENT_RE, parse_facts, parse_log, parse_provenance
+from .review import pending_facts
+from .scrub import FORGOTTEN, Edit, Matcher, kind_of, scrub
+from .tombstones import (
+    TOMBSTONE_DIR,
+    Stone,
+    Tombstones,
+    holds_terms,
+    line_forms,
+    load,
+    new_stone,
+    tombstone_path,
+    words,
+)
+from .tombstones import write as write_stone
 from .vault import (
+    EPISODES_DIR,
+    LOGS_DIR,
     PENDING_FILE,
     PROCESSED_DIR,
+    SEMANTIC_DIR,
     SEMANTIC_LOCK,
+    SKILLS_DIR,
+    STATE_DIR,
     atomic_write,
+    ensure_dir,
     file_lock,
+    open_private,
     read_text,
     resolve_inside,
 )
 
-FORGOTTEN = "[forgotten]"
+__all__ = ["FORGOTTEN", "Plan", "apply", "finish", "plan_facts", "plan_ids", "plan_query"]
+
+FORGET_JOURNAL = f"{STATE_DIR}/forgetting.json"
+_MIN_TOMBSTONE_CHARS = 6  # "ok", "yes": too common to forget everywhere they are said
+Note = Callable[[Iterable[str]], None]
+
+
+@dataclass
+class _QueryMatch:
+    """A query's words, and the lines forgotten along with them."""
+
+    terms: set[str]
+    stones: Tombstones
+
+    def line(self, text: str) -> bool:
+        return holds_terms(text, self.terms) or self.stones.line(text)
+
+    def ident(self, ident: str | None) -> bool:
+        return self.stones.ident(ident)
 
 
 @dataclass
 class Plan:
-    """What forgetting removes: episode files, fact rows, pending lines and log turns."""
+    """What forgetting removes, file by file, and the tombstones it leaves."""
 
-    episodes: dict[str, str] = field(default_factory=dict)  # vault path -> id
-    facts: list[dict[str, Any]] = field(default_factory=list)  # index rows
-    pending: set[str] = field(default_factory=set)  # exact lines of _pending.md
-    turns: dict[str, set[int]] = field(default_factory=dict)  # processed log -> turn numbers
+    edits: list[Edit] = field(default_factory=list)
+    stone: Stone = field(default_factory=new_stone)
+    terms: set[str] = field(default_factory=set)
+    fact_ids: list[str] = field(default_factory=list)
+
+    @property
+    def episodes(self) -> dict[str, str]:
+        """Every episode touched: vault path -> id."""
+        return {e.path: e.episode_id or "" for e in self.edits if e.kind == "episode"}
+
+    def deleted(self) -> list[str]:
+        """The files deleted (whole episodes, and the old names of renamed ones)."""
+        return sorted(e.path for e in self.edits if e.text is None or e.new_path)
 
     def edited(self) -> list[str]:
         """The files edited (not deleted) when this plan is applied."""
-        files = {row["path"] for row in self.facts} | set(self.turns)
-        return sorted(files | ({PENDING_FILE} if self.pending else set()))
+        return sorted(e.new_path or e.path for e in self.edits if e.text is not None)
+
+    def paths(self) -> list[str]:
+        """Every file the plan writes, deletes or creates."""
+        return sorted({e.path for e in self.edits} | {e.new_path for e in self.edits if e.new_path})
+
+    def matcher(self) -> Matcher:
+        """What this plan forgets."""
+        return _QueryMatch(self.terms, Tombstones([self.stone]))
+
+    def count(self) -> int:
+        """How many things go: whole episodes, lines, turns and facts."""
+        total = 0
+        for e in self.edits:
+            if e.whole:
+                total += 1
+            elif e.kind == "facts":
+                total += max(len(e.facts), len(e.lines))
+            else:
+                total += len(e.lines) + len(e.turns) + int(e.summary)
+        return total
 
 
-def plan(
-    root: Path, index: Index, episodes: Sequence[Mapping[str, Any]], facts: Iterable[dict[str, Any]]
-) -> Plan:
-    """What to remove for these episode rows and fact rows, with what was drawn from them."""
-    out = Plan(episodes={row["path"]: row["id"] for row in episodes}, facts=list(facts))
-    known = {row["id"] for row in out.facts}
-    for row in episodes:
-        source, first, last = row["source"], row["turn_first"], row["turn_last"]
-        held = [str(row["summary"]), str(row["details"])]
-        if source and first and str(source).startswith(PROCESSED_DIR + "/"):
-            numbers = set(range(int(first), int(last or first) + 1))
-            held += _turn_texts(root, str(source), numbers)
-            out.turns.setdefault(str(source), set()).update(numbers)
-        if not source:
-            continue
-        text = "\n".join(held).casefold()
-        for fact in index.fact_rows("source = ?", [source]):
-            if fact["id"] not in known and str(fact["value"]).casefold() in text:
-                out.facts.append(fact)
-                known.add(fact["id"])
-        for entry in pending_facts(root):
-            comment = TRAILING_COMMENT_RE.search(entry.line)
-            origin = parse_provenance(comment.group("body")).get("source") if comment else None
-            if origin == source and entry.value.casefold() in text:
-                out.pending.add(entry.line)
+def _memory_files(root: Path) -> list[str]:
+    """Every file a forget may edit, without following links (tombstones excluded)."""
+    out: list[str] = []
+    for top in (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, SKILLS_DIR):
+        for folder, dirs, files in os.walk(root / top):
+            rel_folder = Path(folder).relative_to(root).as_posix()
+            dirs[:] = [
+                d
+                for d in sorted(dirs)
+                if not d.startswith(".") and f"{rel_folder}/{d}" != TOMBSTONE_DIR
+            ]
+            for name in sorted(files):
+                rel = f"{rel_folder}/{name}"
+                if kind_of(rel) and not os.path.islink(root / rel):
+                    out.append(rel)
     return out
+
+
+def _read(root: Path, rel: str) -> str | None:
+    try:
+        return read_text(root, rel)
+    except (MemoryclawError, OSError, UnicodeDecodeError):
+        return None
+
+
+def _scrub_all(root: Path, paths: Iterable[str], match: Matcher) -> list[Edit]:
+    edits = []
+    for rel in sorted(set(paths)):
+        text = _read(root, rel)
+        if text is not None and (edit := scrub(rel, text, match)) is not None:
+            edits.append(edit)
+    return edits
+
+
+def plan_query(root: Path, index: Index, keywords: Sequence[str]) -> Plan:
+    """What forgetting a query removes: every line, turn and fact holding all its words."""
+    terms: set[str] = set()
+    for keyword in keywords:
+        terms |= words(keyword)
+    out = Plan(terms=terms)
+    if not terms:
+        return out
+    candidates = []
+    for rel in _memory_files(root):
+        text = _read(root, rel)
+        if text is not None and all(t in text.casefold() for t in terms):
+            candidates.append(rel)
+    return _finish_plan(root, index, out, candidates)
+
+
+def plan_ids(root: Path, index: Index, episodes: Sequence[Mapping[str, Any]]) -> Plan:
+    """What forgetting these episodes (index rows) removes: their files, the turns they were
+    made of and the facts drawn from those turns."""
+    out = Plan()
+    candidates: set[str] = set()
+    for row in episodes:
+        out.stone.add_id(str(row["id"]))
+        candidates.add(str(row["path"]))
+        text = _read(root, str(row["path"])) or ""
+        for line in [str(row["summary"]), *text.split("\n")[1:]]:
+            _tombstone(out.stone, line)
+        source, first, last = row["source"], row["turn_first"], row["turn_last"]
+        if source and first and str(source).startswith(PROCESSED_DIR + "/"):
+            candidates.add(str(source))
+            numbers = set(range(int(first), int(last or first) + 1))
+            for turn in _turn_texts(root, str(source), numbers):
+                _tombstone(out.stone, turn)
+    return _finish_plan(root, index, out, sorted(candidates))
+
+
+def plan_facts(root: Path, index: Index, facts: Sequence[Mapping[str, Any]]) -> Plan:
+    """What forgetting these facts (index rows) removes: their lines (a table fact's cell)."""
+    out = Plan()
+    for row in facts:
+        line = _line_at(root, str(row["path"]), int(row["line"]))
+        if row["form"] == "table":
+            _tombstone(out.stone, str(row["value"]))
+        elif line is not None:
+            _tombstone(out.stone, TRAILING_COMMENT_RE.sub("", line))
+    return _finish_plan(root, index, out, sorted({str(row["path"]) for row in facts}))
+
+
+def _line_at(root: Path, rel: str, number: int) -> str | None:
+    lines = (_read(root, rel) or "").split("\n")
+    return lines[number - 1] if 0 < number <= len(lines) else None
 
 
 def _turn_texts(root: Path, rel: str, numbers: set[int]) -> list[str]:
@@ -84,57 +215,178 @@ def _turn_texts(root: Path, rel: str, numbers: set[int]) -> list[str]:
     return [turn.content for n, turn in enumerate(log.turns, 1) if n in numbers]
 
 
-def apply(root: Path, todo: Plan) -> None:
-    """Delete the episode files, remove the facts and pending lines, blank the log turns."""
-    with file_lock(root, SEMANTIC_LOCK):
-        for path in sorted(todo.episodes):
-            resolve_inside(root, path).unlink(missing_ok=True)
-        by_file: dict[str, list[dict[str, Any]]] = {}
-        for row in todo.facts:
-            by_file.setdefault(row["path"], []).append(row)
-        for path, rows in sorted(by_file.items()):
-            _remove_fact_lines(root, path, rows)
-        if todo.pending:
-            remove_lines(root, PENDING_FILE, todo.pending)
-    # Taken after the semantic lock is released: consolidation takes these two the other way.
-    with file_lock(root, "logs"):
-        for path, numbers in sorted(todo.turns.items()):
-            _blank_turns(root, path, numbers)
+def _tombstone(stone: Stone, text: str) -> None:
+    """Tombstone a removed text: each of its lines, and a turn as a whole."""
+    pieces = [text, *text.split("\n")] if "\n" in text else [text]
+    for piece in pieces:
+        forms = line_forms(piece)
+        if forms and max(len(f) for f in forms) >= _MIN_TOMBSTONE_CHARS and piece != FORGOTTEN:
+            stone.add_line(piece)
 
 
-def _blank_turns(root: Path, rel: str, numbers: set[int]) -> None:
-    """Replace these turns' text (and speaker and tool names) by :data:`FORGOTTEN`."""
-    if not resolve_inside(root, rel).is_file():
-        return
-    log = parse_log(read_text(root, rel), rel)
-    turns = [
-        replace(turn, content=FORGOTTEN, name=None, tool=None) if n in numbers else turn
-        for n, turn in enumerate(log.turns, 1)
-    ]
-    atomic_write(resolve_inside(root, rel), dump_log(log.meta, turns))
+def _finish_plan(root: Path, index: Index, out: Plan, candidates: Sequence[str]) -> Plan:
+    """Scrub the candidates, add the facts drawn from forgotten turns, scrub again."""
+    first = _scrub_all(root, candidates, out.matcher())
+    said: dict[str, str] = {}  # processed log -> its forgotten turns' text, case folded
+    for edit in first:
+        for text in edit.removed_text:
+            _tombstone(out.stone, text)
+        if edit.text is None and edit.episode_id:
+            out.stone.add_id(edit.episode_id)
+        if edit.kind == "log" and edit.turns:
+            said[edit.path] = "\n".join(t for _, t in edit.turns).casefold()
+    extra = _drawn_facts(root, said, out.stone)
+    out.edits = _scrub_all(root, [*candidates, *extra], out.matcher())
+    for edit in out.edits:
+        for text in edit.removed_text:
+            _tombstone(out.stone, text)
+        if edit.text is None and edit.episode_id:
+            out.stone.add_id(edit.episode_id)
+        for fact in edit.facts:
+            rows = index.fact_rows("path = ? AND line = ?", [edit.path, fact["line"]])
+            out.fact_ids += [str(r["id"]) for r in rows]
+    return out
 
 
-def _remove_fact_lines(root: Path, path: str, rows: list[dict[str, Any]]) -> None:
-    """Delete bullet/nested fact lines; blank a table fact's cell (other cells stay)."""
-    lines = read_text(root, path).split("\n")
-    drop: set[int] = set()
-    for row in rows:
-        at = row["line"] - 1
-        if not 0 <= at < len(lines):
+def _drawn_facts(root: Path, said: Mapping[str, str], stone: Stone) -> list[str]:
+    """Tombstone the facts drawn from forgotten turns (their provenance names the log and
+    the turns said their value); the fact files holding them."""
+    if not said:
+        return []
+    files: set[str] = set()
+    for path in (root / SEMANTIC_DIR).glob("*.md"):
+        rel = f"{SEMANTIC_DIR}/{path.name}"
+        text = _read(root, rel)
+        if text is None or rel == PENDING_FILE:
             continue
-        if row["form"] == "table":
-            lines[at] = _blank_table_cell(lines[at], row["entity"], row["value"])
-        else:
-            drop.add(at)
-    kept = [line for i, line in enumerate(lines) if i not in drop]
-    atomic_write(resolve_inside(root, path), "\n".join(kept))
+        try:
+            facts = parse_facts(text, rel, "")
+        except MemoryclawError:
+            continue
+        lines = text.split("\n")
+        for fact in facts:
+            heard = said.get(fact.source)
+            if heard and len(fact.value) >= 3 and fact.value.casefold() in heard:
+                _tombstone(stone, TRAILING_COMMENT_RE.sub("", lines[fact.line - 1]))
+                files.add(rel)
+    for entry in pending_facts(root) if (root / PENDING_FILE).exists() else []:
+        comment = TRAILING_COMMENT_RE.search(entry.line)
+        origin = parse_provenance(comment.group("body")).get("source") if comment else None
+        heard = said.get(origin or "")
+        if heard and len(entry.value) >= 3 and entry.value.casefold() in heard:
+            _tombstone(stone, TRAILING_COMMENT_RE.sub("", entry.line))
+            files.add(PENDING_FILE)
+    return sorted(files)
 
 
-def _blank_table_cell(line: str, entity: str, value: str) -> str:
-    match = TRAILING_COMMENT_RE.search(line)
-    comment = match.group(0) if match else ""
-    body = line[: match.start()] if match else line
-    cells = table_cells(body)
-    if cells and cells[0] == entity:
-        cells = [cells[0], *("" if c == value else c for c in cells[1:])]
-    return "| " + " | ".join(cells) + " |" + comment
+def matcher_for(root: Path, keywords: Sequence[str]) -> tuple[Matcher, set[str]]:
+    """What a purge searches the history for: the query's words and every tombstone."""
+    terms: set[str] = set()
+    for keyword in keywords:
+        terms |= words(keyword)
+    return _QueryMatch(terms, load(root)), terms
+
+
+# ------------------------------------------------------------------------------ apply
+
+
+def apply(root: Path, todo: Plan, note: Note | None = None) -> str | None:
+    """Journal the plan, write its tombstones, then scrub its files; the tombstone file's
+    vault path (None when there was nothing to forget).  The caller brings the index up to
+    date, commits and calls :func:`done`."""
+    if not todo.edits:
+        return None
+    rel = tombstone_path()
+    paths = todo.paths()
+    if note is not None:
+        note([*paths, rel])
+    _write_journal(root, {"stone": rel, "paths": paths, "terms": sorted(todo.terms)})
+    write_stone(root, rel, todo.stone)
+    rescrub(root, paths, todo.matcher(), note)
+    return rel
+
+
+def rescrub(
+    root: Path, paths: Iterable[str], match: Matcher, note: Note | None = None
+) -> list[str]:
+    """Scrub these files again, as they are now, under the locks their writers take; the
+    files written or deleted."""
+    changed: list[str] = []
+    # logs before semantic, as consolidation takes them
+    with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
+        for edit in _scrub_all(root, paths, match):
+            target = resolve_inside(root, edit.path)
+            if edit.text is None:
+                target.unlink(missing_ok=True)
+            elif edit.new_path:
+                if note is not None:
+                    note([edit.new_path])
+                atomic_write(resolve_inside(root, edit.new_path), edit.text)
+                target.unlink(missing_ok=True)
+                changed.append(edit.new_path)
+            else:
+                atomic_write(target, edit.text)
+            changed.append(edit.path)
+    return changed
+
+
+def _write_journal(root: Path, doc: Mapping[str, Any]) -> None:
+    ensure_dir(root / STATE_DIR)
+    tmp = root / f"{FORGET_JOURNAL}.tmp"
+    fd = open_private(tmp, os.O_WRONLY | os.O_TRUNC)
+    try:
+        os.write(fd, json.dumps(doc).encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, root / FORGET_JOURNAL)
+
+
+def done(root: Path) -> None:
+    """The forget is committed: drop its journal."""
+    (root / FORGET_JOURNAL).unlink(missing_ok=True)
+
+
+def interrupted(root: Path) -> dict[str, Any] | None:
+    """The journal of a forget that did not finish, if one did not."""
+    try:
+        doc = json.loads((root / FORGET_JOURNAL).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return None
+    except (OSError, ValueError):
+        return {"stone": None, "paths": []}  # torn before anything was written
+    return doc if isinstance(doc, dict) else {"stone": None, "paths": []}
+
+
+def finish(root: Path, note: Note | None = None) -> list[str] | None:
+    """Finish a forget that was killed: when its tombstones were written, scrub its files
+    against every tombstone (and its query's words); otherwise nothing was removed and it
+    is rolled back.  The files changed (None: no forget was interrupted); the caller
+    re-indexes, commits and calls :func:`done`."""
+    doc = interrupted(root)
+    if doc is None:
+        return None
+    stone = doc.get("stone")
+    paths = [p for p in doc.get("paths") or [] if isinstance(p, str)]
+    try:
+        written = isinstance(stone, str) and resolve_inside(root, stone).is_file()
+    except MemoryclawError:
+        written = False
+    if not written:
+        done(root)
+        return []
+    terms = {t for t in doc.get("terms") or [] if isinstance(t, str)}
+    if note is not None:
+        note([*paths, str(stone)])
+    rescrub(root, paths, _QueryMatch(terms, load(root)), note)
+    return paths
+
+
+def reapply(root: Path, paths: Iterable[str], note: Note | None = None) -> list[str]:
+    """Take forgotten content out of these files again (what a merge or import brought
+    back); the files changed."""
+    stones = load(root)
+    chosen = [p for p in paths if kind_of(p)]
+    if not stones or not chosen:
+        return []
+    return rescrub(root, chosen, stones, note)

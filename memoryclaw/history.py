@@ -11,14 +11,10 @@ consolidation wrote that same file; temp files and other programs' files are nev
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import shlex
 import shutil
 import subprocess
-import sys
-import tempfile
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -251,71 +247,24 @@ def value_commits(root: Path, paths: Sequence[str], values: Iterable[str]) -> li
     return _commits(_git(root, *args).stdout)
 
 
-_INDEX_FILTER = """
-import json, subprocess, sys
-for path, blob in json.load(open(sys.argv[1])).items():
-    present = subprocess.run(["git", "ls-files", "--error-unmatch", "--", path],
-                             capture_output=True).returncode == 0
-    if not present:
-        continue
-    subprocess.run(["git", "rm", "--cached", "--quiet", "--", path], check=True)
-    if blob:
-        subprocess.run(["git", "update-index", "--add", "--cacheinfo",
-                        "100644", blob, path], check=True)
-"""
-# A deleted file's name can tell what it held (an episode's slug): messages lose it too.
-_MESSAGE_FILTER = """
-import json, sys
-text = sys.stdin.read()
-for path, blob in json.load(open(sys.argv[1])).items():
-    if not blob:
-        text = text.replace(path, "[a forgotten file]")
-sys.stdout.write(text)
-"""
-
-
 def purge_history(root: Path, paths: Iterable[str]) -> int:
     """Rewrite every commit of the vault's repository so that each of ``paths`` holds what
     it holds now (or is absent, and unnamed in messages, if it is gone now); then drop the
-    old objects.  The number
-    of paths rewritten.  Refused while memory files have uncommitted changes."""
-    chosen = sorted(set(paths))
-    if not chosen:
-        return 0
-    dirty = _git(root, "status", "--porcelain", "--", *MEMORY_FOLDERS).stdout.strip()
-    if dirty:
-        raise ExternalToolError(
-            "git filter-branch", "memory files have uncommitted changes; commit them first"
-        )
-    blobs = {}
-    for rel in chosen:
-        shown = _git(root, "rev-parse", "--verify", "--quiet", f"HEAD:{rel}", check=False)
-        blobs[rel] = shown.stdout.strip() if shown.returncode == 0 else ""
-    with tempfile.TemporaryDirectory() as tmp:
-        table = Path(tmp) / "paths.json"
-        table.write_text(json.dumps(blobs), encoding="utf-8")
-        commands = []
-        for name, code in (("index.py", _INDEX_FILTER), ("message.py", _MESSAGE_FILTER)):
-            (Path(tmp) / name).write_text(code, encoding="utf-8")
-            parts = (sys.executable, Path(tmp) / name, table)
-            commands.append(" ".join(shlex.quote(str(part)) for part in parts))
-        # Without this, filter-branch waits ten seconds to advise another tool.
-        env = {**os.environ, "FILTER_BRANCH_SQUELCH_WARNING": "1"}
-        filter_branch = ["filter-branch", "-f", "--index-filter", commands[0]]
-        filter_branch += ["--msg-filter", commands[1], "--", "--all"]
-        done = subprocess.run(
-            [shutil.which("git") or "git", "-C", str(root), *filter_branch],
-            capture_output=True,
-            text=True,
-            env=env,
-            check=False,
-        )
-        if done.returncode != 0:
-            reason = (done.stderr.strip() or done.stdout.strip()).splitlines()
-            raise ExternalToolError("git filter-branch", reason[-1] if reason else "failed")
-    refs = _git(root, "for-each-ref", "--format=%(refname)", "refs/original/").stdout.split()
-    for ref in refs:
-        _git(root, "update-ref", "-d", ref)
-    _git(root, "reflog", "expire", "--expire=now", "--all")
-    _git(root, "gc", "--prune=now", "--quiet")
-    return len(chosen)
+    old objects.  The number of paths rewritten (:func:`memoryclaw.purge.purge` also finds
+    them in the history and pushes the result)."""
+    from .purge import purge
+
+    return purge(root, paths, _NOTHING).files
+
+
+class _Nothing:
+    """A matcher that forgets nothing: only the paths named are rewritten."""
+
+    def line(self, text: str) -> bool:
+        return False
+
+    def ident(self, ident: str | None) -> bool:
+        return False
+
+
+_NOTHING = _Nothing()

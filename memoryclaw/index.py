@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import closing, contextmanager
 from dataclasses import dataclass
@@ -151,6 +152,8 @@ class Index:
         self.conn.execute("PRAGMA busy_timeout=10000")
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
+        # a deleted row's text is overwritten, not left in a free page (see forget_deleted)
+        self.conn.execute("PRAGMA secure_delete=ON")
         self._defer_fts = False
         # Bumped by every write that can change which vectors belong to which episodes; with
         # SQLite's data_version (other connections' commits) it keys the loaded vector matrix.
@@ -401,6 +404,19 @@ class Index:
         """
         for fts in _FTS_COLUMNS:
             self.execute(f"INSERT INTO {fts}({fts}) VALUES('optimize')")
+
+    def forget_deleted(self) -> None:
+        """Leave no deleted text in the index file's bytes: FTS5 keeps a deleted row's terms
+        in its segments until they are merged, so merge them (``secure_delete`` zeroes what
+        the merge frees), then move the write-ahead log into the file and truncate it."""
+        if self.path is None:
+            return
+        self.optimize()
+        for _ in range(50):
+            busy = self.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
+            if not busy:
+                return
+            time.sleep(0.1)  # a reader holds an old snapshot: wait for it to end
 
     def _fts_delete(self, table: str, path: str) -> None:
         fts = f"{table}_fts"

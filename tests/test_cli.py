@@ -761,7 +761,7 @@ def test_forget_query_dry_run_deletes_nothing(vault_dir: Path) -> None:
     before = snapshot(vault_dir)
     report = run_json(vault_dir, "forget", "dentist", "--dry-run")
     assert report["dry_run"] is True
-    assert report["episodes"] and report["files_deleted"]
+    assert report["episodes"] and report["changes"] and report["files_edited"]
     assert snapshot(vault_dir) == before
 
 
@@ -772,8 +772,10 @@ def test_forget_query_with_yes_deletes(vault_dir: Path) -> None:
     assert report["episodes"] == preview["episodes"]
     for path in report["files_deleted"]:
         assert not (vault_dir / path).exists()
-    remaining = _ids(run_json(vault_dir, "search", "dentist"))
-    assert not set(report["episodes"]) & set(remaining)
+    found = run_json(vault_dir, "search", "dentist")
+    quoted = [p["text"] for r in found["results"] for p in r["passages"]]
+    assert not [text for text in quoted if "dentist" in text.lower()]
+    assert not [f for f in found["facts"] if "dentist" in json.dumps(f).lower()]
 
 
 def test_delete_is_an_alias_of_forget(vault_dir: Path) -> None:
