@@ -9,10 +9,12 @@ Environment variables ``MEMORYCLAW_<SECTION>_<KEY>`` override the file (``KEY`` 
 from __future__ import annotations
 
 import dataclasses
+import logging
 import math
 import os
 import re
 from collections.abc import Mapping
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, get_args, get_origin, get_type_hints
@@ -21,8 +23,13 @@ import yaml
 
 from .errors import ConfigError, ParseError
 from .notes import load_yaml
+from .vault import STATE_DIR, atomic_write
+
+_log = logging.getLogger(__name__)
 
 CONFIG_FILE = "memoryclaw.yaml"
+# The last memoryclaw.yaml that loaded, used while the file is invalid (see load_settings).
+LAST_VALID_FILE = f"{STATE_DIR}/config-last-valid.yaml"
 DEFAULT_VAULT = "~/.openclaw/workspace/memoryclaw"
 
 
@@ -125,6 +132,9 @@ class SyncSettings:
     auto: bool = False
     # This device's id in new log names; empty: a random one kept in .memoryclaw/device.
     device_id: str = ""
+    # Seconds a fetch or push may take before the sync gives up: a remote that never
+    # answers must not hold the vault's consolidation lock for ever.
+    timeout_seconds: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -384,19 +394,88 @@ def _shared_vaults(raw: Any, where: str | None) -> tuple[SharedVault, ...]:
 
 
 def load_settings(vault_path: str | Path, env: Mapping[str, str] | None = None) -> Settings:
-    """Read ``<vault>/memoryclaw.yaml`` (optional) and apply environment overrides."""
+    """Read ``<vault>/memoryclaw.yaml`` (optional) and apply environment overrides.
+
+    The file may come from another device (a sync): when it is invalid and an earlier valid
+    one was kept (:data:`LAST_VALID_FILE`, saved after each good load), that one is used with
+    a one-line warning, so every command, ``sync`` included, keeps working until it is fixed.
+    An invalid environment variable is this device's own and always fails."""
     env = os.environ if env is None else env
+    root = Path(vault_path)
+    path = root / CONFIG_FILE
+    try:
+        text = _config_text(path)
+        settings = settings_from_mapping(_parse(text, path), path=path, env=env)
+    except ConfigError as exc:
+        if exc.path != str(path):
+            raise
+        fallback = _last_valid(root, env)
+        if fallback is None:
+            raise
+        _log.warning(
+            "memoryclaw: %s; using the last valid configuration (%s) until it is fixed",
+            exc,
+            LAST_VALID_FILE,
+        )
+        return fallback
+    if text is not None:
+        _keep_valid(root, text)
+    return settings
+
+
+def config_file_problem(vault_path: str | Path) -> ConfigError | None:
+    """What makes ``<vault>/memoryclaw.yaml`` invalid (key and expected type), or None."""
     path = Path(vault_path) / CONFIG_FILE
-    raw: Any = None
-    if path.is_file():
-        try:
-            raw = load_yaml(path.read_text(encoding="utf-8"), str(path))
-        except UnicodeDecodeError as exc:
-            raise ConfigError(path, "(file)", f"not UTF-8 text ({exc.reason})") from exc
-        except ParseError as exc:
-            line = f"line {exc.line}: " if exc.line is not None else ""
-            raise ConfigError(path, "(file)", f"{line}{exc.reason}") from exc
-    return settings_from_mapping(raw, path=path, env=env)
+    try:
+        settings_from_mapping(_parse(_config_text(path), path), path=path, env={})
+    except ConfigError as exc:
+        return exc
+    return None
+
+
+def _config_text(path: Path) -> str | None:
+    if not path.is_file():
+        return None
+    try:
+        return path.read_bytes().decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise ConfigError(path, "(file)", f"not UTF-8 text ({exc.reason})") from exc
+
+
+def _parse(text: str | None, path: Path) -> Any:
+    if text is None:
+        return None
+    try:
+        return load_yaml(text, str(path))
+    except ParseError as exc:
+        line = f"line {exc.line}: " if exc.line is not None else ""
+        raise ConfigError(path, "(file)", f"{line}{exc.reason}") from exc
+
+
+def _last_valid(root: Path, env: Mapping[str, str]) -> Settings | None:
+    """The settings of the last valid ``memoryclaw.yaml`` kept here, if any."""
+    state = root / STATE_DIR
+    if state.is_symlink():
+        return None
+    copy = root / LAST_VALID_FILE
+    try:
+        raw = _parse(_config_text(copy), copy)
+        return settings_from_mapping(raw, path=copy, env=env) if copy.is_file() else None
+    except ConfigError:
+        return None
+
+
+def _keep_valid(root: Path, text: str) -> None:
+    """Keep a copy of a configuration that just loaded; not in a vault that cannot be
+    written, nor anywhere but a real ``.memoryclaw`` folder."""
+    state = root / STATE_DIR
+    if state.is_symlink() or not state.is_dir():
+        return
+    copy = root / LAST_VALID_FILE
+    with suppress(OSError):
+        if copy.is_file() and not copy.is_symlink() and copy.read_bytes() == text.encode():
+            return
+        atomic_write(copy, text)
 
 
 def default_config_yaml() -> str:

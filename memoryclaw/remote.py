@@ -20,14 +20,21 @@ import json
 import os
 import re
 import secrets
+import shutil
+import signal
+import stat
+import subprocess
 import time
+from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
+from subprocess import CompletedProcess
 from typing import Any
 
-from .config import Settings
+from .config import CONFIG_FILE, Settings
 from .errors import ExternalToolError, SyncError
 from .history import AUTHOR, MEMORY_FOLDERS, _dirty, _git, _live_log, commit_journal
+from .incoming import REGULAR_MODES, Refusal, config_problem, screen
 from .notes import parse_facts
 from .review import MANY_VALUED, append_line
 from .vault import (
@@ -39,6 +46,7 @@ from .vault import (
     atomic_write,
     ensure_dir,
     file_lock,
+    owner_only_umask,
 )
 
 DEVICE_FILE = f"{STATE_DIR}/device"
@@ -64,6 +72,8 @@ class RemoteSyncReport:
     duration_ms: int = 0
     # the team vaults pulled (memoryclaw.teams.TeamPull.as_dict), when any are listed
     shared: list[dict[str, Any]] = field(default_factory=list)
+    # what the remote sent that this device did not take (memoryclaw.incoming), and why
+    refused: list[Refusal] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The report as a JSON-ready dict."""
@@ -74,6 +84,7 @@ class RemoteSyncReport:
             "conflicts_resolved": self.conflicts_resolved,
             "duration_ms": self.duration_ms,
             "remote": self.remote,
+            "refused": [r.as_dict() for r in self.refused],
             **({"shared": self.shared} if self.shared else {}),
         }
 
@@ -158,11 +169,13 @@ def _recover(root: Path) -> None:
     held_path = root / HELD_FILE
     if (git_dir / "MERGE_HEAD").exists():
         held = _held(held_path)
-        changed = _git(root, "diff", "--name-only", "HEAD", check=False).stdout.splitlines()
-        for rel in changed:
-            path = root / rel
-            if path.is_file():
-                lines = path.read_text(encoding="utf-8", errors="replace").splitlines()
+        changed = _git(root, "diff", "--name-only", "-z", "HEAD", check=False).stdout
+        for rel in (p for p in changed.split("\0") if p):
+            # what the half-done merge brought is untrusted: a symlink is never read, the
+            # state folder is not memory
+            text = None if _state_path(rel) else _regular_text(root / rel)
+            if text is not None:
+                lines = text.splitlines()
                 held[rel] = list(dict.fromkeys([*held.get(rel, []), *lines]))
         ensure_dir(held_path.parent)
         atomic_write(held_path, json.dumps(held, ensure_ascii=False))
@@ -189,14 +202,34 @@ def _held(path: Path) -> dict[str, list[str]]:
     return {
         str(rel): [str(line) for line in lines]
         for rel, lines in data.items()
-        if isinstance(lines, list)
+        if isinstance(lines, list) and not _state_path(str(rel))
     }
+
+
+def _state_path(rel: str) -> bool:
+    return rel == STATE_DIR or rel.startswith(f"{STATE_DIR}/")
+
+
+def _regular_text(path: Path) -> str | None:
+    """A regular file's text; None for a symlink (never followed), a folder, a device or a
+    missing file."""
+    try:
+        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with open(fd, "rb", closefd=False) as handle:
+            return handle.read().decode("utf-8", errors="replace")
+    finally:
+        os.close(fd)
 
 
 def _put_back(root: Path, rel: str, lines: list[str]) -> None:
     """Put back the held lines ``rel`` lacks now (again and again gives the same file)."""
     path = root / rel
-    now = set(path.read_text(encoding="utf-8").splitlines()) if path.exists() else set()
+    now = set((_regular_text(path) or "").splitlines())
     lost = [
         line
         for line in lines
@@ -207,7 +240,7 @@ def _put_back(root: Path, rel: str, lines: list[str]) -> None:
     if not lost:
         return
     if rel.startswith(f"{SEMANTIC_DIR}/") and rel.endswith(".md"):
-        text = path.read_text(encoding="utf-8") if path.exists() else ""
+        text = _regular_text(path) or ""
         atomic_write(path, text.rstrip("\n") + "\n" + "\n".join(lost) + "\n")
     else:
         _pend(root, lost, rel)
@@ -254,10 +287,13 @@ def _show(root: Path, spec: str) -> str | None:
 
 
 def _pend(root: Path, lines: list[str], source: str) -> int:
-    """Send local lines that lost to the remote's to review; how many were sent."""
+    """Send local lines that lost to the remote's to review, redacted (they may come from a
+    raw log written with redaction off); how many were sent."""
+    from .redact import redact  # as a whole text: a key block spans lines
+
+    lines = redact("\n".join(lines), keep_lines=True).split("\n")
     sent = 0
-    pending = root / PENDING_FILE
-    have = set(pending.read_text(encoding="utf-8").splitlines()) if pending.exists() else set()
+    have = set((_regular_text(root / PENDING_FILE) or "").splitlines())
     for line in lines:
         body = line.strip()
         if not body or body.startswith("#") or "<<<<<<<" in body:
@@ -280,9 +316,11 @@ def _resolve_conflicts(root: Path) -> int:
     review; the number of paths resolved."""
     out = _git(root, "diff", "--name-only", "-z", "--diff-filter=U").stdout
     paths = sorted(p for p in out.split("\0") if p)
+    modes = _stage_modes(root)
     for rel in paths:
-        ours = _show(root, f":2:{rel}") or ""
-        theirs = _show(root, f":3:{rel}")
+        # a stage that is not a regular file (a symlink) is never written out as one
+        ours = _show(root, f":2:{rel}") or "" if modes.get((rel, 2)) in REGULAR_MODES else ""
+        theirs = _show(root, f":3:{rel}") if modes.get((rel, 3)) in REGULAR_MODES else None
         if theirs is None:
             (root / rel).unlink(missing_ok=True)
             _git(root, "rm", "--quiet", "--cached", "--ignore-unmatch", "--", rel)
@@ -297,6 +335,17 @@ def _resolve_conflicts(root: Path) -> int:
     return len(paths)
 
 
+def _stage_modes(root: Path) -> dict[tuple[str, int], str]:
+    """The mode of each conflicted path's stages: (path, stage) -> mode."""
+    modes = {}
+    for record in _git(root, "ls-files", "-u", "-z").stdout.split("\0"):
+        meta, _, rel = record.partition("\t")
+        if rel:
+            mode, _sha, stage = meta.split()
+            modes[(rel, int(stage))] = mode
+    return modes
+
+
 def _fact_key(line: str, rel: str) -> tuple[str, str] | None:
     facts = parse_facts(line, rel, "") if line.startswith("- ") else []
     if len(facts) != 1 or facts[0].field in MANY_VALUED:
@@ -308,7 +357,8 @@ def _normalise(root: Path, rel: str, base: str, ours: str, theirs: str) -> int:
     """After a union merge of a fact file: drop repeated lines and, where both sides added a
     value for the same entity's field, keep the remote's and send the local one to review."""
     path = root / rel
-    if not path.exists():
+    now = _regular_text(path)
+    if now is None:
         return 0
     base_lines = set(base.splitlines())
     ours_new = [line for line in ours.splitlines() if line not in base_lines]
@@ -319,24 +369,31 @@ def _normalise(root: Path, rel: str, base: str, ours: str, theirs: str) -> int:
     }
     seen: set[str] = set()
     kept = []
-    for line in path.read_text(encoding="utf-8").split("\n"):
+    for line in now.split("\n"):
         if line.startswith("- ") and (line in seen or line in losing):
             continue
         seen.add(line)
         kept.append(line)
     text = "\n".join(kept)
-    if text != path.read_text(encoding="utf-8"):
+    if text != now:
         atomic_write(path, text)
     return _pend(root, sorted(losing), rel) if losing else 0
 
 
 def _merge(root: Path, upstream: str, report: RemoteSyncReport) -> None:
-    """Merge ``upstream`` into HEAD with every conflict resolved, as one commit."""
+    """Merge ``upstream`` into HEAD with every conflict resolved, as one commit.
+
+    What is merged is ``upstream`` screened (:func:`memoryclaw.incoming.screen`): what the
+    remote may not change never reaches the working tree, and the report lists it."""
     head = _rev(root, "HEAD")
+    if head is not None and _ancestor(root, upstream, "HEAD"):
+        return
+    upstream, refused = screen(root, upstream, head)
+    report.refused += [r for r in refused if r not in report.refused]
     if head is None:
         _git(root, "reset", "--quiet", "--hard", upstream)
         return
-    if _git(root, "merge-base", "--is-ancestor", upstream, "HEAD", check=False).returncode == 0:
+    if _ancestor(root, upstream, "HEAD"):
         return
     base_sha = _git(root, "merge-base", "HEAD", upstream, check=False).stdout.strip()
     name, email = AUTHOR
@@ -358,6 +415,7 @@ def _merge(root: Path, upstream: str, report: RemoteSyncReport) -> None:
             raise ExternalToolError("git merge", done.stderr.strip() or "failed")
         return  # a fast-forward
     report.conflicts_resolved += _resolve_conflicts(root)
+    _keep_valid_config(root, head, report)
     changed = _git(root, "diff", "--name-only", "-z", head, upstream, "--", SEMANTIC_DIR).stdout
     for rel in sorted(p for p in changed.split("\0") if p.endswith(".md")):
         base = _show(root, f"{base_sha}:{rel}") or "" if base_sha else ""
@@ -369,6 +427,25 @@ def _merge(root: Path, upstream: str, report: RemoteSyncReport) -> None:
             if (root / PENDING_FILE).exists():
                 _git(root, "add", "--", PENDING_FILE)
     _git(root, *ident, "commit", "--quiet", "--no-verify", "-m", "memoryclaw: sync merge")
+
+
+def _ancestor(root: Path, older: str, newer: str) -> bool:
+    return _git(root, "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
+
+
+def _keep_valid_config(root: Path, head: str, report: RemoteSyncReport) -> None:
+    """A merged ``memoryclaw.yaml`` that is no valid configuration gives way to this
+    device's (both sides may be valid and their merge not)."""
+    text = _regular_text(root / CONFIG_FILE)
+    why = config_problem(text.encode("utf-8"), CONFIG_FILE) if text is not None else None
+    if why is None:
+        return
+    ours = _show(root, f"{head}:{CONFIG_FILE}")
+    if ours is not None and config_problem(ours.encode("utf-8"), CONFIG_FILE) is None:
+        atomic_write(root / CONFIG_FILE, ours)
+        _git(root, "add", "--", CONFIG_FILE)
+        refusal = Refusal(CONFIG_FILE, f"the merge made it invalid, this device's kept: {why}")
+        report.refused.append(refusal)
 
 
 def sync_remote(root: Path, settings: Settings) -> RemoteSyncReport:
@@ -386,6 +463,34 @@ def sync_remote(root: Path, settings: Settings) -> RemoteSyncReport:
     return report
 
 
+def _push_purged_history(root: Path, remote: str) -> None:
+    """A purge's rewritten history goes to the remote before anything is pulled: a fetch and
+    merge of the old history would bring the purged memory back."""
+    from .purge import owed, push_purged
+
+    if owed(root, remote) and (error := push_purged(root, remote)) is not None:
+        raise SyncError(
+            remote,
+            f"this vault's history was purged and the rewritten history could not be pushed"
+            f" ({error}); nothing was pulled, so nothing forgotten came back",
+        )
+
+
+def _forget_again(root: Path, before: str | None) -> None:
+    """Take out of what a merge brought whatever was forgotten (the tombstones of every
+    device's forgets), and commit that before anything is pushed."""
+    from .forget import reapply
+
+    after = _rev(root, "HEAD")
+    if before == after or after is None:
+        return
+    spec = ["diff", "--name-only", "-z", before, after] if before else ["ls-files", "-z"]
+    paths = [p for p in _git(root, *spec).stdout.split("\0") if p]
+    if reapply(root, paths):
+        with file_lock(root, SEMANTIC_LOCK):
+            commit_local(root)
+
+
 def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport) -> None:
     try:
         with file_lock(root, SEMANTIC_LOCK):
@@ -395,10 +500,12 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
         device_id(root, settings)  # from now on this device's logs carry its id
         with file_lock(root, SEMANTIC_LOCK):
             commit_local(root)
+        _push_purged_history(root, remote)
         branch = _git(root, "symbolic-ref", "--short", "HEAD").stdout.strip()
         before = _rev(root, "HEAD")
+        seconds = settings.sync.timeout_seconds
         for attempt in range(_PUSH_TRIES):
-            fetched = _git(root, "fetch", "--quiet", remote, check=False)
+            fetched = _network(root, remote, seconds, "fetch", "--quiet", remote)
             if fetched.returncode != 0:
                 raise SyncError(remote, _reason(fetched.stderr))
             upstream = _rev(root, f"refs/remotes/{remote}/{branch}")
@@ -407,15 +514,17 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
                 report.pulled += _count(root, f"{head}..{upstream}") if head else 0
                 with file_lock(root, SEMANTIC_LOCK):
                     _merge(root, upstream, report)
+                _forget_again(root, head)
             if _rev(root, "HEAD") is None:
                 break  # nothing here nor there yet
             ahead = _count(root, f"{upstream}..HEAD") if upstream else _count(root, "HEAD")
             if not ahead:
                 break
-            pushed = _git(root, "push", "--quiet", remote, f"HEAD:refs/heads/{branch}", check=False)
+            target = f"HEAD:refs/heads/{branch}"
+            pushed = _network(root, remote, seconds, "push", "--quiet", remote, target)
             if pushed.returncode == 0:
                 report.pushed += ahead
-                _git(root, "fetch", "--quiet", remote, check=False)
+                _network(root, remote, seconds, "fetch", "--quiet", remote)
                 break
             if attempt == _PUSH_TRIES - 1 or "rejected" not in pushed.stderr + pushed.stdout:
                 raise SyncError(remote, _reason(pushed.stderr))
@@ -428,6 +537,67 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
             report.files_changed = sorted(p for p in out.split("\0") if p)
     except ExternalToolError as exc:
         raise SyncError(remote, exc.problem) from exc
+
+
+def _network(root: Path, remote: str, seconds: float, *args: str) -> CompletedProcess[str]:
+    """A git command that talks to ``remote``; :class:`SyncError` when it does not finish
+    within ``seconds`` (``sync.timeoutSeconds``)."""
+    done = network_git(root, seconds, *args)
+    if done is None:
+        raise SyncError(remote, f"no answer within {seconds:g} s (sync.timeoutSeconds); gave up")
+    return done
+
+
+def network_git(root: Path, seconds: float, *args: str) -> CompletedProcess[str] | None:
+    """Run a git command that uses the network for at most ``seconds``; None when it ran out
+    of time, after it and every process it started were killed."""
+    git = shutil.which("git")
+    if git is None:
+        raise ExternalToolError("git", "not found on PATH")
+    # a prompt for a user name or password would wait for an answer no one gives
+    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
+    process = subprocess.Popen(
+        [git, "-C", str(root), *args],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=owner_only_umask,
+    )
+    try:
+        out, err = process.communicate(timeout=seconds)
+    except subprocess.TimeoutExpired:
+        _kill_tree(process.pid)
+        try:
+            process.communicate(timeout=5)
+        except subprocess.TimeoutExpired:  # a helper it started that /proc did not show
+            process.kill()
+            process.wait()
+            for pipe in (process.stdout, process.stderr):
+                if pipe is not None:
+                    pipe.close()
+        return None
+    return CompletedProcess(process.args, process.returncode, out, err)
+
+
+def _kill_tree(pid: int) -> None:
+    """SIGKILL a process and all its descendants (git runs helpers: ssh, upload-pack)."""
+    children: dict[int, list[int]] = {}
+    for entry in Path("/proc").glob("[0-9]*"):
+        try:
+            fields = (entry / "stat").read_text().rpartition(")")[2].split()
+        except OSError:
+            continue
+        children.setdefault(int(fields[1]), []).append(int(entry.name))
+    doomed, todo = [], [pid]
+    while todo:
+        current = todo.pop()
+        doomed.append(current)
+        todo.extend(children.get(current, []))
+    for victim in reversed(doomed):
+        with suppress(ProcessLookupError):
+            os.kill(victim, signal.SIGKILL)
 
 
 def _reason(stderr: str) -> str:

@@ -157,7 +157,12 @@ class TeamVault:
             report.error = "its branch has no upstream to pull from (clone the team repository)"
             return report
         before = _git(self.root, "rev-parse", "HEAD")
-        done = _git_run(self.root, "pull", "--ff-only", "--quiet", "--no-rebase")
+        from .remote import network_git
+
+        done = network_git(self.root, _PULL_SECONDS, "pull", "--ff-only", "--quiet", "--no-rebase")
+        if done is None:
+            report.error = f"its remote gave no answer within {_PULL_SECONDS} s; not pulled"
+            return report
         if done.returncode != 0:
             said = (done.stderr or done.stdout).strip().splitlines()
             reasons = [line for line in said if not line.startswith("hint:")] or said

@@ -18,7 +18,7 @@ from typing import Any
 
 from .config import Settings
 from .errors import InvalidInputError, ParseError, UnsafePathError
-from .inputs import require_text
+from .inputs import require_label, require_text
 from .notes import (
     ROLE_RE,
     RawLog,
@@ -32,7 +32,14 @@ from .notes import (
     slugify,
     utc_iso,
 )
-from .scopes import check_kind, conversation_scope, parse_session_key, speaker_role
+from .scopes import (
+    check_kind,
+    conversation_scope,
+    parse_session_key,
+    session_kind,
+    session_problem,
+    speaker_role,
+)
 from .vault import (
     LOGS_DIR,
     MAX_FILE_BYTES,
@@ -113,6 +120,14 @@ def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None 
         raise InvalidInputError(
             "session", "must be a non-empty single line", source=source, line=line
         )
+    # ids name a file, a heading, a frontmatter value and a provenance comment: one line each
+    for field in ("agent", "channel", "sender", "name", "tool"):
+        value = getattr(turn, field)
+        if value is not None:
+            require_label(field, value, source=source, line=line)
+    problem = session_problem(turn.session)
+    if problem is not None:
+        raise InvalidInputError("session", problem, source=source, line=line)
     if not ROLE_RE.match(turn.role):
         raise InvalidInputError(
             "role",
@@ -233,7 +248,7 @@ def _new_log_meta(first: NewTurn, owner_ids: tuple[str, ...]) -> dict[str, Any]:
     channel = slugify(first.channel or DEFAULT_CHANNEL, 24)
     stamp = first.timestamp.strftime("%Y-%m-%dT%H-%M-%S")
     key = parse_session_key(first.session)
-    kind = first.kind or key.kind
+    kind = session_kind(key, first.kind)  # a kind given narrows the key's, never widens it
     return {
         "id": f"log-{stamp}-{channel}-{short_hash(first.session, length=4)}",
         "timestamp": utc_iso(first.timestamp),

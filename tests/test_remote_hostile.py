@@ -1,0 +1,455 @@
+"""A remote is untrusted input: what it sends is screened before any of it reaches the disk."""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import random
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from memoryclaw import SyncError, Vault
+from memoryclaw.errors import UnsafePathError
+from memoryclaw.vault import CONSOLIDATE_LOCK, file_lock
+
+SECRET = "OUTSIDE-SECRET-7731-do-not-copy"
+GIT_ID = ("-c", "user.name=mallory", "-c", "user.email=m@example.org")
+
+
+def _git(root: Path, *args: str, check: bool = True) -> str:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    assert done.returncode == 0 or not check, done.stderr
+    return done.stdout
+
+
+def _cli(
+    root: Path, *args: str, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(root), *args],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **(env or {})},
+        check=False,
+    )
+
+
+def _remote(tmp_path: Path) -> Path:
+    bare = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(bare)], check=True)
+    _git(bare, "symbolic-ref", "HEAD", "refs/heads/main")
+    return bare
+
+
+def _device(tmp_path: Path, bare: Path, name: str) -> Path:
+    """A device as a user makes one: init --git, a remote, sync --setup."""
+    root = tmp_path / name
+    Vault.init(root, git=True, env={}).close()
+    _git(root, "symbolic-ref", "HEAD", "refs/heads/main")
+    _git(root, "remote", "add", "origin", str(bare))
+    with Vault(root, env={}) as vault:
+        vault.sync_remote(setup=True)
+    return root
+
+
+def _mallory(tmp_path: Path, bare: Path) -> Path:
+    """A plain clone of the remote, where an attacker crafts any commit."""
+    root = tmp_path / "mallory"
+    if not root.exists():
+        subprocess.run(["git", "clone", "-q", str(bare), str(root)], check=True)
+    _git(root, "pull", "-q", "--no-rebase", check=False)
+    return root
+
+
+def _push_as_mallory(root: Path, message: str) -> None:
+    _git(root, "add", "-A", "-f", ".")
+    _git(root, *GIT_ID, "commit", "-qm", message)
+    _git(root, "push", "-q", "origin", "HEAD:main")
+
+
+@pytest.fixture
+def secret(tmp_path: Path) -> Path:
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    path = outside / "secret.txt"
+    path.write_text(f"- Boss: password is {SECRET}\n{SECRET}\n")
+    return path
+
+
+def _everything(root: Path) -> str:
+    """Every byte of every file under ``root`` (but git's compressed objects) as text, and
+    the full history of every ref."""
+    parts = []
+    for path in root.rglob("*"):
+        if path.is_symlink() or not path.is_file() or "objects" in path.parts:
+            continue
+        parts.append(path.read_bytes().decode("utf-8", errors="replace"))
+    if (root / ".git").exists() or (root / "HEAD").exists():
+        parts.append(_git(root, "log", "-p", "--all", "--binary"))
+    return "\n".join(parts)
+
+
+def _conflicting_facts(root: Path, who: str, count: int) -> None:
+    folder = root / "semantic"
+    folder.mkdir(exist_ok=True)
+    for n in range(count):
+        (folder / f"topic{n}.md").write_text(f"# Topic {n}\n\n- Item{n}: lives in {who}town{n}\n")
+
+
+def test_sync_recovery_never_reads_a_symlink_from_the_remote(tmp_path: Path, secret: Path) -> None:
+    """A merge stopped half way with a remote's symlink checked out: the next sync's
+    recovery neither reads it into review nor commits nor pushes what it points at."""
+    bare = _remote(tmp_path)
+    a, b = _device(tmp_path, bare, "a"), _device(tmp_path, bare, "b")
+    _conflicting_facts(b, "b", 20)
+    with Vault(b, env={}) as vb:
+        vb.sync_remote()
+    mallory = _mallory(tmp_path, bare)
+    _conflicting_facts(mallory, "m", 20)
+    (mallory / "semantic" / "leak.md").symlink_to(secret)
+    _push_as_mallory(mallory, "leak")
+    _conflicting_facts(b, "b2", 20)
+    _git(b, "add", "-A")
+    _git(b, *GIT_ID, "commit", "-qm", "local")
+    _git(b, "fetch", "-q", "origin")
+    _git(b, "merge", "--no-commit", "--no-ff", "origin/main", check=False)
+    assert (b / ".git" / "MERGE_HEAD").exists() and (b / "semantic" / "leak.md").is_symlink()
+    done = _cli(b, "sync", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert {"path": "semantic/leak.md"}.items() <= report["refused"][0].items()
+    assert not os.path.lexists(b / "semantic" / "leak.md")
+    for root in (b, bare):
+        assert SECRET not in _everything(root)
+    with Vault(a, env={}) as va:
+        assert va.sync_remote().refused == []  # the remote was repaired by b's push
+    assert SECRET not in _everything(a) and not os.path.lexists(a / "semantic" / "leak.md")
+
+
+@pytest.mark.parametrize(
+    "where",
+    ["semantic/leak.md", "episodes/leak.md", "semantic", "memoryclaw.yaml"],
+    ids=["fact-file", "episode", "memory-folder", "config"],
+)
+def test_a_symlink_from_the_remote_is_never_checked_out(
+    tmp_path: Path, secret: Path, where: str
+) -> None:
+    bare = _remote(tmp_path)
+    a = _device(tmp_path, bare, "a")
+    (a / "semantic" / "own.md").write_text("# Facts\n\n- Wren: lives in Kilkenny\n")
+    mallory = _mallory(tmp_path, bare)
+    target = mallory / where
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if target.is_dir():
+        target.rmdir()
+    target.unlink(missing_ok=True)
+    target.symlink_to(secret if where != "semantic" else secret.parent)
+    _push_as_mallory(mallory, "link")
+    with Vault(a, env={}) as va:
+        report = va.sync_remote()
+        assert [r.path for r in report.refused] == [where]
+        assert "symlink" in report.refused[0].reason
+        assert va.search("Wren Kilkenny").facts  # the memory folder is still a real one
+    for root in (a, bare):
+        assert SECRET not in _everything(root)
+    assert not (a / where).is_symlink()
+    assert "Kilkenny" in (a / "semantic" / "own.md").read_text()
+
+
+def test_a_remote_cannot_replace_the_state_folder_with_a_symlink(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    a = _device(tmp_path, bare, "a")
+    device = (a / ".memoryclaw" / "device").read_text()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    mallory = _mallory(tmp_path, bare)
+    (mallory / ".memoryclaw").symlink_to(elsewhere)
+    _push_as_mallory(mallory, "state elsewhere")
+    with Vault(a, env={}) as va:
+        va.log_turn("s", "user", "Remember the lighthouse keeper's name is Orla.")
+        va.end_session("s")
+        va.consolidate(all_logs=True)
+        report = va.sync_remote()
+        assert ".memoryclaw" in [r.path for r in report.refused]
+        assert va.search("lighthouse").results
+    assert (a / ".memoryclaw").is_dir() and not (a / ".memoryclaw").is_symlink()
+    assert (a / ".memoryclaw" / "device").read_text() == device
+    assert list(elsewhere.iterdir()) == []
+    assert ".memoryclaw" not in _git(bare, "ls-tree", "--name-only", "main")
+
+
+def test_tracked_state_files_from_a_remote_do_not_overwrite_local_state(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    a = _device(tmp_path, bare, "a")
+    state = a / ".memoryclaw"
+    device = (state / "device").read_text()
+    (state / "recall.json").write_text('{"ep-1": 3}')
+    mallory = _mallory(tmp_path, bare)
+    (mallory / ".memoryclaw").mkdir()
+    (mallory / ".memoryclaw" / "device").write_text("evil00\n")
+    (mallory / ".memoryclaw" / "recall.json").write_text('{"ep-1": 999}')
+    _push_as_mallory(mallory, "state")
+    with Vault(a, env={}) as va:
+        refused = {r.path for r in va.sync_remote().refused}
+    assert refused == {".memoryclaw/device", ".memoryclaw/recall.json"}
+    assert (state / "device").read_text() == device
+    assert (state / "recall.json").read_text() == '{"ep-1": 3}'
+
+
+def test_a_state_folder_that_is_a_symlink_fails_closed_naming_it(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    Vault.init(root, env={}).close()
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    shutil.rmtree(root / ".memoryclaw", ignore_errors=True)
+    (root / ".memoryclaw").symlink_to(elsewhere)
+    with pytest.raises(UnsafePathError) as caught:
+        Vault(root, env={})
+    assert str(root / ".memoryclaw") in str(caught.value) and "symlink" in str(caught.value)
+    with pytest.raises(UnsafePathError), file_lock(root, CONSOLIDATE_LOCK):
+        pass
+    done = _cli(root, "search", "anything")
+    assert done.returncode != 0 and ".memoryclaw" in done.stderr and "Traceback" not in done.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (".gitignore", ".memoryclaw/\nsemantic/\nepisodes/\n"),
+        (".gitignore", "*.md\n"),
+        (".gitignore", ""),
+        (".gitattributes", "semantic/*.md merge=binary\n"),
+        ("semantic/.gitignore", "*\n"),
+    ],
+    ids=[
+        "ignores-memory-folders",
+        "ignores-markdown",
+        "stops-ignoring-state",
+        "attributes",
+        "nested",
+    ],
+)
+def test_a_remote_gitignore_that_would_hide_memories_is_kept_out_and_reported(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    bare = _remote(tmp_path)
+    a, b = _device(tmp_path, bare, "a"), _device(tmp_path, bare, "b")
+    kept = (a / ".gitignore").read_text(), (a / ".gitattributes").read_text()
+    mallory = _mallory(tmp_path, bare)
+    (mallory / name).parent.mkdir(exist_ok=True)
+    (mallory / name).write_text(text)
+    _push_as_mallory(mallory, "ignore memories")
+    with Vault(a, env={}) as va:
+        assert name in [r.path for r in va.sync_remote().refused]
+    assert ((a / ".gitignore").read_text(), (a / ".gitattributes").read_text()) == kept
+    assert not (a / "semantic" / ".gitignore").exists()
+    (a / "semantic" / "facts.md").write_text("# Facts\n\n- Ines: lives in Lagos\n")
+    with Vault(a, env={}) as va:
+        va.sync_remote()
+    with Vault(b, env={}) as vb:
+        vb.sync_remote()
+    assert "Lagos" in (b / "semantic" / "facts.md").read_text()  # memories still sync
+
+
+def test_a_harmless_gitignore_change_from_a_remote_is_taken(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    a = _device(tmp_path, bare, "a")
+    mallory = _mallory(tmp_path, bare)
+    with (mallory / ".gitignore").open("a") as out:
+        out.write("*.swp\n")
+    _push_as_mallory(mallory, "ignore swap files")
+    with Vault(a, env={}) as va:
+        assert va.sync_remote().refused == []
+    assert "*.swp" in (a / ".gitignore").read_text()
+
+
+def test_doctor_flags_memory_folders_that_git_ignores(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    Vault.init(root, git=True, env={}).close()
+    with (root / ".gitignore").open("a") as out:
+        out.write("semantic/\n")
+    with Vault(root, env={}) as vault:
+        checks = {c["check"]: c for c in vault.doctor()}
+    assert (
+        checks["git ignore"]["status"] == "error" and "semantic" in checks["git ignore"]["detail"]
+    )
+
+
+BAD_CONFIG = "retrieval:\n  budgetTokens: lots\n"
+
+
+def test_an_invalid_config_from_a_remote_is_kept_out_and_reported(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    a = _device(tmp_path, bare, "a")
+    mine = (a / "memoryclaw.yaml").read_text()
+    mallory = _mallory(tmp_path, bare)
+    (mallory / "memoryclaw.yaml").write_text(BAD_CONFIG)
+    _push_as_mallory(mallory, "bad config")
+    done = _cli(a, "sync", "--json")
+    assert done.returncode == 0, done.stderr
+    refused = json.loads(done.stdout)["refused"]
+    assert refused[0]["path"] == "memoryclaw.yaml"
+    assert "retrieval.budgetTokens" in refused[0]["reason"]
+    assert (a / "memoryclaw.yaml").read_text() == mine
+    assert _cli(a, "stats").returncode == 0
+
+
+def test_an_invalid_synced_config_keeps_the_last_valid_one_so_sync_pulls_the_fix(
+    tmp_path: Path,
+) -> None:
+    bare = _remote(tmp_path)
+    a = _device(tmp_path, bare, "a")
+    # a configuration that was valid when loaded, then replaced by an invalid one that an
+    # older sync committed
+    (a / "memoryclaw.yaml").write_text("retrieval:\n  maxResults: 7\n")
+    assert _cli(a, "stats").returncode == 0
+    (a / "memoryclaw.yaml").write_text(BAD_CONFIG)
+    _git(a, "add", "memoryclaw.yaml")
+    _git(a, *GIT_ID, "commit", "-qm", "bad config")
+    _git(a, "push", "-q", "origin", "HEAD:main")
+    searched = _cli(a, "search", "anything")
+    assert searched.returncode == 0, searched.stderr
+    warning = [line for line in searched.stderr.splitlines() if line.strip()]
+    assert len(warning) == 1 and "retrieval.budgetTokens" in warning[0]
+    with Vault(a, env={}) as va:
+        assert va.settings.retrieval.max_results == 7
+        config = next(c for c in va.doctor() if c["check"] == "config")
+    assert config["status"] == "error" and "retrieval.budgetTokens" in config["detail"]
+    assert "expected an integer" in config["detail"]
+    mallory = _mallory(tmp_path, bare)
+    (mallory / "memoryclaw.yaml").write_text("retrieval:\n  maxResults: 9\n")
+    _push_as_mallory(mallory, "fix config")
+    done = _cli(a, "sync")
+    assert done.returncode == 0, done.stderr
+    assert (a / "memoryclaw.yaml").read_text() == "retrieval:\n  maxResults: 9\n"
+    again = _cli(a, "search", "anything")
+    assert again.returncode == 0 and again.stderr.strip() == ""
+
+
+@contextlib.contextmanager
+def _silent_server() -> Iterator[int]:
+    """A TCP server on loopback that accepts connections and never answers; its port."""
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(8)
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                held.append(server.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    try:
+        yield server.getsockname()[1]
+    finally:
+        stop.set()
+        thread.join()
+        for conn in held:
+            conn.close()
+        server.close()
+
+
+def test_sync_to_an_unresponsive_remote_gives_up_and_frees_the_lock(tmp_path: Path) -> None:
+    root = tmp_path / "v"
+    Vault.init(root, git=True, env={}).close()
+    (root / "semantic" / "facts.md").write_text("# Facts\n\n- Kofi: lives in Accra\n")
+    with _silent_server() as port:
+        _git(root, "remote", "add", "origin", f"git://127.0.0.1:{port}/vault")
+        env = {"MEMORYCLAW_SYNC_TIMEOUTSECONDS": "1"}
+        with Vault(root, env=env) as vault, pytest.raises(SyncError) as caught:
+            vault.sync_remote()
+        done = _cli(root, "sync", env=env)
+    assert caught.value.remote == "origin" and "sync.timeoutSeconds" in str(caught.value)
+    assert done.returncode != 0 and "origin" in done.stderr and "Traceback" not in done.stderr
+    with file_lock(root, CONSOLIDATE_LOCK, timeout=0):  # the consolidation lock is free
+        pass
+
+
+def _kill_group(process: subprocess.Popen[bytes]) -> None:
+    with contextlib.suppress(ProcessLookupError):
+        os.killpg(process.pid, signal.SIGKILL)
+    process.wait()
+    for _ in range(500):
+        try:
+            os.killpg(process.pid, 0)
+        except ProcessLookupError:
+            return
+        time.sleep(0.01)
+
+
+def _hostile_round(mallory: Path, secret: Path, n: int) -> None:
+    """One more hostile commit on the remote: links out, state replacements, a .gitignore
+    hiding memories, a bad configuration and facts conflicting with the victim's."""
+    _git(mallory, "pull", "-q", "--no-rebase", "-X", "theirs", check=False)
+    _git(mallory, "reset", "-q", "--hard", "origin/main", check=False)
+    kind = n % 4
+    (mallory / "semantic").mkdir(exist_ok=True)
+    link = mallory / "semantic" / f"leak{n}.md"
+    link.symlink_to(secret)
+    state = mallory / ".memoryclaw"
+    if kind == 0:
+        state.symlink_to(secret.parent)
+    elif kind == 1:
+        state.mkdir(exist_ok=True)
+        (state / "device").write_text("evil00\n")
+    elif kind == 2:
+        (mallory / ".gitignore").write_text("semantic/\nepisodes/\n")
+    else:
+        (mallory / "memoryclaw.yaml").write_text(BAD_CONFIG)
+    _conflicting_facts(mallory, f"m{n}", 60)
+    _push_as_mallory(mallory, f"hostile {n}")
+
+
+def test_killed_syncs_against_a_hostile_remote_leak_nothing_and_lose_nothing(
+    tmp_path: Path, secret: Path
+) -> None:
+    rng = random.Random(2111)
+    bare = _remote(tmp_path)
+    b = _device(tmp_path, bare, "b")
+    device = (b / ".memoryclaw" / "device").read_text()
+    mallory = _mallory(tmp_path, bare)
+    mine: list[str] = []
+    kills = 0
+    for n in range(30):
+        _hostile_round(mallory, secret, n)
+        fact = f"- Keeper{n}: lives in Harbour{n}"
+        mine.append(fact)
+        path = b / "semantic" / "mine.md"
+        old = path.read_text() if path.exists() else "# Mine\n\n"
+        path.write_text(old + fact + "\n")
+        _conflicting_facts(b, f"b{n}", 60)
+        process = subprocess.Popen(
+            [sys.executable, "-m", "memoryclaw", "--vault", str(b), "sync", "--json"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            start_new_session=True,
+        )
+        time.sleep(rng.uniform(0.2, 1.2))
+        kills += process.poll() is None
+        _kill_group(process)
+        with Vault(b, env={}) as vb:
+            vb.sync_remote()
+        assert (b / ".memoryclaw").is_dir() and not (b / ".memoryclaw").is_symlink()
+    assert kills >= 10  # most runs were killed in flight
+    assert SECRET not in _everything(b) and SECRET not in _everything(bare)
+    assert list(secret.parent.iterdir()) == [secret]  # nothing written outside
+    assert (b / ".memoryclaw" / "device").read_text() == device
+    text = (b / "semantic" / "mine.md").read_text()
+    for fact in mine:
+        assert fact in text, fact
+    assert not list(b.rglob("leak*.md")) and "semantic/" not in (b / ".gitignore").read_text()
+    assert "<<<<<<<" not in _everything(b / "semantic")
