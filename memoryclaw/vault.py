@@ -77,7 +77,20 @@ def require_vault(root: Path) -> Path:
         raise VaultNotFoundError(root, "no such folder")
     if not root.is_dir():
         raise VaultNotFoundError(root, "not a folder")
+    check_state_dir(root)
     return root.resolve()
+
+
+def check_state_dir(root: Path) -> None:
+    """Refuse a ``.memoryclaw`` that is a symlink or not a folder: the index (every memory's
+    text) and the locks are written only into a real folder inside the vault."""
+    state = root / STATE_DIR
+    if os.path.islink(state) or (os.path.lexists(state) and not state.is_dir()):
+        raise UnsafePathError(
+            state,
+            "is a symlink or not a folder; memoryclaw keeps its index and locks only in a real"
+            " folder inside the vault (remove it: it is rebuilt)",
+        )
 
 
 def owner_only_umask() -> None:
@@ -446,6 +459,7 @@ def file_lock(root: Path, name: str, timeout: float = 10.0) -> Iterator[None]:
     """Hold an exclusive advisory lock ``.memoryclaw/locks/<name>.lock`` for the block."""
     if not root.is_dir():
         raise VaultNotFoundError(root, "no such folder")
+    check_state_dir(root)
     with lock_at(root / STATE_DIR / "locks" / f"{name}.lock", timeout):
         yield
 
