@@ -1251,10 +1251,15 @@ class Vault:
             checks.append({"check": check, "status": status, "detail": detail})
 
         add("version", "ok", f"memoryclaw {__version__}")
+        from .config import LAST_VALID_FILE, config_file_problem
+
+        bad_config = config_file_problem(self.root)
         add(
             "config",
-            "ok",
-            f"{self.root / CONFIG_FILE} valid"
+            "error" if bad_config else "ok",
+            f"{bad_config} (commands use the last valid copy, {LAST_VALID_FILE}, until fixed)"
+            if bad_config
+            else f"{self.root / CONFIG_FILE} valid"
             if (self.root / CONFIG_FILE).exists()
             else "no memoryclaw.yaml; defaults apply",
         )
@@ -1335,6 +1340,13 @@ class Vault:
             if git_dir
             else "not a git repository (memoryclaw init --git)",
         )
+        if git_dir:
+            from .incoming import ignored_memory_folders
+
+            hidden = ignored_memory_folders(self.root)
+            if hidden:
+                why = "git ignores memory files there: they are neither committed nor synced"
+                add("git ignore", "error", f"{', '.join(hidden)}: {why} (see .gitignore)")
         return checks
 
     def _vector_checks(self) -> list[tuple[str, str]]:
