@@ -118,9 +118,9 @@ class MemoryHooks:
     def retrieve(self, message: str, *, session: str | None = None) -> RetrievePayload | None:
         """The full payload for ``message`` (context, working memory, results) of what this
         hook's agent may see in ``session``, or None."""
-        context = self.recall_context(session)
 
         def recall(vault: Vault) -> RetrievePayload:
+            context = self.recall_context(session)  # a bad agent id fails here, not the turn
             if not session:
                 return vault.retrieve(message, context=context)
             settings = vault.settings.working_memory

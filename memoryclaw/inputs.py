@@ -19,8 +19,19 @@ from .errors import InvalidInputError
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64
+# The longest id each field may hold.  A session key is at most 400 characters because the
+# scope of its memories (``group:`` and the key without its ``agent:<id>:`` head) is read
+# back only up to 400 (:data:`memoryclaw.scopes.MAX_CONVERSATION_CHARS`); a longer one was
+# logged and then never consolidated.
+LABEL_LIMITS = {"session": 400, "agent": 128, "channel": 128, "sender": 256}
+# An agent id holds no whitespace at all: "main " is not "main".  (A session id may: only an
+# OpenClaw key, ``agent:<id>:<rest>``, may not, see :func:`memoryclaw.scopes.session_problem`.)
+_ONE_WORD = frozenset({"agent"})
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
+# C0 and C1 controls, DEL, and the Unicode line and paragraph separators: each can split a
+# heading, a frontmatter value or a provenance comment into lines of its own.
+_CONTROL_RE = re.compile("[\x00-\x1f\x7f-\x9f\u2028\u2029]")
 
 
 def bounded_lines(stream: IO[bytes], limit: int = MAX_LINE_BYTES) -> Iterator[bytes | None]:
@@ -85,6 +96,40 @@ def require_text(
 ) -> None:
     """Raise :class:`InvalidInputError` naming ``field`` if ``value`` cannot be stored as UTF-8."""
     problem = _string_problem(value)
+    if problem is not None:
+        raise InvalidInputError(field, problem, source=source, line=line)
+
+
+def label_problem(field: str, value: str) -> str | None:
+    """What makes ``value`` unfit to be the ``field`` id of a turn or a request (``session``,
+    ``agent``, ``channel``, ``sender``), or None: it must be valid text,
+    not blank, one line without control characters, and at most ``LABEL_LIMITS[field]``
+    characters; an agent id holds no whitespace either."""
+    problem = _string_problem(value)
+    if problem is not None:
+        return problem
+    if not value.strip():
+        return "must not be empty"
+    control = _CONTROL_RE.search(value)
+    if control is not None:
+        return (
+            f"holds control character U+{ord(control.group()):04X} at character {control.start()}"
+        )
+    if field in _ONE_WORD and any(char.isspace() for char in value):
+        return "must not hold spaces"
+    if field == "session" and value != value.strip():
+        return "must not begin or end with a space"
+    limit = LABEL_LIMITS.get(field)
+    if limit is not None and len(value) > limit:
+        return f"{len(value)} characters, over the limit of {limit}"
+    return None
+
+
+def require_label(
+    field: str, value: str, *, source: str | None = None, line: int | None = None
+) -> None:
+    """Raise :class:`InvalidInputError` naming ``field`` when :func:`label_problem` finds one."""
+    problem = label_problem(field, value)
     if problem is not None:
         raise InvalidInputError(field, problem, source=source, line=line)
 

@@ -789,12 +789,11 @@ def format_provenance(
     agent: str | None = None,
     scope: str | None = None,
 ) -> str:
-    """The trailing HTML comment a machine-written fact line carries."""
-    parts = [f"source: {source}", f"updated: {updated}", f"confidence: {confidence}"]
-    if agent:
-        parts.append(f"agent: {agent}")
-    if scope:
-        parts.append(f"scope: {scope}")
+    """The trailing HTML comment a machine-written fact line carries; no value can break a
+    line, end the comment or add a key to it (see :func:`_comment_safe`)."""
+    values = {"source": source, "updated": updated, "confidence": confidence}
+    values |= {"agent": agent or "", "scope": scope or ""}
+    parts = [f"{key}: {_comment_safe(value)}" for key, value in values.items() if value]
     return f"<!-- {'; '.join(parts)} -->"
 
 
@@ -825,7 +824,9 @@ def parse_superseded(text: str) -> tuple[str, str]:
 
 def _comment_safe(text: str) -> str:
     """Text that cannot end a provenance comment or split it into keys."""
-    text = " ".join(text.split()).replace(";", ",").replace("-->", "->").replace("<!--", "<!-")
+    text = " ".join(text.split()).replace(";", ",")
+    while "-->" in text or "<!--" in text:  # once is not enough: "--->" would become "-->"
+        text = text.replace("-->", "->").replace("<!--", "<!-")
     return text.strip()
 
 

@@ -18,8 +18,18 @@ frontmatter of a raw log or of a hand-written fact file).  A scope is one of:
 
 A request comes with a :class:`RecallContext` (agent, session, kind).  With none of them it
 is the owner at the terminal, who sees everything.  Memories of one agent are withheld from
-another unless ``scopes.shareAcrossAgents``.  :func:`admit` says, for one memory, whether it
-is admitted and by which rule; :func:`sql_filter` is the same rule as an SQL condition.
+another unless ``scopes.shareAcrossAgents``; a request that names no agent (neither given
+nor in its session key) is agent ``main``, the agent a turn logged without one is filed
+under.  :func:`admit` says, for one memory, whether it is admitted and by which rule;
+:func:`sql_filter` is the same rule as an SQL condition.
+
+A context fails closed.  An agent id that is empty, or holds spaces or control characters,
+is refused (:class:`InvalidInputError`).  A session key that does not parse (empty, with
+spaces or control characters, too long, or ``agent:…`` without an agent and a rest) is the
+most restricted requester: it is recalled what every requester may see, which is nothing,
+since a group sees only its own conversation.  A session key's kind is read whatever its
+case (``…:GROUP:…`` is a group), and an explicit ``kind`` may narrow what the key allows,
+never widen it: a group or thread key stays one with ``kind: direct``.
 """
 
 from __future__ import annotations
@@ -28,16 +38,25 @@ import re
 from dataclasses import dataclass
 
 from .errors import InvalidInputError
+from .inputs import label_problem, require_label, require_text
 
 KINDS = ("direct", "group", "thread", "cron")
 OWNER, DIRECT = "owner", "direct"
+DEFAULT_AGENT = "main"  # the agent of a turn logged, or a request made, without one
+MAX_CONVERSATION_CHARS = 400
 _SHARED_KINDS = ("group", "thread", "peer")  # conversations other people read
-_SCOPE_RE = re.compile(r"^(?:owner|direct|(?:group|thread|peer):\S{1,400})$")
+# A conversation is a session id, which may hold spaces (not line breaks or other controls).
+_SCOPE_RE = re.compile(
+    rf"^(?:owner|direct|(?:group|thread|peer):\S[^\x00-\x1f\x7f\u2028\u2029]"
+    rf"{{0,{MAX_CONVERSATION_CHARS - 1}}})$"
+)
 # OpenClaw's session keys: agent:<id>:<rest>; a group is <channel>:group:<id> or
 # <channel>:channel:<id>, a thread appends :thread:<id> (Telegram topics :topic:<id>), a
 # direct chat is <mainKey>, dm:<peer>, <channel>:dm:<peer> or <channel>:<account>:dm:<peer>.
-_AGENT_KEY_RE = re.compile(r"^agent:(?P<agent>[^:\s]+):(?P<rest>\S+)$")
-_PEER_RE = re.compile(r"(?:^|:)dm:(?P<peer>[^:]+)$")
+# The words that tell the kind are read whatever their case.
+_AGENT_KEY_RE = re.compile(r"^agent:(?P<agent>[^:\s]+):(?P<rest>\S+)$", re.IGNORECASE)
+_AGENT_HEAD_RE = re.compile(r"^\s*agent:", re.IGNORECASE)
+_PEER_RE = re.compile(r"(?:^|:)dm:(?P<peer>[^:]+)$", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -48,15 +67,30 @@ class SessionInfo:
     kind: str
     conversation: str | None  # the key without "agent:<id>:"; None for the main session
     peer: str | None = None  # the other person of a direct chat, when the key names one
+    problem: str | None = None  # why the key does not parse; such a key is a group of none
+
+
+def session_problem(session: str) -> str | None:
+    """Why ``session`` is not a session key (see the module docstring), or None."""
+    problem = label_problem("session", session)
+    if problem is None and _AGENT_HEAD_RE.match(session) and not _AGENT_KEY_RE.match(session):
+        problem = "starts with agent: but is not agent:<id>:<rest>"
+    return problem
 
 
 def parse_session_key(session: str | None) -> SessionInfo:
-    """Read an OpenClaw session key; any other session id is a direct conversation."""
-    match = _AGENT_KEY_RE.match(session or "")
+    """Read an OpenClaw session key; any other session id is a direct conversation, and a
+    key that does not parse the most restricted one (a group no memory was made in)."""
+    if session is None:
+        return SessionInfo(None, "direct", None)
+    problem = session_problem(session)
+    if problem is not None:
+        return SessionInfo(None, "group", None, problem=problem)
+    match = _AGENT_KEY_RE.match(session)
     if match is None:
         return SessionInfo(None, "direct", None)
     agent, rest = match.group("agent"), match.group("rest")
-    parts = rest.split(":")
+    parts = rest.lower().split(":")
     if "thread" in parts[:-1] or "topic" in parts[:-1]:
         kind = "thread"
     elif "group" in parts[:-1] or "channel" in parts[:-1]:
@@ -67,6 +101,14 @@ def parse_session_key(session: str | None) -> SessionInfo:
         kind = "direct"
     peer = _PEER_RE.search(rest)
     return SessionInfo(agent, kind, rest, peer.group("peer") if peer else None)
+
+
+def session_kind(info: SessionInfo, kind: str | None) -> str:
+    """The kind of a conversation: ``kind`` when given, except that it never widens what the
+    key allows (a group or thread key with ``kind`` direct or cron stays a group or thread)."""
+    if kind is None or (info.kind in ("group", "thread") and kind not in ("group", "thread")):
+        return info.kind
+    return kind
 
 
 def check_kind(
@@ -93,9 +135,10 @@ def conversation_scope(
 ) -> str:
     """The scope of memories made in ``session`` (of ``kind``, when the caller knows it)."""
     info = parse_session_key(session)
-    kind = kind or info.kind
-    # a group named by no session is no conversation in particular: it sees only its own
-    conversation = info.conversation or session or "?"
+    kind = session_kind(info, kind)
+    # a group named by no session (or by a key that does not parse) is no conversation in
+    # particular: it sees only its own
+    conversation = info.conversation or (session if info.problem is None else None) or "?"
     if kind in ("group", "thread"):
         return f"{kind}:{conversation}"
     if info.peer is not None and owner_ids and info.peer not in owner_ids:
@@ -120,13 +163,18 @@ def speaker_role(role: str, sender: str | None, kind: str, owner_ids: tuple[str,
 @dataclass(frozen=True)
 class RecallContext:
     """Who is asking: the agent, its session and the kind of conversation.  All None: the
-    owner at the terminal."""
+    owner at the terminal.  An agent id or kind that is not one is refused; a session key
+    that does not parse is kept, and recalls nothing (:attr:`problem`)."""
 
     agent: str | None = None
     session: str | None = None
     kind: str | None = None
 
     def __post_init__(self) -> None:
+        if self.agent is not None:
+            require_label("agent", self.agent)
+        if self.session is not None:
+            require_text("session", self.session)
         check_kind(self.kind)
 
     @property
@@ -134,9 +182,14 @@ class RecallContext:
         """No context given: the owner at the terminal, who sees everything."""
         return self.agent is None and self.session is None and self.kind is None
 
-    def resolved_agent(self) -> str | None:
-        """The asking agent: given, or read from the session key."""
-        return self.agent or parse_session_key(self.session).agent
+    @property
+    def problem(self) -> str | None:
+        """Why this context's session key does not parse (it then recalls nothing), or None."""
+        return None if self.session is None else parse_session_key(self.session).problem
+
+    def resolved_agent(self) -> str:
+        """The asking agent: given, read from the session key, or :data:`DEFAULT_AGENT`."""
+        return self.agent or parse_session_key(self.session).agent or DEFAULT_AGENT
 
     def scope(self, owner_ids: tuple[str, ...] = ()) -> str:
         """The scope this request's own conversation gives its memories."""
@@ -160,8 +213,11 @@ class Policy:
         that decided it, in words."""
         if self.context.is_terminal:
             return True, "the owner at the terminal sees everything"
+        problem = self.context.problem
+        if problem is not None:
+            return False, f"the request's session key does not parse ({problem}); it sees nothing"
         asking = self.context.resolved_agent()
-        if agent and asking and agent != asking and not self.share_across_agents:
+        if agent and agent != asking and not self.share_across_agents:
             return False, f"made by agent {agent}; scopes.shareAcrossAgents is off"
         scope = scope or OWNER
         here = self.context.scope(self.owner_ids)
@@ -183,12 +239,13 @@ class Policy:
         """:meth:`admit` as an SQL condition and its parameters (``"1"`` when all pass)."""
         if self.context.is_terminal:
             return "1", []
+        if self.context.problem is not None:
+            return "0", []
         clauses: list[str] = []
         params: list[str] = []
-        asking = self.context.resolved_agent()
-        if asking and not self.share_across_agents:
+        if not self.share_across_agents:
             clauses.append(f"({agent_column} IS NULL OR {agent_column} = '' OR {agent_column} = ?)")
-            params.append(asking)
+            params.append(self.context.resolved_agent())
         here = self.context.scope(self.owner_ids)
         if here == DIRECT:
             clauses.append(f"coalesce({scope_column}, '') IN ('', '{OWNER}', '{DIRECT}')")

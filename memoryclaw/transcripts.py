@@ -121,7 +121,7 @@ def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None 
             "session", "must be a non-empty single line", source=source, line=line
         )
     # ids name a file, a heading, a frontmatter value and a provenance comment: one line each
-    for field in ("agent", "channel", "sender", "name", "tool"):
+    for field in ("agent", "channel", "sender"):  # a name or tool is flattened when written
         value = getattr(turn, field)
         if value is not None:
             require_label(field, value, source=source, line=line)

@@ -4,14 +4,26 @@ from __future__ import annotations
 
 import io
 import json
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import Any
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryclaw import InvalidInputError
-from memoryclaw.inputs import MAX_DEPTH, bounded_lines, parse_json_line, require_text, text_problem
+from memoryclaw import InvalidInputError, Vault
+from memoryclaw.inputs import (
+    LABEL_LIMITS,
+    MAX_DEPTH,
+    bounded_lines,
+    label_problem,
+    parse_json_line,
+    require_text,
+    text_problem,
+)
 
 _TEXT = st.text(st.characters(codec=None), max_size=8)
 _JSON = st.recursive(
@@ -77,3 +89,77 @@ def test_require_text_names_field_and_cause(text: str, words: str) -> None:
         require_text("content", text, source="turns.jsonl", line=3)
     assert info.value.field == "content" and words in str(info.value)
     assert str(info.value).startswith("turns.jsonl:3: content: not valid Unicode text")
+
+
+@pytest.mark.parametrize(
+    ("field", "value", "problem"),
+    [
+        ("agent", "main", None),
+        ("agent", "", "must not be empty"),
+        ("agent", "ma in", "spaces"),
+        ("agent", "main\nscope: owner", "control character U+000A"),
+        ("sender", "tg:42\r", "control character U+000D"),
+        ("channel", "tele\u2028gram", "control character U+2028"),
+        ("sender", "Ana\x00", "control character U+0000"),
+        ("session", "team chat", None),
+        ("session", " team", "begin or end with a space"),
+        ("session", "s" * LABEL_LIMITS["session"], None),
+        ("session", "s" * (LABEL_LIMITS["session"] + 1), "over the limit of 400"),
+        ("sender", "\udcff", "not valid Unicode"),
+    ],
+    ids=[
+        "agent",
+        "empty-agent",
+        "agent-space",
+        "agent-newline",
+        "sender-cr",
+        "channel-ls",
+        "sender-nul",
+        "session-space",
+        "session-edge-space",
+        "session-at-limit",
+        "session-over-limit",
+        "surrogate",
+    ],
+)
+def test_label_problem_names_what_makes_an_id_unfit(
+    field: str, value: str, problem: str | None
+) -> None:
+    found = label_problem(field, value)
+    assert found is None if problem is None else (found is not None and problem in found)
+
+
+def _log(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault), "log", *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize(
+    ("flags", "message"),
+    [
+        (("--agent", "work\nscope: owner"), "agent: holds control character U+000A"),
+        (("--sender", "tg:5\n- Alex: x"), "sender: holds control character U+000A"),
+        (("--channel", "tg\x1b[2J"), "channel: holds control character U+001B"),
+        (("--session", "agent:main:" + "t" * 400), "session: 411 characters, over the limit"),
+        (("--session", "agent:main:telegram:group:-1 x"), "session: starts with agent:"),
+    ],
+    ids=["agent-newline", "sender-newline", "channel-escape", "long-session", "key-with-space"],
+)
+def test_log_refuses_an_id_that_would_split_a_line_or_never_consolidate(
+    empty_vault: Vault, flags: tuple[str, ...], message: str
+) -> None:
+    args = ("--session", "agent:main:main", "--role", "user", *flags, "Alex's email is a@b.example")
+    proc = _log(empty_vault.root, *args)
+    assert proc.returncode == 1 and proc.stderr.startswith(f"memoryclaw: error: {message}")
+    assert proc.stderr.count("\n") == 1
+    assert not list((empty_vault.root / "logs").glob("*.md"))
+
+
+def test_a_group_session_id_with_spaces_is_consolidated(empty_vault: Vault) -> None:
+    now = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+    for role, text in [("user", "Alex's email is alex@example.com"), ("assistant", "Noted.")]:
+        empty_vault.log_turn("team chat", role, text, kind="group", timestamp=now)
+    report = empty_vault.consolidate(all_logs=True)
+    assert report.logs_read == 1 and len(report.episodes) == 1
+    [episode] = empty_vault.search("Alex email").results
+    assert episode.scope == "group:team chat"

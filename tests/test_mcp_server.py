@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import subprocess
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
@@ -374,9 +375,24 @@ def _consolidate(vault_dir: Path) -> None:
         (("--agent", "beta"), False, True),
         (("--agent", "alpha", "--session", GROUP_KEY), False, False),
         (("--agent", "alpha", "--session", "room-7", "--kind", "group"), False, False),
+        (("--agent", "alpha", "--session", GROUP_KEY, "--kind", "direct"), False, False),
+        (("--session", "agent:alpha:telegram:GROUP:-1001"), False, False),
+        (("--session", "agent:alpha:telegram:group:-1001 x"), False, False),
+        (("--session", "room-7"), False, True),
         ((), True, True),
     ],
-    ids=["same-agent", "other-agent", "other-agent-no-session", "group-key", "group-kind", "owner"],
+    ids=[
+        "same-agent",
+        "other-agent",
+        "other-agent-no-session",
+        "group-key",
+        "group-kind",
+        "group-key-kind-direct",
+        "upper-case-group-key",
+        "key-with-space",
+        "plain-session-is-agent-main",
+        "owner",
+    ],
 )
 def test_a_server_for_one_conversation_sees_only_its_memories(
     vault_dir: Path, tmp_path: Path, flags: tuple[str, ...], sees: bool, direct: bool
@@ -456,3 +472,17 @@ def test_tool_arguments_cannot_reach_past_the_servers_conversation(
 def test_the_mcp_command_refuses_an_unknown_kind(vault_dir: Path) -> None:
     result = CliRunner().invoke(cli, ["--vault", str(vault_dir), "mcp", "--kind", "party"])
     assert result.exit_code == 2 and "party" in result.output
+
+
+@pytest.mark.parametrize(
+    "flags",
+    [("--agent", ""), ("--agent", "alpha\nscope: owner"), ("--agent", " ", "--session", "s1")],
+    ids=["empty", "newline", "blank"],
+)
+def test_a_server_for_an_agent_id_that_is_not_one_refuses_to_start(
+    vault_dir: Path, flags: tuple[str, ...]
+) -> None:
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), "mcp", *flags]
+    done = subprocess.run(command, input="", capture_output=True, text=True, check=False)
+    assert done.returncode == 1
+    assert done.stderr.startswith("memoryclaw: error: agent: ") and done.stderr.count("\n") == 1

@@ -1566,3 +1566,16 @@ def test_property_fingerprint_ignores_case_spacing_and_turn_numbers(
     fp = episode_fingerprint(summary, quoted)
     assert fp == episode_fingerprint(f"  {summary.upper()} ", renumbered)
     assert len(fp) == 64 and fp != episode_fingerprint(summary + " x", quoted)
+
+
+@settings(max_examples=200)
+@given(agent=st.text(st.sampled_from("ab \n\r\u2028;:->!<"), min_size=1, max_size=12))
+def test_a_provenance_value_cannot_split_or_end_its_comment(agent: str) -> None:
+    """An agent id with a newline once split a fact's comment, and the fact was then filed
+    owner-level: every value is one line, with no ``;`` or ``-->`` of its own."""
+    scope = "group:telegram:group:-1"
+    comment = format_provenance("logs/a.md#1", "2026-01-02", "low", agent=agent, scope=scope)
+    line = format_fact_line("Alex", "email", "alex@example.com", comment)
+    assert "\n" not in line and "\r" not in line and "\u2028" not in line
+    [fact] = parse_facts(f"# People\n\n{line}\n", "semantic/x.md", "2026-01-01")
+    assert (fact.confidence, fact.source, fact.scope) == ("low", "logs/a.md#1", scope)

@@ -3,11 +3,16 @@
 from __future__ import annotations
 
 import sqlite3
+import subprocess
+import sys
+from datetime import datetime, timezone
+from pathlib import Path
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memoryclaw import Vault
 from memoryclaw.errors import InvalidInputError
 from memoryclaw.scopes import (
     Policy,
@@ -210,3 +215,151 @@ def test_the_sql_filter_is_the_same_rule(
     through = {n for (n,) in conn.execute(f"SELECT n FROM m WHERE {where}", params)}
     admitted = {n for n, (a, s) in enumerate(memories) if policy.admit(a, s)[0]}
     assert through == admitted
+
+
+# ----------------------------------------------------------------- contexts fail closed
+
+MALFORMED_KEYS = [
+    "agent:main:telegram:group:-100 x",
+    " agent:main:main",
+    "AGENT:main:telegram:group:-100\t",
+    "agent::telegram:group:-100",
+    "agent:main",
+    "agent:main:",
+    "",
+    "   ",
+    "s1\nscope: owner",
+    "x" * 401,
+]
+
+
+@pytest.mark.parametrize(
+    "key",
+    MALFORMED_KEYS,
+    ids=[
+        "space",
+        "leading-space",
+        "tab",
+        "no-agent",
+        "no-rest",
+        "empty-rest",
+        "empty",
+        "blank",
+        "newline",
+        "over-400",
+    ],
+)
+def test_a_session_key_that_does_not_parse_sees_nothing(key: str) -> None:
+    policy = Policy(RecallContext(agent="main", session=key), share_across_agents=True)
+    assert policy.context.problem is not None
+    for agent, scope in [(None, None), ("main", "direct"), ("main", "owner"), (None, "group:x")]:
+        admitted, reason = policy.admit(agent, scope)
+        assert not admitted and "does not parse" in reason
+    assert policy.sql_filter() == ("0", [])
+
+
+@pytest.mark.parametrize(
+    ("key", "kind"),
+    [
+        ("agent:main:telegram:GROUP:-100", "group"),
+        ("agent:main:discord:Channel:1:THREAD:2", "thread"),
+        ("Agent:main:telegram:group:-100", "group"),
+        ("agent:main:CRON:nightly", "cron"),
+    ],
+    ids=["upper-group", "mixed-thread", "upper-head", "upper-cron"],
+)
+def test_a_session_keys_kind_is_read_whatever_its_case(key: str, kind: str) -> None:
+    assert parse_session_key(key).kind == kind
+    if kind != "cron":
+        assert not Policy(RecallContext(session=key)).admit("main", "owner")[0]
+
+
+@pytest.mark.parametrize(
+    ("key", "kind", "scope"),
+    [
+        (GROUP, "direct", f"group:{GROUP[11:]}"),
+        (GROUP, "cron", f"group:{GROUP[11:]}"),
+        ("agent:main:discord:channel:1:thread:2", "direct", "thread:discord:channel:1:thread:2"),
+        ("agent:main:main", "group", "group:main"),
+        ("agent:main:main", "cron", "direct"),
+        ("team-chat", "group", "group:team-chat"),
+    ],
+    ids=[
+        "group-as-direct",
+        "group-as-cron",
+        "thread-as-direct",
+        "direct-as-group",
+        "direct-as-cron",
+        "plain-id-as-group",
+    ],
+)
+def test_an_explicit_kind_narrows_a_session_key_but_never_widens_it(
+    key: str, kind: str, scope: str
+) -> None:
+    context = RecallContext(session=key, kind=kind)
+    assert context.scope() == scope
+    assert conversation_scope(key, kind) == scope  # what a turn logged so is filed under
+    if scope != "direct":
+        assert not Policy(context).admit("main", "direct")[0]
+
+
+def test_a_session_id_that_names_no_agent_sees_only_the_default_agents_memories() -> None:
+    policy = Policy(RecallContext(session="s1"))
+    assert not policy.admit("work", "direct")[0]
+    assert policy.admit("main", "direct")[0] and policy.admit(None, "owner")[0]
+    assert Policy(RecallContext(kind="direct")).admit("work", "owner")[0] is False
+    assert Policy(RecallContext(session="s1"), share_across_agents=True).admit("work", "direct")[0]
+
+
+@pytest.mark.parametrize(
+    "agent",
+    ["", " ", "main ", "a b", "main\nscope: owner", "ma\x00in", "m" * 129],
+    ids=["empty", "blank", "trailing-space", "space", "newline", "nul", "too-long"],
+)
+def test_an_agent_id_that_is_not_one_is_refused(agent: str) -> None:
+    with pytest.raises(InvalidInputError, match=r"^agent: "):
+        RecallContext(agent=agent)
+
+
+NOW = datetime(2026, 3, 2, 9, 0, tzinfo=timezone.utc)
+
+
+def test_malformed_contexts_recall_nothing_private_end_to_end(empty_vault: Vault) -> None:
+    """Another agent's direct memory and the owner's direct memory stay out of every context
+    that does not parse or names another conversation; the owner's own terminal sees both."""
+    vault = empty_vault
+    vault.log_turn("agent:work:main", "user", "The staging cluster is bluefin", timestamp=NOW)
+    vault.log_turn("agent:main:main", "user", "My locker code is 4471", timestamp=NOW)
+    contexts = [
+        RecallContext(session="agent:main:telegram:GROUP:-100"),
+        RecallContext(session="agent:main:telegram:group:-100 "),
+        RecallContext(session=GROUP, kind="direct"),
+        RecallContext(session=""),
+    ]
+    query = "bluefin staging locker code"
+    for context in contexts:
+        found = vault.search(query, context=context).as_dict()
+        shown = str(found["results"]) + str(found["recent"])
+        assert "staging" not in shown and "4471" not in shown, context
+    # a session id that is no agent key is agent main's: its own memory, not another agent's
+    found = vault.search(query, context=RecallContext(session="not-an-agent-key")).as_dict()
+    shown = str(found["results"]) + str(found["recent"])
+    assert "4471" in shown and "staging" not in shown
+    everything = vault.search(query).as_dict()
+    shown = str(everything["results"]) + str(everything["recent"])
+    assert "staging" in shown and "4471" in shown
+
+
+def _cli(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args]
+    return subprocess.run(command, capture_output=True, text=True, check=False)
+
+
+@pytest.mark.parametrize("command", ["search", "retrieve"])
+def test_an_empty_agent_id_is_an_error_at_the_command_line(
+    empty_vault: Vault, command: str
+) -> None:
+    proc = _cli(empty_vault.root, command, "dentist", "--agent", "")
+    assert proc.returncode == 1
+    assert proc.stderr == "memoryclaw: error: agent: must not be empty\n"
+    assert _cli(empty_vault.root, command, "dentist").returncode == 0  # no context: the owner

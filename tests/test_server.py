@@ -720,3 +720,41 @@ def test_real_processes_add_up_their_recalls(vault_dir: Path) -> None:
     assert (metrics["recalls"], metrics["trivial_skipped"]) == (3, 1)
     assert metrics["tokens_injected"] == 3 * tokens == metrics["tokens_injected_max"] * 3
     assert first[1]["result"]["metrics"]["recalls"] == 3
+
+
+GROUP_KEY = "agent:main:telegram:group:-1001"
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"session": GROUP_KEY, "kind": "direct"},
+        {"session": "agent:main:telegram:GROUP:-1001"},
+        {"session": "agent:main:telegram:group:-1001 x"},
+        {"session": ""},
+    ],
+    ids=["group-key-kind-direct", "upper-case-kind", "space-in-key", "empty-session"],
+)
+def test_a_malformed_or_widening_context_sees_no_private_memory(
+    bridge: StdioServer, context: dict[str, str]
+) -> None:
+    owner = call(bridge, "search", query="dentist phone")["result"]
+    assert owner["facts"]  # the owner's server, with no context, sees them
+    found = call(bridge, "search", query="dentist phone", **context)["result"]
+    assert found["facts"] == [] and found["results"] == []
+    payload = call(bridge, "retrieve", query="dentist phone", **context)["result"]
+    assert "dentist" not in payload["context"].lower()
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [({"agent": ""}, "agent"), ({"agent": "a\nb"}, "agent"), ({"kind": "GROUP"}, "kind")],
+    ids=["empty-agent", "newline-agent", "upper-case-kind"],
+)
+def test_a_context_field_that_is_not_one_is_a_bad_params_error(
+    bridge: StdioServer, params: dict[str, str], field: str
+) -> None:
+    for method in ("search", "retrieve"):
+        response = call(bridge, method, query="dentist phone", **params)
+        assert response["error"]["code"] == BAD_PARAMS
+        assert response["error"]["message"].startswith(f"{field}: ")
