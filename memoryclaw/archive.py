@@ -37,6 +37,7 @@ from .config import Settings
 from .errors import ArchiveConflictError, NotFoundError
 from .history import commit_journal, journal
 from .index import Index
+from .inputs import read_state_json
 from .notes import parse_timestamp, utc_iso
 from .sync import sync
 from .vault import (
@@ -88,11 +89,13 @@ class RecallLog:
 
 def load_recalls(root: Path) -> RecallLog | None:
     """The vault's recall log; None when it is missing or unreadable (start over, safely)."""
+    doc = read_state_json(root / RECALL_FILE)  # bounded: a huge or deep file starts over
     try:
-        doc = json.loads((root / RECALL_FILE).read_text(encoding="utf-8"))
+        if not isinstance(doc, dict) or not isinstance(doc.get("episodes"), dict):
+            return None
         since = parse_timestamp(doc["since"])
-        last = {str(k): parse_timestamp(v) for k, v in dict(doc["episodes"]).items()}
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        last = {str(k): parse_timestamp(v) for k, v in doc["episodes"].items()}
+    except (ValueError, TypeError, KeyError, AttributeError, OverflowError):
         return None
     return RecallLog(since, last)
 

@@ -11,14 +11,19 @@ input that are not UTF-8, which Python decodes into them), JSON nested deeper th
 from __future__ import annotations
 
 import json
+import logging
 import re
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any
 
 from .errors import InvalidInputError
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 MAX_DEPTH = 64
+# The most a derived-state JSON file (``.memoryclaw/recall.json``, ``metrics.json``) is read
+# to: a few hundred bytes a day or an episode, so years of use stay far below it.
+MAX_STATE_BYTES = 8 * 1024 * 1024
 # The longest id each field may hold.  A session key is at most 400 characters because the
 # scope of its memories (``group:`` and the key without its ``agent:<id>:`` head) is read
 # back only up to 400 (:data:`memoryclaw.scopes.MAX_CONVERSATION_CHARS`); a longer one was
@@ -27,6 +32,8 @@ LABEL_LIMITS = {"session": 400, "agent": 128, "channel": 128, "sender": 256}
 # An agent id holds no whitespace at all: "main " is not "main".  (A session id may: only an
 # OpenClaw key, ``agent:<id>:<rest>``, may not, see :func:`memoryclaw.scopes.session_problem`.)
 _ONE_WORD = frozenset({"agent"})
+
+_log = logging.getLogger("memoryclaw.inputs")
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators: each can split a
@@ -73,6 +80,28 @@ def parse_json_line(line: bytes | str) -> Any:
     if not _within_depth(value):
         raise InvalidInputError("line", too_deep)
     return value
+
+
+def read_state_json(path: Path, limit: int = MAX_STATE_BYTES) -> Any | None:
+    """The JSON a derived-state file holds, or None when it is missing, or (logged as a
+    warning, so that counting starts over) larger than ``limit`` bytes, not UTF-8 JSON, or
+    nested deeper than :data:`MAX_DEPTH`.  Never reads more than ``limit`` bytes of it."""
+    try:
+        with path.open("rb") as stream:
+            data = stream.read(limit + 1)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        _log.warning("%s: unreadable (%s); starting it over", path, exc.strerror or exc)
+        return None
+    if len(data) > limit:
+        _log.warning("%s: over %d bytes; starting it over", path, limit)
+        return None
+    try:
+        return parse_json_line(data)
+    except InvalidInputError as exc:
+        _log.warning("%s: %s; starting it over", path, exc.problem)
+        return None
 
 
 def text_problem(value: Any) -> str | None:

@@ -36,6 +36,7 @@ from typing import TYPE_CHECKING, Any
 
 from .archive import RECALL_LOCK_SECONDS, note_recalled_locked
 from .errors import InvalidInputError, LockTimeoutError
+from .inputs import read_state_json
 from .vault import STATE_DIR, ensure_dir, file_lock, open_private
 
 if TYPE_CHECKING:
@@ -151,15 +152,18 @@ def read_days(root: Path) -> dict[date, DayCounts]:
 def load_days(root: Path) -> dict[date, DayCounts]:
     """Every day the metrics file holds (caller holds the recall lock); empty when it is
     missing or unreadable."""
+    doc = read_state_json(root / METRICS_FILE)  # bounded: a huge or deep file starts over
+    if not isinstance(doc, dict) or doc.get("format") != FORMAT:
+        return {}
+    days = doc.get("days")
     try:
-        doc = json.loads((root / METRICS_FILE).read_text(encoding="utf-8"))
-        if doc.get("format") != FORMAT:
-            return {}
+        if not isinstance(days, dict) or not all(isinstance(c, dict) for c in days.values()):
+            raise TypeError("days: expected an object of objects")
         return {
-            date.fromisoformat(day): DayCounts.from_json(counts)
-            for day, counts in dict(doc["days"]).items()
+            date.fromisoformat(day): DayCounts.from_json(counts) for day, counts in days.items()
         }
-    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+    except (ValueError, TypeError) as exc:
+        _log.warning("%s: %s; counting starts over", METRICS_FILE, exc)
         return {}
 
 

@@ -254,3 +254,45 @@ def test_keep_days_is_checked(vault_dir: Path, text: str, problem: str) -> None:
         Vault(vault_dir, env={})
     assert caught.value.key == "metrics.keepDays" and problem in caught.value.problem
     assert caught.value.path == str(vault_dir / "memoryclaw.yaml")
+
+
+_PAD = 12 << 20  # past the reading limit, well inside a child's memory
+HOSTILE_STATE = {
+    "nested-list": b"[" * 200_000 + b"]" * 200_000,
+    "nested-in-days": b'{"format": 1, "days": {"2025-11-01": ' + b'{"a": ' * 100_000 + b"1",
+    "over-the-limit": b'{"format": 1, "since": "2025-01-01T00:00:00Z", "days": {}, "pad": "'
+    + b"x" * _PAD
+    + b'"}',
+    "a-list": b"[1, 2, 3]",
+    "days-a-list": b'{"format": 1, "days": [1], "since": "2025-01-01", "episodes": [1]}',
+    "counts-a-string": b'{"format": 1, "days": {"2025-11-01": "lots"}, "episodes": {"x": {}}}',
+    "since-an-object": b'{"since": {"a": 1}, "episodes": {"ep-1": "2025-01-01T00:00:00Z"}}',
+    "huge-number": b'{"format": 1, "days": {"2025-11-01": {"recalls": ' + b"9" * 5000 + b"}}}",
+    "not-utf8": b'{"since": "\xff"}',
+}
+
+
+@pytest.mark.parametrize("name", ["metrics.json", "recall.json"])
+@pytest.mark.parametrize("content", list(HOSTILE_STATE.values()), ids=list(HOSTILE_STATE))
+def test_a_hostile_counts_file_starts_over_instead_of_crashing_retrieve_or_stats(
+    vault_dir: Path, name: str, content: bytes
+) -> None:
+    """A deeply nested, huge or wrongly shaped .memoryclaw/recall.json or metrics.json once
+    crashed retrieve and stats with a RecursionError traceback, and a huge one was read whole
+    by every retrieve: it is read to a bound, and an unreadable one starts over."""
+    from .conftest import run_bounded
+
+    state = vault_dir / ".memoryclaw"
+    state.mkdir(exist_ok=True)
+    (state / name).write_bytes(content)
+    errors = ""
+    for args in (["stats", "--json"], ["retrieve", "what is my current dentist", "--json"]):
+        proc = run_bounded(vault_dir, *args)
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        assert "Traceback" not in proc.stderr
+        json.loads(proc.stdout)
+        errors += proc.stderr
+    if len(content) > _PAD:
+        assert "starting it over" in errors
+    rewritten = state / name
+    assert not rewritten.exists() or rewritten.stat().st_size < 1 << 20
