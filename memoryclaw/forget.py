@@ -120,7 +120,7 @@ class Plan:
         return total
 
 
-def _memory_files(root: Path) -> list[str]:
+def memory_files(root: Path) -> list[str]:
     """Every file a forget may edit, without following links (tombstones excluded)."""
     out: list[str] = []
     for top in (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, SKILLS_DIR):
@@ -163,7 +163,7 @@ def plan_query(root: Path, index: Index, keywords: Sequence[str]) -> Plan:
     if not terms:
         return out
     candidates = []
-    for rel in _memory_files(root):
+    for rel in memory_files(root):
         text = _read(root, rel)
         if text is not None and all(t in text.casefold() for t in terms):
             candidates.append(rel)
@@ -300,7 +300,7 @@ def apply(root: Path, todo: Plan, note: Note | None = None) -> str | None:
     paths = todo.paths()
     if note is not None:
         note([*paths, rel])
-    _write_journal(root, {"stone": rel, "paths": paths, "terms": sorted(todo.terms)})
+    _write_journal(root, {"stone": rel, "paths": paths})  # no text: the tombstones say it
     write_stone(root, rel, todo.stone)
     rescrub(root, paths, todo.matcher(), note)
     return rel
@@ -360,7 +360,7 @@ def interrupted(root: Path) -> dict[str, Any] | None:
 
 def finish(root: Path, note: Note | None = None) -> list[str] | None:
     """Finish a forget that was killed: when its tombstones were written, scrub its files
-    against every tombstone (and its query's words); otherwise nothing was removed and it
+    against every tombstone (they hold every text the plan removes); otherwise nothing was removed and it
     is rolled back.  The files changed (None: no forget was interrupted); the caller
     re-indexes, commits and calls :func:`done`."""
     doc = interrupted(root)
@@ -375,10 +375,9 @@ def finish(root: Path, note: Note | None = None) -> list[str] | None:
     if not written:
         done(root)
         return []
-    terms = {t for t in doc.get("terms") or [] if isinstance(t, str)}
     if note is not None:
         note([*paths, str(stone)])
-    rescrub(root, paths, _QueryMatch(terms, load(root)), note)
+    rescrub(root, paths, load(root), note)
     return paths
 
 
@@ -386,6 +385,9 @@ def reapply(root: Path, paths: Iterable[str], note: Note | None = None) -> list[
     """Take forgotten content out of these files again (what a merge or import brought
     back); the files changed."""
     stones = load(root)
+    paths = list(paths)
+    if any(p.startswith(TOMBSTONE_DIR + "/") for p in paths):
+        paths = memory_files(root)  # a forget from elsewhere: everything here is checked
     chosen = [p for p in paths if kind_of(p)]
     if not stones or not chosen:
         return []

@@ -15,6 +15,7 @@ import os
 import re
 import shutil
 import subprocess
+import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -57,19 +58,31 @@ def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProc
     git = shutil.which("git")
     if git is None:
         raise ExternalToolError("git", "not found on PATH")
-    done = subprocess.run(
-        [git, "--literal-pathspecs", "-C", str(root), *args],
-        capture_output=True,
-        text=True,
-        check=False,
-        preexec_fn=owner_only_umask,
-    )
+    for _ in range(_LOCK_TRIES):
+        done = subprocess.run(
+            [git, "--literal-pathspecs", "-C", str(root), *args],
+            capture_output=True,
+            # a file name that is not UTF-8 comes back as surrogate escapes, as os.listdir
+            # gives it, and goes back to git as the same bytes
+            encoding="utf-8",
+            errors="surrogateescape",
+            check=False,
+            preexec_fn=owner_only_umask,
+        )
+        # another git (one a killed memoryclaw started) is finishing: it ends in a moment
+        if done.returncode == 0 or "index.lock" not in done.stderr:
+            break
+        time.sleep(_LOCK_PAUSE)
     if check and done.returncode != 0:
         reason = (done.stderr.strip() or done.stdout.strip()).splitlines()
         raise ExternalToolError(
             f"git {args[0]}", reason[-1] if reason else "failed", returncode=done.returncode
         )
     return done
+
+
+_LOCK_TRIES = 50
+_LOCK_PAUSE = 0.2
 
 
 def is_repository(root: Path) -> bool:

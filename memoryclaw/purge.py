@@ -19,6 +19,7 @@ import json
 import os
 import shlex
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -33,6 +34,7 @@ from .scrub import Matcher, kind_of, scrub
 from .vault import STATE_DIR, ensure_dir, safe_relpath
 
 PURGE_MARKER = f"{STATE_DIR}/purged.json"
+PURGING = f"{STATE_DIR}/purging"  # a rewrite under way; left behind, it was killed
 _PUSH_SECONDS = 120
 _LEFT = (
     "other clones of this vault keep the old history until each runs forget --purge-history"
@@ -91,8 +93,21 @@ class PurgeReport:
         return out
 
 
+def recover(root: Path) -> None:
+    """Undo what a killed rewrite left: its backup refs, and an index still at the old
+    history while HEAD is at the new one (the work tree holds what HEAD holds)."""
+    if not (root / PURGING).exists():
+        return
+    for ref in _git(root, "for-each-ref", "--format=%(refname)", "refs/original/").stdout.split():
+        _git(root, "update-ref", "-d", ref)
+    if _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0:
+        _git(root, "read-tree", "HEAD")
+    (root / PURGING).unlink(missing_ok=True)
+
+
 def blockers(root: Path) -> list[str]:
     """Tracked files with changes not committed: git cannot rewrite history past them."""
+    recover(root)
     out = _git(root, "status", "--porcelain", "-z", "--untracked-files=no").stdout
     found, skip = [], False
     for entry in out.split("\0"):
@@ -201,7 +216,10 @@ def purge(
     branch = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
     upstream = _upstream(root, remote, branch)
     if chosen:
+        ensure_dir(root / STATE_DIR)
+        (root / PURGING).write_text("", encoding="utf-8")
         _filter_branch(root, chosen, words)
+        (root / PURGING).unlink(missing_ok=True)
         report.files = len(chosen)
     report.still_held = held_in_history(root, match, words)
     report.clean = not report.still_held
@@ -254,6 +272,7 @@ def _filter_branch(root: Path, chosen: list[str], words: list[str]) -> None:
             text=True,
             env=env,
             check=False,
+            preexec_fn=_die_with_parent,
         )
         if done.returncode != 0:
             reason = (done.stderr.strip() or done.stdout.strip()).splitlines()
@@ -263,6 +282,19 @@ def _filter_branch(root: Path, chosen: list[str], words: list[str]) -> None:
         _git(root, "update-ref", "-d", ref)
     _git(root, "reflog", "expire", "--expire=now", "--all")
     _git(root, "gc", "--prune=now", "--quiet")
+
+
+def _die_with_parent() -> None:
+    """In the rewrite's child: end when memoryclaw ends (killed, it must not go on alone
+    beside the run that finishes its work)."""
+    os.umask(0o077)
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+        libc.prctl(1, signal.SIGKILL)  # PR_SET_PDEATHSIG
+    except (OSError, AttributeError):
+        pass
 
 
 def _marker(root: Path) -> dict[str, Any] | None:

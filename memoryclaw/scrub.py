@@ -39,6 +39,7 @@ _STAMPED_NAME_RE = re.compile(r"^(?P<stamp>\d{4}-\d{2}-\d{2}_\d{2}-\d{2}-\d{2})_
 _HEADING_RE = re.compile(r"^(#{1,6})\s")
 _LABEL_RE = re.compile(r"^\*\*[^*]{1,60}:?\*\*:?$")
 _TABLE_SEP_RE = re.compile(r"^\s*\|?\s*:?-{3,}:?\s*(\|\s*:?-{3,}:?\s*)*\|?\s*$")
+_SAID_RE = re.compile(r'^[^":]{1,40}? said: "(.*)"$', re.DOTALL)
 _KEPT_KEYS = {"id", "timestamp", "summary", "source", "source_turns", "session", "agent", "scope"}
 
 
@@ -155,7 +156,10 @@ def _episode(rel: str, text: str, match: Matcher) -> Edit | None:
         return edit
     lines = body.split("\n")
     gone = [(n, line) for n, line in enumerate(lines) if line.strip() and match.line(line)]
-    summary_hit = bool(summary) and match.line(summary)
+    quoted = _SAID_RE.match(summary)  # a summary quoting one turn: 'User said: "…"'
+    summary_hit = bool(summary) and (
+        match.line(summary) or (quoted is not None and match.line(quoted.group(1)))
+    )
     removed = [line for _, line in gone] + ([summary] if summary_hit else [])
     lists = {key: meta.get(key) for key in ("tags", "entities")}
     list_hits = {

@@ -1,0 +1,250 @@
+"""Forgetting removes what matches, everywhere, and it stays forgotten (real CLI, real git)."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from .test_bad_input import clean_env
+from .test_bad_input import run as mc
+
+SESSION_TURNS = [
+    "My dentist appointment is on Tuesday at 3pm",
+    "I met Joanna Lindqvist at the conference, she works at Volvo",
+    "The project deadline is March 14",
+    "I prefer oat milk in my coffee",
+    "Joanna Lindqvist's phone is 555-0199",
+    "Remind me to call mom",
+    "The office door code is hunter22",
+    "Joanna Lindqvist likes sailing",
+    "We use postgres for the billing project",
+    "Tomorrow I fly to Oslo",
+]
+
+
+def ok(vault: Path, *args: str) -> Any:
+    """A ``--json`` command that must succeed; its document."""
+    proc = mc(vault, *args, "--json")
+    assert proc.returncode == 0, proc.stderr
+    return json.loads(proc.stdout)
+
+
+def git(vault: Path, *args: str) -> str:
+    """Output of a git command in ``vault``."""
+    return subprocess.run(
+        ["git", "-C", str(vault), *args], capture_output=True, text=True, check=True, timeout=60
+    ).stdout
+
+
+def everything(vault: Path) -> bytes:
+    """Every file of the vault but .git (index included), and its file names."""
+    files = [p for p in sorted(vault.rglob("*")) if p.is_file() and ".git" not in p.parts]
+    return b"\n".join(p.as_posix().encode() + b"\n" + p.read_bytes() for p in files).lower()
+
+
+def make_vault(path: Path) -> Path:
+    """A git vault."""
+    subprocess.run([sys.executable, "-m", "memoryclaw", "init", "--git", str(path)], check=True)
+    git(path, "config", "user.email", "t@example.com")
+    git(path, "config", "user.name", "t")
+    return path
+
+
+def log_session(vault: Path, turns: list[str], session: str = "s1") -> None:
+    """Log these user turns into one session's raw log."""
+    lines = [json.dumps({"session": session, "role": "user", "content": t}) for t in turns]
+    proc = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(vault), "ingest", "-", "--json"],
+        input="\n".join(lines) + "\n",
+        capture_output=True,
+        text=True,
+        env=clean_env(),
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
+@pytest.fixture
+def session_vault(tmp_path: Path) -> Path:
+    """A git vault with one consolidated ten-turn session mentioning Joanna Lindqvist."""
+    vault = make_vault(tmp_path / "v")
+    log_session(vault, SESSION_TURNS)
+    assert ok(vault, "consolidate", "--all")["commit"]
+    return vault
+
+
+def test_forgetting_a_name_keeps_the_rest_of_the_session(session_vault: Path) -> None:
+    preview = ok(session_vault, "forget", "Joanna Lindqvist", "--dry-run")
+    turns = [t for c in preview["changes"] for t in c.get("turns", [])]
+    assert sorted(t["turn"] for t in turns) == [2, 5, 8]  # not all ten
+    facts = [f for c in preview["changes"] for f in c.get("facts", [])]
+    assert [f["value"] for f in facts] == ["555-0199"]
+    episode = [c for c in preview["changes"] if c["kind"] == "episode"]
+    lines = [ln["text"] for c in episode for ln in c.get("lines", [])]
+    assert all("lindqvist" in text.lower() for text in lines) and len(lines) == 3
+    assert not episode[0]["delete"] and episode[0]["summary_rewritten"]
+    proc = mc(session_vault, "forget", "Joanna Lindqvist", "--dry-run")
+    assert "fact Lindqvist phone: 555-0199 (semantic/contacts.md:" in proc.stdout
+    assert "turn 5 of logs/processed/" in proc.stdout
+    ok(session_vault, "forget", "Joanna Lindqvist", "--yes")
+    data = everything(session_vault)
+    assert b"lindqvist" not in data and b"555-0199" not in data
+    for kept in (b"dentist appointment", b"deadline", b"oat milk", b"2027-03-14", b"oslo"):
+        assert kept in data, kept
+    processed = next((session_vault / "logs" / "processed").glob("*.md")).read_text()
+    assert processed.count("[forgotten]") == 3
+    assert ok(session_vault, "search", "dentist")["results"]
+
+
+def test_forget_reaches_raw_log_turns_not_yet_consolidated(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v")
+    log_session(vault, ["We watched a grey Heron at the lake", "Lunch was pasta"])
+    assert ok(vault, "search", "Heron")["recent"]
+    preview = ok(vault, "forget", "Heron", "--dry-run")
+    assert preview["turns"] == 1 and preview["removed"] == 1
+    ok(vault, "forget", "Heron", "--yes")
+    found = ok(vault, "search", "Heron")
+    assert found["recent"] == [] and found["results"] == []
+    assert b"heron" not in everything(vault)
+    assert b"pasta" in everything(vault)
+
+
+def test_forgotten_words_leave_the_index_file_bytes(session_vault: Path) -> None:
+    ok(session_vault, "search", "Lindqvist")
+    ok(session_vault, "forget", "Lindqvist", "--yes")
+    state = session_vault / ".memoryclaw"
+    for name in ("index.db", "index.db-wal"):
+        if (state / name).exists():
+            assert b"lindqvist" not in (state / name).read_bytes().lower(), name
+
+
+def test_an_interrupted_forget_is_finished_by_the_next_command(session_vault: Path) -> None:
+    lock = session_vault / ".git" / "index.lock"
+    lock.write_text("")
+    held = mc(session_vault, "forget", "hunter22", "--yes")
+    assert held.returncode != 0
+    lock.unlink()
+    assert b"hunter22" not in everything(session_vault)  # the files went before the commit
+    assert ok(session_vault, "consolidate", "--all") is not None
+    assert not (session_vault / ".memoryclaw" / "forgetting.json").exists()
+    assert git(session_vault, "status", "--porcelain", "--", "episodes", "semantic") == ""
+    report = ok(session_vault, "forget", "hunter22", "--yes", "--purge-history")
+    assert report["purge"]["clean"] is True
+    assert "hunter22" not in git(session_vault, "log", "-p", "--all").lower()
+
+
+def test_purge_history_works_with_a_live_session_open(session_vault: Path) -> None:
+    log_session(session_vault, ["an open session about Lindqvist and tea"], session="live")
+    (session_vault / "episodes" / "untracked-note.md").write_text("---\nsummary: tea\n---\nx\n")
+    report = ok(session_vault, "forget", "Lindqvist", "--yes", "--purge-history")
+    assert report["purge"]["clean"] is True and report["history_purged"] >= 1
+    assert "lindqvist" not in git(session_vault, "log", "-p", "--all").lower()
+    assert b"lindqvist" not in everything(session_vault)
+
+
+def test_purge_history_refuses_before_removing_when_tracked_files_are_dirty(
+    session_vault: Path,
+) -> None:
+    contacts = session_vault / "semantic" / "contacts.md"
+    contacts.write_text(contacts.read_text() + "- Bo: 1\n")
+    proc = mc(session_vault, "forget", "Lindqvist", "--yes", "--purge-history")
+    assert proc.returncode != 0 and "semantic/contacts.md" in proc.stderr
+    assert b"lindqvist" in everything(session_vault)  # nothing was removed
+
+
+def test_purge_then_sync_does_not_bring_the_memory_back(tmp_path: Path) -> None:
+    remote = tmp_path / "r.git"
+    subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
+    a = make_vault(tmp_path / "a")
+    git(a, "remote", "add", "origin", str(remote))
+    ok(a, "sync", "--setup")
+    log_session(a, SESSION_TURNS)
+    ok(a, "consolidate", "--all")
+    ok(a, "sync")
+    report = ok(a, "forget", "Lindqvist", "--yes", "--purge-history")
+    assert report["purge"]["pushed"].startswith("origin/")
+    ok(a, "sync")
+    assert b"lindqvist" not in everything(a)
+    assert "lindqvist" not in git(a, "log", "-p", "--all").lower()
+    assert "lindqvist" not in git(remote, "log", "-p", "--all").lower()
+
+
+def test_a_forget_travels_by_sync_and_the_merge_is_scrubbed(tmp_path: Path) -> None:
+    remote = tmp_path / "r.git"
+    subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
+    a, b = make_vault(tmp_path / "a"), make_vault(tmp_path / "b")
+    for vault in (a, b):
+        git(vault, "remote", "add", "origin", str(remote))
+        ok(vault, "sync", "--setup")
+    log_session(a, SESSION_TURNS)
+    ok(a, "consolidate", "--all")
+    ok(a, "sync")
+    ok(b, "sync")
+    assert b"lindqvist" in everything(b)
+    ok(a, "forget", "Lindqvist", "--yes")
+    ok(a, "sync")
+    ok(b, "sync")
+    assert b"lindqvist" not in everything(b)
+    assert b"oat milk" in everything(b)
+
+
+def test_reimporting_notes_after_a_forget_does_not_bring_it_back(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    memory = notes / "MEMORY.md"
+    memory.write_text("# Memory\n\n- Boat slip is Quay-Nine at Marstrand\n- Coffee: oat milk\n")
+    ok(vault, "import-notes", str(notes))
+    assert b"marstrand" in everything(vault)
+    ok(vault, "forget", "Marstrand", "--yes")
+    assert b"marstrand" not in everything(vault) and b"oat milk" in everything(vault)
+    memory.write_text(memory.read_text() + "- Tea: green\n")
+    ok(vault, "import-notes", str(notes))
+    assert b"marstrand" not in everything(vault)
+    assert b"green" in everything(vault)
+
+
+def test_forget_killed_at_random_moments_leaves_nothing_forgotten(tmp_path: Path) -> None:
+    """30 forgets (with --purge-history) killed at random moments, each run again after."""
+    vault = make_vault(tmp_path / "v")
+    words = [f"zx{n:04d}" for n in range(45)]
+    log_session(vault, [f"Code {w} for door {n}" for n, w in enumerate(words)] + ["keep tea"])
+    ok(vault, "consolidate", "--all")
+    rng = random.Random(7)
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault), "forget"]
+    kills, tried = 0, []
+    for word in words:
+        if kills == 30:
+            break
+        tried.append(word)
+        proc = subprocess.Popen(
+            [*command, word, "--yes", "--purge-history"],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            env=clean_env(),
+        )
+        time.sleep(rng.uniform(0.1, 1.0))
+        if proc.poll() is None:
+            os.kill(proc.pid, signal.SIGKILL)
+            kills += 1
+        proc.wait()
+        again = mc(vault, "forget", word, "--yes", "--purge-history")
+        assert again.returncode == 0, again.stderr
+    assert kills == 30
+    data = everything(vault)
+    history = git(vault, "log", "-p", "--all").lower()
+    for word in tried:
+        assert word.encode() not in data and word not in history, word
+    for word in words[len(tried) :]:
+        assert word.encode() in data  # nothing else lost
+    assert b"keep tea" in data
+    assert git(vault, "status", "--porcelain", "--", "episodes", "semantic") == ""
