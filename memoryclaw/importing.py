@@ -81,6 +81,7 @@ from .vault import (
     atomic_write,
     ensure_dir,
     file_lock,
+    printable_name,
     read_text,
     resolve_inside,
     unique_path,
@@ -490,6 +491,9 @@ def import_notes(
     base = folder.resolve()
     facts: list[_Item] = []
     for path in note_files(folder, vault.root):
+        if printable_name(str(path)) != str(path):  # it could be neither stored nor indexed
+            report.skipped.append(f"{printable_name(str(path))}: file name is not valid UTF-8")
+            continue
         rel = _name(path.resolve().relative_to(base).as_posix())
         origin = _name(str(path.resolve()))
         try:

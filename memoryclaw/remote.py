@@ -561,7 +561,8 @@ def network_git(root: Path, seconds: float, *args: str) -> CompletedProcess[str]
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
-        text=True,
+        encoding="utf-8",
+        errors="surrogateescape",  # file names that are not UTF-8, as history._git reads them
         env=env,
         preexec_fn=owner_only_umask,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from datetime import timedelta
@@ -173,3 +174,42 @@ def test_a_file_gone_between_gits_look_and_the_add_does_not_fail_the_commit(
     assert commit_journal(repo.root, "m") is not None
     assert git(repo.root, "show", "--name-only", "--format=", "HEAD").split() == [kept]
     assert not (repo.root / history.JOURNAL_FILE).exists()
+
+
+def test_a_file_name_that_is_not_utf8_breaks_neither_forget_nor_sync_nor_import_notes(
+    repo: Vault, tmp_path: Path
+) -> None:
+    """A vault file named with the byte 0xff once crashed forget and sync (a
+    UnicodeDecodeError reading git's output) and a note so named crashed import-notes (a
+    UnicodeEncodeError in the index): git's output is read with the names' bytes kept, and
+    such a file is skipped, named, by the index and the importer."""
+    root = repo.root
+    (root / "episodes" / os.fsdecode(b"\xff.md")).write_bytes(b"---\nsummary: x\n---\nhello\n")
+    remote = tmp_path / "remote.git"
+    subprocess.run(["git", "init", "-q", "--bare", str(remote)], check=True)
+    git(root, "remote", "add", "origin", str(remote))
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / os.fsdecode(b"\xfe-bikes.md")).write_bytes(b"# Bikes\nThe blue bike is in the shed.\n")
+    (notes / "trains.md").write_text("# Trains\nThe night train leaves at 22:10.\n", "utf-8")
+
+    def cli(*args: str) -> subprocess.CompletedProcess[str]:
+        command = [sys.executable, "-m", "memoryclaw", "--vault", str(root), *args]
+        done = subprocess.run(command, capture_output=True, text=True, check=False)
+        assert done.returncode == 0 and "Traceback" not in done.stderr, done.stderr[-1500:]
+        return done
+
+    cli("log", "--session", "s1", "--role", "user", "My dentist is Dr Heron at Elm Street")
+    cli("consolidate", "--all")
+    cli("forget", "Heron", "--yes")
+    cli("sync", "--setup")
+    cli("sync")
+    imported = json.loads(cli("import-notes", str(notes), "--json").stdout)
+    assert imported["skipped"] == [f"{notes}/\\xfe-bikes.md: file name is not valid UTF-8"]
+    assert imported["episodes"] == 1
+    skipped = json.loads(cli("reindex", "--json").stdout)["skipped"]
+    assert {
+        "path": "episodes/\\xff.md",
+        "reason": "file name is not valid UTF-8",
+        "line": None,
+    } in skipped
