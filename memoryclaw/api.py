@@ -17,6 +17,7 @@ from datetime import date, datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
 from types import TracebackType
+from typing import TYPE_CHECKING, Any
 
 from . import __version__
 from . import metrics as recall_metrics
@@ -793,9 +794,6 @@ class Vault:
         memory = [p for p in report.files_changed if p.endswith(".md")]
         if memory:
             self.reindex_paths(memory)
-        if any(p.startswith("semantic/_forgotten/") for p in report.files_changed):
-            self.refresh()  # a forget from elsewhere may have scrubbed raw logs too
-            self.index.forget_deleted()
         return report
 
     def export_archive(self, target: str | Path) -> int:
@@ -920,33 +918,19 @@ class Vault:
         with self._committing("memoryclaw: import from OpenClaw"):
             from .importing import import_openclaw
 
-            done = import_openclaw(self, state=where, agent=agent, since=since, dry_run=dry_run)
-            if not dry_run:
-                self._keep_forgotten()
-            return done
+            return import_openclaw(self, state=where, agent=agent, since=since, dry_run=dry_run)
 
     def import_notes(
         self, folder: str | Path, *, since: date | None = None, dry_run: bool = False
     ) -> ImportReport:
         """Bring a folder of markdown notes in (an Obsidian vault, CLAUDE.md / AGENTS.md, memory
         folders): dated notes as episodes, memory files and lists as facts and notes."""
-        with self._committing(f"memoryclaw: import notes from {Path(folder).name}"):
+        from .redact import redact  # a folder's name reaches the commit message
+
+        with self._committing(f"memoryclaw: import notes from {redact(Path(folder).name)}"):
             from .importing import import_notes
 
-            done = import_notes(self, Path(folder), since=since, dry_run=dry_run)
-            if not dry_run:
-                self._keep_forgotten()
-            return done
-
-    def _keep_forgotten(self) -> None:
-        """After an import: take out again whatever it brought back that was forgotten
-        (the tombstones in ``semantic/_forgotten/``), from the files and the index."""
-        from . import forget as forgetting
-
-        with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
-            if forgetting.reapply(self.root, forgetting.memory_files(self.root)):
-                self.refresh()
-                self.index.forget_deleted()
+            return import_notes(self, Path(folder), since=since, dry_run=dry_run)
 
     # ----------------------------------------------------------------- review
 
@@ -1148,15 +1132,10 @@ class Vault:
         return done if report else done.files
 
     def purge_blockers(self) -> list[str]:
-        """Tracked files with uncommitted changes, which keep a history purge from running
-        (after finishing a forget or a purge that was killed on its way)."""
+        """Tracked files with uncommitted changes, which keep a history purge from running."""
         from .purge import blockers
 
-        if not is_repository(self.root):
-            return []
-        self._finish_interrupted_forget()
-        with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
-            return blockers(self.root)
+        return blockers(self.root) if is_repository(self.root) else []
 
     def skills(self) -> list[SkillInfo]:
         """Every skill under ``skills/`` with its status; unreadable ones have status invalid."""

@@ -16,7 +16,7 @@ Three kinds of rule, in this order (the formats follow what gitleaks and detect-
 * a key as a masking tool shows it (``sk-pro…hr1w``): the tail of a real key is a secret
   fragment, never a word to tag or name.
 
-:func:`redact` also takes the turn said just before: a lone word that answers a turn ending
+:func:`redact` also takes the turns said just before: a lone word that answers a turn ending
 on "my password is" (or "what is the token?") is that secret, whatever it looks like.
 
 A match is replaced by ``[REDACTED:<kind>]`` so the reader still sees that something was
@@ -31,7 +31,7 @@ import binascii
 import math
 import re
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 _TOKENS: tuple[tuple[str, str], ...] = (
@@ -79,16 +79,18 @@ _TOKENS: tuple[tuple[str, str], ...] = (
     (
         # A PuTTY key file: the header through its MAC, or a pasted private body alone.
         "putty-key",
-        r"PuTTY-User-Key-File-\d+:.*?(?:Private-(?:MAC|Hash):[^\n]*|\Z)"
-        r"|Private-Lines:[ \t]*\d+[ \t]*\r?\n(?:[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|\Z))+"
-        r"(?:Private-(?:MAC|Hash):[^\n]*)?",
+        r"PuTTY-User-Key-File-\d+:.*?(?:Private-(?:MAC|Hash):[ \t]*[0-9a-fA-F]*|\Z)"
+        # (its line breaks may be written \n, inside a JSON string)
+        r"|Private-Lines:[ \t]*\d+[ \t]*(?:\r?\n|(?:\\r)?\\n)"
+        r"(?:[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|(?:\\r)?\\n|(?![A-Za-z0-9+/=])))+"
+        r"(?:Private-(?:MAC|Hash):[ \t]*[0-9a-fA-F]*)?",
     ),
     (
         # A key shown masked, prefix and tail around an ellipsis: the tail is part of the key.
         "masked-key",
         r"(?<![A-Za-z0-9_])(?:(?:sk|rk|pk|gh[pousr]|github_pat|glpat|xox[abposre]|xapp|hf|npm"
         r"|dckr_pat|whsec|glc|glsa|ntn|lin_api|pypi|dop_v1|shpat|sntrys|rubygems|SG|ya29|hvs)"
-        r"[-_.]|AKIA|ASIA|AIza|dapi|PMAK-|NRAK-)[A-Za-z0-9_-]{0,24}(?:\u2026|\.{3})"
+        r"[-_.]|AKIA|ASIA|AIza|dapi|PMAK-|NRAK-)[A-Za-z0-9_-]{0,24}(?:\u2026|\.{3}|\\u2026)"
         r"[A-Za-z0-9_-]{2,16}(?![A-Za-z0-9])",
     ),
     ("bearer", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"),
@@ -147,7 +149,12 @@ _MIN_ENTROPY = 3.5  # bits per character; random base64 of 20+ characters has ov
 
 # One shell word: quoted (spaces and all) or bare.  A command-line secret is only its value:
 # the options and arguments after it stay.
-_WORD = r"""(?:'(?P<sq>[^'\n]*)'|"(?P<dq>[^"\n]*)"|(?P<bare>[^\s'"]+))"""
+# (a double quote may be escaped, \", inside a JSON string)
+_WORD = (
+    r"(?:'(?P<sq>[^'\n]*)'"
+    r'|(?P<dqo>\\?)"(?P<dq>(?:[^"\\\n]|\\[^"\n])*)(?P=dqo)"'
+    r"""|(?P<bare>[^\s'"]+))"""
+)
 _UNTIL = r"[^\n|;&]*?(?<!\S)"  # later on the same command (not past a pipe or a `;`)
 _OPTION_WORDS = (
     r"password|passwd|passphrase|pass|pwd|token|secret|api-?key|access-?key|secret-?key"
@@ -211,7 +218,7 @@ _MARKERS: dict[str, tuple[str, ...]] = {
     "mailgun-key": ("key-", "-us"),
     "azure-key": ("accountkey", "sharedaccesskey", "q~"),
     "putty-key": ("putty-user-key-file", "private-lines"),
-    "masked-key": ("\u2026", "..."),
+    "masked-key": ("\u2026", "...", "\\u2026"),  # the last as JSON writes it
     "bearer": ("bearer",),
     "url-credentials": ("://",),
     "ssn": (),
@@ -266,16 +273,16 @@ def _replace_command(match: re.Match[str]) -> str:
     return whole[: start - offset] + _REDACTED + whole[end - offset :]
 
 
-def _answered(text: str, previous: str) -> str:
-    """``text`` redacted whole when it is one word answering a turn that asked for a secret
-    (an ordinary word, "yes" or "Thanks!", stays)."""
+def _answered(text: str, previous: Sequence[str]) -> str:
+    """``text`` redacted whole when it is one word answering one of the ``previous`` turns
+    that asked for, or announced, a secret (an ordinary word, "yes" or "Thanks!", stays)."""
     said = text.strip()
     word = said.rstrip(".,;!?")  # trailing punctuation, only to judge the word
     if not 4 <= len(word) <= 200 or any(c.isspace() for c in word) or word.startswith("[REDACTED"):
         return text
     if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
         return text
-    if _ASKED_RE.search(previous[-200:]) is None:
+    if not any(_ASKED_RE.search(turn[-200:]) for turn in previous):
         return text
     return text.replace(said, _REDACTED)
 
@@ -330,13 +337,14 @@ _CALLBACKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], .
 )
 
 
-def redact(text: str, previous: str = "", *, keep_lines: bool = False) -> str:
+def redact(text: str, previous: str | Sequence[str] = "", *, keep_lines: bool = False) -> str:
     """``text`` with every recognised secret replaced by ``[REDACTED:<kind>]``; ``previous`` is
-    the turn said just before, when ``text`` is a turn (see the module docstring).  With
+    the turn said just before, or the last few, when ``text`` is a turn (a reply may come
+    between "my password is" and the password; see the module docstring).  With
     ``keep_lines`` a secret over several lines leaves its line breaks, so a document's line
     numbers still point at the same lines."""
     if previous:
-        text = _answered(text, previous)
+        text = _answered(text, (previous,) if isinstance(previous, str) else previous)
     folded = text.casefold()
     present = {marker for marker in _ALL_MARKERS if marker in folded}
     shaped = _SHAPES.search(text) is not None
@@ -354,6 +362,11 @@ def redact(text: str, previous: str = "", *, keep_lines: bool = False) -> str:
     for kind, pattern, replace in _CALLBACKS:
         if needed(kind):
             text = pattern.sub(_kept(replace) if keep_lines else replace, text)
+    # A token redacted after a key word brings the next one into the word's reach: again,
+    # until nothing changes (each round makes the text shorter), so redacting twice is once.
+    if needed("key-value"):
+        while (again := _ENTROPY_RE.sub(_replace_random, text)) != text:
+            text = again
     return text
 
 

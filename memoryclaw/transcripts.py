@@ -145,12 +145,20 @@ def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None 
         )
 
 
-def _redact(text: str) -> str:
+def _redact(text: str, previous: Sequence[str] = ()) -> str:
     # imported when first needed: its many patterns take a while to compile, and a search,
     # which never writes a turn, need not wait for them
     from .redact import redact
 
-    return redact(text)
+    return redact(text, previous)
+
+
+def _last_turns(text: str, count: int = 2) -> list[str]:
+    """How a log's last ``count`` turns end (what a lone word may answer: "my password is"),
+    read from its tail, not parsed: a turn's text follows its ``### role · time`` line."""
+    pieces = text[-600:].split("\n### ")
+    ends = [piece.partition("\n")[2] for piece in pieces[1:]]
+    return [pieces[0], *ends][-count:]
 
 
 def _redact_label(text: str | None) -> str | None:
@@ -179,12 +187,15 @@ def redacted_log(log: RawLog) -> RawLog:
     turns = tuple(
         replace(
             t,
-            content=_redact(_strip_recalled(t.content)),
+            # a lone word answering "my password is" a turn or two before is that password
+            content=_redact(
+                _strip_recalled(t.content), [p.content for p in log.turns[max(0, n - 2) : n]]
+            ),
             name=_redact_label(t.name),
             tool=_redact_label(t.tool),
             sender=_redact_label(t.sender),
         )
-        for t in log.turns
+        for n, t in enumerate(log.turns)
     )
     meta = {key: _redact(v) if isinstance(v, str) else v for key, v in log.meta.items()}
     return RawLog(log.path, meta, turns)
@@ -315,7 +326,9 @@ def append_turns(
             content = _strip_recalled(new.content)
             if new.role in ("tool", "tool_result") and new.tool in RECALL_TOOLS:
                 content = RECALLED_RESULT  # the same: what memory's own tools found is memory
-            content = _redact(content) if settings.privacy.redact_secrets else content
+            if settings.privacy.redact_secrets:
+                before = _last_turns(segment.text) if segment and segment.count else []
+                content = _redact(content, before)
             content = _clip(content)
             full = segment is not None and len(segment.text) + len(content) > LOG_PART_CHARS
             idle_for = segment is not None and segment.last and new.timestamp - segment.last > idle

@@ -31,13 +31,14 @@ _PGP = (
 _RSA = "-----BEGIN RSA PRIVATE KEY-----\n" + fake(64, _B64) + "\n-----END RSA PRIVATE KEY-----"
 
 _PW = "Fake" + "Pw" + "0042x"  # a password typed on a command line
-_PUTTY_PRIVATE = fake(44, _B64[::-1])
+_PUTTY_PRIVATE = fake(44, "PuTTy0042pRiV+/kEy")
 _PUTTY = (
     "PuTTY-User-Key-File-3: ssh-ed25519\nEncryption: none\nComment: fake-key-0042\n"
     "Public-Lines: 2\nAAAAC3NzaC1lZDI1NTE5AAAAI" + fake(24, _B64) + "\n" + fake(20, _B64) + "\n"
     "Private-Lines: 1\n" + _PUTTY_PRIVATE + "\nPrivate-MAC: " + fake(64, _HEX)
 )
-MASKED_TAIL = "q7Zx"  # the visible tail of a key a masking tool printed
+MASKED_TAIL = "q7Zx"
+_SPLIT = "SpLiT0042tOkEn9xQ"  # the visible tail of a key a masking tool printed
 
 SAMPLES: list[tuple[str, str, str]] = [
     ("stripe-live", "charge with sk_" + "live_" + fake(24), "sk_live_" + fake(24)),
@@ -169,8 +170,8 @@ SAMPLES: list[tuple[str, str, str]] = [
     ("putty-key", "my key file:\n" + _PUTTY + "\nend", _PUTTY_PRIVATE),
     (
         "putty-private-lines",
-        "Private-Lines: 1\n" + _PUTTY_PRIVATE[::-1] + "\n",
-        _PUTTY_PRIVATE[::-1],
+        "Private-Lines: 1\n" + fake(44, "bOdY0042pRiV+/LiNe") + "\n",
+        fake(44, "bOdY0042pRiV+/LiNe"),
     ),
     # a key as a masking tool (OpenClaw's config view) prints it: its tail is a fragment
     (
@@ -181,10 +182,10 @@ SAMPLES: list[tuple[str, str, str]] = [
     ("masked-key-dots", "token ghp_...W3" + MASKED_TAIL + " expired", "W3" + MASKED_TAIL),
 ]
 
-# A secret said in two turns: the first names it, the second is the value alone.  Each entry
-# is ``(id, first turn, second turn, secret)``.
+# A secret said in two turns: the first names it, the second is the value alone (a reply may
+# come between them).  Each entry is ``(id, first turn, second turn, secret)``.
 SPLIT_SAMPLES: list[tuple[str, str, str, str]] = [
     ("split-password", "my database password is", "Hunt3r-" + fake(8), "Hunt3r-" + fake(8)),
-    ("split-token-asked", "what is the deploy token?", fake(24), fake(24)),
-    ("split-wifi", "wifi password:", "Fake" + "Wifi" + "0042!", "Fake" + "Wifi" + "0042!"),
+    ("split-token-asked", "what is the deploy token?", fake(24, _SPLIT), fake(24, _SPLIT)),
+    ("split-wifi", "wifi password:", "Fake" + "Hotspot" + "0042!", "Fake" + "Hotspot" + "0042!"),
 ]

@@ -324,6 +324,7 @@ def test_secret_split_across_two_turns_is_redacted(first: str, second: str, secr
     assert redact(second) == second  # alone, a word like any other
     out = redact(second, previous=first)
     assert secret not in out and out == "[REDACTED:secret]"
+    assert redact(second, previous=[first, "Go ahead."]) == out  # a reply came between
 
 
 @pytest.mark.parametrize(
