@@ -794,6 +794,9 @@ class Vault:
         memory = [p for p in report.files_changed if p.endswith(".md")]
         if memory:
             self.reindex_paths(memory)
+        if any(p.startswith("semantic/_forgotten/") for p in report.files_changed):
+            self.refresh()  # a forget from elsewhere may have scrubbed raw logs too
+            self.index.forget_deleted()
         return report
 
     def export_archive(self, target: str | Path) -> int:
@@ -918,7 +921,10 @@ class Vault:
         with self._committing("memoryclaw: import from OpenClaw"):
             from .importing import import_openclaw
 
-            return import_openclaw(self, state=where, agent=agent, since=since, dry_run=dry_run)
+            done = import_openclaw(self, state=where, agent=agent, since=since, dry_run=dry_run)
+            if not dry_run:
+                self._keep_forgotten()
+            return done
 
     def import_notes(
         self, folder: str | Path, *, since: date | None = None, dry_run: bool = False
@@ -930,7 +936,20 @@ class Vault:
         with self._committing(f"memoryclaw: import notes from {redact(Path(folder).name)}"):
             from .importing import import_notes
 
-            return import_notes(self, Path(folder), since=since, dry_run=dry_run)
+            done = import_notes(self, Path(folder), since=since, dry_run=dry_run)
+            if not dry_run:
+                self._keep_forgotten()
+            return done
+
+    def _keep_forgotten(self) -> None:
+        """After an import: take out again whatever it brought back that was forgotten
+        (the tombstones in ``semantic/_forgotten/``), from the files and the index."""
+        from . import forget as forgetting
+
+        with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+            if forgetting.reapply(self.root, forgetting.memory_files(self.root)):
+                self.refresh()
+                self.index.forget_deleted()
 
     # ----------------------------------------------------------------- review
 
@@ -1132,10 +1151,15 @@ class Vault:
         return done if report else done.files
 
     def purge_blockers(self) -> list[str]:
-        """Tracked files with uncommitted changes, which keep a history purge from running."""
+        """Tracked files with uncommitted changes, which keep a history purge from running
+        (after finishing a forget or a purge that was killed on its way)."""
         from .purge import blockers
 
-        return blockers(self.root) if is_repository(self.root) else []
+        if not is_repository(self.root):
+            return []
+        self._finish_interrupted_forget()
+        with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+            return blockers(self.root)
 
     def skills(self) -> list[SkillInfo]:
         """Every skill under ``skills/`` with its status; unreadable ones have status invalid."""
