@@ -11,7 +11,7 @@ import logging
 import os
 import sqlite3
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -21,7 +21,7 @@ from . import __version__
 from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
-from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, require_text
+from .inputs import require_text
 from .notes import utc_iso
 from .retrieval import SearchResult
 from .scopes import KINDS, RecallContext
@@ -155,41 +155,6 @@ def _as_text(data: bytes) -> str:
     return data.decode("utf-8", "surrogateescape")
 
 
-def _jsonl_records(path: str) -> Iterator[tuple[int, dict[str, Any]]]:
-    handle = sys.stdin.buffer if path == "-" else open(path, "rb")  # noqa: SIM115
-    with handle:
-        for number, line in enumerate(bounded_lines(handle), start=1):
-            if line is None:
-                problem = f"over {MAX_LINE_BYTES} bytes"
-                raise InvalidInputError("line", problem, source=path, line=number)
-            if not line.strip():
-                continue
-            try:
-                record = parse_json_line(line)
-            except InvalidInputError as exc:
-                raise InvalidInputError(exc.field, exc.problem, source=path, line=number) from None
-            if not isinstance(record, dict):
-                raise InvalidInputError("line", "expected a JSON object", source=path, line=number)
-            yield number, record
-
-
-def _json_records(path: str) -> list[tuple[int, dict[str, Any]]]:
-    """The objects of a .json file: the one it holds, or each of the list it holds."""
-    with open(path, "rb") as handle:
-        data = handle.read(MAX_LINE_BYTES + 1)
-    if len(data) > MAX_LINE_BYTES:
-        raise InvalidInputError("file", f"over {MAX_LINE_BYTES} bytes", source=path)
-    try:
-        value = parse_json_line(data)
-    except InvalidInputError as exc:
-        raise InvalidInputError("file", exc.problem, source=path) from None
-    values = value if isinstance(value, list) else [value]
-    for number, item in enumerate(values, start=1):
-        if not isinstance(item, dict):
-            raise InvalidInputError("record", "expected a JSON object", source=path, line=number)
-    return list(enumerate(values, start=1))
-
-
 @cli.command()
 @click.argument("file", type=click.Path(dir_okay=False, allow_dash=True))
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
@@ -198,15 +163,16 @@ def ingest(ctx: click.Context, file: str, as_json: bool) -> None:
     """Append many turns from a JSON-lines file (or a .json file holding one chat,
     ``{"messages": [...]}``, or a list of them); each session's log is then closed."""
     vault = _vault(ctx)
-    numbered = _json_records(file) if file.endswith(".json") else list(_jsonl_records(file))
-    report = vault.ingest(
-        [record for _, record in numbered], source=file, line_numbers=[n for n, _ in numbered]
-    )
+    # read twice (checked, then written) and in batches: memory stays flat however long
+    # the file, and a killed run, run again, adds just what it had not written
+    report = vault.ingest_file(sys.stdin.buffer if file == "-" else file, source=file)
     if as_json:
         _emit(report.as_dict())
     else:
+        known = f"; {report.known_turns} already ingested" if report.known_turns else ""
         click.echo(
-            f"{report.turns} turns into {len(report.logs)} logs ({len(report.sessions)} sessions)"
+            f"{report.turns} turns into {len(report.logs)} logs"
+            f" ({len(report.sessions)} sessions){known}"
         )
 
 
