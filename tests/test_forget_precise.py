@@ -248,3 +248,23 @@ def test_forget_killed_at_random_moments_leaves_nothing_forgotten(tmp_path: Path
         assert word.encode() in data  # nothing else lost
     assert b"keep tea" in data
     assert git(vault, "status", "--porcelain", "--", "episodes", "semantic") == ""
+
+
+def test_openclaw_import_after_a_forget_does_not_bring_it_back(tmp_path: Path) -> None:
+    from .openclaw_state import T0, append_event, make_state, message
+
+    vault = make_vault(tmp_path / "v")
+    state = make_state(tmp_path / "openclaw")
+    ok(vault, "openclaw", "import", "--state-dir", str(state))
+    assert b"plumber" in everything(vault) and b"keyworth" in everything(vault)
+    ok(vault, "forget", "plumber", "--yes")
+    ok(vault, "forget", "Keyworth", "--yes")
+    assert b"plumber" not in everything(vault) and b"keyworth" not in everything(vault)
+    store = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    append_event(store, "s1", message("m9", "user", "The plumber comes back Monday.", T0 + 5000))
+    memory = state / "workspace" / "MEMORY.md"
+    memory.write_text(memory.read_text() + "- Florist: Petal Street\n")
+    ok(vault, "openclaw", "import", "--state-dir", str(state))
+    data = everything(vault)
+    assert b"keyworth" not in data and b"340 pounds" not in data
+    assert b"petal street" in data
