@@ -23,7 +23,7 @@ from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import require_text
 from .notes import utc_iso
-from .retrieval import SearchResult
+from .retrieval import SearchResult, check_query
 from .scopes import KINDS, RecallContext
 from .transcripts import now_utc
 from .vault import is_archived
@@ -296,6 +296,7 @@ def search_command(
             lines = [_as_text(line.rstrip(b"\r\n")) for line in handle]
         for number, line in enumerate(lines, start=1):
             require_text("query", line, source=queries, line=number)
+            check_query(line, source=queries, line=number)
         vault.refresh()
         for line in lines:
             if line.strip():
@@ -311,6 +312,7 @@ def search_command(
         return
     assert query is not None
     require_text("QUERY", query)
+    check_query(query)  # a search is refused past its length; retrieve reads the head
     result = vault.search(
         query,
         limit=limit,

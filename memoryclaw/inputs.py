@@ -20,6 +20,10 @@ from typing import IO, Any
 from .errors import InvalidInputError
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
+# The longest request line of ``serve --stdio`` and ``mcp``: room for the largest turn a
+# ``log_turn`` may carry (MAX_TURN_CHARS, a million characters, each escaped as a 12-byte
+# surrogate pair at worst) and its other fields; a longer line is refused, read past in pieces.
+MAX_REQUEST_BYTES = 16 * 1024 * 1024
 MAX_DEPTH = 64
 # The most a derived-state JSON file (``.memoryclaw/recall.json``, ``metrics.json``) is read
 # to: a few hundred bytes a day or an episode, so years of use stay far below it.

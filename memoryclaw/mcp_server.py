@@ -18,7 +18,7 @@ rest of memoryclaw neither needs it nor pays for importing it.
 Every line that is not a JSON-RPC message gets a JSON-RPC error reply with ``id`` null:
 -32700 when it is not JSON (not UTF-8, nested deeper than 64, a lone surrogate ...), -32600
 when it is JSON but not a request, notification or response, or longer than
-:data:`~memoryclaw.inputs.MAX_LINE_BYTES`.  The SDK's stdio transport answers nothing to such
+:data:`~memoryclaw.inputs.MAX_REQUEST_BYTES`.  The SDK's stdio transport answers nothing to such
 a line and reads lines of any length, so :func:`run_stdio` hands it a stdin that passes on
 only lines that pass the checks ``serve --stdio`` makes, and answers the others on the SDK's
 own write stream.  ``MCPServer`` has no public way to run on given streams, so this reaches
@@ -37,7 +37,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, cast
 from . import __version__
 from .api import Vault
 from .errors import ConfigError, InvalidInputError, MemoryclawError, NotFoundError
-from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, text_problem
+from .inputs import MAX_REQUEST_BYTES, bounded_lines, parse_json_line, text_problem
 from .scopes import RecallContext
 from .server import BAD_ID, INVALID_REQUEST, METHODS, PARSE_ERROR, is_request_id
 
@@ -273,14 +273,14 @@ class _CheckedStdin:
     """
 
     def __init__(self, stdin: IO[bytes]) -> None:
-        self._lines = bounded_lines(stdin)
+        self._lines = bounded_lines(stdin, MAX_REQUEST_BYTES)
         self.refusals: deque[_Refusal | None] = deque()
 
     def readline(self) -> str:
         """The next line for the SDK; ``""`` at end of input."""
         for line in self._lines:
             if line is None:
-                refusal: _Refusal | None = (INVALID_REQUEST, f"line over {MAX_LINE_BYTES} bytes")
+                refusal: _Refusal | None = (INVALID_REQUEST, f"line over {MAX_REQUEST_BYTES} bytes")
             elif not line.strip():
                 continue
             else:

@@ -156,6 +156,8 @@ class RetrievePayload:
         }
         if self.skipped is not None:
             doc["skipped"] = self.skipped
+        if self.search is not None and self.search.plan.truncated:
+            doc["query_truncated"] = True  # recalled for the query's head only
         return doc
 
 

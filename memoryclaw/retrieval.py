@@ -13,6 +13,13 @@
    the keyword candidates) + the rest x cosine.
 5. Every result lists the keywords it matched, its score and how it was found (``via``).
 
+A query costs at most so much: only its first :data:`MAX_QUERY_BYTES` bytes are read for
+keywords, and only its first :data:`MAX_QUERY_TERMS` distinct keywords are searched with.  A
+plan that left something out says so (``query_truncated`` in ``search --json`` and in the
+``retrieve`` payload); ``search`` at the command line, over RPC and MCP refuses a query
+longer than :data:`MAX_QUERY_BYTES` instead (:func:`check_query`), while ``retrieve``, which a
+hook runs on whatever the user wrote, reads its head and never fails for its length.
+
 6. Passages (the quoted lines of episodes, and turns of raw logs not yet consolidated) are
    ranked by their own BM25 plus a share of their episode's; :mod:`memoryclaw.payload` turns
    them into what the model sees.
@@ -30,7 +37,7 @@ from itertools import pairwise
 from typing import Any
 
 from .config import RecencySettings
-from .errors import MemoryclawError
+from .errors import InvalidInputError, MemoryclawError
 from .index import Index, Visible
 from .notes import parse_timestamp, value_key
 from .recency import Recency, effective_weight
@@ -38,6 +45,10 @@ from .scopes import OWNER, Policy, RecallContext
 from .vault import is_archived
 
 TAG_BONUS = 1.0
+# What one query may cost (see the module docstring): a long message's topic is in its first
+# few thousand words, and past these the planning and the FTS5 expression only grow.
+MAX_QUERY_BYTES = 16 * 1024
+MAX_QUERY_TERMS = 64
 PRUNE_FROM_EPISODES = 5_000
 COMMON_SHARE = 0.05
 CANDIDATE_FLOOR = 25
@@ -99,6 +110,30 @@ STOPWORDS = frozenset(
 )
 
 
+def check_query(query: str, *, source: str | None = None, line: int | None = None) -> None:
+    """Raise :class:`InvalidInputError` for a ``search`` query over :data:`MAX_QUERY_BYTES`
+    (naming the ``source`` file and ``line`` it was read from, when given)."""
+    size = len(query.encode("utf-8", "surrogatepass"))
+    if size > MAX_QUERY_BYTES:
+        limit = MAX_QUERY_BYTES
+        problem = f"{size} bytes, over the {limit}-byte limit of a search"
+        problem += f" (retrieve reads the first {limit} bytes of a longer message)"
+        raise InvalidInputError("query", problem, source=source, line=line)
+
+
+def query_head(query: str) -> str:
+    """The part of ``query`` read for keywords: its first :data:`MAX_QUERY_BYTES` bytes, cut
+    at a character (and at a space, when there is one, so no word is cut in half)."""
+    if len(query) * 4 <= MAX_QUERY_BYTES:  # cannot be over, whatever its characters
+        return query
+    data = query.encode("utf-8", "surrogatepass")
+    if len(data) <= MAX_QUERY_BYTES:
+        return query
+    head = data[:MAX_QUERY_BYTES].decode("utf-8", "ignore")
+    cut = head.rfind(" ")
+    return head[:cut] if cut > 0 else head
+
+
 def extract_keywords(query: str) -> list[str]:
     """The query's keywords in order of appearance, without duplicates."""
     seen: dict[str, None] = {}  # ordered, with O(1) membership: turns can be long
@@ -134,6 +169,7 @@ class QueryPlan:
     match: str | None  # every term: what facts are matched with
     common: tuple[str, ...] = ()  # terms left out of episode ranking (see COMMON_SHARE)
     episode_match: str | None = None  # the expression episodes are ranked with
+    truncated: bool = False  # the query was longer than what is read or searched with
 
     @property
     def phrases(self) -> dict[str, str]:
@@ -142,8 +178,12 @@ class QueryPlan:
 
 
 def plan_query(query: str, index: Index) -> QueryPlan:
-    """Extract keywords and expand them with alias groups (single words and adjacent pairs)."""
-    keywords = extract_keywords(query)
+    """Extract keywords and expand them with alias groups (single words and adjacent pairs),
+    from the query's head only and at most :data:`MAX_QUERY_TERMS` of them."""
+    head = query_head(query)
+    keywords = extract_keywords(head)
+    truncated = head != query or len(keywords) > MAX_QUERY_TERMS
+    keywords = keywords[:MAX_QUERY_TERMS]
     candidates = list(keywords)
     for first, second in pairwise(keywords):
         candidates += [f"{first} {second}", f"{first}-{second}"]
@@ -162,6 +202,7 @@ def plan_query(query: str, index: Index) -> QueryPlan:
         match=_or_expression(terms),
         common=common,
         episode_match=_or_expression([t for t in terms if t not in common]),
+        truncated=truncated,
     )
 
 
@@ -378,6 +419,8 @@ class SearchResult:
         }
         if self.fallback_error is not None:
             doc["fallback_error"] = self.fallback_error
+        if self.plan.truncated:
+            doc["query_truncated"] = True
         doc["context"] = self.context.as_dict()
         if self.withheld is not None:
             doc["withheld"] = [w.as_dict() for w in self.withheld]
@@ -516,12 +559,13 @@ def search(
         and (weighted or len(episodes) < fallback.min_primary_results)
     ):
         # withheld neighbours are dropped after the vector search: ask for more of them
+        text = query_head(query)  # an embedding of a huge text costs as much as its length
         more = 1 if visible[0] == "1" and include_archived else _WITHHELD_SLACK
         try:
             if weighted:
-                near = fallback.nearest(query, WEIGHTED_DEPTH * more, [e.id for e in episodes])
+                near = fallback.nearest(text, WEIGHTED_DEPTH * more, [e.id for e in episodes])
             else:
-                near = fallback.nearest(query, (limit + len(episodes[:limit])) * more, ())
+                near = fallback.nearest(text, (limit + len(episodes[:limit])) * more, ())
         except MemoryclawError as exc:
             error = str(exc)
         else:

@@ -6,7 +6,7 @@ request gets an error response and the process lives on.
 
 Error codes follow JSON-RPC where one fits: -32700 not JSON (or not UTF-8, or nested too
 deep), -32600 not a request (or an ``id`` that is not a string, number or null, or a line
-over :data:`~memoryclaw.inputs.MAX_LINE_BYTES`), -32601 no such method, -32602 bad params
+over :data:`~memoryclaw.inputs.MAX_REQUEST_BYTES`), -32601 no such method, -32602 bad params
 (text that is not valid Unicode included), -32000 unexpected failure; 1 is a memoryclaw error
 (bad input, missing vault, unknown id ...), whose message is the one-line text the CLI would
 print.  When the request's ``id`` cannot be read, the error's ``id`` is null.
@@ -24,8 +24,9 @@ from typing import IO, Any
 from . import __version__
 from .api import Vault
 from .errors import InvalidInputError, MemoryclawError
-from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line, text_problem
+from .inputs import MAX_REQUEST_BYTES, bounded_lines, parse_json_line, text_problem
 from .notes import Turn
+from .retrieval import check_query
 from .scopes import RecallContext
 from .transcripts import LoggedTurn, session_turns
 from .working import WorkingMemories, with_session
@@ -68,8 +69,11 @@ def _retrieve(vault: Vault, params: Mapping[str, Any]) -> Any:
 
 
 def _search(vault: Vault, params: Mapping[str, Any]) -> Any:
+    """``search`` (MCP's memory_search too): a query over the length limit is refused."""
+    query = _text(params, "query") or ""
+    check_query(query)
     return vault.search(
-        _text(params, "query") or "",
+        query,
         limit=_whole(params, "limit", 0),
         context=_context(params),
         explain_scope=params.get("explain_scope") is True,
@@ -291,9 +295,9 @@ class StdioServer:
     def serve(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
         """Read requests until end of input, answering each on its own line."""
         try:
-            for line in bounded_lines(stdin, MAX_LINE_BYTES):
+            for line in bounded_lines(stdin, MAX_REQUEST_BYTES):
                 if line is None:
-                    response = _error(None, INVALID_REQUEST, f"line over {MAX_LINE_BYTES} bytes")
+                    response = _error(None, INVALID_REQUEST, f"line over {MAX_REQUEST_BYTES} bytes")
                 elif not line.strip():
                     continue
                 else:

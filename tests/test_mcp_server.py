@@ -21,7 +21,7 @@ from mcp.types import CallToolResult, TextContent
 
 from memoryclaw import ConfigError, Vault
 from memoryclaw.cli import cli
-from memoryclaw.inputs import MAX_LINE_BYTES
+from memoryclaw.inputs import MAX_REQUEST_BYTES
 from memoryclaw.mcp_server import build_server
 from memoryclaw.transcripts import unprocessed_logs
 
@@ -322,7 +322,7 @@ BAD_LINES = [
     (b'{"jsonrpc": "2.0", "id": 5}', INVALID_REQUEST, "JSON-RPC"),
     (b'{"id": 6, "method": "tools/list"}', INVALID_REQUEST, "JSON-RPC"),
     (b'{"jsonrpc": "2.0", "id": [1], "method": "tools/list"}', INVALID_REQUEST, '"id"'),
-    (b"x" * (MAX_LINE_BYTES + 1), INVALID_REQUEST, "line over"),
+    (b"x" * (MAX_REQUEST_BYTES + 1), INVALID_REQUEST, "line over"),
 ]
 
 

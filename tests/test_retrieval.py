@@ -10,8 +10,17 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
+from memoryclaw.errors import InvalidInputError
 from memoryclaw.payload import estimate_tokens, render_payload
-from memoryclaw.retrieval import extract_keywords, fts_phrase
+from memoryclaw.retrieval import (
+    MAX_QUERY_BYTES,
+    MAX_QUERY_TERMS,
+    check_query,
+    extract_keywords,
+    fts_phrase,
+    plan_query,
+    query_head,
+)
 
 from .conftest import NOW
 
@@ -199,3 +208,36 @@ def test_a_query_of_only_common_terms_keeps_them(
 
 def test_small_vaults_rank_with_every_term(vault: Vault) -> None:
     assert vault.search("falcon lisbon", now=NOW).plan.common == ()
+
+
+def _words(count: int) -> str:
+    """``count`` distinct made-up words (none a stopword), then a topic the vault knows."""
+    letters = "bcdfghjklmnpqrstvwxz"
+    made_up = ("".join(letters[(n // 20**k) % 20] for k in range(4)) + "o" for n in range(count))
+    return " ".join(made_up)
+
+
+@pytest.mark.parametrize("count", [200, 80_000], ids=["200-words", "80k-words"])
+def test_a_long_query_is_planned_from_a_bounded_head_and_says_so(vault: Vault, count: int) -> None:
+    """An 80,000-word query once took tens of seconds to plan (every keyword, every adjacent
+    pair looked up, all of them in one FTS5 expression) and blocked the stdio server: only
+    its first MAX_QUERY_BYTES bytes and MAX_QUERY_TERMS keywords are used, and it says so."""
+    query = "what did I email John about " + _words(count)
+    plan = plan_query(query, vault.index)
+    assert plan.truncated and len(plan.keywords) == MAX_QUERY_TERMS
+    assert plan.keywords[:2] == ("email", "john")  # the head is what is kept
+    assert plan.match is not None and plan.match.count(" OR ") < 2 * MAX_QUERY_TERMS
+    payload = vault.retrieve(query, now=NOW).as_dict()
+    assert payload["query_truncated"] is True and "john@example.com" in payload["context"]
+    assert "query_truncated" not in vault.retrieve("email John", now=NOW).as_dict()
+
+
+def test_search_refuses_a_query_over_the_byte_limit_and_retrieve_reads_its_head() -> None:
+    fits = "é" * (MAX_QUERY_BYTES // 2)
+    check_query(fits)
+    assert query_head(fits) == fits
+    with pytest.raises(InvalidInputError, match=rf"^query: {MAX_QUERY_BYTES + 2} bytes, over"):
+        check_query(fits + "é")
+    head = query_head("word " * MAX_QUERY_BYTES)
+    assert len(head.encode()) <= MAX_QUERY_BYTES and head.endswith("word")
+    assert query_head("é" * MAX_QUERY_BYTES) == "é" * (MAX_QUERY_BYTES // 2)  # no half character

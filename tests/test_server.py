@@ -16,7 +16,8 @@ from hypothesis import strategies as st
 
 from memoryclaw import Vault
 from memoryclaw import server as server_module
-from memoryclaw.inputs import MAX_LINE_BYTES
+from memoryclaw.inputs import MAX_REQUEST_BYTES
+from memoryclaw.retrieval import MAX_QUERY_BYTES
 from memoryclaw.server import (
     BAD_PARAMS,
     INVALID_REQUEST,
@@ -157,7 +158,7 @@ def test_huge_message_is_refused_and_nothing_written(bridge: StdioServer, vault_
 def test_overlong_line_is_skipped_whole(
     bridge: StdioServer, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(server_module, "MAX_LINE_BYTES", 64)
+    monkeypatch.setattr(server_module, "MAX_REQUEST_BYTES", 64)
     long_line = b'{"id": 1, "method": "status", "pad": "' + b"y" * 500 + b'"}\n'
     stdin = io.BytesIO(long_line + b'{"id": 2, "method": "status"}\n')
     stdout = io.BytesIO()
@@ -282,7 +283,7 @@ def test_real_process_refuses_surrogates_in_a_turn_and_writes_nothing(vault_dir:
 
 @pytest.mark.parametrize(
     "line",
-    [b"x" * (MAX_LINE_BYTES + 1), b"[" + b"{}," * (MAX_LINE_BYTES // 3 - 1) + b"{}]"],
+    [b"x" * (MAX_REQUEST_BYTES + 1), b"[" + b"{}," * (MAX_REQUEST_BYTES // 3 - 1) + b"{}]"],
     ids=["over-the-limit", "ten-million-objects"],
 )
 def test_real_process_survives_huge_lines_in_bounded_memory(vault_dir: Path, line: bytes) -> None:
@@ -758,3 +759,28 @@ def test_a_context_field_that_is_not_one_is_a_bad_params_error(
         response = call(bridge, method, query="dentist phone", **params)
         assert response["error"]["code"] == BAD_PARAMS
         assert response["error"]["message"].startswith(f"{field}: ")
+
+
+def test_a_search_past_the_query_limit_is_refused_and_a_retrieve_says_it_read_the_head(
+    bridge: StdioServer,
+) -> None:
+    """A query of 80,000 words once blocked the server for half a minute."""
+    query = "what did I email John about " + "lorem ipsum dolor " * 30_000
+    refused = call(bridge, "search", query=query)
+    assert refused["error"]["code"] == BAD_PARAMS
+    assert refused["error"]["message"].startswith("query: ")
+    assert f"{MAX_QUERY_BYTES}-byte limit" in refused["error"]["message"]
+    payload = call(bridge, "retrieve", query=query)["result"]
+    assert payload["query_truncated"] is True and "john@example.com" in payload["context"]
+    assert call(bridge, "status")["result"]["episodes"] > 0  # still serving
+
+
+def test_the_largest_turn_fits_in_one_request_line() -> None:
+    """The request line limit is no lower than what the largest turn a log_turn may carry
+    takes, however its client escapes it."""
+    content = "\U0001f600" * MAX_TURN_CHARS
+    request = {"id": 1, "method": "log_turn", "params": {"session": "s" * 400, "role": "user"}}
+    for ascii_only in (True, False):
+        request["params"]["content"] = content  # type: ignore[index]
+        line = json.dumps(request, ensure_ascii=ascii_only).encode("utf-8")
+        assert len(line) < MAX_REQUEST_BYTES
