@@ -143,6 +143,14 @@ def _session_records(
     return records, last
 
 
+def _mark(session: StoredSession) -> str:
+    """The ledger's name of a session, ``<agent>/<session id>``, redacted (the ledger is
+    committed like any memory file)."""
+    from .redact import redact
+
+    return redact(f"{session.agent}/{session.session_id}")
+
+
 def import_sessions(
     vault: Vault, found: Sequence[StoredSession], since: datetime | None, report: ImportReport
 ) -> None:
@@ -150,12 +158,12 @@ def import_sessions(
     ledger; on a dry run, only count them in ``report``."""
     with file_lock(vault.root, "imports"):
         ledger = _read_ledger(vault.root)
-        fresh = {s.key for s in found if f"{s.agent}/{s.session_id}" not in ledger}
+        fresh = {s.key for s in found if _mark(s) not in ledger}
         logged = _logged_times(vault.root, fresh) if fresh else set()
         records: list[dict[str, Any]] = []
         for session in found:
             report.unreadable_events += session.unreadable
-            mark = f"{session.agent}/{session.session_id}"
+            mark = _mark(session)
             after = ledger.get(mark)
             new, last = _session_records(session, after, since, logged, report)
             if new:

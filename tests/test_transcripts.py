@@ -7,6 +7,7 @@ import stat
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
@@ -206,6 +207,33 @@ def test_every_field_of_a_turn_is_redacted(empty_vault: Vault, field: str) -> No
     log = parse_log(path.read_text(encoding="utf-8"), "logs/x.md")
     assert [t.content for t in log.turns] == ["deploy now"]
     assert "redacted" in path.read_text(encoding="utf-8").lower()
+
+
+@pytest.mark.parametrize("redaction", [True, False], ids=["redacted-on-write", "raw-log"])
+def test_a_secret_split_over_two_turns_is_never_stored_nor_an_entity(
+    empty_vault: Vault, redaction: bool
+) -> None:
+    """The second half of "my password is" / "<value>" is that password: redacted as the log
+    is written (or, with redaction off, when it is consolidated), never an entity or tag."""
+    secret = "Hunt3r-" + "FaKe0042"
+    settings = empty_vault.settings
+    privacy = replace(settings.privacy, redact_secrets=redaction)
+    vault = Vault(empty_vault.root, replace(settings, privacy=privacy))
+    start = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc)
+    said = [("user", "my vpn password is"), ("assistant", "Go ahead."), ("user", secret)]
+    for n, (role, text) in enumerate(said):
+        vault.log_turn("s1", role, text, timestamp=start + timedelta(seconds=n))
+    [raw] = (vault.root / "logs").glob("*.md")
+    assert (secret in raw.read_text()) is not redaction
+    vault.end_session("s1")
+    vault.consolidate()
+    for path in vault.root.rglob("*.md"):
+        if "logs" not in path.parts or "processed" in path.parts:
+            assert secret not in path.read_text() and "Hunt3r" not in path.read_text(), path
+    [processed] = (vault.root / "logs" / "processed").glob("*.md")
+    assert processed.read_text().endswith("[REDACTED:secret]\n")
+    [episode] = (vault.root / "episodes").glob("*.md")
+    assert "entities: []" in episode.read_text()
 
 
 def test_logs_folder_linked_out_of_the_vault_is_refused(tmp_path: Path) -> None:
