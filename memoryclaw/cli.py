@@ -757,8 +757,10 @@ def forget(
         preview = vault.forget(query, episode_id=episode_id, fact_id=fact_id, dry_run=True)
         count = len(preview.episodes) + len(preview.facts) + preview.removed
         widening = [c for c in preview.changes if c.get("whole_episode")]
-        if count == 0:
+        if count == 0 and not purge_history:
             dry_run = True
+        elif count == 0:
+            pass  # nothing left in the files; older commits may still hold it
         elif query is not None:
             _confirm(
                 _change_lines(preview.changes),
@@ -772,10 +774,10 @@ def forget(
             _confirm(
                 preview.files_deleted, f"{shared} files share this id", f"remove all {shared}?"
             )
-        if count and purge_history:
+        if purge_history:
             _confirm(
-                preview.files_deleted + preview.files_edited,
-                "--purge-history rewrites every commit that holds these files",
+                preview.files_deleted + preview.files_edited or ["older commits"],
+                "--purge-history rewrites every commit that holds what is forgotten",
                 "rewrite the git history of these files?",
             )
     report = vault.forget(query, episode_id=episode_id, fact_id=fact_id, dry_run=dry_run)

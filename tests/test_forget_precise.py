@@ -268,3 +268,16 @@ def test_openclaw_import_after_a_forget_does_not_bring_it_back(tmp_path: Path) -
     data = everything(vault)
     assert b"keyworth" not in data and b"340 pounds" not in data
     assert b"petal street" in data
+
+
+def test_purge_history_finds_text_that_only_older_commits_hold(session_vault: Path) -> None:
+    ok(session_vault, "forget", "Lindqvist", "--yes")  # files clean, history not
+    assert "lindqvist" in git(session_vault, "log", "-p", "--all").lower()
+    refused = mc(session_vault, "forget", "Lindqvist", "--purge-history")
+    assert refused.returncode == 1 and "--yes" in refused.stderr  # asks, even with 0 to remove
+    report = ok(session_vault, "forget", "Lindqvist", "--yes", "--purge-history")
+    assert report["removed"] == 0 and report["history_purged"] >= 1
+    assert report["purge"]["clean"] is True
+    assert "lindqvist" not in git(session_vault, "log", "-p", "--all").lower()
+    proc = mc(session_vault, "forget", "Lindqvist", "--yes", "--purge-history")
+    assert "no commit here holds the removed text" in proc.stdout
