@@ -35,6 +35,7 @@ never widen it: a group or thread key stays one with ``kind: direct``.
 from __future__ import annotations
 
 import re
+import unicodedata
 from dataclasses import dataclass
 
 from .errors import InvalidInputError
@@ -73,8 +74,12 @@ class SessionInfo:
 def session_problem(session: str) -> str | None:
     """Why ``session`` is not a session key (see the module docstring), or None."""
     problem = label_problem("session", session)
-    if problem is None and _AGENT_HEAD_RE.match(session) and not _AGENT_KEY_RE.match(session):
-        problem = "starts with agent: but is not agent:<id>:<rest>"
+    if problem is None and _AGENT_HEAD_RE.match(session):
+        if not _AGENT_KEY_RE.match(session):
+            problem = "starts with agent: but is not agent:<id>:<rest>"
+        elif any(unicodedata.category(char) == "Cf" for char in session):
+            # an invisible character could hide a kind ("gro\u200bup") from the parser
+            problem = "holds an invisible formatting character"
     return problem
 
 
@@ -90,7 +95,8 @@ def parse_session_key(session: str | None) -> SessionInfo:
     if match is None:
         return SessionInfo(None, "direct", None)
     agent, rest = match.group("agent"), match.group("rest")
-    parts = rest.lower().split(":")
+    # "GROUP" and a full-width "ＧＲＯＵＰ" are a group too
+    parts = unicodedata.normalize("NFKC", rest).casefold().split(":")
     if "thread" in parts[:-1] or "topic" in parts[:-1]:
         kind = "thread"
     elif "group" in parts[:-1] or "channel" in parts[:-1]:

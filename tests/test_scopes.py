@@ -230,6 +230,7 @@ MALFORMED_KEYS = [
     "   ",
     "s1\nscope: owner",
     "x" * 401,
+    "agent:main:telegram:gro\u200bup:-100",
 ]
 
 
@@ -247,6 +248,7 @@ MALFORMED_KEYS = [
         "blank",
         "newline",
         "over-400",
+        "zero-width-space",
     ],
 )
 def test_a_session_key_that_does_not_parse_sees_nothing(key: str) -> None:
@@ -265,8 +267,9 @@ def test_a_session_key_that_does_not_parse_sees_nothing(key: str) -> None:
         ("agent:main:discord:Channel:1:THREAD:2", "thread"),
         ("Agent:main:telegram:group:-100", "group"),
         ("agent:main:CRON:nightly", "cron"),
+        ("agent:main:telegram:\uff27\uff32\uff2f\uff35\uff30:-100", "group"),
     ],
-    ids=["upper-group", "mixed-thread", "upper-head", "upper-cron"],
+    ids=["upper-group", "mixed-thread", "upper-head", "upper-cron", "full-width-group"],
 )
 def test_a_session_keys_kind_is_read_whatever_its_case(key: str, kind: str) -> None:
     assert parse_session_key(key).kind == kind
