@@ -175,6 +175,7 @@ _COMMAND_RES = tuple(
         rf"\bredis-cli\b{_UNTIL}-a[ \t]+{_WORD}",
     )
 )
+_ITEM_RE = re.compile(r"\s*(?:[-*+>]|\d{1,3}[.)])\s+")  # a list item's or quote's marker
 # Words an option is followed by in prose ("set --token in the file"): not a value.
 _NOT_VALUES = frozenset(
     """a an and argument as at flag for from in into is it of on option or parameter switch
@@ -287,6 +288,21 @@ def _answered(text: str, previous: Sequence[str]) -> str:
     return text.replace(said, _REDACTED)
 
 
+def _answered_lines(text: str) -> str:
+    """A document's lines, each lone word under a line that announced a secret redacted
+    (``## Wifi password`` then ``- FakeWifi0042``), as :func:`_answered` does for turns."""
+    lines = text.split("\n")
+    before: list[str] = []
+    for number, line in enumerate(lines):
+        item = _ITEM_RE.match(line)
+        head = item.group(0) if item else ""
+        if before and line.strip():
+            lines[number] = head + _answered(line[len(head) :], before[-2:])
+        if line.strip():
+            before.append(line)
+    return "\n".join(lines)
+
+
 def _entropy(text: str) -> float:
     counts = Counter(text)
     return -sum(n / len(text) * math.log2(n / len(text)) for n in counts.values())
@@ -345,6 +361,8 @@ def redact(text: str, previous: str | Sequence[str] = "", *, keep_lines: bool = 
     numbers still point at the same lines."""
     if previous:
         text = _answered(text, (previous,) if isinstance(previous, str) else previous)
+    if keep_lines and "\n" in text:
+        text = _answered_lines(text)
     folded = text.casefold()
     present = {marker for marker in _ALL_MARKERS if marker in folded}
     shaped = _SHAPES.search(text) is not None

@@ -341,6 +341,13 @@ def test_an_ordinary_answer_after_a_secret_question_stays(first: str, second: st
     assert redact(second, previous=first) == second
 
 
+def test_a_lone_word_under_a_line_naming_a_secret_is_redacted_in_a_document() -> None:
+    note = "## Wifi password\n\n- FakeHotspot0042\n- Router: Fritz\n\nDone\nyes\n"
+    out = redact(note, keep_lines=True)
+    assert out == "## Wifi password\n\n- [REDACTED:secret]\n- Router: Fritz\n\nDone\nyes\n"
+    assert redact(out, keep_lines=True) == out
+
+
 def test_keep_lines_keeps_a_documents_line_numbers() -> None:
     text = f"a\n{PEM}\nb password: hunter22\nc"
     out = redact(text, keep_lines=True)

@@ -6,15 +6,17 @@ One vault per writer, built once (module-scoped), then one assertion per secret:
 * ``log``: the CLI, one turn at a time, the sample also as the speaker's name;
 * ``ingest``: a JSON-lines file of user turns, tool calls carrying the sample in their
   arguments (a shell command among them), tool results and an OpenAI-style chat;
-* ``import-notes``: a memory file, a daily note and a prose note holding every sample, notes
+* ``import-notes``: a memory file (the split secrets too: a heading naming each, the value
+  under it), a daily note and a prose note holding every sample, notes
   named after samples (and after secrets whose format names them), a folder named after one
   and the imported folder named after another;
-* ``openclaw-import``: ``MEMORY.md`` and a daily note holding every sample, and a session
+* ``openclaw-import``: ``MEMORY.md`` (with the split secrets) and a daily note holding every
+  sample, and a session
   transcript in which the samples are said and passed to a tool.
 
 Each vault is then consolidated (episodes, facts, skill drafts) with auto-commit on.  A secret
-split over two turns (the first names it, the second is the value alone) goes through the
-writers that carry turns.  A sync's review lines are checked on their own, below.
+split over two turns (the first names it, the second is the value alone) goes through every
+writer.  A sync's review lines are checked on their own, below.
 """
 
 from __future__ import annotations
@@ -41,8 +43,7 @@ SECRETS: list[tuple[str, tuple[str, ...]]] = [
     (ident, (secret, *((MASKED_TAIL, MASKED_TAIL.lower()) if "masked" in ident else ())))
     for ident, _, secret in SAMPLES
 ] + [(ident, (secret,)) for ident, _, _, secret in SPLIT_SAMPLES]
-TURN_WRITERS = ("log", "ingest", "openclaw-import")
-WRITERS = (*TURN_WRITERS, "import-notes")
+WRITERS = ("log", "ingest", "import-notes", "openclaw-import")
 
 
 @dataclass(frozen=True)
@@ -120,6 +121,11 @@ def _split(first: str, second: str) -> list[tuple[str, str]]:
     return [("user", first), ("assistant", "Go ahead."), ("user", second)]
 
 
+def _split_note() -> str:
+    """The split secrets as a note writes them: a heading naming each, the value under it."""
+    return "".join(f"\n## {first}\n\n- {second}\n" for _, first, second, _ in SPLIT_SAMPLES)
+
+
 def _file_name(text: str) -> str | None:
     """``text`` as a file name, when it can be one."""
     name = f"{text}.md"
@@ -132,7 +138,7 @@ def _by_import_notes(vault: Path, root: Path) -> None:
     inner = folder / secret["github-classic"]  # a folder named after a secret
     inner.mkdir(parents=True)
     items = "".join(f"- {ident}: {text}\n" for ident, text, _ in SAMPLES)
-    (folder / "CLAUDE.md").write_text(f"# Project\n\n{items}")
+    (folder / "CLAUDE.md").write_text(f"# Project\n\n{items}{_split_note()}")
     (folder / "2026-11-20.md").write_text(
         "# Daily\n\n" + "".join(f"{text}\n\n" for _, text, _ in SAMPLES)
     )
@@ -151,7 +157,7 @@ def _by_openclaw_import(vault: Path, root: Path) -> None:
     state = make_state(root / "openclaw")
     workspace = state / "workspace"
     items = "".join(f"- {ident}: {text}\n" for ident, text, _ in SAMPLES)
-    (workspace / "MEMORY.md").write_text(f"# Memory\n\n## Keys\n{items}")
+    (workspace / "MEMORY.md").write_text(f"# Memory\n\n## Keys\n{items}{_split_note()}")
     (workspace / "memory" / "2026-11-21.md").write_text(
         "# Keys\n\n" + "".join(f"{text}\n\n" for _, text, _ in SAMPLES)
     )
