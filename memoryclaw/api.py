@@ -17,7 +17,7 @@ from datetime import date, datetime, timedelta, timezone
 from functools import partial
 from pathlib import Path
 from types import TracebackType
-from typing import TYPE_CHECKING, Any
+from typing import IO, TYPE_CHECKING, Any
 
 from . import __version__
 from . import metrics as recall_metrics
@@ -157,10 +157,16 @@ class IngestReport:
     turns: int
     logs: tuple[str, ...]
     sessions: tuple[str, ...] = field(default=())
+    known_turns: int = 0  # turns of the file an earlier (killed or whole) run had written
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
-        return {"turns": self.turns, "logs": list(self.logs), "sessions": list(self.sessions)}
+        return {
+            "turns": self.turns,
+            "logs": list(self.logs),
+            "sessions": list(self.sessions),
+            "known_turns": self.known_turns,
+        }
 
 
 def _writable(path: Path) -> bool:
@@ -885,16 +891,10 @@ class Vault:
         Every record is checked before anything is written; each session's log is closed after.
         ``line_numbers`` (one per record) are used in error messages instead of positions.
         """
-        from .importers import conversation_records
-
         turns: list[NewTurn] = []
         for position, record in enumerate(records):
             line = line_numbers[position] if line_numbers is not None else position + 1
-            if isinstance(record, Mapping) and "messages" in record:  # an OpenAI-style chat
-                expanded = conversation_records(record, source=source, line=line)
-                turns += [_turn_from_record(r, source, line) for r in expanded]
-            else:
-                turns.append(_turn_from_record(record, source, line))
+            turns += _record_turns(record, source, line)
         if not turns:
             return IngestReport(0, ())
         logged = append_turns(self.root, self.settings, turns, close=True)
@@ -902,6 +902,33 @@ class Vault:
         self._index_logs(logs)
         sessions = tuple(dict.fromkeys(t.session for t in logged))
         return IngestReport(len(logged), logs, sessions)
+
+    def ingest_file(
+        self, file: str | Path | IO[bytes], *, source: str | None = None
+    ) -> IngestReport:
+        """:meth:`ingest` of a JSON-lines file (a path, or an open binary stream such as
+        standard input; a ``.json`` path holds one chat or a list of them), in bounded memory:
+        every line is checked before anything is written, then the turns are written in
+        batches, and a run killed midway, run again, neither duplicates nor loses turns
+        (:mod:`memoryclaw.ingest`)."""
+        from .ingest import ingest_stream
+
+        def to_turns(record: Mapping[str, Any], line: int) -> list[NewTurn]:
+            return _record_turns(record, name, line)
+
+        if isinstance(file, (str, Path)):
+            name = source or str(file)
+            document = str(file).endswith(".json")
+            with open(file, "rb") as handle:
+                done = ingest_stream(
+                    self.root, self.settings, handle, name, to_turns, document=document
+                )
+        else:
+            name = source or "-"
+            done = ingest_stream(self.root, self.settings, file, name, to_turns)
+        logs = tuple(done.logs)
+        self._index_logs(logs)
+        return IngestReport(done.turns, logs, tuple(done.sessions), done.known)
 
     # ----------------------------------------------------------------- importing
 
@@ -1523,6 +1550,16 @@ _RECORD_KEYS = {
     "kind",
     "sender",
 }
+
+
+def _record_turns(record: Mapping[str, Any], source: str, line: int) -> list[NewTurn]:
+    """The turns of one ingest record: a turn, or an OpenAI-style chat's turns; checked."""
+    from .importers import conversation_records
+
+    if isinstance(record, Mapping) and "messages" in record:
+        expanded = conversation_records(record, source=source, line=line)
+        return [_turn_from_record(r, source, line) for r in expanded]
+    return [_turn_from_record(record, source, line)]
 
 
 def _turn_from_record(record: Mapping[str, Any], source: str, line: int) -> NewTurn:

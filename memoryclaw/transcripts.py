@@ -10,7 +10,8 @@ never stored, or consolidated, again as something said).
 
 from __future__ import annotations
 
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterator, Mapping, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -301,12 +302,80 @@ def _open_segments(root: Path) -> dict[str, _Segment]:
     return out
 
 
+# Where a turn came from, recorded in the frontmatter of the log it went to: a key (an
+# ingested file's digest) and its position there (line, index of the turn in that line).
+Mark = tuple[str, int, int]
+MARKS_KEY = "ingested"
+_MARKS_KEPT = 8  # keys a log remembers: the files most recently ingested into it
+
+
+class OpenLogs:
+    """Each session's open log, for a writer that holds the ``logs`` lock across many
+    :func:`append_turns` calls: read once, kept up to date by those calls, and each log's
+    text let go by :meth:`release` and read back when its session comes again, so memory is
+    bounded by one call's turns, not by everything written."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self._held = _open_segments(root)
+        self._away: dict[str, str] = {}  # session -> its open log, text not held
+
+    def get(self, session: str) -> _Segment | None:
+        """The session's open log, if it has one."""
+        if session not in self._held and session in self._away:
+            rel = self._away.pop(session)
+            text = read_text(self.root, rel)
+            meta, count, last = log_outline(text, rel)
+            self._held[session] = _Segment(rel, meta, text, count, last)
+        return self._held.get(session)
+
+    def __setitem__(self, session: str, segment: _Segment) -> None:
+        self._away.pop(session, None)
+        self._held[session] = segment
+
+    def release(self, keep_chars: int = 0) -> None:
+        """Let go of the texts held (they are on disk) when they are over ``keep_chars``."""
+        if sum(len(s.text) for s in self._held.values()) <= keep_chars:
+            return
+        self._away.update({session: s.path for session, s in self._held.items()})
+        self._held.clear()
+
+    def close(self, sessions: Collection[str]) -> list[str]:
+        """Close the open logs of ``sessions``; their vault paths."""
+        closed = []
+        for session in sessions:
+            segment = self.get(session)
+            if segment is None:
+                continue
+            text = replace_log_meta(segment.text, segment.path, _closed(segment.meta))
+            atomic_write(resolve_inside(self.root, segment.path), text)
+            del self._held[session]
+            closed.append(segment.path)
+        return closed
+
+
+def _add_mark(meta: dict[str, Any], mark: Mark) -> None:
+    key, line, index = mark
+    found = meta.get(MARKS_KEY)
+    marks = {k: v for k, v in found.items() if k != key} if isinstance(found, dict) else {}
+    kept = dict(list(marks.items())[-(_MARKS_KEPT - 1) :])
+    meta[MARKS_KEY] = {**kept, key: [line, index]}
+
+
 def append_turns(
-    root: Path, settings: Settings, turns: Sequence[NewTurn], *, close: bool = False
+    root: Path,
+    settings: Settings,
+    turns: Sequence[NewTurn],
+    *,
+    close: bool = False,
+    logs: OpenLogs | None = None,
+    marks: Sequence[Mark] | None = None,
 ) -> list[LoggedTurn]:
     """Append turns (in order) to their sessions' open logs; ``close`` closes those logs after.
 
     Only the new turns are rendered: a long log is not re-parsed or rewritten turn by turn.
+    A caller that holds the ``logs`` lock passes its :class:`OpenLogs`; ``marks`` (one a
+    turn) are recorded in each log written, in the same write as the turns they stand for.
     """
     for turn in turns:
         validate_turn(turn)
@@ -314,12 +383,12 @@ def append_turns(
         turns = [_redacted(turn) for turn in turns]
     idle = timedelta(minutes=settings.consolidation.session_idle_minutes)
     out: list[LoggedTurn] = []
-    with file_lock(root, "logs"):
+    with file_lock(root, "logs") if logs is None else nullcontext():
         folder = resolve_inside(root, LOGS_DIR)  # a logs/ linked out of the vault is refused
         ensure_dir(folder)
-        segments = _open_segments(root)
+        segments = OpenLogs(root) if logs is None else logs
         touched: dict[str, _Segment] = {}
-        for new in turns:
+        for position, new in enumerate(turns):
             segment = segments.get(new.session)
             # a recalled block the host put in front of a message is memory already, not
             # what was said: logged, it would come back from consolidation as a new memory
@@ -360,6 +429,8 @@ def append_turns(
             segment.text = append_turn_text(segment.text, segment.count > 0, entry)
             segment.count += 1
             segment.last = new.timestamp
+            if marks is not None:
+                _add_mark(segment.meta, marks[position])
             segments[new.session] = touched[new.session] = segment
             log_id = str(segment.meta.get("id") or segment.path)
             out.append(
@@ -378,6 +449,8 @@ def append_turns(
             text = segment.text
             if close:
                 text = replace_log_meta(text, segment.path, _closed(segment.meta))
+            elif marks is not None:
+                text = segment.text = replace_log_meta(text, segment.path, segment.meta)
             atomic_write(resolve_inside(root, segment.path), text)
     return out
 
