@@ -58,6 +58,15 @@ def _expected(records: list[dict[str, str]]) -> dict[str, list[str]]:
     return dict(out)
 
 
+def _wait_for_a_log_write(vault: Path, since_ns: int, child: subprocess.Popen[bytes]) -> None:
+    """Until a log is written after ``since_ns`` (or the child is done)."""
+    while child.poll() is None:
+        logs = (vault / "logs").glob("*.md")
+        if any(p.stat().st_mtime_ns > since_ns for p in logs if p.exists()):
+            return
+        time.sleep(0.01)
+
+
 def _cli(vault: Path, *args: str) -> list[str]:
     return [sys.executable, "-m", "memoryclaw", "--vault", str(vault), *args]
 
@@ -114,13 +123,15 @@ def test_a_killed_ingest_run_again_neither_duplicates_nor_loses_turns(tmp_path: 
     rng = random.Random(2111)
     partial: set[int] = set()  # turns on disk after each kill that cut a run short
     for _ in range(8):
+        started = time.time_ns()
         child = subprocess.Popen(
             _cli(vault, "ingest", str(source), "--json"),
             stdout=subprocess.DEVNULL,
             stderr=subprocess.DEVNULL,
             env=clean_env(),
         )
-        time.sleep(rng.uniform(1.0, 3.5))
+        _wait_for_a_log_write(vault, started, child)  # the checking pass is over
+        time.sleep(rng.uniform(0.0, 1.0))
         if child.poll() is None:
             os.kill(child.pid, signal.SIGKILL)
         child.wait()
