@@ -803,6 +803,9 @@ class Vault:
         if any(p.startswith("semantic/_forgotten/") for p in report.files_changed):
             self.refresh()  # a forget from elsewhere may have scrubbed raw logs too
             self.index.forget_deleted()
+        from .purge import collect_owed
+
+        collect_owed(self.root)  # a purge that followed another device's drops old objects
         return report
 
     def export_archive(self, target: str | Path) -> int:

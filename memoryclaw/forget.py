@@ -360,8 +360,8 @@ def interrupted(root: Path) -> dict[str, Any] | None:
 
 def finish(root: Path, note: Note | None = None) -> list[str] | None:
     """Finish a forget that was killed: when its tombstones were written, scrub its files
-    against every tombstone (they hold every text the plan removes); otherwise nothing was removed and it
-    is rolled back.  The files changed (None: no forget was interrupted); the caller
+    against every tombstone (they hold every text the plan removes); otherwise nothing was
+    removed and it is rolled back.  The files changed (None: no forget was interrupted); the caller
     re-indexes, commits and calls :func:`done`."""
     doc = interrupted(root)
     if doc is None:

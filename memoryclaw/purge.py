@@ -29,12 +29,16 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ExternalToolError, MemoryclawError
-from .history import MEMORY_FOLDERS, _git
+from .history import MEMORY_FOLDERS, _commit_only, _git
 from .scrub import Matcher, kind_of, scrub
-from .vault import STATE_DIR, ensure_dir, safe_relpath
+from .tombstones import TOMBSTONE_DIR, load
+from .vault import STATE_DIR, atomic_write, ensure_dir, resolve_inside, safe_relpath
 
 PURGE_MARKER = f"{STATE_DIR}/purged.json"
 PURGING = f"{STATE_DIR}/purging"  # a rewrite under way; left behind, it was killed
+PURGES_DONE = f"{STATE_DIR}/purges-done"
+GC_OWED = f"{STATE_DIR}/purge-gc-owed"  # the purge requests this device has followed
+_REQUEST_PREFIX = "purge-"
 _PUSH_SECONDS = 120
 _LEFT = (
     "other clones of this vault keep the old history until each runs forget --purge-history"
@@ -201,9 +205,13 @@ def purge(
     *,
     terms: Iterable[str] = (),
     remote: str | None = None,
+    keep: str | None = None,
 ) -> PurgeReport:
     """Rewrite every commit so that no memory file holds what ``match`` forgets, push the
-    result to ``remote`` when the branch tracks one there, and check the history after."""
+    result to ``remote`` when the branch tracks one there, and check the history after.
+
+    Every other device purges its own history when a sync brings it the purge request this
+    commits (:func:`follow`); there ``keep`` is the remote's commit, which stays as it is."""
     blocked = blockers(root)
     if blocked:
         raise ExternalToolError(
@@ -216,9 +224,11 @@ def purge(
     branch = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
     upstream = _upstream(root, remote, branch)
     if chosen:
+        if keep is None:
+            _request(root)
         ensure_dir(root / STATE_DIR)
         (root / PURGING).write_text("", encoding="utf-8")
-        _filter_branch(root, chosen, words)
+        _filter_branch(root, chosen, words, keep)
         (root / PURGING).unlink(missing_ok=True)
         report.files = len(chosen)
     report.still_held = held_in_history(root, match, words)
@@ -244,7 +254,52 @@ def _upstream(root: Path, remote: str | None, branch: str) -> str | None:
     return done.stdout.strip() or None
 
 
-def _filter_branch(root: Path, chosen: list[str], words: list[str]) -> None:
+def _request(root: Path) -> None:
+    """Commit a purge request (no text) that a sync carries to every other device."""
+    stamp = _git(root, "log", "-1", "--format=%ct", check=False).stdout.strip() or "0"
+    rel = f"{TOMBSTONE_DIR}/{_REQUEST_PREFIX}{stamp}-{os.urandom(4).hex()}.txt"
+    atomic_write(
+        resolve_inside(root, rel),
+        "# memoryclaw: a device purged its history; each purges its own\n",
+    )
+    _git(root, "add", "--", rel)
+    _commit_only(root, [rel], "memoryclaw: purge request")
+    _mark_done(root, [rel.rsplit("/", 1)[1]])
+
+
+def _requests(root: Path) -> set[str]:
+    folder = root / TOMBSTONE_DIR
+    if not folder.is_dir() or folder.is_symlink():
+        return set()
+    return {p.name for p in folder.glob(f"{_REQUEST_PREFIX}*.txt")}
+
+
+def _done(root: Path) -> set[str]:
+    try:
+        return set((root / PURGES_DONE).read_text(encoding="utf-8").split())
+    except OSError:
+        return set()
+
+
+def _mark_done(root: Path, names: Iterable[str]) -> None:
+    ensure_dir(root / STATE_DIR)
+    atomic_write(root / PURGES_DONE, "".join(f"{n}\n" for n in sorted(_done(root) | set(names))))
+
+
+def follow(root: Path, keep: str | None) -> PurgeReport | None:
+    """After a sync's merge: when it brought a purge request this device has not followed,
+    purge this device's history (the remote's commits, ``keep``, stay) so that what it
+    pushes next holds nothing forgotten.  None when there was nothing to follow, or when
+    tracked files are dirty (the next sync tries again)."""
+    new = _requests(root) - _done(root)
+    if not new or blockers(root):
+        return None
+    done = purge(root, [], load(root), keep=keep)
+    _mark_done(root, new)
+    return done
+
+
+def _filter_branch(root: Path, chosen: list[str], words: list[str], keep: str | None) -> None:
     blobs = {}
     for rel in chosen:
         shown = _git(root, "rev-parse", "--verify", "--quiet", f"HEAD:{rel}", check=False)
@@ -266,6 +321,8 @@ def _filter_branch(root: Path, chosen: list[str], words: list[str]) -> None:
         env = {**os.environ, "FILTER_BRANCH_SQUELCH_WARNING": "1"}
         filter_branch = ["filter-branch", "-f", "--index-filter", commands[0]]
         filter_branch += ["--msg-filter", commands[1], "--", "--all"]
+        if keep:
+            filter_branch.append(f"^{keep}")  # the remote's commits are clean: kept as they are
         done = subprocess.run(
             [shutil.which("git") or "git", "-C", str(root), *filter_branch],
             capture_output=True,
@@ -280,8 +337,23 @@ def _filter_branch(root: Path, chosen: list[str], words: list[str]) -> None:
     refs = _git(root, "for-each-ref", "--format=%(refname)", "refs/original/").stdout.split()
     for ref in refs:
         _git(root, "update-ref", "-d", ref)
+    if keep:  # within a sync, which still names the old commits: dropped when it ends
+        (root / GC_OWED).write_text("", encoding="utf-8")
+    else:
+        collect(root)
+
+
+def collect(root: Path) -> None:
+    """Drop the old commits' objects (and the reflog entries that keep them)."""
     _git(root, "reflog", "expire", "--expire=now", "--all")
     _git(root, "gc", "--prune=now", "--quiet")
+    (root / GC_OWED).unlink(missing_ok=True)
+
+
+def collect_owed(root: Path) -> None:
+    """After a sync that purged this device's history: drop the old objects now."""
+    if (root / GC_OWED).exists():
+        collect(root)
 
 
 def _die_with_parent() -> None:

@@ -476,6 +476,14 @@ def _push_purged_history(root: Path, remote: str) -> None:
         )
 
 
+def _purge_as_asked(root: Path, upstream: str) -> None:
+    """When the merge brought another device's history purge, purge this device's history
+    too before pushing: else the old commits would go back to the remote."""
+    from .purge import follow
+
+    follow(root, upstream)
+
+
 def _forget_again(root: Path, before: str | None) -> None:
     """Take out of what a merge brought whatever was forgotten (the tombstones of every
     device's forgets), and commit that before anything is pushed."""
@@ -515,6 +523,7 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
                 with file_lock(root, SEMANTIC_LOCK):
                     _merge(root, upstream, report)
                 _forget_again(root, head)
+                _purge_as_asked(root, upstream)
             if _rev(root, "HEAD") is None:
                 break  # nothing here nor there yet
             ahead = _count(root, f"{upstream}..HEAD") if upstream else _count(root, "HEAD")

@@ -37,12 +37,20 @@ def normalise(text: str) -> str:
 _TURN_LINE_RE = re.compile(r"^\s*[-*+]\s+#\d{1,7}\s+(?:[^\s:#*`\[][^:\n]{0,39}?:\s+)?(?=\S)")
 
 
+_REVIEW_MARK_RE = re.compile(
+    r"^\s*[-*+]\s+(?:LOW|CONFLICT|INVALID|UNTRUSTED)(?:\s+\([^)]{0,40}\))?\s+(?=\S)"
+)
+
+
 def line_forms(text: str) -> set[str]:
     """The forms a line is compared in: normalised, and for an episode's detail line quoting
     a turn (``- #3 Caroline: text``) also the turn's own text."""
     norm = normalise(text)
     if not norm:
         return set()
+    marked = _REVIEW_MARK_RE.match(text)  # a line waiting for review quotes what was said
+    if marked:
+        return {norm, *line_forms("- " + text[marked.end() :])} - {""}
     quoted = _TURN_LINE_RE.match(text)
     return {norm, normalise(text[quoted.end() :])} - {""} if quoted else {norm}
 

@@ -281,3 +281,25 @@ def test_purge_history_finds_text_that_only_older_commits_hold(session_vault: Pa
     assert "lindqvist" not in git(session_vault, "log", "-p", "--all").lower()
     proc = mc(session_vault, "forget", "Lindqvist", "--yes", "--purge-history")
     assert "no commit here holds the removed text" in proc.stdout
+
+
+def test_a_purge_reaches_every_device_and_no_sync_brings_it_back(tmp_path: Path) -> None:
+    remote = tmp_path / "r.git"
+    subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
+    a, b = make_vault(tmp_path / "a"), make_vault(tmp_path / "b")
+    for vault in (a, b):
+        git(vault, "remote", "add", "origin", str(remote))
+        ok(vault, "sync", "--setup")
+    log_session(a, SESSION_TURNS)
+    ok(a, "consolidate", "--all")
+    ok(a, "sync")
+    ok(b, "sync")
+    assert "lindqvist" in git(b, "log", "-p", "--all").lower()
+    ok(a, "forget", "Lindqvist", "--yes", "--purge-history")
+    ok(b, "sync")  # b still held the old history: it purges its own before pushing
+    ok(a, "sync")
+    for vault in (a, b):
+        assert b"lindqvist" not in everything(vault)
+        assert "lindqvist" not in git(vault, "log", "-p", "--all").lower()
+        assert b"oat milk" in everything(vault)
+    assert "lindqvist" not in git(remote, "log", "-p", "--all").lower()
