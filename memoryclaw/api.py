@@ -963,12 +963,20 @@ class Vault:
         folders): dated notes as episodes, memory files and lists as facts and notes."""
         from .redact import redact  # a folder's name reaches the commit message
 
-        with self._committing(f"memoryclaw: import notes from {redact(Path(folder).name)}"):
+        message = f"memoryclaw: import notes from {redact(Path(folder).name)}"
+        use_git = self.settings.git.auto_commit and is_repository(self.root) and not dry_run
+        note_writes = partial(journal, self.root) if use_git else None
+        with self._committing(message):
             from .importing import import_notes
 
-            done = import_notes(self, Path(folder), since=since, dry_run=dry_run)
+            done = import_notes(
+                self, Path(folder), since=since, dry_run=dry_run, note_writes=note_writes
+            )
             if not dry_run:
                 self._keep_forgotten()
+            if use_git:  # what this run wrote, and what a run killed before its commit wrote
+                with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+                    commit_journal(self.root, message)
             return done
 
     def _keep_forgotten(self) -> None:

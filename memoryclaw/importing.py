@@ -28,7 +28,7 @@ other people read.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, time, timezone
 from pathlib import Path
@@ -84,6 +84,7 @@ from .vault import (
     printable_name,
     read_text,
     resolve_inside,
+    sweep_temp_files,
     unique_path,
 )
 
@@ -115,6 +116,14 @@ class ImportReport:
     skipped: list[str] = field(default_factory=list)
     consolidation: dict[str, Any] | None = None
     dry_run: bool = False
+    # Told each vault file before it is written (the git journal: a killed run's files are
+    # committed by the next run); not part of the report.
+    note: Callable[[Iterable[str]], None] | None = field(default=None, repr=False, compare=False)
+
+    def writing(self, rel: str) -> None:
+        """Note, before writing it, that the import is about to write the vault file ``rel``."""
+        if self.note is not None:
+            self.note([rel])
 
     def wrote(self, rel: str) -> None:
         """Note that the import wrote the vault file ``rel``."""
@@ -191,7 +200,21 @@ def _read_outside(path: Path) -> str:
     if size > MAX_FILE_BYTES:
         problem = f"{size} bytes, over the {MAX_FILE_BYTES} limit of one note"
         raise InvalidInputError("file", problem, source=str(path))
-    return redact(path.read_bytes().decode("utf-8", "replace"), keep_lines=True)
+    return redact(_note_text(path.read_bytes(), path), keep_lines=True)
+
+
+def _note_text(data: bytes, path: Path) -> str:
+    """A note's bytes as text; a binary file (a NUL byte) or one that is not UTF-8 is
+    refused by name: stored, it would be an episode the index refuses."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        problem = f"a binary file, not a note (a NUL byte at offset {nul})"
+        raise InvalidInputError("file", problem, source=str(path))
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        problem = f"not UTF-8 text (byte 0x{data[exc.start]:02x} at offset {exc.start})"
+        raise InvalidInputError("file", problem, source=str(path)) from None
 
 
 def _name(text: str) -> str:
@@ -246,12 +269,14 @@ def _file_items(
                         item.source, item.updated, "high", agent=agent, scope=OWNER
                     )
                     line = f"- CONFLICT {body} (was {was}) {provenance}"
+                    report.writing(PENDING_FILE)
                     append_line(vault.root, PENDING_FILE, "Pending", line)
                     report.wrote(PENDING_FILE)
                 continue
             report.facts += 1
             fresh.append(item)
         if fresh and not report.dry_run:
+            report.writing(target)
             _append_under_headings(vault.root, target, meta, title, fresh)
             report.wrote(target)
 
@@ -329,6 +354,7 @@ def _add_note_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) ->
         lines = episode.extra.get("source_lines")
         known = list(lines) if isinstance(lines, list) else []
         extra = {**episode.extra, "source_lines": known + [n for n, _ in fresh]}
+        report.writing(rel)
         atomic_write(path, dump_episode(replace(episode, details=details, extra=extra)))
         report.wrote(rel)
 
@@ -351,6 +377,7 @@ def _write_new_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -
     folder = resolve_inside(vault.root, EPISODES_DIR)
     ensure_dir(folder)
     target = unique_path(folder, episode_filename(note.when, f"imported {note.summary}"))
+    report.writing(f"{EPISODES_DIR}/{target.name}")
     atomic_write(target, dump_episode(episode))
     report.wrote(f"{EPISODES_DIR}/{target.name}")
 
@@ -418,7 +445,11 @@ def _import_workspace(
     for rel in memory_files(place.workspace):
         path, origin = place.workspace / rel, f"openclaw:{_name(rel)}"
         user_model = rel == "USER.md"
-        text = _read_outside(path)
+        try:
+            text = _read_outside(path)
+        except (OSError, InvalidInputError) as exc:
+            report.skipped.append(f"{origin}: {exc}")
+            continue
         items, as_facts = _items(path, text, origin, user_model=user_model, heading=None)
         facts += as_facts
         if items:
@@ -431,7 +462,11 @@ def _import_workspace(
         day = daily_note_date(Path(rel).name)
         if day is None or (since is not None and day < since):
             continue
-        note = _dated_note(place.workspace / rel, day, f"openclaw:{_name(rel)}", agent)
+        try:
+            note = _dated_note(place.workspace / rel, day, f"openclaw:{_name(rel)}", agent)
+        except (OSError, InvalidInputError) as exc:
+            report.skipped.append(f"openclaw:{_name(rel)}: {exc}")
+            continue
         _add_note_episode(vault, note, report)
 
 
@@ -476,17 +511,34 @@ def is_fact_note(path: Path, text: str) -> bool:
     return bool(items) and bullets * 2 >= len(items)
 
 
+def sweep_written_folders(root: Path) -> None:
+    """Remove the temp files a killed import (or other writer) left where imports write.
+    Every writer of ``episodes/`` and ``semantic/`` holds the logs or the semantic lock:
+    holding both, no write is in flight."""
+    with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
+        for folder in (EPISODES_DIR, SEMANTIC_DIR):
+            sweep_temp_files(root / folder)
+
+
 def import_notes(
-    vault: Vault, folder: Path, *, since: date | None = None, dry_run: bool = False
+    vault: Vault,
+    folder: Path,
+    *,
+    since: date | None = None,
+    dry_run: bool = False,
+    note_writes: Callable[[Iterable[str]], None] | None = None,
 ) -> ImportReport:
     """Import a folder of markdown notes by the rules in the module docstring: every note is
     an episode (dated by its name, else its last change); the ``entity: value`` items of
-    memory files and list-shaped notes are facts too."""
+    memory files and list-shaped notes are facts too.  ``note_writes`` is told each vault file
+    before it is written (:func:`memoryclaw.history.journal`)."""
     folder = folder.expanduser()
     if not folder.is_dir():
         raise InvalidInputError("folder", "not a folder", source=str(folder))
     _refuse_inside_vault(vault, folder)
-    report = ImportReport(dry_run=dry_run)
+    report = ImportReport(dry_run=dry_run, note=note_writes)
+    if not dry_run:
+        sweep_written_folders(vault.root)
     vault.refresh()
     base = folder.resolve()
     facts: list[_Item] = []

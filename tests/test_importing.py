@@ -434,3 +434,36 @@ def test_import_notes_reads_claude_code_memory_and_obsidian_properties(
     assert "Shipped the churn dashboard." in standup.read_text()
     found = vault.retrieve("which dataframe library does Sam prefer polars or pandas")
     assert "Sam prefers polars over pandas" in found.context
+
+
+@pytest.mark.parametrize(
+    ("data", "reason"),
+    [
+        (
+            b"# Photo\n\n\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR",
+            "a binary file, not a note (a NUL byte",
+        ),
+        (b"# Caf\xe9 notes\n\n- Latin-1, not UTF-8\n", "not UTF-8 text (byte 0xe9 at offset 5)"),
+    ],
+    ids=["nul-byte", "not-utf8"],
+)
+def test_a_binary_note_is_skipped_by_name_not_stored(
+    vault: Vault, notes: Path, data: bytes, reason: str
+) -> None:
+    bad = notes / "daily" / "2026-03-03.md"
+    bad.write_bytes(data)
+    report = vault.import_notes(notes)
+    assert report.episodes == 4  # the others are all imported
+    [skipped] = [s for s in report.skipped if str(bad.resolve()) in s]
+    assert reason in skipped
+    for path in (vault.root / "episodes").rglob("*.md"):
+        assert "\x00" not in path.read_text() and "\ufffd" not in path.read_text()
+    assert not vault.problems()  # nothing the index refuses
+
+
+def test_openclaw_import_skips_a_binary_memory_file_by_name(vault: Vault, state: Path) -> None:
+    daily = state / "workspace" / "memory" / "2026-11-21.md"
+    daily.write_bytes(b"# Scan\n\n\x00\x01\x02")
+    report = vault.import_openclaw(state)
+    assert "openclaw:memory/2026-11-21.md: " in "\n".join(report.skipped)
+    assert report.episodes == 6  # every other memory file and daily note
