@@ -629,3 +629,22 @@ def test_duplicates_through_the_stdio_server(vault_dir: Path) -> None:
     facts = "".join(p.read_text() for p in (vault_dir / "semantic").glob("*.md"))
     assert facts.lower().count("wren.hale@example.com") == 1, facts
     assert len(_frontmatter(vault_dir, episode)["also_from"]) == 1  # type: ignore[arg-type]
+
+
+def test_a_log_written_with_an_overlong_session_key_is_still_consolidated(
+    empty_vault: Vault,
+) -> None:
+    """Logging now refuses session keys over 400 characters; a log an earlier version wrote
+    with one is consolidated like any other, never silently left behind."""
+    from memoryclaw.notes import Turn, dump_log
+
+    key = "agent:main:telegram:direct:" + "x" * 450
+    meta = {"id": "log-long", "timestamp": "2026-01-01T10:00:00Z", "channel": "telegram"}
+    meta |= {"session": key, "agent": "main", "kind": "direct", "processed": False}
+    moment = datetime(2026, 1, 1, 10, 0, tzinfo=timezone.utc)
+    turns = [Turn("user", moment, "The boiler engineer Hearthwarm comes Thursday at 8am.")]
+    log = empty_vault.root / "logs" / "2026-01-01_10-00-00_telegram_raw.md"
+    log.write_text(dump_log({**meta, "closed": True}, turns))
+    report = empty_vault.consolidate()
+    assert report.logs_processed == ["logs/processed/2026-01-01_10-00-00_telegram_raw.md"]
+    assert len(report.episodes) == 1 and not report.skipped
