@@ -37,6 +37,8 @@ from .notes import load_yaml
 from .vault import STATE_DIR, owner_only_umask
 
 REGULAR_MODES = frozenset({"100644", "100755"})
+# the scratch index a screening builds its tree in, inside .git (a killed one's is swept)
+SCREEN_INDEX_GLOB = "memoryclaw-screen-*.index"
 _GIT_FILES = (".gitignore", ".gitattributes")
 _ZERO = "0" * 40
 # Paths whose treatment by git a remote's .gitignore/.gitattributes must not change.
@@ -116,11 +118,20 @@ def _blob(root: Path, entry: _Entry | None) -> bytes:
 
 
 def _top(path: str) -> str:
-    return path.split("/", 1)[0]
+    # lower case: on a case-insensitive disk ".MemoryClaw/x" is written into .memoryclaw/
+    return path.split("/", 1)[0].lower()
 
 
 def _in_memory(path: str) -> bool:
     return _top(path) in {folder.split("/")[0] for folder in MEMORY_FOLDERS}
+
+
+def _state(path: str) -> bool:
+    return _top(path) == STATE_DIR
+
+
+def _git_file(path: str) -> bool:
+    return path.rpartition("/")[2].lower() in _GIT_FILES
 
 
 def screen(root: Path, upstream: str, head: str | None) -> tuple[str, list[Refusal]]:
@@ -141,12 +152,14 @@ def _refusals(root: Path, theirs: dict[str, _Entry], ours: dict[str, _Entry]) ->
         if same:
             if entry is not None and entry.mode not in REGULAR_MODES and _guarded(path):
                 refused[path] = _kind(entry) + "; never followed nor checked out"
-        elif path == STATE_DIR or path.startswith(f"{STATE_DIR}/"):
+        elif _state(path):
             refused[path] = f"a remote never changes {STATE_DIR}/ (this device's state)"
         elif entry is not None and entry.mode not in REGULAR_MODES:
             refused[path] = _kind(entry) + "; never followed nor checked out"
-        elif path.rpartition("/")[2] in _GIT_FILES and _in_memory(path):
+        elif _git_file(path) and _in_memory(path):
             refused[path] = "a .gitignore or .gitattributes inside a memory folder"
+        elif _git_file(path) and "/" not in path and path not in _GIT_FILES:
+            refused[path] = "a .gitignore or .gitattributes named in another case"
     for name in _GIT_FILES:
         if name in refused or theirs.get(name) == ours.get(name):
             continue
@@ -163,7 +176,7 @@ def _refusals(root: Path, theirs: dict[str, _Entry], ours: dict[str, _Entry]) ->
 
 def _guarded(path: str) -> bool:
     """A path a link must never stand at: memory folders, the state folder, shared files."""
-    return _in_memory(path) or _top(path) == STATE_DIR or path in (CONFIG_FILE, *_GIT_FILES)
+    return _in_memory(path) or _state(path) or path.lower() in (CONFIG_FILE, *_GIT_FILES)
 
 
 def _kind(entry: _Entry) -> str:
@@ -257,7 +270,8 @@ def _repaired(
         if kept is not None and kept.mode in REGULAR_MODES:
             additions.append(f"{kept.mode} {kept.sha}\t{refusal.path}")
     git_dir = Path(_run(root, "rev-parse", "--absolute-git-dir").decode().strip())
-    fd, index = tempfile.mkstemp(prefix="memoryclaw-screen-", suffix=".index", dir=git_dir)
+    prefix, _, suffix = SCREEN_INDEX_GLOB.partition("*")
+    fd, index = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=git_dir)
     os.close(fd)
     os.unlink(index)  # read-tree makes it
     name, email = AUTHOR

@@ -34,7 +34,7 @@ from typing import Any
 from .config import CONFIG_FILE, Settings
 from .errors import ExternalToolError, SyncError
 from .history import AUTHOR, MEMORY_FOLDERS, _dirty, _git, _live_log, commit_journal
-from .incoming import REGULAR_MODES, Refusal, config_problem, screen
+from .incoming import REGULAR_MODES, SCREEN_INDEX_GLOB, Refusal, config_problem, screen
 from .notes import parse_facts
 from .review import MANY_VALUED, append_line
 from .vault import (
@@ -166,6 +166,8 @@ def _recover(root: Path) -> None:
     if locks and not _git_running(root):
         for lock in locks:
             lock.unlink(missing_ok=True)
+    for scratch in git_dir.glob(SCREEN_INDEX_GLOB):  # a screening killed half way
+        scratch.unlink(missing_ok=True)
     held_path = root / HELD_FILE
     if (git_dir / "MERGE_HEAD").exists():
         held = _held(held_path)
@@ -533,7 +535,7 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
             pushed = _network(root, remote, seconds, "push", "--quiet", remote, target)
             if pushed.returncode == 0:
                 report.pushed += ahead
-                _network(root, remote, seconds, "fetch", "--quiet", remote)
+                network_git(root, seconds, "fetch", "--quiet", remote)  # refreshes refs only
                 break
             if attempt == _PUSH_TRIES - 1 or "rejected" not in pushed.stderr + pushed.stdout:
                 raise SyncError(remote, _reason(pushed.stderr))
