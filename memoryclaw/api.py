@@ -948,12 +948,24 @@ class Vault:
         USER.md items as facts and notes, daily notes as episodes, session transcripts as raw
         logs, then consolidated.  A second import adds nothing (:mod:`memoryclaw.importing`)."""
         where = Path(state).expanduser() if state is not None else None
-        with self._committing("memoryclaw: import from OpenClaw"):
+        message = "memoryclaw: import from OpenClaw"
+        use_git = self.settings.git.auto_commit and is_repository(self.root) and not dry_run
+        with self._committing(message):
             from .importing import import_openclaw
 
-            done = import_openclaw(self, state=where, agent=agent, since=since, dry_run=dry_run)
+            done = import_openclaw(
+                self,
+                state=where,
+                agent=agent,
+                since=since,
+                dry_run=dry_run,
+                note_writes=partial(journal, self.root) if use_git else None,
+            )
             if not dry_run:
                 self._keep_forgotten()
+            if use_git:  # what this run wrote, and what a run killed before its commit wrote
+                with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+                    commit_journal(self.root, message)
             return done
 
     def import_notes(

@@ -410,14 +410,18 @@ def import_openclaw(
     since: date | None = None,
     dry_run: bool = False,
     consolidate: bool = True,
+    note_writes: Callable[[Iterable[str]], None] | None = None,
 ) -> ImportReport:
-    """Import an OpenClaw install's memory (see the module docstring); the report."""
+    """Import an OpenClaw install's memory (see the module docstring); the report.
+    ``note_writes`` is told each vault file before it is written, as for :func:`import_notes`."""
     state = state if state is not None else state_dir()
     if not state.is_dir():
         raise InvalidInputError("openclaw", "no OpenClaw state folder here", source=str(state))
     _refuse_inside_vault(vault, state)
     config = load_config(state)
-    report = ImportReport(dry_run=dry_run)
+    report = ImportReport(dry_run=dry_run, note=note_writes)
+    if not dry_run:
+        sweep_written_folders(vault.root)
     vault.refresh()
     starting = datetime.combine(since, time(0, tzinfo=timezone.utc)) if since else None
     done_workspaces: set[Path] = set()
