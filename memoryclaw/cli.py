@@ -1074,6 +1074,8 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool) -> None:
         f" {len(report.files_changed)} files changed, {report.conflicts_resolved} conflicts"
         f" resolved ({report.duration_ms} ms)"
     )
+    for refusal in report.refused:
+        click.echo(f"refused from {report.remote}: {refusal.path}: {refusal.reason}", err=True)
 
 
 @cli.command("export")

@@ -394,6 +394,8 @@ class Daemon:
             report.conflicts_resolved,
             report.duration_ms / 1000,
         )
+        for refusal in report.refused:
+            log.warning("refused from %s: %s: %s", report.remote, refusal.path, refusal.reason)
 
     def _archive(self) -> None:
         """After consolidation, archive unused episodes when ``archiveAfterDays`` is on."""

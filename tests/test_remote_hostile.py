@@ -454,3 +454,15 @@ def test_killed_syncs_against_a_hostile_remote_leak_nothing_and_lose_nothing(
         assert fact in text, fact
     assert not list(b.rglob("leak*.md")) and "semantic/" not in (b / ".gitignore").read_text()
     assert "<<<<<<<" not in _everything(b / "semantic")
+
+
+def test_sync_tells_the_user_what_it_refused(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    a = _device(tmp_path, bare, "a")
+    mallory = _mallory(tmp_path, bare)
+    (mallory / ".memoryclaw").mkdir()
+    (mallory / ".memoryclaw" / "device").write_text("evil00\n")
+    _push_as_mallory(mallory, "state")
+    done = _cli(a, "sync")
+    assert done.returncode == 0, done.stderr
+    assert "refused from origin: .memoryclaw/device: a remote never changes" in done.stderr
