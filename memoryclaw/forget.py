@@ -196,9 +196,9 @@ def plan_facts(root: Path, index: Index, facts: Sequence[Mapping[str, Any]]) -> 
     for row in facts:
         line = _line_at(root, str(row["path"]), int(row["line"]))
         if row["form"] == "table":
-            _tombstone(out.stone, str(row["value"]))
+            out.stone.add_line(f"{row['entity']} | {row['value']}")  # its row's cell
         elif line is not None:
-            _tombstone(out.stone, TRAILING_COMMENT_RE.sub("", line))
+            out.stone.add_line(TRAILING_COMMENT_RE.sub("", line))  # named: however short
     return _finish_plan(root, index, out, sorted({str(row["path"]) for row in facts}))
 
 
@@ -239,7 +239,10 @@ def _finish_plan(root: Path, index: Index, out: Plan, candidates: Sequence[str])
     out.edits = _scrub_all(root, [*candidates, *extra], out.matcher())
     for edit in out.edits:
         for text in edit.removed_text:
-            _tombstone(out.stone, text)
+            if edit.kind == "facts":  # a fact line names its entity: specific however short
+                out.stone.add_line(text)
+            else:
+                _tombstone(out.stone, text)
         if edit.text is None and edit.episode_id:
             out.stone.add_id(edit.episode_id)
         for fact in edit.facts:
@@ -267,14 +270,14 @@ def _drawn_facts(root: Path, said: Mapping[str, str], stone: Stone) -> list[str]
         for fact in facts:
             heard = said.get(fact.source)
             if heard and len(fact.value) >= 3 and fact.value.casefold() in heard:
-                _tombstone(stone, TRAILING_COMMENT_RE.sub("", lines[fact.line - 1]))
+                stone.add_line(TRAILING_COMMENT_RE.sub("", lines[fact.line - 1]))
                 files.add(rel)
     for entry in pending_facts(root) if (root / PENDING_FILE).exists() else []:
         comment = TRAILING_COMMENT_RE.search(entry.line)
         origin = parse_provenance(comment.group("body")).get("source") if comment else None
         heard = said.get(origin or "")
         if heard and len(entry.value) >= 3 and entry.value.casefold() in heard:
-            _tombstone(stone, TRAILING_COMMENT_RE.sub("", entry.line))
+            stone.add_line(TRAILING_COMMENT_RE.sub("", entry.line))
             files.add(PENDING_FILE)
     return sorted(files)
 

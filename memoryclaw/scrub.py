@@ -289,12 +289,16 @@ def _table_cells_out(line: str, match: Matcher, edit: Edit, n: int) -> str:
     comment = TRAILING_COMMENT_RE.search(line)
     body = line[: comment.start()] if comment else line
     cells = table_cells(body)
-    hits = [i for i, cell in enumerate(cells) if i and cell and match.line(cell)]
+    hits = [
+        i
+        for i, cell in enumerate(cells)
+        if i and cell and (match.line(cell) or match.line(f"{cells[0]} | {cell}"))
+    ]
     if not hits:
         return line
     for i in hits:
         edit.facts.append({"entity": cells[0], "field": "", "value": cells[i], "line": n})
-        edit.removed_text.append(cells[i])
+        edit.removed_text.append(f"{cells[0]} | {cells[i]}")
         cells[i] = ""
     edit.lines.append((n, "cells of " + cells[0]))
     return "| " + " | ".join(cells) + " |" + (comment.group(0) if comment else "")

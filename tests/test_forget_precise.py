@@ -303,3 +303,17 @@ def test_a_purge_reaches_every_device_and_no_sync_brings_it_back(tmp_path: Path)
         assert "lindqvist" not in git(vault, "log", "-p", "--all").lower()
         assert b"oat milk" in everything(vault)
     assert "lindqvist" not in git(remote, "log", "-p", "--all").lower()
+
+
+def test_forgetting_a_short_fact_by_id_removes_that_line_only(tmp_path: Path) -> None:
+    from memoryclaw.api import Vault
+
+    root = tmp_path / "v"
+    subprocess.run([sys.executable, "-m", "memoryclaw", "init", str(root)], check=True)
+    (root / "semantic" / "people.md").write_text("# People\n\n- Bo: 5\n- Al: 7\n")
+    with Vault(root, env={}) as vault:
+        vault.refresh()
+        [row] = vault.index.fact_rows("entity = ?", ["Bo"])
+        report = vault.forget(fact_id=row["id"])
+    assert report.facts == (row["id"],)
+    assert (root / "semantic" / "people.md").read_text() == "# People\n\n- Al: 7\n"
