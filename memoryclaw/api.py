@@ -787,7 +787,8 @@ class Vault:
         from .remote import RemoteSyncReport, sync_remote
         from .remote import setup as setup_remote
 
-        shared = [team.pull().as_dict() for team in self.teams]
+        seconds = self.settings.sync.timeout_seconds
+        shared = [team.pull(seconds).as_dict() for team in self.teams]
         if not is_repository(self.root):
             if shared:
                 return RemoteSyncReport(remote="", shared=shared)

@@ -1076,6 +1076,9 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool) -> None:
     )
     for refusal in report.refused:
         click.echo(f"refused from {report.remote}: {refusal.path}: {refusal.reason}", err=True)
+    if report.config_changed:
+        keys = ", ".join(report.config_changed)
+        click.echo(f"memoryclaw.yaml changed by the sync: {keys}", err=True)
 
 
 @cli.command("export")

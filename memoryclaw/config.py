@@ -478,6 +478,24 @@ def _keep_valid(root: Path, text: str) -> None:
         atomic_write(copy, text)
 
 
+def flatten(settings: Settings) -> dict[str, Any]:
+    """Every setting by its YAML key (``retrieval.recency.weight``, ``sharedVaults``)."""
+    flat: dict[str, Any] = {}
+
+    def walk(prefix: str, value: Any) -> None:
+        if dataclasses.is_dataclass(value) and not isinstance(value, type):
+            for f in dataclasses.fields(value):
+                walk(
+                    f"{prefix}.{_camel(f.name)}" if prefix else _camel(f.name),
+                    getattr(value, f.name),
+                )
+        else:
+            flat[prefix] = value
+
+    walk("", settings)
+    return flat
+
+
 def default_config_yaml() -> str:
     """The commented default ``memoryclaw.yaml`` that ``init`` writes."""
     lines = ["# memoryclaw configuration; every key is optional and shows its default."]

@@ -30,13 +30,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .config import CONFIG_FILE, settings_from_mapping
+from .config import CONFIG_FILE, Settings, flatten, settings_from_mapping
 from .errors import ConfigError, ExternalToolError, ParseError
 from .history import AUTHOR, MEMORY_FOLDERS
 from .notes import load_yaml
 from .vault import STATE_DIR, owner_only_umask
 
 REGULAR_MODES = frozenset({"100644", "100755"})
+# what `sync --setup` writes to .gitattributes: fact files merge by union
+GITATTRIBUTES = "semantic/*.md merge=union\n"
 # the scratch index a screening builds its tree in, inside .git (a killed one's is swept)
 SCREEN_INDEX_GLOB = "memoryclaw-screen-*.index"
 _GIT_FILES = (".gitignore", ".gitattributes")
@@ -201,6 +203,20 @@ def config_problem(data: bytes, where: str) -> str | None:
     return None
 
 
+def config_changes(old: bytes, new: bytes) -> list[str]:
+    """The keys whose value differs between two ``memoryclaw.yaml`` contents (both valid)."""
+    try:
+        before, after = (flatten(_settings(data)) for data in (old, new))
+    except (UnicodeDecodeError, ParseError, ConfigError):
+        return []
+    return sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
+
+
+def _settings(data: bytes) -> Settings:
+    raw: Any = load_yaml(data.decode("utf-8"), CONFIG_FILE) if data.strip() else None
+    return settings_from_mapping(raw, path=CONFIG_FILE, env={})
+
+
 def _git_file_problem(name: str, ours: bytes, theirs: bytes) -> str | None:
     """Why the remote's ``.gitignore``/``.gitattributes`` must not replace ours, or None."""
     if name == ".gitignore":
@@ -213,7 +229,9 @@ def _git_file_problem(name: str, ours: bytes, theirs: bytes) -> str | None:
         if exposed:
             return f"would stop git ignoring {STATE_DIR}/ (this device's index and state)"
         return None
-    if _attributes(name, ours) != _attributes(name, theirs):
+    after = _attributes(name, theirs)
+    # back to memoryclaw's own is always taken: two devices that differ then converge on it
+    if after not in (_attributes(name, ours), _attributes(name, GITATTRIBUTES.encode())):
         return "would change how git merges, filters or encodes memory files"
     return None
 

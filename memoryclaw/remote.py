@@ -34,7 +34,15 @@ from typing import Any
 from .config import CONFIG_FILE, Settings
 from .errors import ExternalToolError, SyncError
 from .history import AUTHOR, MEMORY_FOLDERS, _dirty, _git, _live_log, commit_journal
-from .incoming import REGULAR_MODES, SCREEN_INDEX_GLOB, Refusal, config_problem, screen
+from .incoming import (
+    GITATTRIBUTES,
+    REGULAR_MODES,
+    SCREEN_INDEX_GLOB,
+    Refusal,
+    config_changes,
+    config_problem,
+    screen,
+)
 from .notes import parse_facts
 from .review import MANY_VALUED, append_line
 from .vault import (
@@ -50,7 +58,6 @@ from .vault import (
 )
 
 DEVICE_FILE = f"{STATE_DIR}/device"
-GITATTRIBUTES = f"{SEMANTIC_DIR}/*.md merge=union\n"
 SYNC_MARK = "CONFLICT (sync)"
 _SHARED_FILES = ("memoryclaw.yaml", ".gitignore", ".gitattributes")
 _PUSH_TRIES = 4
@@ -74,6 +81,9 @@ class RemoteSyncReport:
     shared: list[dict[str, Any]] = field(default_factory=list)
     # what the remote sent that this device did not take (memoryclaw.incoming), and why
     refused: list[Refusal] = field(default_factory=list)
+    # the memoryclaw.yaml keys whose value the sync changed here (told, as they change
+    # how this device behaves)
+    config_changed: list[str] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The report as a JSON-ready dict."""
@@ -85,6 +95,7 @@ class RemoteSyncReport:
             "duration_ms": self.duration_ms,
             "remote": self.remote,
             "refused": [r.as_dict() for r in self.refused],
+            "config_changed": self.config_changed,
             **({"shared": self.shared} if self.shared else {}),
         }
 
@@ -543,6 +554,9 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
         if before and after and before != after:
             out = _git(root, "diff", "--name-only", "-z", before, after).stdout
             report.files_changed = sorted(p for p in out.split("\0") if p)
+            if CONFIG_FILE in report.files_changed:
+                old, new = (_show(root, f"{sha}:{CONFIG_FILE}") or "" for sha in (before, after))
+                report.config_changed = config_changes(old.encode(), new.encode())
         elif after and not before:
             out = _git(root, "ls-files", "-z").stdout
             report.files_changed = sorted(p for p in out.split("\0") if p)

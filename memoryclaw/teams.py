@@ -140,11 +140,11 @@ class TeamVault:
         )
         return label(found, self.name)
 
-    def pull(self) -> TeamPull:
+    def pull(self, seconds: float = _PULL_SECONDS) -> TeamPull:
         """Fast-forward the team vault's git clone to its upstream, then re-index what moved.
 
         Never merges, commits or pushes: a clone with local commits or no upstream is left as
-        it is, and the report says why."""
+        it is, and the report says why; so is one whose remote does not answer in time."""
         report = TeamPull(self.name)
         missing = self.problem()
         if missing is not None:
@@ -159,9 +159,9 @@ class TeamVault:
         before = _git(self.root, "rev-parse", "HEAD")
         from .remote import network_git
 
-        done = network_git(self.root, _PULL_SECONDS, "pull", "--ff-only", "--quiet", "--no-rebase")
+        done = network_git(self.root, seconds, "pull", "--ff-only", "--quiet", "--no-rebase")
         if done is None:
-            report.error = f"its remote gave no answer within {_PULL_SECONDS} s; not pulled"
+            report.error = f"its remote gave no answer within {seconds:g} s (sync.timeoutSeconds)"
             return report
         if done.returncode != 0:
             said = (done.stderr or done.stdout).strip().splitlines()

@@ -466,3 +466,52 @@ def test_sync_tells_the_user_what_it_refused(tmp_path: Path) -> None:
     done = _cli(a, "sync")
     assert done.returncode == 0, done.stderr
     assert "refused from origin: .memoryclaw/device: a remote never changes" in done.stderr
+
+
+def test_a_team_vault_whose_remote_never_answers_is_skipped_in_time(tmp_path: Path) -> None:
+    team = tmp_path / "team"
+    Vault.init(team, git=True, env={}).close()
+    _git(team, "symbolic-ref", "HEAD", "refs/heads/main")
+    _git(team, "add", "-A")
+    _git(team, *GIT_ID, "commit", "-qm", "team")
+    own = tmp_path / "own"
+    Vault.init(own, env={}).close()
+    (own / "memoryclaw.yaml").write_text("sharedVaults:\n  - ../team\n")
+    with _silent_server() as port:
+        _git(team, "remote", "add", "origin", f"git://127.0.0.1:{port}/team")
+        _git(team, "update-ref", "refs/remotes/origin/main", "HEAD")
+        _git(team, "branch", "-q", "--set-upstream-to=origin/main")
+        with Vault(own, env={"MEMORYCLAW_SYNC_TIMEOUTSECONDS": "1"}) as vault:
+            [pull] = vault.sync_remote().shared
+    assert pull["pulled"] == 0 and "no answer within 1 s" in pull["error"]
+
+
+def test_a_config_change_from_the_remote_is_told_by_key(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    a = _device(tmp_path, bare, "a")
+    mallory = _mallory(tmp_path, bare)
+    (mallory / "memoryclaw.yaml").write_text("llm:\n  baseUrl: http://10.0.0.9:11434\n")
+    _push_as_mallory(mallory, "another llm")
+    done = _cli(a, "sync", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["refused"] == [] and "llm.baseUrl" in report["config_changed"]
+    human = _cli(a, "sync")
+    assert human.returncode == 0 and "memoryclaw.yaml changed" not in human.stderr  # once
+
+
+def test_devices_with_different_gitattributes_converge_on_memoryclaws(tmp_path: Path) -> None:
+    bare = _remote(tmp_path)
+    a, b = _device(tmp_path, bare, "a"), _device(tmp_path, bare, "b")
+    (a / ".gitattributes").write_text("semantic/*.md merge=binary\n")
+    with Vault(a, env={}) as va:
+        va.sync_remote()  # a device's own hand edit is its own to push
+    with Vault(b, env={}) as vb:
+        assert [r.path for r in vb.sync_remote().refused] == [".gitattributes"]
+    for root in (a, b, a, b):
+        with Vault(root, env={}) as vault:
+            assert vault.sync_remote().refused == []
+    heads = {_git(root, "rev-parse", "HEAD") for root in (a, b)}
+    assert len(heads) == 1 and heads == {_git(bare, "rev-parse", "main")}
+    for root in (a, b):
+        assert (root / ".gitattributes").read_text() == "semantic/*.md merge=union\n"
