@@ -196,7 +196,8 @@ def _episode(rel: str, text: str, match: Matcher) -> Edit | None:
     for key in [k for k, v in meta.items() if k not in _KEPT_KEYS and isinstance(v, str)]:
         if match.line(meta[key]):
             del meta[key]
-    edit.text = join_frontmatter(meta, "\n".join(kept))
+    body_left = "\n".join(kept)
+    edit.text = join_frontmatter(meta, body_left) if meta else body_left.strip("\n") + "\n"
     edit.new_path = _renamed(rel, gone_words, left, summary, ident)
     return edit
 

@@ -23,6 +23,7 @@ from pathlib import Path
 from .vault import SEMANTIC_DIR, atomic_write, ensure_dir, resolve_inside
 
 TOMBSTONE_DIR = f"{SEMANTIC_DIR}/_forgotten"
+MAX_STONE_BYTES = 8 * 1024 * 1024
 _HEADER = "# memoryclaw: hashes of forgotten memories (no text); a sync carries them along"
 _WORD_RE = re.compile(r"[^\W_]+")
 _BULLET_RE = re.compile(r"^\s*(?:[-*+]|\d{1,3}[.)])\s+(?:#\d{1,7}\s+)?")
@@ -166,8 +167,8 @@ def load(root: Path) -> Tombstones:
     if not folder.is_dir() or folder.is_symlink():
         return out
     for path in sorted(folder.glob("*.txt")):
-        if path.is_symlink() or not path.is_file():
-            continue
+        if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_STONE_BYTES:
+            continue  # a huge one (from a remote) is not read whole on every check
         try:
             stone = _parse(path.read_text(encoding="utf-8", errors="replace"))
         except OSError:

@@ -317,3 +317,13 @@ def test_forgetting_a_short_fact_by_id_removes_that_line_only(tmp_path: Path) ->
         report = vault.forget(fact_id=row["id"])
     assert report.facts == (row["id"],)
     assert (root / "semantic" / "people.md").read_text() == "# People\n\n- Al: 7\n"
+
+
+def test_forgetting_a_line_of_an_episode_without_frontmatter_keeps_the_rest(
+    tmp_path: Path,
+) -> None:
+    root = tmp_path / "v"
+    subprocess.run([sys.executable, "-m", "memoryclaw", "init", str(root)], check=True)
+    (root / "episodes" / "plain.md").write_text("Met Zorba at the pier\nBought bread\n")
+    ok(root, "forget", "Zorba", "--yes")
+    assert (root / "episodes" / "plain.md").read_text() == "Bought bread\n"
