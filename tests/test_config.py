@@ -599,3 +599,78 @@ def test_bad_shared_vaults_name_the_entry(value: object, key: str, problem: str)
     with pytest.raises(ConfigError) as caught:
         settings_from_mapping({"sharedVaults": value}, path="/v/memoryclaw.yaml")
     assert caught.value.key == key and problem in caught.value.problem
+
+
+def _state_vault(tmp_path: Path, text: str) -> Path:
+    vault = tmp_path / "v"
+    (vault / ".memoryclaw").mkdir(parents=True)
+    _write(vault, text)
+    return vault
+
+
+def test_an_invalid_config_from_another_device_falls_back_to_the_last_valid_one(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    vault = _state_vault(tmp_path, "retrieval:\n  maxResults: 7\n")
+    assert load_settings(vault, env={}).retrieval.max_results == 7
+    _write(vault, "retrieval:\n  budgetTokens: lots\n")
+    with caplog.at_level("WARNING", logger="memoryclaw.config"):
+        settings = load_settings(vault, env={})
+    assert settings.retrieval.max_results == 7
+    [warning] = caplog.messages
+    assert "retrieval.budgetTokens" in warning and "last valid" in warning
+    assert "\n" not in warning
+
+
+def test_an_invalid_config_with_no_valid_one_before_still_fails(tmp_path: Path) -> None:
+    vault = _state_vault(tmp_path, "retrieval:\n  budgetTokens: lots\n")
+    with pytest.raises(ConfigError) as caught:
+        load_settings(vault, env={})
+    assert caught.value.key == "retrieval.budgetTokens"
+
+
+def test_an_invalid_environment_variable_never_falls_back(tmp_path: Path) -> None:
+    vault = _state_vault(tmp_path, "retrieval:\n  maxResults: 7\n")
+    load_settings(vault, env={})
+    with pytest.raises(ConfigError) as caught:
+        load_settings(vault, env={"MEMORYCLAW_RETRIEVAL_MAXRESULTS": "many"})
+    assert caught.value.path == "MEMORYCLAW_RETRIEVAL_MAXRESULTS"
+
+
+def test_the_last_valid_copy_is_never_written_through_a_symlinked_state_folder(
+    tmp_path: Path,
+) -> None:
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    vault = tmp_path / "v"
+    vault.mkdir()
+    (vault / ".memoryclaw").symlink_to(elsewhere)
+    _write(vault, "retrieval:\n  maxResults: 7\n")
+    load_settings(vault, env={})
+    assert list(elsewhere.iterdir()) == []
+
+
+def test_config_file_problem_names_the_key_and_the_expected_type(tmp_path: Path) -> None:
+    from memoryclaw.config import config_file_problem
+
+    vault = _state_vault(tmp_path, "retrieval:\n  budgetTokens: lots\n")
+    problem = config_file_problem(vault)
+    assert problem is not None and problem.key == "retrieval.budgetTokens"
+    assert "expected an integer" in str(problem)
+    _write(vault, "retrieval:\n  budgetTokens: 900\n")
+    assert config_file_problem(vault) is None
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [({}, 60.0), ({"sync": {"timeoutSeconds": 5}}, 5.0)],
+    ids=["default", "set"],
+)
+def test_sync_timeout_seconds(raw: dict[str, Any], expected: float) -> None:
+    assert settings_from_mapping(raw).sync.timeout_seconds == expected
+
+
+def test_sync_timeout_seconds_must_be_positive() -> None:
+    with pytest.raises(ConfigError) as caught:
+        settings_from_mapping({"sync": {"timeoutSeconds": 0}})
+    assert caught.value.key == "sync.timeoutSeconds"
