@@ -479,13 +479,15 @@ def sync_remote(root: Path, settings: Settings) -> RemoteSyncReport:
 def _push_purged_history(root: Path, remote: str) -> None:
     """A purge's rewritten history goes to the remote before anything is pulled: a fetch and
     merge of the old history would bring the purged memory back."""
-    from .purge import owed, push_purged
+    from .purge import PURGE_MARKER, owed, push_purged
 
     if owed(root, remote) and (error := push_purged(root, remote)) is not None:
         raise SyncError(
             remote,
             f"this vault's history was purged and the rewritten history could not be pushed"
-            f" ({error}); nothing was pulled, so nothing forgotten came back",
+            f" ({error}); nothing was pulled, so nothing forgotten came back. If the remote"
+            f" moved on since, remove {PURGE_MARKER}, sync (the tombstones keep the files"
+            " forgotten) and run forget --purge-history again",
         )
 
 

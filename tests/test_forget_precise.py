@@ -327,3 +327,27 @@ def test_forgetting_a_line_of_an_episode_without_frontmatter_keeps_the_rest(
     (root / "episodes" / "plain.md").write_text("Met Zorba at the pier\nBought bread\n")
     ok(root, "forget", "Zorba", "--yes")
     assert (root / "episodes" / "plain.md").read_text() == "Bought bread\n"
+
+
+def test_a_purge_that_could_not_be_pushed_is_pushed_before_the_next_sync_pulls(
+    tmp_path: Path,
+) -> None:
+    remote = tmp_path / "r.git"
+    subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
+    a = make_vault(tmp_path / "a")
+    git(a, "remote", "add", "origin", str(remote))
+    ok(a, "sync", "--setup")
+    log_session(a, SESSION_TURNS)
+    ok(a, "consolidate", "--all")
+    ok(a, "sync")
+    away = tmp_path / "away.git"
+    remote.rename(away)  # the remote cannot be reached while the purge runs
+    report = ok(a, "forget", "Lindqvist", "--yes", "--purge-history")
+    assert report["purge"]["pushed"] is None and report["purge"]["push_error"]
+    failed = mc(a, "sync")
+    assert failed.returncode != 0 and "nothing was pulled" in failed.stderr
+    away.rename(remote)
+    ok(a, "sync")
+    assert "lindqvist" not in git(remote, "log", "-p", "--all").lower()
+    assert "lindqvist" not in git(a, "log", "-p", "--all").lower()
+    assert b"lindqvist" not in everything(a)
