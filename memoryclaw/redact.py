@@ -150,12 +150,13 @@ _MIN_ENTROPY = 3.5  # bits per character; random base64 of 20+ characters has ov
 # One shell word: quoted (spaces and all) or bare.  A command-line secret is only its value:
 # the options and arguments after it stay.
 # (a double quote may be escaped, \", inside a JSON string)
+# Every stretch a rule scans is bounded, so no text makes redaction slower than linear.
 _WORD = (
-    r"(?:'(?P<sq>[^'\n]*)'"
-    r'|(?P<dqo>\\?)"(?P<dq>(?:[^"\\\n]|\\[^"\n])*)(?P=dqo)"'
+    r"(?:'(?P<sq>[^'\n]{0,500})'"
+    r'|(?P<dqo>\\?)"(?P<dq>(?:[^"\\\n]|\\[^"\n]){0,500})(?P=dqo)"'
     r"""|(?P<bare>[^\s'"]+))"""
 )
-_UNTIL = r"[^\n|;&]*?(?<!\S)"  # later on the same command (not past a pipe or a `;`)
+_UNTIL = r"[^\n|;&]{0,300}?(?<!\S)"  # later on the same command (not past a pipe or a `;`)
 _OPTION_WORDS = (
     r"password|passwd|passphrase|pass|pwd|token|secret|api-?key|access-?key|secret-?key"
     r"|private-?key|auth-?token|access-?token|client-?secret"
@@ -170,7 +171,7 @@ _COMMAND_RES = tuple(
         rf"(?P<user>)(?<![\w-])--(?:proxy-)?user(?:=|[ \t]+){_WORD}",
         rf"\bsshpass\b{_UNTIL}-p[ \t]*{_WORD}",
         rf"\b(?:mysql\w*|mariadb[\w-]*)\b{_UNTIL}-p(?=[^\s-]){_WORD}",
-        rf"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane)\b[^\n|;&]*?\blogin\b"
+        rf"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane)\b[^\n|;&]{{0,80}}?\blogin\b"
         rf"{_UNTIL}-p(?:=|[ \t]+){_WORD}",
         rf"\bredis-cli\b{_UNTIL}-a[ \t]+{_WORD}",
     )
