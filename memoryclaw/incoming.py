@@ -141,10 +141,31 @@ def screen(root: Path, upstream: str, head: str | None) -> tuple[str, list[Refus
     it is refused, else a new child of it whose tree has every refused path as ``head`` has
     it (or absent); and the refusals."""
     theirs, ours = _tree(root, upstream), _tree(root, head)
-    refused = _refusals(root, theirs, ours)
+    refused = _refusals(root, _deletions_only_from_base(root, upstream, head, theirs, ours), ours)
     if not refused:
         return upstream, []
     return _repaired(root, upstream, theirs, ours, refused), refused
+
+
+def _deletions_only_from_base(
+    root: Path, upstream: str, head: str | None, theirs: dict[str, _Entry], ours: dict[str, _Entry]
+) -> dict[str, _Entry]:
+    """``theirs``, where a guarded file only this side ever had counts as kept: a remote that
+    never had our .gitignore (an imported archive, a new remote) does not delete it."""
+    absent = [p for p in ours if p not in theirs and (_state(p) or p in _GIT_FILES)]
+    if not absent or head is None:
+        return theirs
+    found = _run_ok(root, "merge-base", head, upstream)
+    base = _tree(root, found) if found else {}
+    return {**theirs, **{p: ours[p] for p in absent if p not in base}}
+
+
+def _run_ok(root: Path, *args: str) -> str | None:
+    """A git command's output, or None when it fails (no merge base)."""
+    try:
+        return _run(root, *args).decode().strip() or None
+    except ExternalToolError:
+        return None
 
 
 def _refusals(root: Path, theirs: dict[str, _Entry], ours: dict[str, _Entry]) -> list[Refusal]:

@@ -228,6 +228,7 @@ def test_a_state_folder_that_is_a_symlink_fails_closed_naming_it(tmp_path: Path)
         (".gitignore", ".memoryclaw/\nsemantic/\nepisodes/\n"),
         (".gitignore", "*.md\n"),
         (".gitignore", ""),
+        (".gitignore", None),
         (".gitattributes", "semantic/*.md merge=binary\n"),
         ("semantic/.gitignore", "*\n"),
     ],
@@ -235,19 +236,23 @@ def test_a_state_folder_that_is_a_symlink_fails_closed_naming_it(tmp_path: Path)
         "ignores-memory-folders",
         "ignores-markdown",
         "stops-ignoring-state",
+        "deleted",
         "attributes",
         "nested",
     ],
 )
 def test_a_remote_gitignore_that_would_hide_memories_is_kept_out_and_reported(
-    tmp_path: Path, name: str, text: str
+    tmp_path: Path, name: str, text: str | None
 ) -> None:
     bare = _remote(tmp_path)
     a, b = _device(tmp_path, bare, "a"), _device(tmp_path, bare, "b")
     kept = (a / ".gitignore").read_text(), (a / ".gitattributes").read_text()
     mallory = _mallory(tmp_path, bare)
     (mallory / name).parent.mkdir(exist_ok=True)
-    (mallory / name).write_text(text)
+    if text is None:
+        (mallory / name).unlink()
+    else:
+        (mallory / name).write_text(text)
     _push_as_mallory(mallory, "ignore memories")
     with Vault(a, env={}) as va:
         report = va.sync_remote()
@@ -515,3 +520,19 @@ def test_devices_with_different_gitattributes_converge_on_memoryclaws(tmp_path: 
     assert len(heads) == 1 and heads == {_git(bare, "rev-parse", "main")}
     for root in (a, b):
         assert (root / ".gitattributes").read_text() == "semantic/*.md merge=union\n"
+
+
+def test_an_imported_archive_refuses_nothing_it_does_not_hold(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    Vault.init(source, git=True, env={}).close()
+    (source / "semantic" / "facts.md").write_text("# Facts\n\n- Lena: lives in Oslo\n")
+    archive = tmp_path / "memory.tar.gz"
+    with Vault(source, env={}) as vault:
+        vault.export_archive(archive)
+    target = tmp_path / "target"
+    Vault.init(target, git=True, env={}).close()
+    kept = (target / ".gitignore").read_text()
+    with Vault(target, env={}) as vault:
+        assert vault.import_archive(archive).refused == []
+    assert (target / ".gitignore").read_text() == kept
+    assert "Oslo" in (target / "semantic" / "facts.md").read_text()
