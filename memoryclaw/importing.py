@@ -34,6 +34,7 @@ from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .config import CONFIG_FILE
 from .errors import InvalidInputError
 from .importers import (
     ItemFact,
@@ -475,25 +476,31 @@ def _import_workspace(
 
 
 def _refuse_inside_vault(vault: Vault, folder: Path) -> None:
-    """Refuse to import the vault's own files: imported again they would lose their scope
-    (a group's episode filed as the owner's) and their review state (a pending or untrusted
-    line filed as a fact).  A folder holding the vault is fine: :func:`note_files` leaves
-    the vault out."""
+    """Refuse to import a vault's own files (this vault's, or another's: a team vault, an old
+    one): imported again they would lose their scope (a group's episode filed as the owner's)
+    and their review state (a pending or untrusted line filed as a fact).  A folder holding a
+    vault is fine: :func:`note_files` leaves the vault out."""
     inside, root = folder.resolve(), vault.root.resolve()
-    if inside == root or root in inside.parents:
-        problem = f"inside the vault {root}; import notes from a folder outside it"
-        raise InvalidInputError("folder", problem, source=str(folder))
+    for place in (inside, *inside.parents):
+        if place == root or _is_vault(place):
+            problem = f"inside the vault {place}; import notes from a folder outside it"
+            raise InvalidInputError("folder", problem, source=str(folder))
+
+
+def _is_vault(folder: Path) -> bool:
+    """Whether ``folder`` is a memoryclaw vault (its configuration and fact folder)."""
+    return (folder / CONFIG_FILE).is_file() and (folder / SEMANTIC_DIR).is_dir()
 
 
 def note_files(folder: Path, vault_root: Path) -> list[Path]:
     """The markdown notes of ``folder`` (recursively), leaving out hidden and tool folders,
-    symbolic links, and the vault itself when it lies inside."""
+    symbolic links, and the vault (or any other) when it lies inside."""
     out: list[Path] = []
     vault = vault_root.resolve()
     stack = [folder]
     while stack:
         current = stack.pop()
-        if current.resolve() == vault:
+        if current.resolve() == vault or _is_vault(current):
             continue
         for entry in sorted(current.iterdir()):
             if entry.is_symlink() or entry.name in SKIPPED_FOLDERS:

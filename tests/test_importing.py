@@ -237,6 +237,22 @@ def test_import_notes_of_a_folder_inside_the_vault_is_refused(vault: Vault) -> N
     assert snapshot(vault.root) == before
 
 
+def test_import_notes_never_imports_another_vaults_files(vault: Vault, tmp_path: Path) -> None:
+    """A team vault (or an old one) launders the same way: its folders are refused, and a
+    vault inside an imported folder is left out."""
+    folder = tmp_path / "notes"
+    (folder / "team").mkdir(parents=True)
+    (folder / "2026-04-01.md").write_text("# Dentist\n\n- check-up booked\n")
+    with Vault.init(folder / "team", env={}) as team:
+        pending = team.root / "semantic" / "_pending.md"
+        pending.write_text("# Pending\n\n- UNTRUSTED Mallory: Bank: EvilBank <!-- x -->\n")
+        with pytest.raises(InvalidInputError, match="inside the vault"):
+            vault.import_notes(team.root / "semantic")
+    report = vault.import_notes(folder)
+    assert report.episodes == 1 and report.facts == 0
+    assert not any("EvilBank" in p.read_text() for p in vault.root.rglob("*.md"))
+
+
 def test_openclaw_state_inside_the_vault_is_refused(vault: Vault) -> None:
     state = make_state(vault.root / "episodes" / "openclaw")
     with pytest.raises(InvalidInputError, match="inside the vault"):
