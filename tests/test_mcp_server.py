@@ -486,3 +486,18 @@ def test_a_server_for_an_agent_id_that_is_not_one_refuses_to_start(
     done = subprocess.run(command, input="", capture_output=True, text=True, check=False)
     assert done.returncode == 1
     assert done.stderr.startswith("memoryclaw: error: agent: ") and done.stderr.count("\n") == 1
+
+
+def test_memory_search_refuses_a_query_past_the_length_limit(
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    """A query of tens of thousands of words once held the server for half a minute."""
+    query = "what did I email John about " + "lorem ipsum dolor " * 2_000
+
+    async def scenario(session: ClientSession) -> None:
+        refused = error(await session.call_tool("memory_search", {"query": query}))
+        assert refused.startswith("query: ") and "byte limit of a search" in refused
+        found = ok(await session.call_tool("memory_search", {"query": EMAIL_QUERY}))
+        assert found["results"]  # still serving
+
+    with_server(vault_dir, tmp_path, scenario)

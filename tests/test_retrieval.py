@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import subprocess
+import sys
 from datetime import date
 from itertools import pairwise
 
@@ -241,3 +244,18 @@ def test_search_refuses_a_query_over_the_byte_limit_and_retrieve_reads_its_head(
     head = query_head("word " * MAX_QUERY_BYTES)
     assert len(head.encode()) <= MAX_QUERY_BYTES and head.endswith("word")
     assert query_head("é" * MAX_QUERY_BYTES) == "é" * (MAX_QUERY_BYTES // 2)  # no half character
+
+
+def test_the_command_line_refuses_a_long_search_and_retrieves_from_a_long_message(
+    vault: Vault,
+) -> None:
+    query = "what did I email John about " + "lorem ipsum dolor " * 2_000
+    base = [sys.executable, "-m", "memoryclaw", "--vault", str(vault.root)]
+    refused = subprocess.run([*base, "search", query], capture_output=True, text=True)
+    assert refused.returncode == 1
+    assert (
+        refused.stderr.startswith("memoryclaw: error: query: ") and refused.stderr.count("\n") == 1
+    )
+    done = subprocess.run([*base, "retrieve", query, "--json"], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["query_truncated"] is True
