@@ -158,7 +158,8 @@ _WORD = (
 )
 _UNTIL = r"[^\n|;&]{0,300}?(?<!\S)"  # later on the same command (not past a pipe or a `;`)
 _OPTION_WORDS = (
-    r"password|passwd|passphrase|pass|pwd|token|secret|api-?key|access-?key|secret-?key"
+    r"password|passwd|passphrase|pass|passin|passout|pwd|token|secret|api-?key|access-?key"
+    r"|secret-?key"
     r"|private-?key|auth-?token|access-?token|client-?secret"
 )
 _COMMAND_RES = tuple(
@@ -171,9 +172,14 @@ _COMMAND_RES = tuple(
         rf"(?P<user>)(?<![\w-])--(?:proxy-)?user(?:=|[ \t]+){_WORD}",
         rf"\bsshpass\b{_UNTIL}-p[ \t]*{_WORD}",
         rf"\b(?:mysql\w*|mariadb[\w-]*)\b{_UNTIL}-p(?=[^\s-]){_WORD}",
-        rf"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane)\b[^\n|;&]{{0,80}}?\blogin\b"
+        rf"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|az)\b[^\n|;&]{{0,80}}?"
+        r"\blogin\b"
         rf"{_UNTIL}-p(?:=|[ \t]+){_WORD}",
         rf"\bredis-cli\b{_UNTIL}-a[ \t]+{_WORD}",
+        # a key's new or old passphrase; SQL Server's, zip's and 7-Zip's passwords
+        rf"\bssh-keygen\b{_UNTIL}-[NP][ \t]+{_WORD}",
+        rf"\b(?:sqlcmd|bcp|zip|unzip)\b{_UNTIL}-P[ \t]+{_WORD}",
+        rf"\b7za?\b{_UNTIL}-p(?=[^\s-]){_WORD}",
     )
 )
 _ITEM_RE = re.compile(r"\s*(?:[-*+>]|\d{1,3}[.)])\s+")  # a list item's or quote's marker
@@ -225,7 +231,10 @@ _MARKERS: dict[str, tuple[str, ...]] = {
     "url-credentials": ("://",),
     "ssn": (),
     "basic-auth": ("basic",),
-    "command-line": ("--", "curl", "sshpass", "mysql", "mariadb", "login", "redis-cli", "-pass"),
+    "command-line": (
+        *("--", "-pass", "curl", "sshpass", "mysql", "mariadb", "login", "redis-cli"),
+        *("ssh-keygen", "sqlcmd", "bcp", "zip", "7z"),
+    ),
     "card-number": (),
     "password": ("pass",),
     "key-value": _KEY_MARKERS,

@@ -167,6 +167,10 @@ SAMPLES: list[tuple[str, str, str]] = [
     ("openssl-pass", "openssl enc -aes256 -pass pass:" + _PW + "j -in f", _PW + "j"),
     ("docker-login", "docker login -u bob -p " + _PW + "k registry.example.com", _PW + "k"),
     ("redis-cli", "redis-cli -h cache -a " + _PW + "l ping", _PW + "l"),
+    ("ssh-keygen-passphrase", "ssh-keygen -t ed25519 -N '" + _PW + " m' -f k", _PW + " m"),
+    ("sqlcmd", "sqlcmd -S db -U sa -P " + _PW + "n -Q 'select 1'", _PW + "n"),
+    ("7zip", "7z a -p" + _PW + "o backup.7z notes/", _PW + "o"),
+    ("az-login", "az login -u bob@example.com -p " + _PW + "p", _PW + "p"),
     ("putty-key", "my key file:\n" + _PUTTY + "\nend", _PUTTY_PRIVATE),
     (
         "putty-private-lines",
