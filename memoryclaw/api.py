@@ -917,8 +917,8 @@ class Vault:
         (:mod:`memoryclaw.ingest`)."""
         from .ingest import ingest_stream
 
-        def to_turns(record: Mapping[str, Any], line: int) -> list[NewTurn]:
-            return _record_turns(record, name, line)
+        def to_turns(record: Mapping[str, Any], line: int, check: bool) -> list[NewTurn]:
+            return _record_turns(record, name, line, check=check)
 
         if isinstance(file, (str, Path)):
             name = source or str(file)
@@ -1576,17 +1576,22 @@ _RECORD_KEYS = {
 }
 
 
-def _record_turns(record: Mapping[str, Any], source: str, line: int) -> list[NewTurn]:
-    """The turns of one ingest record: a turn, or an OpenAI-style chat's turns; checked."""
+def _record_turns(
+    record: Mapping[str, Any], source: str, line: int, *, check: bool = True
+) -> list[NewTurn]:
+    """The turns of one ingest record: a turn, or an OpenAI-style chat's turns; each turn
+    checked as the vault will store it unless ``check`` is false (already checked)."""
     from .importers import conversation_records
 
     if isinstance(record, Mapping) and "messages" in record:
         expanded = conversation_records(record, source=source, line=line)
-        return [_turn_from_record(r, source, line) for r in expanded]
-    return [_turn_from_record(record, source, line)]
+        return [_turn_from_record(r, source, line, check=check) for r in expanded]
+    return [_turn_from_record(record, source, line, check=check)]
 
 
-def _turn_from_record(record: Mapping[str, Any], source: str, line: int) -> NewTurn:
+def _turn_from_record(
+    record: Mapping[str, Any], source: str, line: int, *, check: bool = True
+) -> NewTurn:
     if not isinstance(record, Mapping):
         raise InvalidInputError(
             "record",
@@ -1624,5 +1629,6 @@ def _turn_from_record(record: Mapping[str, Any], source: str, line: int) -> NewT
         kind=record.get("kind"),
         sender=record.get("sender"),
     )
-    validate_turn(turn, source=source, line=line)
+    if check:
+        validate_turn(turn, source=source, line=line)
     return turn

@@ -40,8 +40,9 @@ BATCH_CHARS = 8 * 1024 * 1024
 HELD_CHARS = 32 * 1024 * 1024
 _KEY_CHARS = 16  # of the digest: the key of a file's marks in the logs it went to
 
-# One record (a JSON object) and its line: the turns it stands for, checked.
-ToTurns = Callable[[Mapping[str, Any], int], list[NewTurn]]
+# One record (a JSON object) and its line: the turns it stands for, each checked as the
+# vault will store it when the flag is set (the first pass; the writer checks them again).
+ToTurns = Callable[[Mapping[str, Any], int, bool], list[NewTurn]]
 _Records = Iterator[tuple[int, dict[str, Any]]]
 
 
@@ -75,7 +76,7 @@ def ingest_stream(
     start, before = handle.tell(), _identity(handle)
     digest = hashlib.sha256()
     for number, record in _records(handle, source, document, digest):
-        to_turns(record, number)  # checked, then let go
+        to_turns(record, number, True)  # checked, then let go
     if _identity(handle) != before:
         raise InvalidInputError("file", "changed while it was being read", source=source)
     handle.seek(start)
@@ -117,7 +118,7 @@ def _write(
         chars = 0
 
     for number, record in records:
-        for index, turn in enumerate(to_turns(record, number)):
+        for index, turn in enumerate(to_turns(record, number, False)):
             met[turn.session] = None
             if done.get(turn.session, (0, -1)) >= (number, index):
                 out.known += 1  # written by an earlier run of this file

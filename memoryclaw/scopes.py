@@ -77,7 +77,7 @@ def session_problem(session: str) -> str | None:
     if problem is None and _AGENT_HEAD_RE.match(session):
         if not _AGENT_KEY_RE.match(session):
             problem = "starts with agent: but is not agent:<id>:<rest>"
-        elif any(unicodedata.category(char) == "Cf" for char in session):
+        elif not session.isascii() and any(unicodedata.category(c) == "Cf" for c in session):
             # an invisible character could hide a kind ("gro\u200bup") from the parser
             problem = "holds an invisible formatting character"
     return problem

@@ -357,6 +357,9 @@ class OpenLogs:
 def _add_mark(meta: dict[str, Any], mark: Mark) -> None:
     key, line, index = mark
     found = meta.get(MARKS_KEY)
+    if isinstance(found, dict) and next(reversed(found), None) == key:
+        found[key] = [line, index]  # the common case: the same file's next turn
+        return
     marks = {k: v for k, v in found.items() if k != key} if isinstance(found, dict) else {}
     kept = dict(list(marks.items())[-(_MARKS_KEPT - 1) :])
     meta[MARKS_KEY] = {**kept, key: [line, index]}
