@@ -91,7 +91,10 @@ _TOKENS: tuple[tuple[str, str], ...] = (
         r"(?<![A-Za-z0-9_])(?:(?:sk|rk|pk|gh[pousr]|github_pat|glpat|xox[abposre]|xapp|hf|npm"
         r"|dckr_pat|whsec|glc|glsa|ntn|lin_api|pypi|dop_v1|shpat|sntrys|rubygems|SG|ya29|hvs)"
         r"[-_.]|AKIA|ASIA|AIza|dapi|PMAK-|NRAK-)[A-Za-z0-9_-]{0,24}(?:\u2026|\.{3}|\\u2026)"
-        r"[A-Za-z0-9_-]{2,16}(?![A-Za-z0-9])",
+        r"[A-Za-z0-9_-]{2,16}(?![A-Za-z0-9])"
+        # any other prefix: a word and a tail of letters and digits mixed around an ellipsis
+        r"|(?<![\w.-])[A-Za-z0-9_-]{2,12}(?:\u2026|\.{3}|\\u2026)"
+        r"(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{3,8}(?![\w-])",
     ),
     ("bearer", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"),
     ("url-credentials", r"(?<=://)[^/\s:@]*:[^/\s@]+(?=@)"),

@@ -283,6 +283,8 @@ def test_command_line_credential_loses_only_its_value(text: str, expected: str) 
         "tool --token-file ~/.token",
         "wait... okay",
         "sk-learn... is a typo",
+        "v1.2...v1.3 and 2019...2020",
+        "Loading...done",
     ],
     ids=[
         "docker-ports",
@@ -296,6 +298,8 @@ def test_command_line_credential_loses_only_its_value(text: str, expected: str) 
         "token-file",
         "ellipsis-in-prose",
         "ellipsis-after-word",
+        "ellipsis-in-ranges",
+        "ellipsis-between-words",
     ],
 )
 def test_command_lines_without_a_credential_are_unchanged(text: str) -> None:
@@ -313,6 +317,8 @@ def test_putty_key_file_body_is_redacted() -> None:
 def test_masked_key_and_its_tail_are_redacted(mask: str) -> None:
     out = redact(f"OPENAI key sk-pro{mask}hr1w is configured")
     assert out == "OPENAI key [REDACTED:masked-key] is configured"
+    out = redact(f"the bot key AbCd{mask}hr1w works")  # a prefix no service is known by
+    assert out == "the bot key [REDACTED:masked-key] works"
 
 
 @pytest.mark.parametrize(
