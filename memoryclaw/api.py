@@ -1134,10 +1134,12 @@ class Vault:
         return commit
 
     def _finish_interrupted_forget(self) -> None:
-        """Before a consolidation or sync: finish a forget that was killed on its way."""
+        """Before a consolidation or sync: finish a forget (or a history purge) that was
+        killed on its way."""
         from . import forget as forgetting
+        from .purge import PURGING
 
-        if forgetting.interrupted(self.root) is not None:
+        if forgetting.interrupted(self.root) is not None or (self.root / PURGING).exists():
             with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
                 self._finish_forget()
 
@@ -1145,7 +1147,10 @@ class Vault:
         """Finish (or roll back) a forget that was killed on its way; its commit's sha.
         Called with the consolidation lock held."""
         from . import forget as forgetting
+        from .purge import recover
 
+        if is_repository(self.root):
+            recover(self.root)  # a killed rewrite left the index at the old history
         if forgetting.interrupted(self.root) is None:
             return None
         use_git = self.settings.git.auto_commit and is_repository(self.root)
