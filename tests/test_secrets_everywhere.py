@@ -3,7 +3,8 @@ byte of the index and no commit.
 
 One vault per writer, built once (module-scoped), then one assertion per secret:
 
-* ``log``: the CLI, one turn at a time, the sample also as the speaker's name;
+* ``log``: the CLI, one turn at a time, the sample also as the speaker's name and the
+  channel, and a secret whose format names it as the agent id;
 * ``ingest``: a JSON-lines file of user turns, tool calls carrying the sample in their
   arguments (a shell command among them), tool results and an OpenAI-style chat;
 * ``import-notes``: a memory file (the split secrets too: a heading naming each, the value
@@ -76,10 +77,15 @@ def _git_vault(root: Path) -> Path:
 
 
 def _by_log(vault: Path, root: Path) -> None:
-    for number, (_, text, _) in enumerate(SAMPLES):
+    for number, (_, text, secret) in enumerate(SAMPLES):
         session = f"cli-{number % 3}"
-        name = ["--name", text] if "\n" not in text and len(text) <= 120 else []
-        _ok(run(vault, "log", "--session", session, "--role", "user", *name, "-", stdin=text))
+        labels = []
+        if "\n" not in text and len(text) <= 120:  # a speaker's name and a channel
+            labels += ["--name", text, "--channel", text]
+        if redact(secret) != secret and len(secret) <= 120 and not any(c.isspace() for c in secret):
+            labels += ["--agent", secret]  # an agent id: the log's agent, in a log of its own
+            session = f"cli-agent-{number}"
+        _ok(run(vault, "log", "--session", session, "--role", "user", *labels, "-", stdin=text))
     for ident, first, second, _ in SPLIT_SAMPLES:
         for role, text in _split(first, second):
             _ok(run(vault, "log", "--session", ident, "--role", role, "-", stdin=text))
