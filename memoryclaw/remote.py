@@ -186,7 +186,7 @@ def _recover(root: Path) -> None:
         for rel in (p for p in changed.split("\0") if p):
             # what the half-done merge brought is untrusted: a symlink is never read, the
             # state folder is not memory
-            text = None if _state_path(rel) else _regular_text(root / rel)
+            text = None if _state_path(rel) else _regular_text(root, rel)
             if text is not None:
                 lines = text.splitlines()
                 held[rel] = list(dict.fromkeys([*held.get(rel, []), *lines]))
@@ -223,11 +223,13 @@ def _state_path(rel: str) -> bool:
     return rel == STATE_DIR or rel.startswith(f"{STATE_DIR}/")
 
 
-def _regular_text(path: Path) -> str | None:
-    """A regular file's text; None for a symlink (never followed), a folder, a device or a
-    missing file."""
+def _regular_text(root: Path, rel: str) -> str | None:
+    """A regular file's text; None for a symlink or a file reached through one (never
+    followed), a folder, a device or a missing file."""
+    if not _real_folder(root, rel):
+        return None
     try:
-        fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
     except OSError:
         return None
     try:
@@ -239,10 +241,17 @@ def _regular_text(path: Path) -> str | None:
         os.close(fd)
 
 
+def _real_folder(root: Path, rel: str) -> bool:
+    """Whether ``rel``'s folder is the one inside the vault, no symlink on the way."""
+    parent = os.path.dirname(rel)
+    wanted = os.path.join(os.path.realpath(root), parent) if parent else os.path.realpath(root)
+    return os.path.realpath(root / parent) == wanted
+
+
 def _put_back(root: Path, rel: str, lines: list[str]) -> None:
     """Put back the held lines ``rel`` lacks now (again and again gives the same file)."""
     path = root / rel
-    now = set((_regular_text(path) or "").splitlines())
+    now = set((_regular_text(root, rel) or "").splitlines())
     lost = [
         line
         for line in lines
@@ -252,8 +261,8 @@ def _put_back(root: Path, rel: str, lines: list[str]) -> None:
     ]
     if not lost:
         return
-    if rel.startswith(f"{SEMANTIC_DIR}/") and rel.endswith(".md"):
-        text = _regular_text(path) or ""
+    if rel.startswith(f"{SEMANTIC_DIR}/") and rel.endswith(".md") and _real_folder(root, rel):
+        text = _regular_text(root, rel) or ""
         atomic_write(path, text.rstrip("\n") + "\n" + "\n".join(lost) + "\n")
     else:
         _pend(root, lost, rel)
@@ -306,7 +315,7 @@ def _pend(root: Path, lines: list[str], source: str) -> int:
 
     lines = redact("\n".join(lines), keep_lines=True).split("\n")
     sent = 0
-    have = set((_regular_text(root / PENDING_FILE) or "").splitlines())
+    have = set((_regular_text(root, PENDING_FILE) or "").splitlines())
     for line in lines:
         body = line.strip()
         if not body or body.startswith("#") or "<<<<<<<" in body:
@@ -370,7 +379,7 @@ def _normalise(root: Path, rel: str, base: str, ours: str, theirs: str) -> int:
     """After a union merge of a fact file: drop repeated lines and, where both sides added a
     value for the same entity's field, keep the remote's and send the local one to review."""
     path = root / rel
-    now = _regular_text(path)
+    now = _regular_text(root, rel)
     if now is None:
         return 0
     base_lines = set(base.splitlines())
@@ -449,7 +458,7 @@ def _ancestor(root: Path, older: str, newer: str) -> bool:
 def _keep_valid_config(root: Path, head: str, report: RemoteSyncReport) -> None:
     """A merged ``memoryclaw.yaml`` that is no valid configuration gives way to this
     device's (both sides may be valid and their merge not)."""
-    text = _regular_text(root / CONFIG_FILE)
+    text = _regular_text(root, CONFIG_FILE)
     why = config_problem(text.encode("utf-8"), CONFIG_FILE) if text is not None else None
     if why is None:
         return

@@ -536,3 +536,29 @@ def test_an_imported_archive_refuses_nothing_it_does_not_hold(tmp_path: Path) ->
         assert vault.import_archive(archive).refused == []
     assert (target / ".gitignore").read_text() == kept
     assert "Oslo" in (target / "semantic" / "facts.md").read_text()
+
+
+def test_sync_recovery_never_reads_through_a_folder_symlink_from_the_remote(
+    tmp_path: Path, secret: Path
+) -> None:
+    """A half-done merge that replaced a memory folder by a symlink: the recovery reads none
+    of the files the folder used to hold through it."""
+    bare = _remote(tmp_path)
+    b = _device(tmp_path, bare, "b")
+    _conflicting_facts(b, "b", 3)
+    with Vault(b, env={}) as vb:
+        vb.sync_remote()
+    for n in range(3):  # the outside folder holds files of the same names
+        (secret.parent / f"topic{n}.md").write_text(f"- Boss{n}: password is {SECRET}\n")
+    mallory = _mallory(tmp_path, bare)
+    _git(mallory, "rm", "-rq", "semantic")
+    (mallory / "semantic").symlink_to(secret.parent)
+    _push_as_mallory(mallory, "folder link")
+    _git(b, "fetch", "-q", "origin")
+    _git(b, "merge", "--no-commit", "--no-ff", "origin/main", check=False)
+    assert (b / ".git" / "MERGE_HEAD").exists() and (b / "semantic").is_symlink()
+    done = _cli(b, "sync", "--json")
+    assert done.returncode == 0, done.stderr
+    for root in (b, bare):
+        assert SECRET not in _everything(root)
+    assert not (b / "semantic").is_symlink()
