@@ -396,6 +396,8 @@ class Daemon:
         )
         for refusal in report.refused:
             log.warning("refused from %s: %s: %s", report.remote, refusal.path, refusal.reason)
+        if report.config_changed:
+            log.warning("memoryclaw.yaml changed by the sync: %s", ", ".join(report.config_changed))
 
     def _archive(self) -> None:
         """After consolidation, archive unused episodes when ``archiveAfterDays`` is on."""
