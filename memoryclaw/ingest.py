@@ -5,8 +5,9 @@ Two passes over the file, neither holding more than one batch of turns:
 * the first reads every line and checks it as a turn (or a chat of turns) — if any line is
   bad, nothing is written, as the README promises — and computes the file's digest;
 * the second reads it again and appends its turns to their sessions' logs in batches of at
-  most :data:`BATCH_TURNS` turns and :data:`BATCH_CHARS` characters, under one hold of the
-  ``logs`` lock, then closes those sessions' logs.
+  most :data:`BATCH_TURNS` turns and :data:`BATCH_CHARS` characters, each batch under the
+  ``logs`` lock (so live sessions go on logging between them), then closes those sessions'
+  logs.  One run of a file at a time: a lock named by the file's digest.
 
 Every log written records, in the same atomic write as the turns, the position in the file
 (line, turn of that line) of the last of its turns that came from it (frontmatter
@@ -81,8 +82,7 @@ def ingest_stream(
         raise InvalidInputError("file", "changed while it was being read", source=source)
     handle.seek(start)
     key = digest.hexdigest()[:_KEY_CHARS]
-    with file_lock(root, "logs"):
-        sweep_temp_files(root / LOGS_DIR)  # what a killed run's last write left
+    with file_lock(root, f"ingest-{key}"):  # two runs of one file would both write it
         return _write(root, settings, _records(handle, source, document, None), key, to_turns)
 
 
@@ -97,8 +97,10 @@ def _identity(handle: IO[bytes]) -> tuple[int, int] | None:
 def _write(
     root: Path, settings: Settings, records: _Records, key: str, to_turns: ToTurns
 ) -> Ingested:
-    done = written_marks(root, key)
-    logs = OpenLogs(root)
+    with file_lock(root, "logs"):
+        sweep_temp_files(root / LOGS_DIR)  # what a killed run's last write left
+        done = written_marks(root, key)
+        logs = OpenLogs(root)
     out = Ingested()
     batch: list[NewTurn] = []
     marks: list[Mark] = []
@@ -108,11 +110,14 @@ def _write(
     def flush() -> None:
         nonlocal chars
         if batch:
-            for logged in append_turns(root, settings, batch, logs=logs, marks=marks):
-                out.logs[logged.path] = None
-                out.sessions[logged.session] = None
+            with file_lock(root, "logs"):
+                logs.refresh()
+                for logged in append_turns(root, settings, batch, logs=logs, marks=marks):
+                    out.logs[logged.path] = None
+                    out.sessions[logged.session] = None
+                logs.release(HELD_CHARS)
+                logs.settle()
             out.turns += len(batch)
-            logs.release(HELD_CHARS)
         batch.clear()
         marks.clear()
         chars = 0
@@ -129,8 +134,10 @@ def _write(
         if len(batch) >= BATCH_TURNS or chars >= BATCH_CHARS:
             flush()
     flush()
-    for rel in logs.close(list(met)):
-        out.logs[rel] = None
+    with file_lock(root, "logs"):
+        logs.refresh()
+        for rel in logs.close(list(met)):
+            out.logs[rel] = None
     return out
 
 

@@ -10,8 +10,9 @@ never stored, or consolidated, again as something said).
 
 from __future__ import annotations
 
+import os
 from collections.abc import Collection, Iterator, Mapping, Sequence
-from contextlib import nullcontext
+from contextlib import nullcontext, suppress
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -310,15 +311,27 @@ _MARKS_KEPT = 8  # keys a log remembers: the files most recently ingested into i
 
 
 class OpenLogs:
-    """Each session's open log, for a writer that holds the ``logs`` lock across many
-    :func:`append_turns` calls: read once, kept up to date by those calls, and each log's
-    text let go by :meth:`release` and read back when its session comes again, so memory is
-    bounded by one call's turns, not by everything written."""
+    """Each session's open log, for a writer making many :func:`append_turns` calls, each
+    under the ``logs`` lock: read once, kept up to date by those calls, read again only when
+    another writer changed ``logs/`` between them (:meth:`settle`, :meth:`refresh`), and
+    each log's text let go by :meth:`release` and read back when its session comes again, so
+    memory is bounded by one call's turns, not by everything written."""
 
     def __init__(self, root: Path) -> None:
         self.root = root
         self._held = _open_segments(root)
         self._away: dict[str, str] = {}  # session -> its open log, text not held
+        self._stamps = _log_stamps(root)
+
+    def settle(self) -> None:
+        """Remember ``logs/`` as this writer leaves it (before it lets the lock go)."""
+        self._stamps = _log_stamps(self.root)
+
+    def refresh(self) -> None:
+        """Read the open logs again when another writer changed ``logs/`` since
+        :meth:`settle` (a turn logged, a log consolidated); call it holding the lock."""
+        if _log_stamps(self.root) != self._stamps:
+            self._held, self._away = _open_segments(self.root), {}
 
     def get(self, session: str) -> _Segment | None:
         """The session's open log, if it has one."""
@@ -352,6 +365,18 @@ class OpenLogs:
             del self._held[session]
             closed.append(segment.path)
         return closed
+
+
+def _log_stamps(root: Path) -> dict[str, tuple[int, int]]:
+    """Each log file's change time and size: what tells another writer's change."""
+    stamps = {}
+    with suppress(FileNotFoundError), os.scandir(root / LOGS_DIR) as entries:
+        for entry in entries:
+            if entry.name.endswith(".md"):
+                with suppress(FileNotFoundError):
+                    stat = entry.stat(follow_symlinks=False)
+                    stamps[entry.name] = (stat.st_mtime_ns, stat.st_size)
+    return stamps
 
 
 def _add_mark(meta: dict[str, Any], mark: Mark) -> None:

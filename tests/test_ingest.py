@@ -153,3 +153,43 @@ def test_a_killed_ingest_run_again_neither_duplicates_nor_loses_turns(tmp_path: 
     assert report["turns"] + report["known_turns"] == total
     assert _logged(vault) == _expected(records)
     assert not list((vault / "logs").glob(".*.tmp"))  # none left by a cut-short write
+
+
+def test_turns_logged_while_an_ingest_runs_are_kept(tmp_path: Path) -> None:
+    """The ingest lets the logs lock go between batches: a live session logging meanwhile
+    (into a session the file also holds, or another) loses nothing, and neither does the
+    ingest."""
+    total = 24_000
+    records = _turns(total, 4)
+    source = _write(tmp_path / "turns.jsonl", records)
+    vault = tmp_path / "vault"
+    subprocess.run(_cli(vault, "init"), check=True, capture_output=True, env=clean_env())
+    started = time.time_ns()
+    child = subprocess.Popen(
+        _cli(vault, "ingest", str(source), "--json"),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=clean_env(),
+    )
+    _wait_for_a_log_write(vault, started, child)
+    live: dict[str, list[str]] = defaultdict(list)
+    for n in range(6):
+        session = "agent:main:test:direct:s1" if n % 2 else "agent:main:test:direct:live"
+        said = f"live turn {n}"
+        # amid the file's times: into the open log the ingest is appending to, not a new one
+        moment = (START + timedelta(seconds=5 * total // 2 + n)).strftime("%Y-%m-%dT%H:%M:%SZ")
+        subprocess.run(
+            _cli(vault, "log", "--session", session, "--role", "user", "--timestamp", moment, said),
+            check=True,
+            capture_output=True,
+            env=clean_env(),
+        )
+        live[session].append(said)
+    _, err = child.communicate(timeout=300)
+    assert child.returncode == 0, err
+    logged = _logged(vault)
+    expected = _expected(records)
+    for session, turns in expected.items():  # every ingested turn once, in order
+        assert [t for t in logged[session] if not t.startswith("live turn")] == turns
+    for session, said in live.items():  # and every live one
+        assert [t for t in logged[session] if t.startswith("live turn")] == said
