@@ -719,6 +719,11 @@ class Vault:
         from .supersede import check_fact
 
         entity, field, value = check_fact(entity, field, value)
+        if self.settings.privacy.redact_secrets:  # the same redactor every other writer passes
+            from .redact import redact
+
+            entity, field, value = redact(entity), field, redact(f"{field}: {value}")
+            value = value.partition(": ")[2]
         day = _day(now)
         with file_lock(self.root, SEMANTIC_LOCK):  # the lines it marks stay where they were
             self.refresh()

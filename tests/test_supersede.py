@@ -327,3 +327,15 @@ def test_rpc_fact_history(vault_dir: Path) -> None:
         chain = answer["result"]["chain"]
         assert ("Lisbon", False) in [(c["value"], c["current"]) for c in chain]
         assert client.finish() == ""
+
+
+def test_a_stated_secret_is_redacted_like_every_other_write(vault: Vault, vault_dir: Path) -> None:
+    token = "ghp_" + "Q7fz" * 9
+    vault.set_fact("Deploy bot", "token", token, now=JUNE)
+    vault.set_fact("Router", "wifi password", "correct horse battery", now=JUNE)
+    written = "\n".join(p.read_text() for p in (vault_dir / "semantic").glob("*.md"))
+    assert token not in written and "correct horse" not in written
+    assert "[REDACTED:github-token]" in written and "[REDACTED:secret]" in written
+    assert vault.set_fact("Marco", "email", "marco@example.org", now=JUNE).value == (
+        "marco@example.org"
+    )
