@@ -649,7 +649,8 @@ def _echo_metrics(m: dict[str, Any]) -> None:
         (
             "  recalls",
             f"{m['recalls']}; tokens injected {m['tokens_injected_mean']:,.0f} mean,"
-            f" {m['tokens_injected_max']:,} max, {m['tokens_injected']:,} in all",
+            f" {m['tokens_injected_max']:,} max, {m['tokens_injected']:,} in all;"
+            f" {m['recall_failures']} failed (the turn went on without memory)",
         ),
         (
             "  transcript",
@@ -675,7 +676,9 @@ def _echo_metrics(m: dict[str, Any]) -> None:
 @click.pass_context
 def doctor(ctx: click.Context, as_json: bool) -> None:
     """Configuration, dependency and index checks (exit 1 when one fails)."""
-    checks = _vault(ctx).doctor()
+    from .openclaw import doctor_checks
+
+    checks = _vault(ctx).doctor() + doctor_checks()
     if as_json:
         _emit({"checks": checks, "ok": all(c["status"] != "error" for c in checks)})
     else:

@@ -59,6 +59,7 @@ class DayCounts:
     trivial_skipped: int = 0  # retrieves of a trivial message: nothing searched, nothing shown
     below_threshold: int = 0  # episodes and facts found but withheld by retrieval.minScore
     archived: int = 0  # episodes an archive run moved to episodes/archive/
+    recall_failures: int = 0  # turns an agent plugin went on without recall (timeout, error)
 
     def add(self, other: DayCounts) -> None:
         """Add ``other``'s counts to these (the maximum is a maximum)."""

@@ -8,6 +8,10 @@ the current ``HOME`` exactly as the user's own commands would:
    ``agent_end`` logging hook needs), and set the vault path and the exact Python interpreter
    running this memoryclaw.
 
+Before changing anything, :func:`install` starts memoryclaw's server exactly as the plugin
+will (:func:`server_command`) and asks it for its status (:func:`check_server`); ``doctor``
+runs the same check with the Python and vault OpenClaw's config names (:func:`doctor_checks`).
+
 :func:`uninstall` removes the plugin and gives the memory slot back to OpenClaw's default.
 Both return the list of changes they made, for the CLI to print.
 """
@@ -30,6 +34,14 @@ from .openclaw_store import existing_memory, load_config, state_dir
 PLUGIN_ID = "memoryclaw"
 DEFAULT_MEMORY_SLOT = "memory-core"
 COMMAND_TIMEOUT = 300.0
+CHECK_TIMEOUT = 60.0
+# How the plugin runs memoryclaw: ``python -c LAUNCHER ...`` (index.js holds the same string,
+# and says why: ``-m`` lets a ``memoryclaw/`` folder in the working directory hide the
+# installed package; ``-P`` needs Python 3.11; ``-I`` also drops user site-packages).
+LAUNCHER = (
+    "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; "
+    "from memoryclaw.cli import main; main()"
+)
 
 Runner = Callable[[Sequence[str], str | None], str]
 
@@ -124,8 +136,93 @@ def _patch(run: Runner, patch: dict[str, Any]) -> None:
     run(["config", "patch", "--stdin"], json.dumps(patch))
 
 
+def server_command(python: str, vault: str | None) -> list[str]:
+    """The command the plugin runs for its server (see :data:`LAUNCHER`)."""
+    return [python, "-c", LAUNCHER, *(["--vault", vault] if vault else []), "serve", "--stdio"]
+
+
+def check_server(
+    python: str, vault: str | None, *, cwd: Path | None = None, timeout: float = CHECK_TIMEOUT
+) -> str:
+    """Start memoryclaw's server as the plugin does and ask its status; the version that
+    answered.  Raises :class:`ExternalToolError` saying what went wrong."""
+    command = server_command(python, vault)
+    shown = f"{python} (memoryclaw serve --stdio)"
+    request = json.dumps({"id": 1, "method": "status", "params": {}}) + "\n"
+    try:
+        done = subprocess.run(
+            command,
+            input=request,
+            capture_output=True,
+            text=True,
+            encoding="utf-8",
+            errors="replace",
+            timeout=timeout,
+            cwd=cwd,
+            check=False,
+        )
+    except FileNotFoundError:
+        raise ExternalToolError(shown, "no such Python") from None
+    except OSError as exc:
+        raise ExternalToolError(shown, f"cannot start: {exc.strerror or exc}") from None
+    except subprocess.TimeoutExpired:
+        raise ExternalToolError(shown, f"no answer after {timeout:g}s") from None
+    return _status_version(shown, done)
+
+
+def _status_version(shown: str, done: subprocess.CompletedProcess[str]) -> str:
+    """The version in the server's answer to the status request, or why there is none."""
+    for line in done.stdout.splitlines():
+        try:
+            answer = json.loads(line)
+        except ValueError:
+            continue
+        if isinstance(answer, dict) and answer.get("id") == 1:
+            result, error = answer.get("result"), answer.get("error")
+            if isinstance(result, dict):
+                return str(result.get("version", "?"))
+            message = error.get("message") if isinstance(error, dict) else error
+            raise ExternalToolError(shown, f"answers with an error: {message}")
+    lines = done.stderr.strip().splitlines()
+    reason = lines[-1] if lines else "no output"
+    raise ExternalToolError(
+        shown, f"did not answer (exit code {done.returncode}): {reason}", returncode=done.returncode
+    )
+
+
+def doctor_checks(env: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+    """``doctor``'s check of the OpenClaw plugin (none when this HOME's OpenClaw does not
+    have it): the server the plugin would start answers, from the current directory."""
+    state = state_dir(env)
+    plugins = load_config(state, env).get("plugins")
+    entry = plugins.get("entries", {}).get(PLUGIN_ID) if isinstance(plugins, dict) else None
+    if not isinstance(entry, dict):
+        return []
+    config = entry.get("config")
+    config = config if isinstance(config, dict) else {}
+    python, vault = config.get("pythonCommand"), config.get("vaultPath")
+    python = python if isinstance(python, str) and python else "python3"  # the plugin's default
+    vault = vault if isinstance(vault, str) else None
+    try:
+        version = check_server(python, vault or None)
+    except ExternalToolError as exc:
+        fix = "run `memoryclaw openclaw install` with a Python that has memoryclaw"
+        return [{"check": "openclaw plugin", "status": "error", "detail": f"{exc} ({fix})"}]
+    where = f"vault {vault}" if vault else "the default vault"
+    detail = f"memoryclaw {version} answers through {python}, {where}"
+    return [{"check": "openclaw plugin", "status": "ok", "detail": detail}]
+
+
 def install(vault_root: Path, *, run: Runner, python: str = sys.executable) -> list[Change]:
-    """Install and select the plugin for the vault at ``vault_root``; the changes made."""
+    """Install and select the plugin for the vault at ``vault_root``; the changes made.
+    Nothing changes when memoryclaw does not answer as the plugin will start it."""
+    try:
+        check_server(python, str(vault_root))
+    except ExternalToolError as exc:
+        raise ExternalToolError(
+            "memoryclaw openclaw install",
+            f"the plugin could not start memoryclaw, so nothing was changed: {exc}",
+        ) from None
     folder = plugin_dir()
     entry = f"plugins.entries.{PLUGIN_ID}"
     wanted: dict[str, Any] = {

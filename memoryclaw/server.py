@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import IO, Any
 
 from . import __version__
+from . import metrics as recall_metrics
 from .api import Vault
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import MAX_REQUEST_BYTES, bounded_lines, parse_json_line, text_problem
 from .notes import Turn
 from .retrieval import check_query
 from .scopes import RecallContext
-from .transcripts import LoggedTurn, session_turns
+from .transcripts import LoggedTurn, now_utc, session_turns
 from .working import WorkingMemories, with_session
 
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
@@ -170,6 +171,16 @@ def _status(vault: Vault, params: Mapping[str, Any]) -> Any:
     return {"version": __version__, **vault.stats()}
 
 
+def _recall_failed(vault: Vault, params: Mapping[str, Any]) -> Any:
+    """Count a recall the agent went on without (the plugin's timeout, or an error): a
+    failure the plugin saw, so the plugin reports it; ``stats`` shows it."""
+    _text(params, "reason", required=False)  # why, for the caller's log; must be text
+    counts = recall_metrics.DayCounts(recall_failures=1)
+    keep_days = vault.settings.metrics.keep_days
+    counted = keep_days > 0 and recall_metrics.record(vault.root, now_utc(), keep_days, counts)
+    return {"counted": counted}
+
+
 def _stats(vault: Vault, params: Mapping[str, Any]) -> Any:
     """What ``stats --json`` prints: ``days`` (default 7) or ``since`` (YYYY-MM-DD)."""
     return vault.stats(days=_whole(params, "days"), since=_text(params, "since", required=False))
@@ -182,6 +193,7 @@ METHODS: dict[str, _Handler] = {
     "forget": _forget,
     "get": _get,
     "log_turn": _log_turn,
+    "recall_failed": _recall_failed,
     "retrieve": _retrieve,
     "search": _search,
     "stats": _stats,

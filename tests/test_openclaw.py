@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 import pytest
@@ -122,3 +123,100 @@ def test_install_points_at_the_import_when_openclaw_holds_memory(
         else:
             hint = "bring it in with `memoryclaw openclaw import`"
             assert (hint in done.stdout) == holds
+
+
+def _shadowing_folder(tmp_path: Path, kind: str) -> Path:
+    """A working directory holding a ``memoryclaw/`` folder: empty (as a vault of that name,
+    a namespace package to Python) or a package that is not memoryclaw."""
+    cwd = tmp_path / f"cwd-{kind}"
+    (cwd / "memoryclaw").mkdir(parents=True)
+    if kind == "package":
+        (cwd / "memoryclaw" / "__init__.py").write_text("raise ImportError('not memoryclaw')\n")
+    return cwd
+
+
+def _python_without_memoryclaw(tmp_path: Path) -> Path:
+    """A Python that cannot import memoryclaw (site-packages off)."""
+    script = tmp_path / "python-without-memoryclaw"
+    script.write_text(f'#!/bin/sh\nexec "{sys.executable}" -S "$@"\n')
+    script.chmod(0o755)
+    return script
+
+
+@pytest.mark.parametrize("kind", ["empty", "package"], ids=["empty-folder", "other-package"])
+def test_a_memoryclaw_folder_in_the_working_directory_does_not_hide_the_server(
+    vault_dir: Path, tmp_path: Path, kind: str
+) -> None:
+    cwd = _shadowing_folder(tmp_path, kind)
+    # the command the plugin used to run fails there, which is what the launcher avoids
+    shadowed = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--version"],
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert shadowed.returncode != 0
+    from memoryclaw import __version__
+
+    assert openclaw.check_server(sys.executable, str(vault_dir), cwd=cwd) == __version__
+
+
+def test_the_plugin_and_the_installer_start_memoryclaw_the_same_way() -> None:
+    index = (openclaw.plugin_dir() / "index.js").read_text(encoding="utf-8")
+    assert f"export const LAUNCHER = {json.dumps(openclaw.LAUNCHER)};" in index
+    assert 'const args = ["-c", LAUNCHER];' in index
+
+
+def test_install_refuses_a_python_that_cannot_run_memoryclaw_and_changes_nothing(
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    calls: list[list[str]] = []
+
+    def run(args: Sequence[str], stdin: str | None) -> str:
+        calls.append(list(args))
+        return "{}"
+
+    broken = _python_without_memoryclaw(tmp_path)
+    with pytest.raises(ExternalToolError) as caught:
+        openclaw.install(vault_dir, run=run, python=str(broken))
+    message = str(caught.value)
+    assert "nothing was changed" in message and str(broken) in message
+    assert "No module named 'memoryclaw'" in message
+    assert calls == []
+    with pytest.raises(ExternalToolError, match="no such Python"):
+        openclaw.check_server(str(tmp_path / "no-python"), str(vault_dir))
+
+
+def _doctor(vault_dir: Path, state: Path, cwd: Path) -> tuple[int, dict[str, str]]:
+    """``memoryclaw doctor --json`` from ``cwd`` (the console script, which no working
+    directory shadows); its exit code and its ``openclaw plugin`` check."""
+    script = Path(sys.executable).parent / "memoryclaw"
+    done = subprocess.run(
+        [str(script), "--vault", str(vault_dir), "doctor", "--json"],
+        env={**os.environ, "OPENCLAW_STATE_DIR": str(state)},
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    checks = json.loads(done.stdout)["checks"]
+    [check] = [c for c in checks if c["check"] == "openclaw plugin"]
+    return done.returncode, check
+
+
+def test_doctor_checks_that_the_plugins_python_answers(vault_dir: Path, tmp_path: Path) -> None:
+    state = tmp_path / "state"
+    state.mkdir()
+    cwd = _shadowing_folder(tmp_path, "empty")
+    broken = _python_without_memoryclaw(tmp_path)
+    for python, code, status, said in [
+        (sys.executable, 0, "ok", "answers through"),
+        (str(broken), 1, "error", "No module named 'memoryclaw'"),
+    ]:
+        config = {"pythonCommand": python, "vaultPath": str(vault_dir)}
+        plugins = {"plugins": {"entries": {"memoryclaw": {"enabled": True, "config": config}}}}
+        (state / "openclaw.json").write_text(json.dumps(plugins))
+        returncode, check = _doctor(vault_dir, state, cwd)
+        assert (returncode, check["status"]) == (code, status), check
+        assert said in check["detail"]

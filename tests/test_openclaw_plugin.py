@@ -16,6 +16,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -45,13 +46,15 @@ class OpenClaw:
     model: LoopbackModel
     installed: list[dict[str, Any]] = field(default_factory=list)
 
-    def run(self, *args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-        """Run ``openclaw ARGS`` in this home."""
+    def run(
+        self, *args: str, stdin: str | None = None, cwd: Path | None = None
+    ) -> subprocess.CompletedProcess[str]:
+        """Run ``openclaw ARGS`` in this home (from ``cwd``, default the home)."""
         return subprocess.run(
             ["openclaw", *args],
             input=stdin,
             env=self.env,
-            cwd=self.home,
+            cwd=cwd or self.home,
             capture_output=True,
             text=True,
             timeout=TURN_TIMEOUT,
@@ -70,14 +73,26 @@ class OpenClaw:
         )
 
     def agent(
-        self, message: str, session: str | None = None, *, agent: str | None = None, key: str = ""
+        self,
+        message: str,
+        session: str | None = None,
+        *,
+        agent: str | None = None,
+        key: str = "",
+        cwd: Path | None = None,
     ) -> tuple[subprocess.CompletedProcess[str], str]:
-        """One real agent turn (of ``agent``, in session id ``session`` or session key ``key``);
-        the process and the text of the first model request it made."""
+        """One real agent turn (of ``agent``, in session id ``session`` or session key ``key``,
+        run from ``cwd``); the process and the text of the first model request it made."""
         seen = len(self.model.chat_requests())
         target = ["--session-id", session] if session else ["--session-key", key]
         done = self.run(
-            "agent", "--local", "-m", message, *target, *(["--agent", agent] if agent else [])
+            "agent",
+            "--local",
+            "-m",
+            message,
+            *target,
+            *(["--agent", agent] if agent else []),
+            cwd=cwd,
         )
         assert done.returncode == 0, done.stdout + done.stderr
         fresh = self.model.chat_requests()[seen:]
@@ -273,8 +288,10 @@ def test_a_failing_memoryclaw_never_fails_the_turn(openclaw: OpenClaw) -> None:
         openclaw.plugin_config(pythonCommand=sys.executable)
     assert REPLY in done.stdout
     assert "<memoryclaw>" not in prompt
+    assert "(memoryclaw: recall unavailable this turn: not running)" in prompt
     output = done.stdout + done.stderr
     assert "memoryclaw: recall failed" in output and "/nonexistent/python3" in output
+    assert "did not answer its start check" in output
     assert "memoryclaw: logging the turn failed" in output
     assert not [g for g in unprocessed_logs(openclaw.vault) if g.session.endswith("broken-1")]
 
@@ -286,8 +303,58 @@ def test_an_unreadable_vault_never_fails_the_turn(openclaw: OpenClaw, tmp_path: 
     finally:
         openclaw.plugin_config(vaultPath=str(openclaw.vault.resolve()))
     assert REPLY in done.stdout and "<memoryclaw>" not in prompt
+    assert "(memoryclaw: recall unavailable this turn: error)" in prompt
     assert "memoryclaw: recall failed" in done.stdout + done.stderr
     assert "no-such-vault" in done.stdout + done.stderr
+
+
+def test_a_memoryclaw_folder_where_openclaw_runs_does_not_stop_recall_or_capture(
+    openclaw: OpenClaw, tmp_path: Path
+) -> None:
+    """OpenClaw run from a folder holding a ``memoryclaw/`` directory (a clone of another
+    version, here one that cannot be imported): ``python -m memoryclaw`` would import it."""
+    clone = tmp_path / "clone"
+    (clone / "memoryclaw").mkdir(parents=True)
+    (clone / "memoryclaw" / "__init__.py").write_text("raise ImportError('not this one')\n")
+    done, prompt = openclaw.agent("What is my dentist's phone number?", "cwd-1", cwd=clone)
+    assert "Brightsmile Dental phone 020 7946 0321" in _memory_block(prompt)
+    assert "recall unavailable" not in prompt
+    assert "cannot import name" not in done.stdout + done.stderr
+    logged = _session_log(openclaw.vault, "agent:main:explicit:cwd-1")
+    assert "user: What is my dentist's phone number?" in logged
+
+
+def _recall_failures(openclaw: OpenClaw) -> int:
+    done = openclaw.memoryclaw("stats", "--json")
+    assert done.returncode == 0, done.stderr
+    return int(json.loads(done.stdout)["metrics"]["recall_failures"])
+
+
+def test_a_recall_that_times_out_says_so_in_the_prompt_and_in_stats(
+    openclaw: OpenClaw, tmp_path: Path
+) -> None:
+    """A server slower to start than ``startTimeoutMs``: the turn goes on, its prompt says
+    recall was unavailable, and the server, once up, counts the failure in ``stats``."""
+    slow = tmp_path / "slow-python"
+    slow.write_text(f'#!/bin/sh\nsleep 3\nexec "{sys.executable}" "$@"\n')
+    slow.chmod(0o755)
+    before = _recall_failures(openclaw)
+    openclaw.plugin_config(pythonCommand=str(slow), startTimeoutMs=1000, recallTimeoutMs=500)
+    try:
+        done, prompt = openclaw.agent("What is my dentist's phone number?", "slow-1")
+    finally:
+        openclaw.plugin_config(
+            pythonCommand=sys.executable, startTimeoutMs=8000, recallTimeoutMs=2000
+        )
+    assert REPLY in done.stdout and "<memoryclaw>" not in prompt
+    assert "(memoryclaw: recall unavailable this turn: timeout)" in prompt
+    assert "timed out after 1000 ms" in done.stdout + done.stderr
+    # the server outlives the one-shot OpenClaw process until it has answered what it was sent
+    for _ in range(60):
+        if _recall_failures(openclaw) > before:
+            break
+        time.sleep(0.5)
+    assert _recall_failures(openclaw) == before + 1
 
 
 def test_plugin_module_against_a_real_server(tmp_path: Path) -> None:

@@ -5,6 +5,12 @@
 // and the last lines it wrote to stderr, and the next request starts a new one; a child that
 // dies again within `restartDelayMs` is not restarted until that delay has passed, so a broken
 // command fails fast instead of spawning in a loop.
+//
+// A child's first request is its start check: it may take `startTimeoutMs` (a cold Python
+// start and the vault's first open take seconds on a loaded machine), while requests to a
+// child that has answered keep their own, shorter timeouts.  A child that never answers its
+// first request is reported once through `onStartFailure`.  Every failure carries a
+// `reason`: "timeout", "not running" (could not start, or died) or "error" (an error answer).
 
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -16,18 +22,30 @@ function wellFormed(_key, value) {
 }
 
 const STDERR_TAIL_CHARS = 2000;
+const CLOSED = "memoryclaw bridge closed";
+
+function failure(message, reason) {
+  const err = new Error(message);
+  err.reason = reason;
+  return err;
+}
 
 export class MemoryclawBridge {
   /**
    * @param {{command: string, args: string[], env?: Record<string, string>,
-   *          restartDelayMs?: number, onStderr?: (line: string) => void}} options
+   *          restartDelayMs?: number, startTimeoutMs?: number,
+   *          onStderr?: (line: string) => void, onStartFailure?: (message: string) => void}} options
    */
   constructor(options) {
     this.command = options.command;
     this.args = options.args;
     this.env = options.env;
     this.restartDelayMs = options.restartDelayMs ?? 1000;
+    this.startTimeoutMs = options.startTimeoutMs ?? 0;
     this.onStderr = options.onStderr ?? (() => {});
+    this.onStartFailure = options.onStartFailure ?? (() => {});
+    this.answered = false; // whether the running child has answered a request yet
+    this.startReported = null; // the child whose failed start was reported
     this.child = null;
     this.pending = new Map();
     this.nextId = 1;
@@ -44,9 +62,10 @@ export class MemoryclawBridge {
   _start() {
     if (this.child) return this.child;
     if (this.lastFailure && Date.now() - this.lastFailure.at < this.restartDelayMs) {
-      throw new Error(this.lastFailure.message);
+      throw failure(this.lastFailure.message, "not running");
     }
     this.stderrTail = "";
+    this.answered = false;
     this.starts += 1;
     const child = spawn(this.command, this.args, {
       stdio: ["pipe", "pipe", "pipe"],
@@ -79,9 +98,14 @@ export class MemoryclawBridge {
     if (this.child !== child) return;
     this.child = null;
     this.lastFailure = { at: Date.now(), message };
+    // one report per child that never answered (a timeout may have reported it already)
+    if (!this.answered && message !== CLOSED && this.startReported !== child) {
+      this.startReported = child;
+      this.onStartFailure(message);
+    }
     for (const { reject, timer } of this.pending.values()) {
       clearTimeout(timer);
-      reject(new Error(message));
+      reject(failure(message, "not running"));
     }
     this.pending.clear();
   }
@@ -94,11 +118,12 @@ export class MemoryclawBridge {
       return; // not ours: the server only writes JSON lines to stdout
     }
     const waiter = this.pending.get(response?.id);
+    this.answered = true;
     if (!waiter) return; // answered after its timeout
     this.pending.delete(response.id);
     clearTimeout(waiter.timer);
     if (response.error) {
-      const err = new Error(response.error.message ?? "memoryclaw error");
+      const err = failure(response.error.message ?? "memoryclaw error", "error");
       err.code = response.error.code;
       waiter.reject(err);
     } else {
@@ -109,7 +134,7 @@ export class MemoryclawBridge {
 
   /**
    * Send one request; resolves with its result, rejects on an error response, a dead server
-   * or after `timeoutMs`.
+   * or after `timeoutMs` (at least `startTimeoutMs` until the child has answered once).
    */
   request(method, params = {}, timeoutMs = 2000) {
     return new Promise((resolve, reject) => {
@@ -121,10 +146,18 @@ export class MemoryclawBridge {
         return;
       }
       const id = this.nextId++;
+      const starting = !this.answered;
+      const wait = starting ? Math.max(timeoutMs, this.startTimeoutMs) : timeoutMs;
       const timer = setTimeout(() => {
         this.pending.delete(id);
-        reject(new Error(`memoryclaw ${method} timed out after ${timeoutMs} ms`));
-      }, timeoutMs);
+        const what = starting ? `memoryclaw ${method} (its server starting)` : `memoryclaw ${method}`;
+        const message = `${what} timed out after ${wait} ms`;
+        if (starting && this.child === child && !this.answered && this.startReported !== child) {
+          this.startReported = child;
+          this.onStartFailure(`${message} (command: ${this.command})`);
+        }
+        reject(failure(message, "timeout"));
+      }, wait);
       this.pending.set(id, { resolve, reject, timer });
       child.stdin.write(`${JSON.stringify({ id, method, params }, wellFormed)}\n`);
     });
@@ -134,7 +167,7 @@ export class MemoryclawBridge {
   close() {
     const child = this.child;
     if (!child) return;
-    this._gone(child, "memoryclaw bridge closed");
+    this._gone(child, CLOSED);
     this.lastFailure = null;
     child.stdin.end();
     setTimeout(() => child.kill(), 2000).unref();

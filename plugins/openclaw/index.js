@@ -11,7 +11,8 @@
 // that conversation may see (see memoryclaw's scopes).
 // Everything goes through one `memoryclaw serve --stdio` child per process (bridge.js).
 // Recall and capture fail open: an error or timeout is a warning in OpenClaw's log and the
-// turn goes on without memory.
+// turn goes on without memory; a recall that failed says so in one line before the prompt,
+// and is counted in memoryclaw's stats (`recall_failed`).
 
 import { MemoryclawBridge } from "./bridge.js";
 
@@ -27,6 +28,9 @@ export const DEFAULTS = Object.freeze({
   autoRecall: true,
   autoCapture: true,
   recallTimeoutMs: 2000,
+  // A new server's first answer (its start check) may take this long: a cold Python start and
+  // the vault's first open, which `openclaw agent --local` pays on every turn.
+  startTimeoutMs: 8000,
   captureTimeoutMs: 2000,
   toolTimeoutMs: 10000,
 });
@@ -45,18 +49,41 @@ export function resolveOptions(pluginConfig) {
 const REGISTRY = Symbol.for("memoryclaw.openclaw.bridges");
 const bridges = (globalThis[REGISTRY] ??= new Map());
 
-/** The one bridge for these options in this process, created on first use. */
-export function bridgeFor(options, logger = console) {
-  const args = ["-m", "memoryclaw"];
+/**
+ * How the plugin starts memoryclaw: `pythonCommand -c LAUNCHER ...`.  Not `-m memoryclaw`,
+ * which puts the working directory first on `sys.path`, so a `memoryclaw/` folder where
+ * OpenClaw runs (a clone, or a vault of that name) hides the installed package.  `-P` (drop
+ * that entry) exists only from Python 3.11 and `-I` also drops user site-packages and
+ * PYTHONPATH, where memoryclaw may be installed; the launcher drops only the working
+ * directory's entry, on any Python.  `memoryclaw openclaw install` and `doctor` check the
+ * same command (memoryclaw/openclaw.py holds the same string).
+ */
+export const LAUNCHER = "import sys; sys.path[:] = [p for p in sys.path if p not in ('', '.')]; from memoryclaw.cli import main; main()";
+
+/** The arguments after `pythonCommand` that run memoryclaw's server for `options`. */
+export function serverArgs(options) {
+  const args = ["-c", LAUNCHER];
   if (options.vaultPath) args.push("--vault", options.vaultPath);
   args.push("serve", "--stdio");
-  const key = JSON.stringify([options.pythonCommand, args]);
+  return args;
+}
+
+/** The one bridge for these options in this process, created on first use. */
+export function bridgeFor(options, logger = console) {
+  const args = serverArgs(options);
+  const key = JSON.stringify([options.pythonCommand, args, options.startTimeoutMs]);
   let bridge = bridges.get(key);
   if (!bridge) {
     bridge = new MemoryclawBridge({
       command: options.pythonCommand,
       args,
+      startTimeoutMs: options.startTimeoutMs,
       onStderr: (line) => logger.debug?.(`memoryclaw: ${line}`),
+      onStartFailure: (message) =>
+        (logger.error ?? logger.warn)(
+          `memoryclaw: the memoryclaw server did not answer its start check: ${message}; ` +
+            "run `memoryclaw doctor` with this Python to see why",
+        ),
     });
     bridges.set(key, bridge);
   }
@@ -66,7 +93,9 @@ export function bridgeFor(options, logger = console) {
 if (!bridges.exitHook) {
   bridges.exitHook = true;
   process.once("exit", () => {
-    for (const bridge of bridges.values()) bridge.child?.kill();
+    // End its input rather than kill it: the server answers what it was sent (a late
+    // recall_failed note among them), then exits at end of input.
+    for (const bridge of bridges.values()) bridge.child?.stdin.end();
   });
 }
 
@@ -219,6 +248,17 @@ function warn(logger, what, err) {
   logger.warn(`memoryclaw: ${what} failed, turn continues without it: ${err?.message ?? err}`);
 }
 
+/** The line put before the prompt when recall failed, so the model (and whoever reads the
+ * transcript) knows memory is missing this turn, not empty. */
+export function recallNotice(err) {
+  return `(memoryclaw: recall unavailable this turn: ${err?.reason ?? "error"})`;
+}
+
+/** The hook timeout OpenClaw enforces for recall: room for a cold start, then some. */
+export function recallHookTimeoutMs(options) {
+  return Math.max(options.recallTimeoutMs, options.startTimeoutMs) + 500;
+}
+
 export default {
   id: PLUGIN_ID,
   name: "memoryclaw",
@@ -244,10 +284,16 @@ export default {
             return payload?.context ? { prependContext: payload.context } : undefined;
           } catch (err) {
             warn(logger, "recall", err);
-            return undefined;
+            if (err?.reason !== "not running") {
+              // counted in `memoryclaw stats` by the server, when one is there to count it
+              bridge()
+                .request("recall_failed", { reason: err?.reason ?? "error" }, options.toolTimeoutMs)
+                .catch(() => {});
+            }
+            return { prependContext: recallNotice(err) };
           }
         },
-        { timeoutMs: options.recallTimeoutMs + 500 },
+        { timeoutMs: recallHookTimeoutMs(options) },
       );
     }
 

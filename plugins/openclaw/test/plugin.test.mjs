@@ -2,11 +2,12 @@
 // for OpenClaw's plugin api.  Run by tests/test_openclaw_plugin.py:
 //   MEMORYCLAW_PYTHON=... MEMORYCLAW_TEST_VAULT=... node --test plugins/openclaw/test/
 import assert from "node:assert/strict";
-import { readFileSync, readdirSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import plugin, { bridgeFor, resolveOptions, searchResult, turnsOf } from "../index.js";
+import plugin, { bridgeFor, resolveOptions, searchResult, serverArgs, turnsOf } from "../index.js";
 import { MemoryclawBridge } from "../bridge.js";
 
 const python = process.env.MEMORYCLAW_PYTHON;
@@ -119,7 +120,7 @@ test("memory_search and memory_get answer in OpenClaw's shapes", async () => {
 test("a wrong python command fails open with a warning", async () => {
   const api = fakeApi({ vaultPath: vault, pythonCommand: "/nonexistent/python" });
   const out = await api.hooks.before_prompt_build({ prompt: "dentist" }, { sessionKey: "s" });
-  assert.equal(out, undefined);
+  assert.deepEqual(out, { prependContext: "(memoryclaw: recall unavailable this turn: not running)" });
   assert.match(api.warnings[0], /recall failed.*cannot start memoryclaw/);
   const found = await api.tools.memory_search.execute("t", { query: "dentist" });
   assert.equal(found.details.unavailable, true);
@@ -312,4 +313,50 @@ test("the memory capability's promptBuilder says memories come on their own and 
   const manual = fakeApi({ vaultPath: vault, pythonCommand: python, autoRecall: false });
   const lines = manual.capabilities[0].promptBuilder({ availableTools: new Set(["memory_search"]) });
   assert.doesNotMatch(lines.join("\n"), /recalled automatically/);
+});
+
+test("the server starts from a working directory holding a memoryclaw/ folder", async () => {
+  // as `python -m memoryclaw` there would import the folder instead of the installed package
+  const folder = mkdtempSync(join(tmpdir(), "mc-cwd-"));
+  mkdirSync(join(folder, "memoryclaw"));
+  const here = process.cwd();
+  process.chdir(folder);
+  const bridge = new MemoryclawBridge({
+    command: python,
+    args: serverArgs({ vaultPath: vault }),
+    startTimeoutMs: 30000,
+  });
+  try {
+    const payload = await bridge.request("retrieve", { query: DENTIST, agent: "main" }, 2000);
+    assert.match(payload.context, /020 7946 0321/);
+  } finally {
+    process.chdir(here);
+    bridge.close();
+  }
+});
+
+test("a first call waits for a cold start; a recall that times out says so and is counted", async () => {
+  const folder = mkdtempSync(join(tmpdir(), "mc-slow-"));
+  const slow = join(folder, "slow-python");
+  writeFileSync(slow, `#!/bin/sh\nsleep 1.5\nexec "${python}" "$@"\n`, { mode: 0o755 });
+  // the first request to a fresh server gets startTimeoutMs, not its own short timeout
+  const cold = new MemoryclawBridge({ command: slow, args: serverArgs({ vaultPath: vault }), startTimeoutMs: 30000 });
+  const payload = await cold.request("retrieve", { query: DENTIST, agent: "main" }, 100);
+  assert.match(payload.context, /020 7946 0321/);
+  cold.close();
+
+  const starts = [];
+  const api = fakeApi({ vaultPath: vault, pythonCommand: slow, recallTimeoutMs: 100, startTimeoutMs: 300 });
+  api.logger.error = (m) => starts.push(m);
+  const before = (await bridgeFor(resolveOptions({ vaultPath: vault, pythonCommand: python })).request("stats", {}, 10000)).metrics;
+  const out = await api.hooks.before_prompt_build({ prompt: DENTIST, messages: [] }, MAIN);
+  assert.deepEqual(out, { prependContext: "(memoryclaw: recall unavailable this turn: timeout)" });
+  assert.match(api.warnings[0], /recall failed.*timed out after 300 ms/);
+  assert.match(starts[0], /did not answer its start check.*slow-python/);
+  // the slow server, once up, answers the recall and then counts its failure: asked after
+  // both, it shows the count
+  const slowBridge = bridgeFor(resolveOptions({ vaultPath: vault, pythonCommand: slow, recallTimeoutMs: 100, startTimeoutMs: 300 }));
+  const after = (await slowBridge.request("stats", {}, 30000)).metrics;
+  assert.equal(after.recall_failures, before.recall_failures + 1);
+  slowBridge.close();
 });
