@@ -1,5 +1,6 @@
 """How ``memoryclaw ingest`` scales with the file: turns per second and the peak memory of
-the process, for JSON-lines files of tiny turns.
+the process (and its CPU time, which a busy machine bends less), for JSON-lines files of tiny
+turns.
 
     .venv/bin/python bench/bench_ingest.py [--sizes 10000,100000] [--sessions 20]
 
@@ -66,6 +67,7 @@ def run(turns: int, sessions: int) -> dict[str, Any]:
         "file_mb": round(size / 2**20, 1),
         "seconds": round(took, 1),
         "turns_per_s": round(report["turns"] / took),
+        "cpu_s": round(usage.ru_utime + usage.ru_stime, 1),  # less bent by a busy machine
         "peak_rss_mb": round(peak),
     }
 
