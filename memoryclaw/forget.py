@@ -54,6 +54,7 @@ from .vault import (
     open_private,
     read_text,
     resolve_inside,
+    sweep_temp_files,
 )
 
 __all__ = ["FORGOTTEN", "Plan", "apply", "finish", "plan_facts", "plan_ids", "plan_query"]
@@ -315,8 +316,14 @@ def rescrub(
     """Scrub these files again, as they are now, under the locks their writers take; the
     files written or deleted."""
     changed: list[str] = []
+    paths = list(paths)
     # logs before semantic, as consolidation takes them
     with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
+        # a killed write's temp file can hold (or be named after) what is forgotten; every
+        # writer of these folders holds one of the two locks, so none is in flight
+        folders = {p.rpartition("/")[0] for p in paths if not p.startswith(SKILLS_DIR + "/")}
+        for folder in sorted(folders | {TOMBSTONE_DIR}):
+            sweep_temp_files(resolve_inside(root, folder))
         for edit in _scrub_all(root, paths, match):
             target = resolve_inside(root, edit.path)
             if edit.text is None:
@@ -348,10 +355,14 @@ def _write_journal(root: Path, doc: Mapping[str, Any]) -> None:
 def done(root: Path) -> None:
     """The forget is committed: drop its journal."""
     (root / FORGET_JOURNAL).unlink(missing_ok=True)
+    (root / f"{FORGET_JOURNAL}.tmp").unlink(missing_ok=True)
 
 
 def interrupted(root: Path) -> dict[str, Any] | None:
-    """The journal of a forget that did not finish, if one did not."""
+    """The journal of a forget that did not finish, if one did not (a journal killed while
+    it was written counts: nothing was removed yet, and :func:`finish` drops it)."""
+    if (root / f"{FORGET_JOURNAL}.tmp").exists() and not (root / FORGET_JOURNAL).exists():
+        return {"stone": None, "paths": []}
     try:
         doc = json.loads((root / FORGET_JOURNAL).read_text(encoding="utf-8"))
     except FileNotFoundError:
@@ -367,6 +378,7 @@ def finish(root: Path, note: Note | None = None) -> list[str] | None:
     removed and it is rolled back.  The files changed (None: no forget was interrupted); the caller
     re-indexes, commits and calls :func:`done`."""
     doc = interrupted(root)
+    (root / f"{FORGET_JOURNAL}.tmp").unlink(missing_ok=True)  # under the lock: no writer now
     if doc is None:
         return None
     stone = doc.get("stone")

@@ -150,10 +150,13 @@ def _stage(root: Path, changed: Callable[[], list[str]]) -> list[str]:
         return paths
     paths = [rel for rel in changed() if not _live_log(root, rel)]
     known = set(_git(root, "ls-files", "-z", "--", *paths).stdout.split("\0")) if paths else set()
-    paths = [rel for rel in paths if rel in known or os.path.lexists(root / rel)]
-    if paths:
-        _git(root, "add", "-A", "--", *paths)
-    return paths
+    stageable = [rel for rel in paths if rel in known or os.path.lexists(root / rel)]
+    if stageable:
+        _git(root, "add", "-A", "--", *stageable)
+    # a removal already staged (by a git a killed run started) is in HEAD only: commit it too
+    listed = _git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths, check=False)
+    in_head = set(listed.stdout.split("\0")) if paths else set()
+    return [rel for rel in paths if rel in stageable or rel in in_head]
 
 
 def _commit_only(root: Path, paths: Sequence[str], message: str) -> str:

@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ExternalToolError, MemoryclawError
-from .history import MEMORY_FOLDERS, _commit_only, _git
+from .history import MEMORY_FOLDERS, _commit_only, _dirty, _git
 from .scrub import Matcher, kind_of, scrub
 from .tombstones import TOMBSTONE_DIR, load
 from .vault import STATE_DIR, atomic_write, ensure_dir, resolve_inside, safe_relpath
@@ -112,6 +112,7 @@ def recover(root: Path) -> None:
 def blockers(root: Path) -> list[str]:
     """Tracked files with changes not committed: git cannot rewrite history past them."""
     recover(root)
+    _commit_requests(root)
     out = _git(root, "status", "--porcelain", "-z", "--untracked-files=no").stdout
     found, skip = [], False
     for entry in out.split("\0"):
@@ -265,6 +266,15 @@ def _request(root: Path) -> None:
     _git(root, "add", "--", rel)
     _commit_only(root, [rel], "memoryclaw: purge request")
     _mark_done(root, [rel.rsplit("/", 1)[1]])
+
+
+def _commit_requests(root: Path) -> None:
+    """Commit a purge request that a killed purge wrote (or staged) but did not commit."""
+    found = _dirty(root, [TOMBSTONE_DIR])
+    mine = sorted(p for p in found if p.rsplit("/", 1)[-1].startswith(_REQUEST_PREFIX))
+    if mine:
+        _git(root, "add", "--", *mine)
+        _commit_only(root, mine, "memoryclaw: purge request")
 
 
 def _requests(root: Path) -> set[str]:

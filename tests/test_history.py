@@ -213,3 +213,27 @@ def test_a_file_name_that_is_not_utf8_breaks_neither_forget_nor_sync_nor_import_
         "reason": "file name is not valid UTF-8",
         "line": None,
     } in skipped
+
+
+def test_a_removal_already_staged_by_a_killed_run_is_committed(tmp_path: Path) -> None:
+    """A git a killed run started can stage a deletion and end: the next commit takes it."""
+    from memoryclaw.history import commit_changes
+
+    root = tmp_path / "v"
+    subprocess.run(["git", "init", "-q", str(root)], check=True)
+    (root / "episodes").mkdir()
+    (root / "episodes" / "a.md").write_text("a\n")
+    (root / "episodes" / "b.md").write_text("b\n")
+    for args in (
+        ["add", "-A"],
+        ["-c", "user.name=t", "-c", "user.email=t@e", "commit", "-qm", "x"],
+    ):
+        subprocess.run(["git", "-C", str(root), *args], check=True)
+    (root / "episodes" / "a.md").unlink()
+    subprocess.run(["git", "-C", str(root), "rm", "-q", "--cached", "episodes/a.md"], check=True)
+    (root / "episodes" / "b.md").write_text("b2\n")
+    assert commit_changes(root, {}, "memoryclaw: test")
+    status = subprocess.run(
+        ["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True
+    )
+    assert status.stdout == ""
