@@ -25,6 +25,7 @@ import shutil
 import tempfile
 from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field
+from itertools import chain
 from pathlib import Path
 from typing import IO, Any
 
@@ -33,7 +34,7 @@ from .errors import InvalidInputError, ParseError
 from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line
 from .notes import split_frontmatter
 from .transcripts import MARKS_KEY, Mark, NewTurn, OpenLogs, append_turns, log_texts
-from .vault import LOGS_DIR, file_lock, sweep_temp_files
+from .vault import LOGS_DIR, PROCESSED_DIR, file_lock, sweep_temp_files
 
 BATCH_TURNS = 5000
 BATCH_CHARS = 8 * 1024 * 1024
@@ -144,7 +145,8 @@ def _write(
 def written_marks(root: Path, key: str) -> dict[str, tuple[int, int]]:
     """Session -> the position of the last turn of the file ``key`` its logs hold."""
     found: dict[str, tuple[int, int]] = {}
-    for rel, text in log_texts(root):
+    # consolidated logs keep their marks (until they expire): those turns are written too
+    for rel, text in chain(log_texts(root), log_texts(root, PROCESSED_DIR)):
         try:
             meta = split_frontmatter(text, rel)[0]
         except ParseError:
