@@ -72,9 +72,11 @@ class _QueryMatch:
     stones: Tombstones
 
     def line(self, text: str) -> bool:
+        """Whether ``text`` holds every word of the query or was forgotten before."""
         return holds_terms(text, self.terms) or self.stones.line(text)
 
     def ident(self, ident: str | None) -> bool:
+        """Whether this episode id (or source key) was forgotten."""
         return self.stones.ident(ident)
 
 

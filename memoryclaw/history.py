@@ -277,9 +277,11 @@ class _Nothing:
     """A matcher that forgets nothing: only the paths named are rewritten."""
 
     def line(self, text: str) -> bool:
+        """Never: nothing is forgotten by its text."""
         return False
 
     def ident(self, ident: str | None) -> bool:
+        """Never: nothing is forgotten by its id."""
         return False
 
 
