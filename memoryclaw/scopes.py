@@ -24,12 +24,17 @@ under.  :func:`admit` says, for one memory, whether it is admitted and by which 
 :func:`sql_filter` is the same rule as an SQL condition.
 
 A context fails closed.  An agent id that is empty, or holds spaces or control characters,
-is refused (:class:`InvalidInputError`).  A session key that does not parse (empty, with
-spaces or control characters, too long, or ``agent:…`` without an agent and a rest) is the
-most restricted requester: it is recalled what every requester may see, which is nothing,
-since a group sees only its own conversation.  A session key's kind is read whatever its
-case (``…:GROUP:…`` is a group), and an explicit ``kind`` may narrow what the key allows,
-never widen it: a group or thread key stays one with ``kind: direct``.
+is refused (:class:`InvalidInputError`).  A session key is read folded (NFKC, look-alike
+colons as colons: ``ａｇｅｎｔ：main：…`` is ``agent:main:…``), and one that does not parse
+(empty, with control or invisible characters, too long, or one that starts like
+``agent:<id>:<rest>`` and is not one, such as ``agent :main:…``) is the most restricted
+requester: it is recalled what every requester may see, which is nothing, since a group sees
+only its own conversation.  Any key, an OpenClaw key or another session id, one of whose
+parts (split at colons and spaces) is ``group``/``channel`` or ``thread``/``topic``, whatever
+its case and wherever it stands, the last part included, is a group or a thread, never a
+direct conversation (``telegram:group:-100`` and ``agent:main:telegram:group`` are groups).
+An explicit ``kind`` may narrow what the key allows, never widen it: a group or thread key
+stays one with ``kind: direct``.
 """
 
 from __future__ import annotations
@@ -54,10 +59,15 @@ _SCOPE_RE = re.compile(
 # OpenClaw's session keys: agent:<id>:<rest>; a group is <channel>:group:<id> or
 # <channel>:channel:<id>, a thread appends :thread:<id> (Telegram topics :topic:<id>), a
 # direct chat is <mainKey>, dm:<peer>, <channel>:dm:<peer> or <channel>:<account>:dm:<peer>.
-# The words that tell the kind are read whatever their case.
+# A key is read folded (NFKC, these look-alike colons as colons); the words that tell the
+# kind are read whatever their case and wherever they stand, the last part included.
 _AGENT_KEY_RE = re.compile(r"^agent:(?P<agent>[^:\s]+):(?P<rest>\S+)$", re.IGNORECASE)
-_AGENT_HEAD_RE = re.compile(r"^\s*agent:", re.IGNORECASE)
 _PEER_RE = re.compile(r"(?:^|:)dm:(?P<peer>[^:]+)$", re.IGNORECASE)
+_COLONS = str.maketrans(
+    dict.fromkeys("\u02f8\u0589\u05c3\u0703\u0704\u16ec\u1804\u205a\u2236\u2982\ua6f4\ua789", ":")
+)
+_PARTS_RE = re.compile(r"[:\s]+")  # a key's parts, for reading its kind and its head
+_THREAD_WORDS, _GROUP_WORDS = frozenset({"thread", "topic"}), frozenset({"group", "channel"})
 
 
 @dataclass(frozen=True)
@@ -71,42 +81,59 @@ class SessionInfo:
     problem: str | None = None  # why the key does not parse; such a key is a group of none
 
 
+def fold_session(session: str) -> str:
+    """``session`` as it is read: NFKC-folded (full-width ``ａｇｅｎｔ：`` is ``agent:``), with
+    look-alike colons as colons.  The key itself is stored as given."""
+    if session.isascii():
+        return session
+    return unicodedata.normalize("NFKC", session).translate(_COLONS)
+
+
+def _parts(folded: str) -> list[str]:
+    """The parts of a folded key, split at colons and spaces, in lower case."""
+    return [part for part in _PARTS_RE.split(folded.casefold()) if part]
+
+
 def session_problem(session: str) -> str | None:
     """Why ``session`` is not a session key (see the module docstring), or None."""
     problem = label_problem("session", session)
-    if problem is None and _AGENT_HEAD_RE.match(session):
-        if not _AGENT_KEY_RE.match(session):
-            problem = "starts with agent: but is not agent:<id>:<rest>"
-        elif not session.isascii() and any(unicodedata.category(c) == "Cf" for c in session):
-            # an invisible character could hide a kind ("gro\u200bup") from the parser
-            problem = "holds an invisible formatting character"
-    return problem
+    if problem is not None:
+        return problem
+    if not session.isascii() and any(unicodedata.category(c) == "Cf" for c in session):
+        # an invisible character could hide a kind ("gro\u200bup") from the parser
+        return "holds an invisible formatting character"
+    folded = fold_session(session)
+    parts = _parts(folded)
+    if parts[:1] == ["agent"]:
+        match = _AGENT_KEY_RE.match(folded)
+        if match is None or not _parts(match.group("rest")):
+            return "starts with agent: but is not agent:<id>:<rest>"
+    return None
 
 
 def parse_session_key(session: str | None) -> SessionInfo:
-    """Read an OpenClaw session key; any other session id is a direct conversation, and a
-    key that does not parse the most restricted one (a group no memory was made in)."""
+    """Read a session key: an OpenClaw key (``agent:<id>:<rest>``) or any other session id,
+    whose parts tell its kind the same way (a ``telegram:group:-100`` is a group); a key that
+    does not parse is the most restricted one (a group no memory was made in)."""
     if session is None:
         return SessionInfo(None, "direct", None)
     problem = session_problem(session)
     if problem is not None:
         return SessionInfo(None, "group", None, problem=problem)
-    match = _AGENT_KEY_RE.match(session)
-    if match is None:
-        return SessionInfo(None, "direct", None)
-    agent, rest = match.group("agent"), match.group("rest")
-    # "GROUP" and a full-width "ＧＲＯＵＰ" are a group too
-    parts = unicodedata.normalize("NFKC", rest).casefold().split(":")
-    if "thread" in parts[:-1] or "topic" in parts[:-1]:
+    folded = fold_session(session)
+    match = _AGENT_KEY_RE.match(folded)
+    agent, rest = (match.group("agent"), match.group("rest")) if match else (None, folded)
+    parts = _parts(rest)
+    if _THREAD_WORDS.intersection(parts):
         kind = "thread"
-    elif "group" in parts[:-1] or "channel" in parts[:-1]:
+    elif _GROUP_WORDS.intersection(parts):
         kind = "group"
-    elif parts[0] in ("cron", "hook"):
+    elif match is not None and parts[0] in ("cron", "hook"):
         kind = "cron"
     else:
         kind = "direct"
     peer = _PEER_RE.search(rest)
-    return SessionInfo(agent, kind, rest, peer.group("peer") if peer else None)
+    return SessionInfo(agent, kind, rest if match else None, peer.group("peer") if peer else None)
 
 
 def session_kind(info: SessionInfo, kind: str | None) -> str:

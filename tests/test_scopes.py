@@ -366,3 +366,93 @@ def test_an_empty_agent_id_is_an_error_at_the_command_line(
     assert proc.returncode == 1
     assert proc.stderr == "memoryclaw: error: agent: must not be empty\n"
     assert _cli(empty_vault.root, command, "dentist").returncode == 0  # no context: the owner
+
+
+# A session key that reads as a group wherever its parts say so, however it is written.
+GROUP_LOOKING_KEYS = [
+    "agent :main:telegram:group:-100",
+    "\uff41\uff47\uff45\uff4e\uff54:main:telegram:group:-100",
+    "agent\uff1amain\uff1atelegram\uff1agroup\uff1a-100",
+    "agent\u2236main\u2236telegram\u2236group\u2236-100",
+    "agent:main:telegram:group",
+    "agent:main:discord:thread",
+    "telegram:group:-100",
+    "group:-100",
+    "Slack:Channel:C1",
+    "telegram: group :-100",
+    "agent:main:::",
+    "agent main telegram group -100",
+    "tele\u200bgram:group:-100",
+]
+GROUP_LOOKING_IDS = [
+    "space-before-colon",
+    "full-width-letters",
+    "full-width-colons",
+    "ratio-colons",
+    "group-without-id",
+    "thread-without-id",
+    "plain-channel-group",
+    "plain-group",
+    "plain-upper-channel",
+    "plain-spaced-group",
+    "agent-key-without-parts",
+    "agent-words-with-spaces",
+    "plain-zero-width-space",
+]
+
+
+@pytest.mark.parametrize("key", GROUP_LOOKING_KEYS, ids=GROUP_LOOKING_IDS)
+def test_a_group_looking_or_malformed_key_never_sees_the_owners_direct_memories(key: str) -> None:
+    for kind in (None, "direct", "cron"):
+        policy = Policy(RecallContext(session=key, kind=kind), share_across_agents=True)
+        for scope in (None, "owner", "direct"):
+            assert not policy.admit("main", scope)[0], (key, kind, scope)
+        where, _ = policy.sql_filter()
+        assert "'direct'" not in where
+    assert parse_session_key(key).kind in ("group", "thread")
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["agent :main:telegram:group:-100", "agent main telegram", "agent:main:::", "agent"],
+    ids=["space-before-colon", "spaces", "no-parts", "bare-head"],
+)
+def test_a_key_that_starts_like_an_agent_key_but_is_not_one_is_refused_when_logged(
+    empty_vault: Vault, key: str
+) -> None:
+    with pytest.raises(InvalidInputError, match=r"^session: starts with agent: but is not"):
+        empty_vault.log_turn(key, "user", "hello", timestamp=NOW)
+
+
+@pytest.mark.parametrize(
+    "key",
+    ["s1", "conv-26-session-3", "team chat", "my-group-chat", "telegram:dm:4477", "cron:nightly"],
+    ids=["short", "dashed", "spaced", "word-in-a-dashed-id", "plain-dm", "plain-cron"],
+)
+def test_a_plain_session_id_without_a_group_part_stays_a_direct_conversation(key: str) -> None:
+    info = parse_session_key(key)
+    assert (info.agent, info.kind, info.problem) == (None, "direct", None)
+    assert Policy(RecallContext(session=key)).admit("main", "direct")[0]
+
+
+def test_a_full_width_key_is_the_same_conversation_as_its_ascii_form(empty_vault: Vault) -> None:
+    """A turn logged under a folded spelling is recalled under the plain one, and the other
+    way round: both are one group, which sees nothing of the owner's direct chats."""
+    wide = "\uff41\uff47\uff45\uff4e\uff54\uff1amain\uff1atelegram\uff1agroup\uff1a-100"
+    assert conversation_scope(wide) == conversation_scope("agent:main:telegram:group:-100")
+    vault = empty_vault
+    vault.log_turn(wide, "user", "The picnic moved to Sunday", timestamp=NOW)
+    found = vault.search("picnic", context=RecallContext(session="agent:main:telegram:group:-100"))
+    assert "picnic" in str(found.as_dict()["recent"]).lower()
+
+
+def test_group_looking_keys_recall_nothing_private_end_to_end(empty_vault: Vault) -> None:
+    """``search --session K`` for each group-looking key finds the group's own turn at most,
+    never the owner's direct one; the owner at the terminal finds it."""
+    vault = empty_vault
+    vault.log_turn("agent:main:main", "user", "My blood type is BLOODX negative", timestamp=NOW)
+    for key in GROUP_LOOKING_KEYS:
+        proc = _cli(vault.root, "search", "BLOODX", "--session", key, "--json")
+        assert proc.returncode == 0, (key, proc.stderr)
+        assert "negative" not in proc.stdout, key
+    assert "negative" in _cli(vault.root, "search", "BLOODX", "--json").stdout
