@@ -10,7 +10,12 @@ Three kinds of rule, in this order (the formats follow what gitleaks and detect-
   the line, since passwords hold spaces;
 * credentials on a command line, where only the value goes and the rest of the command
   stays: ``--password X`` / ``--pass=X`` / ``--token X``, ``curl -u user:pass``,
-  ``sshpass -p X``, ``mysql -pX``, ``docker login -p X``, ``redis-cli -a X``;
+  ``sshpass -p X``, ``mysql -pX``, ``docker login -p X``, ``redis-cli -a X``,
+  ``openssl enc -k X``, ``htpasswd -b FILE USER X``, a value piped (``echo X |``) or fed
+  (``<<< X``) to a ``--password-stdin`` command; a value after a shell line continuation
+  (``DB_PASSWORD=\\`` and the value on the next line) is the value all the same;
+* a passphrase, secret phrase, recovery or seed words said in prose (``the passphrase for
+  the vault is …``: to the end of the line) and a PIN or passcode of digits;
 * a long random token (high entropy, letters and digits) shortly after a word such as key,
   token, secret or password;
 * a key as a masking tool shows it (``sk-pro…hr1w``): the tail of a real key is a secret
@@ -113,6 +118,11 @@ _KEY_WORDS = (
     r"|client[_-]?secret|auth[_-]?token|access[_-]?token|credentials?"
 )
 _PART = r"[A-Za-z0-9]{1,40}"
+# What a secret is for, between its name and "is": "the password for the vault is X".
+# ("the secret to success is …", "the key of the song is …" stay prose: only "for" and "on")
+_FOR = r"(?:\s+(?:for|on)(?:\s+[\w.@/-]{1,40}){1,3}?)?"
+# A shell line continuation: a backslash ending the line, the command going on below.
+_CONT = r"\\\r?\n"
 
 
 # An environment variable may run its name into the word: PGPASSWORD, SSHPASS, VAULTTOKEN.
@@ -129,7 +139,7 @@ def _assignment(words: str, bare: str) -> re.Pattern[str]:
     quotes escaped (``\\"key\\": \\"value\\"``, JSON inside a JSON string).  A bare value
     that is itself followed by ``:`` or ``=`` is the next key, not a value."""
     return re.compile(
-        rf"(?i)(?P<key>{_key(words)}\\?[\"']?(?:\s+is)?\s*[:=]\s*)"
+        rf"(?i)(?P<key>{_key(words)}\\?[\"']?{_FOR}(?:\s+is)?\s*[:=](?:\s|{_CONT})*)"
         r"(?:(?P<q>\\?\")(?P<dq>[^\"\n\\]+)(?P=q)|'(?P<sq>[^'\n]+)'"
         rf"|(?P<bare>{bare})(?![^\s\"',;]|\s*[:=]))"
     )
@@ -140,8 +150,25 @@ _PASSWORD_ASSIGNMENT_RE = _assignment(_PASSWORD_WORDS, r"[^\s\"',;][^\n]*")
 _KEY_ASSIGNMENT_RE = _assignment(_KEY_WORDS, r"[^\s\"',;]{4,}")
 # `my password is X` is prose: the word after "is" is a secret unless it is an ordinary word.
 _IS_RE = re.compile(
-    rf"(?i)(?P<key>\b(?:{_PASSWORD_WORDS}|{_KEY_WORDS})\s+is\s+)"
+    rf"(?i)(?P<key>\b(?:{_PASSWORD_WORDS}|{_KEY_WORDS}){_FOR}\s+is\s+)"
     r"(?P<bare>[^\s\"',;]{4,}?)(?=[.!?]*(?:[\s\"',;)]|$))"
+)
+# A phrase said in prose is words: "the passphrase for the vault is correct horse battery
+# staple" is secret to the end of the line, unless it goes on as prose ("… is in the safe").
+_PHRASE_IS_RE = re.compile(
+    r"(?i)(?P<key>\b(?:pass[ -]?phrase|secret[ -]phrase|(?:recovery|seed|backup|mnemonic)"
+    r"[ -](?:phrase|words|codes?|sentence)|mnemonic)s?"
+    rf"{_FOR}\s+(?:is|are|was|were)\b\s*:?[ \t]*)(?P<bare>[^\s\"',;][^\n]*)"
+)
+_PHRASE_PROSE = frozenset(
+    """a an the in on at under inside behind with by from into not no now here also still
+    written stored kept saved printed somewhere safe my your our his her their its being
+    """.split()
+)
+# A PIN or passcode is digits: "the pin is 4821", "PIN: 4821" ("pin: latest" stays).
+_PIN_RE = re.compile(
+    rf"(?i)(?P<key>\b(?:pin(?:[ _-]?(?:code|number))?|passcode){_FOR}"
+    r"(?:\s+(?:is|was)\s*:?|\s*[:=])[ \t]*)(?P<bare>\d{4,12})(?![\w-]|[.,]\d)"
 )
 # A long random token shortly after a word that announces a secret: `my key ab12…`.
 _ENTROPY_RE = re.compile(
@@ -159,7 +186,11 @@ _WORD = (
     r'|(?P<dqo>\\?)"(?P<dq>(?:[^"\\\n]|\\[^"\n]){0,500})(?P=dqo)"'
     r"""|(?P<bare>[^\s'"]+))"""
 )
-_UNTIL = r"[^\n|;&]{0,300}?(?<!\S)"  # later on the same command (not past a pipe or a `;`)
+# later on the same command (not past a pipe or a `;`; a line continuation goes on)
+_UNTIL = rf"(?:[^\n|;&]|{_CONT}){{0,300}}?(?<!\S)"
+_SP = rf"(?:[ \t]|{_CONT})"  # a blank between two words of one command
+# The rest of a command that reads a password from stdin: docker login --password-stdin.
+_STDIN_USER = r"[^\n|;&]{0,200}?--?[A-Za-z-]{0,20}(?:password|passwd|pass|token|secret)-stdin\b"
 _OPTION_WORDS = (
     r"password|passwd|passphrase|pass|passin|passout|pwd|token|secret|api-?key|access-?key"
     r"|secret-?key"
@@ -169,7 +200,8 @@ _COMMAND_RES = tuple(
     re.compile(pattern)
     for pattern in (
         # --password X, --pass=X, --api-key X; never --password-stdin or --token-file
-        rf"(?i)(?<![\w-])--?(?:[a-z0-9]+-)*(?:{_OPTION_WORDS})(?![\w-])(?:=|[ \t]+)(?!-){_WORD}",
+        rf"(?i)(?<![\w-])--?(?:[a-z0-9]+-)*(?:{_OPTION_WORDS})(?![\w-])(?:={_SP}*|{_SP}+)(?!-)"
+        rf"{_WORD}",
         # curl -u user:pass, --user user:pass, --proxy-user user:pass: the user stays
         rf"(?P<user>)\bcurl\b{_UNTIL}-[A-Za-z]*[uU][ \t]*{_WORD}",
         rf"(?P<user>)(?<![\w-])--(?:proxy-)?user(?:=|[ \t]+){_WORD}",
@@ -178,13 +210,27 @@ _COMMAND_RES = tuple(
         rf"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|az)\b[^\n|;&]{{0,80}}?"
         r"\blogin\b"
         rf"{_UNTIL}-p(?:=|[ \t]+){_WORD}",
-        rf"\bredis-cli\b{_UNTIL}-a[ \t]+{_WORD}",
+        rf"\bredis-cli\b{_UNTIL}-a{_SP}+{_WORD}",
         # a key's new or old passphrase; SQL Server's, zip's and 7-Zip's passwords
         rf"\bssh-keygen\b{_UNTIL}-[NP][ \t]+{_WORD}",
         rf"\b(?:sqlcmd|bcp|zip|unzip)\b{_UNTIL}-P[ \t]+{_WORD}",
         rf"\b7za?\b{_UNTIL}-p(?=[^\s-]){_WORD}",
+        # openssl's -k password and -K key (never -kfile: a file's name)
+        rf"\bopenssl\b{_UNTIL}-[kK]{_SP}+(?!-){_WORD}",
+        # a value piped or fed to a command that reads its password from stdin; a shell
+        # variable ($PW, "${PW}") is no value
+        r"\b(?:echo|printf)(?:[ \t]+-[neE]{1,3})*(?:[ \t]+(?P<fmt>['\"]?)%s(?:\\n)?(?P=fmt))?"
+        rf"[ \t]+(?![\"]?\$){_WORD}[ \t]*\|(?={_STDIN_USER})",
+        rf"(?i)--?[a-z-]{{0,20}}(?:password|passwd|pass|token|secret)-stdin\b{_UNTIL}"
+        rf"<<<{_SP}*(?![\"]?\$){_WORD}",
     )
 )
+# htpasswd -b takes the password as an argument: the last of FILE USER PASSWORD (-n: no FILE).
+_ARGUMENT = r"""(?:'[^'\n]{0,500}'|"(?:[^"\\\n]|\\.){0,500}"|[^\s'"|;&]{1,500})"""
+_HTPASSWD_RE = re.compile(
+    rf"\bhtpasswd(?P<rest>(?:{_SP}+-[A-Za-z]{{1,12}}){{1,8}}(?:{_SP}+{_ARGUMENT}){{1,3}})"
+)
+_SHELL_WORD_RE = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|[^\s'\"]+")
 _ITEM_RE = re.compile(r"\s*(?:[-*+>]|\d{1,3}[.)])\s+")  # a list item's or quote's marker
 # Words an option is followed by in prose ("set --token in the file"): not a value.
 _NOT_VALUES = frozenset(
@@ -236,11 +282,13 @@ _MARKERS: dict[str, tuple[str, ...]] = {
     "basic-auth": ("basic",),
     "command-line": (
         *("--", "-pass", "curl", "sshpass", "mysql", "mariadb", "login", "redis-cli"),
-        *("ssh-keygen", "sqlcmd", "bcp", "zip", "7z"),
+        *("ssh-keygen", "sqlcmd", "bcp", "zip", "7z", "openssl", "stdin", "htpasswd"),
     ),
     "card-number": (),
     "password": ("pass",),
     "key-value": _KEY_MARKERS,
+    "phrase": ("phrase", "words", "code", "sentence", "mnemonic"),
+    "pin": ("pin", "passcode"),
 }
 _ALL_MARKERS = frozenset(m for markers in _MARKERS.values() for m in markers)
 _SHAPES = re.compile(r"\d{3}-\d\d-\d{4}|\d{4}[ -]?\d{4}[ -]?\d{4}|SK[0-9a-fA-F]{32}")
@@ -275,6 +323,8 @@ def _replace_command(match: re.Match[str]) -> str:
     name = next(n for n in ("sq", "dq", "bare") if match.group(n) is not None)
     start, end = match.span(name)
     value = match.group(name)
+    if value.startswith("[REDACTED"):
+        return match.group(0)  # redacted already ("-u [REDACTED:secret]" is no user:pass)
     if "user" in match.re.groupindex:
         if ":" not in value:
             return match.group(0)  # a user name alone
@@ -285,6 +335,45 @@ def _replace_command(match: re.Match[str]) -> str:
     offset = match.start()
     whole = match.group(0)
     return whole[: start - offset] + _REDACTED + whole[end - offset :]
+
+
+def _replace_phrase(match: re.Match[str]) -> str:
+    """A passphrase said in prose redacted to the end of the line, unless what follows "is"
+    reads as prose ("the passphrase is in the safe", "… is wrong")."""
+    value = match.group("bare")
+    words = [word.casefold().rstrip(".,;:!?") for word in value.split()]
+    if value.startswith("[REDACTED") or words[0] in _PHRASE_PROSE:
+        return match.group(0)
+    # "is correct" is prose, "is correct horse battery staple" four words of a phrase
+    if words[0] in _PROSE_WORDS and (len(words) < 4 or not _PHRASE_PROSE.isdisjoint(words)):
+        return match.group(0)
+    return match.group("key") + _REDACTED
+
+
+def _replace_htpasswd(match: re.Match[str]) -> str:
+    """``htpasswd -b [-c…] FILE USER PASSWORD`` (``-nb USER PASSWORD``) with its password
+    redacted; without ``-b`` htpasswd asks for the password, and the command stays."""
+    flags = ""
+    arguments: list[re.Match[str]] = []
+    for word in _SHELL_WORD_RE.finditer(match.group("rest")):
+        text = word.group(0)
+        if text == "\\":
+            continue  # a line continuation
+        if text.startswith("-") and not arguments:
+            flags += text[1:]
+        else:
+            arguments.append(word)
+    place = 1 if "n" in flags else 2
+    if "b" not in flags or len(arguments) <= place:
+        return match.group(0)
+    word = arguments[place]
+    value = word.group(0).strip("'\"")
+    if not value or value.startswith("[REDACTED") or value.startswith("$"):
+        return match.group(0)
+    start, end = word.span()
+    quote = word.group(0)[0] if word.group(0)[0] in "'\"" else ""
+    rest = match.group("rest")
+    return f"htpasswd{rest[:start]}{quote}{_REDACTED}{quote}{rest[end:]}"
 
 
 def _answered(text: str, previous: Sequence[str]) -> str:
@@ -359,6 +448,9 @@ _CALLBACKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], .
     ("basic-auth", _BASIC_RE, _replace_basic),
     ("card-number", _CARD_RE, _replace_card),
     *(("command-line", pattern, _replace_command) for pattern in _COMMAND_RES),
+    ("command-line", _HTPASSWD_RE, _replace_htpasswd),
+    ("phrase", _PHRASE_IS_RE, _replace_phrase),
+    ("pin", _PIN_RE, _replace_value),
     ("password", _PASSWORD_ASSIGNMENT_RE, _replace_value),
     ("key-value", _KEY_ASSIGNMENT_RE, _replace_value),
     ("key-value", _IS_RE, _replace_value),

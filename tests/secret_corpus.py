@@ -171,6 +171,30 @@ SAMPLES: list[tuple[str, str, str]] = [
     ("sqlcmd", "sqlcmd -S db -U sa -P " + _PW + "n -Q 'select 1'", _PW + "n"),
     ("7zip", "7z a -p" + _PW + "o backup.7z notes/", _PW + "o"),
     ("az-login", "az login -u bob@example.com -p " + _PW + "p", _PW + "p"),
+    (
+        "line-continuation",
+        "export DB_PASSWORD=\\\n  " + _PW + "q\npsql -h db app",
+        _PW + "q",
+    ),
+    ("openssl-k", "openssl enc -aes-256-cbc -k " + _PW + "r -in a.txt -out a.enc", _PW + "r"),
+    ("htpasswd", "htpasswd -b .htpasswd admin " + _PW + "s", _PW + "s"),
+    (
+        "password-stdin",
+        "echo '" + _PW + "t' | docker login -u me --password-stdin registry.example.com",
+        _PW + "t",
+    ),
+    # secrets said in prose: a passphrase (to the end of the line), recovery words, a PIN
+    (
+        "passphrase-prose",
+        "the passphrase for the vault is correct-horse-" + "battery-staple-0042",
+        "correct-horse-" + "battery-staple-0042",
+    ),
+    (
+        "recovery-words",
+        "my recovery words are: amber orbit " + "velvet canyon fake0042",
+        "velvet canyon fake0042",
+    ),
+    ("pin", "the PIN for the bank card is 73920418.", "73920418"),
     ("putty-key", "my key file:\n" + _PUTTY + "\nend", _PUTTY_PRIVATE),
     (
         "putty-private-lines",

@@ -419,6 +419,17 @@ _FRAGMENTS = [
     "PuTTY-User-Key-File-3: x\n",
     "Private-Lines: 1\n",
     "Private-MAC: ",
+    "\\\n",
+    "openssl enc -k ",
+    "htpasswd -b ",
+    "htpasswd -nb ",
+    "echo '",
+    " | docker login --password-stdin",
+    "<<< ",
+    "the passphrase for the vault is ",
+    "recovery words are ",
+    "my pin is ",
+    "PIN: ",
 ]
 _TEXT = st.lists(st.one_of(st.sampled_from(_FRAGMENTS), st.text(max_size=12)), max_size=14).map(
     "".join
@@ -503,3 +514,189 @@ def test_corpus_never_reaches_a_file_the_index_or_git(tmp_path: Path) -> None:
     ).stdout
     assert b"[REDACTED:" in history
     assert _secret_lines(secrets, history) == []
+
+
+# ------------------------------------------------- more command lines, and secrets in prose
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (f"DB_PASSWORD=\\\n{_PW}", "DB_PASSWORD=\\\n[REDACTED:secret]"),
+        (
+            f"export PGPASSWORD=\\\n  {_PW}\npsql -h db",
+            "export PGPASSWORD=\\\n  [REDACTED:secret]\npsql -h db",
+        ),
+        (
+            f"docker login -u me \\\n  -p {_PW} registry",
+            "docker login -u me \\\n  -p [REDACTED:secret] registry",
+        ),
+        (
+            f"tool --password \\\n {_PW} --host db",
+            "tool --password \\\n [REDACTED:secret] --host db",
+        ),
+        (
+            f"openssl enc -aes-256-cbc -k {_PW} -in a -out b",
+            "openssl enc -aes-256-cbc -k [REDACTED:secret] -in a -out b",
+        ),
+        (f"openssl enc -d -K {_PW} -iv 00", "openssl enc -d -K [REDACTED:secret] -iv 00"),
+        (f"htpasswd -b .htpasswd admin {_PW}", "htpasswd -b .htpasswd admin [REDACTED:secret]"),
+        (
+            f"htpasswd -cB -b /etc/h admin '{_PW} x' && echo ok",
+            "htpasswd -cB -b /etc/h admin '[REDACTED:secret]' && echo ok",
+        ),
+        (f"htpasswd -nb admin {_PW}", "htpasswd -nb admin [REDACTED:secret]"),
+        (
+            f"echo '{_PW}' | docker login -u me --password-stdin",
+            "echo '[REDACTED:secret]' | docker login -u me --password-stdin",
+        ),
+        (
+            f"echo -n {_PW} | podman login --password-stdin quay.io",
+            "echo -n [REDACTED:secret] | podman login --password-stdin quay.io",
+        ),
+        (
+            f"printf '%s' \"{_PW}\" | helm registry login r --password-stdin",
+            "printf '%s' \"[REDACTED:secret]\" | helm registry login r --password-stdin",
+        ),
+        (
+            f"docker login --password-stdin <<< '{_PW}'",
+            "docker login --password-stdin <<< '[REDACTED:secret]'",
+        ),
+    ],
+    ids=[
+        "continued-assignment",
+        "continued-env-indented",
+        "continued-command",
+        "continued-option",
+        "openssl-k",
+        "openssl-raw-key",
+        "htpasswd",
+        "htpasswd-quoted",
+        "htpasswd-no-file",
+        "echo-to-password-stdin",
+        "echo-n-to-password-stdin",
+        "printf-to-password-stdin",
+        "here-string-to-password-stdin",
+    ],
+)
+def test_more_command_line_credentials_lose_only_their_value(text: str, expected: str) -> None:
+    out = redact(text)
+    assert out == expected
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "the passphrase for the vault is correct-horse-battery-staple",
+            "the passphrase for the vault is [REDACTED:secret]",
+        ),
+        ("the passphrase is correct horse battery staple", "the passphrase is [REDACTED:secret]"),
+        ("my seed phrase is alpha bravo charlie delta", "my seed phrase is [REDACTED:secret]"),
+        ("recovery words are: amber orbit velvet", "recovery words are: [REDACTED:secret]"),
+        ("the secret phrase was tulip-42", "the secret phrase was [REDACTED:secret]"),
+        (
+            "the password for the router is Hunter2x",
+            "the password for the router is [REDACTED:secret]",
+        ),
+        ("my pin is 4821", "my pin is [REDACTED:secret]"),
+        ("PIN: 4821", "PIN: [REDACTED:secret]"),
+        ("the PIN for the bank card is 0042.", "the PIN for the bank card is [REDACTED:secret]."),
+        ("door passcode is 907731", "door passcode is [REDACTED:secret]"),
+    ],
+    ids=[
+        "passphrase-for-is",
+        "passphrase-of-words",
+        "seed-phrase",
+        "recovery-words",
+        "secret-phrase",
+        "password-for-is",
+        "pin-is",
+        "pin-colon",
+        "pin-for-is",
+        "passcode-is",
+    ],
+)
+def test_secrets_said_in_prose_are_redacted(text: str, expected: str) -> None:
+    out = redact(text)
+    assert out == expected
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "openssl enc -k",
+        "openssl enc -aes-256-cbc -kfile key.txt -in a",
+        "openssl req -new -key server.key",
+        "htpasswd -c .htpasswd admin",
+        "htpasswd -D .htpasswd admin",
+        "htpasswd: see the wiki",
+        "echo $PW | docker login --password-stdin",
+        'echo "${REGISTRY_PW}" | docker login -u me --password-stdin',
+        "cat pw.txt | docker login --password-stdin",
+        "echo done | tee build.log",
+        "a line ending in a backslash \\\nand the next one",
+        "the passphrase is wrong",
+        "the passphrase is in the safe",
+        "the passphrase is correct",
+        "the recovery words are written on paper",
+        "the pin is in the drawer",
+        "the PIN is required",
+        "pin: latest",
+        "pin the version to 1.2.3",
+        "the secret to success is patience",
+        "the token for the api is expired",
+    ],
+    ids=[
+        "openssl-k-nothing-after",
+        "openssl-kfile",
+        "openssl-key-file",
+        "htpasswd-prompts",
+        "htpasswd-delete",
+        "htpasswd-in-prose",
+        "stdin-from-a-variable",
+        "stdin-from-a-braced-variable",
+        "stdin-from-a-file",
+        "echo-to-another-command",
+        "backslash-in-prose",
+        "passphrase-wrong",
+        "passphrase-in-the-safe",
+        "passphrase-correct",
+        "recovery-words-written",
+        "pin-in-the-drawer",
+        "pin-required",
+        "pin-a-version",
+        "pin-a-version-in-prose",
+        "secret-to-success",
+        "token-for-expired",
+    ],
+)
+def test_near_misses_of_the_new_rules_are_unchanged(text: str) -> None:
+    assert redact(text) == text
+
+
+@pytest.mark.parametrize(
+    "unit",
+    [
+        "htpasswd -b -c ",
+        "echo -n 'a' ",
+        "echo x | ",
+        "--password-stdin <<< ",
+        "openssl -k ",
+        "password for a b ",
+        "passphrase for x is ",
+        "pin for a is ",
+        "password=\\\n",
+        "docker login \\\n",
+        "curl sshpass mysql -p ",
+    ],
+    ids=lambda unit: unit.strip().replace(" ", "-"),
+)
+def test_redaction_of_adversarial_text_finishes(unit: str) -> None:
+    """Text made of thousands of words that start a rule: every rule looks a bounded way
+    ahead, so this is linear (a rule that scanned to the end from each would take minutes)."""
+    text = unit * 5000
+    out = redact(text)
+    assert redact(out) == out
