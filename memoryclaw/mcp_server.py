@@ -36,7 +36,7 @@ from typing import IO, TYPE_CHECKING, Annotated, Any, cast
 
 from . import __version__
 from .api import Vault
-from .errors import ConfigError, InvalidInputError, MemoryclawError, NotFoundError
+from .errors import ConfigError, InvalidInputError, MemoryclawError
 from .inputs import MAX_REQUEST_BYTES, bounded_lines, parse_json_line, text_problem
 from .scopes import RecallContext
 from .server import BAD_ID, INVALID_REQUEST, METHODS, PARSE_ERROR, is_request_id
@@ -68,25 +68,6 @@ def _scope_params(context: RecallContext | None) -> dict[str, str]:
     return {key: value for key, value in context.as_dict().items() if value is not None}
 
 
-def _check_forget(
-    vault: Vault, context: RecallContext | None, query: str | None, ids: dict[str, str | None]
-) -> None:
-    """Refuse a forget reaching past the server's context: by query (which searches the
-    whole vault), or of a memory the context may not see (to it, that memory does not exist)."""
-    if context is None or context.is_terminal:
-        return
-    if query is not None:
-        raise InvalidInputError(
-            "query", "forgetting by query is for the owner's server (no --agent/--session/--kind)"
-        )
-    for kind, ident in ids.items():
-        if ident is not None:
-            try:
-                vault.get(ident, context=context)
-            except NotFoundError:
-                raise NotFoundError(kind, ident) from None
-
-
 def build_server(vault: Vault, context: RecallContext | None = None) -> "MCPServer[Any]":
     """An MCP server whose tools work on ``vault`` (which the caller keeps open and closes),
     for the conversation ``context`` names (None: the owner, who sees everything).
@@ -116,9 +97,6 @@ def build_server(vault: Vault, context: RecallContext | None = None) -> "MCPServ
 
     def call(method: str, params: dict[str, Any]) -> dict[str, Any]:
         try:
-            if method == "forget":
-                ids = {"episode": params.get("episode_id"), "fact": params.get("fact_id")}
-                _check_forget(vault, context, params.get("query"), ids)
             result: dict[str, Any] = METHODS[method](vault, params)
         except MemoryclawError as exc:
             raise ToolError(str(exc)) from None
@@ -247,6 +225,7 @@ def build_server(vault: Vault, context: RecallContext | None = None) -> "MCPServ
                 "fact_id": fact_id,
                 "dry_run": dry_run,
                 "confirm": confirm,
+                **scope,  # held to the server's context: it forgets only what it may see
             },
         )
 

@@ -10,6 +10,12 @@ over :data:`~memoryclaw.inputs.MAX_REQUEST_BYTES`), -32601 no such method, -3260
 (text that is not valid Unicode included), -32000 unexpected failure; 1 is a memoryclaw error
 (bad input, missing vault, unknown id ...), whose message is the one-line text the CLI would
 print.  When the request's ``id`` cannot be read, the error's ``id`` is null.
+
+A request's ``agent``, ``session`` and ``kind`` are who asks (:class:`RecallContext`):
+``retrieve``, ``search``, ``get``, ``fact_history`` and ``forget`` answer as that context
+(a ``forget`` removes only what it may see, by id); ``log_turn`` files the turn under them;
+any other method acts for the owner on the whole vault and refuses them (-32602) rather than
+ignore them.  A yes/no param (``confirm``, ``dry_run``, ``all``...) is a JSON boolean.
 """
 
 from __future__ import annotations
@@ -24,7 +30,7 @@ from typing import IO, Any
 from . import __version__
 from . import metrics as recall_metrics
 from .api import Vault
-from .errors import InvalidInputError, MemoryclawError
+from .errors import InvalidInputError, MemoryclawError, NotFoundError
 from .inputs import MAX_REQUEST_BYTES, bounded_lines, parse_json_line, text_problem
 from .notes import Turn
 from .retrieval import check_query
@@ -43,7 +49,16 @@ MEMORY_ERROR = 1
 BAD_ID = '"id" must be a number, null or a string of valid Unicode text'
 
 _Handler = Callable[[Vault, Mapping[str, Any]], Any]
-CONTEXT_KEYS = ("agent", "session", "kind")  # who asks, for retrieve, search and get
+CONTEXT_KEYS = ("agent", "session", "kind")  # who asks, for retrieve, search, get and forget
+# The methods that answer as a context, and those whose params of these names mean something
+# else (the turn's own, the session acted on).  Any other method acts for the owner on the
+# whole vault: a context given to it is refused, never silently ignored.
+_CONTEXT_METHODS = frozenset({"fact_history", "forget", "get", "retrieve", "search"})
+_OWN_KEYS = {
+    "log_turn": frozenset(CONTEXT_KEYS),
+    "end_session": frozenset({"session"}),
+    "working_memory": frozenset({"session"}),
+}
 
 
 def _text(params: Mapping[str, Any], key: str, *, required: bool = True) -> str | None:
@@ -77,9 +92,26 @@ def _search(vault: Vault, params: Mapping[str, Any]) -> Any:
         query,
         limit=_whole(params, "limit", 0),
         context=_context(params),
-        explain_scope=params.get("explain_scope") is True,
-        include_archived=params.get("all") is True,
+        explain_scope=_flag(params, "explain_scope"),
+        include_archived=_flag(params, "all"),
     ).as_dict()
+
+
+def _flag(params: Mapping[str, Any], key: str) -> bool:
+    """A yes/no param: JSON ``true`` or ``false`` (absent or null: false); anything else,
+    ``"yes"`` or ``1`` included, is refused."""
+    value = params.get(key)
+    if value is not None and not isinstance(value, bool):
+        raise InvalidInputError(key, f"must be true or false, got {json.dumps(value)[:40]}")
+    return value is True
+
+
+def _unused_context(method: str, params: Mapping[str, Any]) -> str | None:
+    """The first context param ``method`` would not honour, or None."""
+    if method in _CONTEXT_METHODS:
+        return None
+    own = _OWN_KEYS.get(method, frozenset())
+    return next((k for k in CONTEXT_KEYS if k not in own and params.get(k) is not None), None)
 
 
 def _whole(params: Mapping[str, Any], key: str, least: int = 1) -> int | None:
@@ -127,7 +159,7 @@ def _write_turn(vault: Vault, params: Mapping[str, Any]) -> LoggedTurn:
 
 
 def _consolidate(vault: Vault, params: Mapping[str, Any]) -> Any:
-    return vault.consolidate(all_logs=params.get("all") is True).as_dict()
+    return vault.consolidate(all_logs=_flag(params, "all")).as_dict()
 
 
 def _end_session(vault: Vault, params: Mapping[str, Any]) -> Any:
@@ -135,16 +167,36 @@ def _end_session(vault: Vault, params: Mapping[str, Any]) -> Any:
 
 
 def _forget(vault: Vault, params: Mapping[str, Any]) -> Any:
+    """Forget by query (``confirm: true`` unless ``dry_run``) or by id; a request with a
+    context forgets only what that context may see, by id (see :func:`check_forget`)."""
     query = _text(params, "query", required=False)
-    if query is not None and params.get("confirm") is not True and not params.get("dry_run"):
+    confirm, dry_run = _flag(params, "confirm"), _flag(params, "dry_run")
+    if query is not None and not confirm and not dry_run:
         raise InvalidInputError("confirm", 'forgetting by query needs "confirm": true')
-    report = vault.forget(
-        query,
-        episode_id=_text(params, "episode_id", required=False),
-        fact_id=_text(params, "fact_id", required=False),
-        dry_run=bool(params.get("dry_run", False)),
-    )
+    episode_id = _text(params, "episode_id", required=False)
+    fact_id = _text(params, "fact_id", required=False)
+    check_forget(vault, _context(params), query, {"episode": episode_id, "fact": fact_id})
+    report = vault.forget(query, episode_id=episode_id, fact_id=fact_id, dry_run=dry_run)
     return report.as_dict()
+
+
+def check_forget(
+    vault: Vault, context: RecallContext | None, query: str | None, ids: dict[str, str | None]
+) -> None:
+    """Refuse a forget reaching past ``context``: by query (which searches the whole vault),
+    or of a memory the context may not see (to it, that memory does not exist)."""
+    if context is None or context.is_terminal:
+        return
+    if query is not None:
+        raise InvalidInputError(
+            "query", "forgetting by query is for the owner (a request with no agent/session/kind)"
+        )
+    for kind, ident in ids.items():
+        if ident is not None:
+            try:
+                vault.get(ident, context=context)
+            except NotFoundError:
+                raise NotFoundError(kind, ident) from None
 
 
 def _fact_history(vault: Vault, params: Mapping[str, Any]) -> Any:
@@ -164,7 +216,7 @@ def _working_memory(vault: Vault, params: Mapping[str, Any]) -> Any:
 
 def _sync(vault: Vault, params: Mapping[str, Any]) -> Any:
     """Sync the vault with its git remote (see :meth:`Vault.sync_remote`)."""
-    return vault.sync_remote(setup=params.get("setup") is True).as_dict()
+    return vault.sync_remote(setup=_flag(params, "setup")).as_dict()
 
 
 def _status(vault: Vault, params: Mapping[str, Any]) -> Any:
@@ -291,6 +343,14 @@ class StdioServer:
         problem = text_problem(params)
         if problem is not None:
             return _error(ident, BAD_PARAMS, problem)
+        unused = _unused_context(method, params)
+        if unused is not None:
+            return _error(
+                ident,
+                BAD_PARAMS,
+                f"{unused}: {method} acts for the owner on the whole"
+                " vault and takes no agent, session or kind",
+            )
         try:
             return {"id": ident, "result": handler(self._open(), params)}
         except InvalidInputError as exc:

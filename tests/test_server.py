@@ -104,6 +104,108 @@ def test_forget_by_query_needs_confirmation(bridge: StdioServer, vault_dir: Path
     assert done["episodes"] and not (vault_dir / done["files_deleted"][0]).exists()
 
 
+def _direct_episode(bridge: StdioServer, text: str) -> str:
+    """The id of the episode made of ``text`` said in agent main's direct chat."""
+    for role, content in (("user", text), ("assistant", "Noted.")):
+        params = {"session": "agent:main:main", "role": role, "content": content}
+        assert "result" in call(bridge, "log_turn", agent="main", **params)
+    call(bridge, "end_session", session="agent:main:main")
+    call(bridge, "consolidate", all=True)
+    [found] = call(bridge, "search", query="BLOODX")["result"]["results"]
+    return str(found["id"])
+
+
+@pytest.mark.parametrize(
+    "context",
+    [
+        {"session": "agent:main:telegram:group:-100", "agent": "ops"},
+        {"session": "agent:main:telegram:group:-100"},
+        {"session": "agent:ops:main", "agent": "ops"},
+        {"session": "agent :main:main"},
+        {"kind": "group"},
+    ],
+    ids=["group-of-another-agent", "group", "another-agent", "malformed-key", "kind-group"],
+)
+def test_a_forget_with_a_context_cannot_remove_what_that_context_may_not_see(
+    bridge: StdioServer, vault_dir: Path, context: dict[str, str]
+) -> None:
+    episode = _direct_episode(bridge, "My blood type is BLOODX negative")
+    path = call(bridge, "get", id=episode)["result"]["path"]
+    refused = call(bridge, "forget", episode_id=episode, **context)
+    assert refused["error"] == {"code": MEMORY_ERROR, "message": f"no episode with id {episode!r}"}
+    by_query = call(bridge, "forget", query="BLOODX", confirm=True, **context)
+    assert (
+        by_query["error"]["code"] == BAD_PARAMS and "for the owner" in by_query["error"]["message"]
+    )
+    assert (vault_dir / path).exists()
+    own = call(bridge, "forget", episode_id=episode, session="agent:main:main", agent="main")
+    assert own["result"]["episodes"] and not (vault_dir / path).exists()
+
+
+@pytest.mark.parametrize(
+    "session",
+    [
+        "agent :main:telegram:group:-100",
+        "\uff41\uff47\uff45\uff4e\uff54:main:telegram:group:-100",
+        "agent\uff1amain\uff1atelegram\uff1agroup\uff1a-100",
+        "agent:main:telegram:group",
+        "telegram:group:-100",
+        "group:-100",
+    ],
+    ids=["space", "full-width-head", "full-width-colons", "no-id", "plain-group", "bare-group"],
+)
+def test_retrieve_for_a_group_looking_session_puts_no_direct_memory_in_the_payload(
+    bridge: StdioServer, session: str
+) -> None:
+    _direct_episode(bridge, "My blood type is BLOODX negative")
+    for kind in ({}, {"kind": "direct"}):
+        payload = call(bridge, "retrieve", query="BLOODX blood type", session=session, **kind)
+        assert "negative" not in json.dumps(payload["result"]), (session, kind)
+    assert "negative" in call(bridge, "retrieve", query="BLOODX blood type")["result"]["context"]
+
+
+@pytest.mark.parametrize(
+    "params",
+    [
+        {"query": "dentist", "confirm": "yes"},
+        {"query": "dentist", "confirm": 1},
+        {"query": "dentist", "confirm": "true"},
+        {"query": "dentist", "confirm": True, "dry_run": "no"},
+        {"episode_id": "ep-x", "confirm": "yes"},
+    ],
+    ids=["yes", "one", "string-true", "dry-run-string", "with-an-id"],
+)
+def test_forget_takes_confirm_only_as_a_json_boolean(
+    bridge: StdioServer, vault_dir: Path, params: dict[str, Any]
+) -> None:
+    before = sorted(p.name for p in (vault_dir / "episodes").iterdir())
+    refused = call(bridge, "forget", **params)
+    assert refused["error"]["code"] == BAD_PARAMS
+    assert "must be true or false" in refused["error"]["message"]
+    assert sorted(p.name for p in (vault_dir / "episodes").iterdir()) == before
+
+
+@pytest.mark.parametrize(
+    ("method", "params"),
+    [
+        ("consolidate", {"session": "agent:main:telegram:group:-100"}),
+        ("stats", {"agent": "ops"}),
+        ("status", {"kind": "group"}),
+        ("sync", {"session": "agent:main:main"}),
+        ("recall_failed", {"agent": "ops"}),
+        ("end_session", {"session": "s1", "kind": "group"}),
+        ("working_memory", {"session": "s1", "agent": "ops"}),
+    ],
+    ids=["consolidate", "stats", "status", "sync", "recall-failed", "end-session", "wm"],
+)
+def test_a_method_that_cannot_answer_as_a_context_refuses_one(
+    bridge: StdioServer, method: str, params: dict[str, Any]
+) -> None:
+    refused = call(bridge, method, **params)
+    assert refused["error"]["code"] == BAD_PARAMS
+    assert "takes no agent, session or kind" in refused["error"]["message"]
+
+
 @pytest.mark.parametrize(
     ("line", "code"),
     [
