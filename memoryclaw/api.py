@@ -1011,6 +1011,9 @@ class Vault:
 
     def audit(self, *, days: int = 7, now: datetime | None = None) -> dict[str, Any]:
         """Episodes and machine-written facts added in the last ``days`` days, for review."""
+        if not 0 <= days <= recall_metrics.MAX_WINDOW_DAYS:  # a billion days overflowed
+            limit = recall_metrics.MAX_WINDOW_DAYS
+            raise InvalidInputError("days", f"must be from 0 to {limit}, got {days}")
         self.refresh()
         moment = now or now_utc()
         since = moment - timedelta(days=days)

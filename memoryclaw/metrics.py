@@ -43,6 +43,9 @@ if TYPE_CHECKING:
     from .payload import RetrievePayload
 
 METRICS_FILE = f"{STATE_DIR}/metrics.json"
+# The widest window a report covers: a century of days, far past any vault's age and far
+# inside what a date can count back to (a billion days overflowed).
+MAX_WINDOW_DAYS = 36_600
 FORMAT = 1  # the file's layout; another number is read as no file
 
 _log = logging.getLogger("memoryclaw.metrics")
@@ -232,19 +235,28 @@ def window(
     today: date, days: int | None = None, since: date | str | None = None
 ) -> tuple[date, date]:
     """The window (first day, last day) of ``--days`` (the last N days, today included;
-    default 7) or ``--since`` (that day to today)."""
+    default 7) or ``--since`` (that day to today), at most :data:`MAX_WINDOW_DAYS` long;
+    anything else is an :class:`InvalidInputError` naming the param."""
     if since is not None:
         if isinstance(since, str):
             try:
                 since = date.fromisoformat(since)
             except ValueError:
-                raise InvalidInputError("since", f"expected YYYY-MM-DD, got {since!r}") from None
+                shown = json.dumps(since[:40], ensure_ascii=True)  # one line, whatever it holds
+                raise InvalidInputError("since", f"expected YYYY-MM-DD, got {shown}") from None
         if since > today:
             raise InvalidInputError("since", f"{since.isoformat()} is after today ({today})")
+        if (today - since).days >= MAX_WINDOW_DAYS:
+            raise InvalidInputError(
+                "since", f"{since.isoformat()} is more than {MAX_WINDOW_DAYS} days ago"
+            )
         return since, today
     count = 7 if days is None else days
-    if isinstance(count, bool) or not isinstance(count, int) or count < 1:
-        raise InvalidInputError("days", f"must be a whole number >= 1, got {count!r}")
+    if isinstance(count, bool) or not isinstance(count, int) or not 1 <= count <= MAX_WINDOW_DAYS:
+        shown = repr(count)[:40]
+        raise InvalidInputError(
+            "days", f"must be a whole number from 1 to {MAX_WINDOW_DAYS}, got {shown}"
+        )
     return today - timedelta(days=count - 1), today
 
 

@@ -20,6 +20,7 @@ from memoryclaw import ConfigError, InvalidInputError, Vault
 from memoryclaw.metrics import METRICS_FILE, DayCounts, load_days, record
 from memoryclaw.notes import Turn, dump_log
 from memoryclaw.payload import RetrievePayload
+from memoryclaw.server import BAD_PARAMS, StdioServer
 
 from .conftest import NOW
 
@@ -95,6 +96,49 @@ def test_a_bad_window_is_refused(vault: Vault, days: int | None, since: str, fie
     with pytest.raises(InvalidInputError) as caught:
         vault.metrics(days=days, since=since, now=NOW)
     assert caught.value.field == field
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["stats", "--days", "1000000000"], "days: must be a whole number from 1 to 36600"),
+        (["stats", "--days", "36601"], "days: must be a whole number from 1 to 36600"),
+        (["stats", "--since", "0001-01-01"], "since: 0001-01-01 is more than 36600 days ago"),
+        (["audit", "--days", "1000000000"], "days: must be from 0 to 36600"),
+    ],
+    ids=["billion-days", "one-past-the-limit", "since-year-one", "audit-billion-days"],
+)
+def test_a_window_too_wide_for_a_date_is_one_line_error_not_an_overflow_traceback(
+    vault_dir: Path, args: list[str], message: str
+) -> None:
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), *args]
+    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert proc.returncode == 1 and proc.stdout == ""
+    assert proc.stderr.startswith(f"memoryclaw: error: {message}") and proc.stderr.count("\n") == 1
+
+
+@pytest.mark.parametrize(
+    ("params", "field"),
+    [({"days": 1_000_000_000}, "days"), ({"since": "0001-01-01"}, "since")],
+    ids=["billion-days", "since-year-one"],
+)
+def test_rpc_stats_refuses_a_window_too_wide_as_bad_params(
+    vault_dir: Path, params: dict[str, object], field: str
+) -> None:
+    bridge = StdioServer(vault_dir, env={})
+    try:
+        reply = bridge.handle(json.dumps({"id": 1, "method": "stats", "params": params}))
+    finally:
+        bridge.close()
+    assert reply["error"]["code"] == BAD_PARAMS
+    assert reply["error"]["message"].startswith(f"{field}: ")
+
+
+def test_the_widest_window_is_accepted(vault: Vault) -> None:
+    vault.retrieve(QUERIES[0], now=NOW)
+    assert vault.metrics(days=36_600, now=NOW).counts.recalls == 1
+    first = (NOW - timedelta(days=36_599)).date().isoformat()
+    assert vault.metrics(since=first, now=NOW).counts.recalls == 1
 
 
 def _write_episode_of_log(root: Path, first: int, last: int) -> list[Turn]:
