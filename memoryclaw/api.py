@@ -814,6 +814,13 @@ class Vault:
         collect_owed(self.root)  # a purge that followed another device's drops old objects
         return report
 
+    def accept_config(self) -> list[str]:
+        """Accept the ``memoryclaw.yaml`` keys a sync held: the values the file holds apply
+        from the next load; the keys accepted."""
+        from .config import accept_held
+
+        return accept_held(self.root)
+
     def export_archive(self, target: str | Path) -> int:
         """Write the vault's memory files to a ``.tar.gz``; how many files it holds."""
         from .transfer import export_archive
@@ -1354,6 +1361,15 @@ class Vault:
             if (self.root / CONFIG_FILE).exists()
             else "no memoryclaw.yaml; defaults apply",
         )
+        from .config import held_config
+
+        for key, pair in sorted(held_config(self.root).items()):
+            add(
+                "config held",
+                "warn",
+                f"{key}: a sync brought {pair['incoming']!r}; this device keeps"
+                f" {pair['trusted']!r} until `memoryclaw sync --accept-config`",
+            )
         missing = [f for f in VAULT_FOLDERS if not (self.root / f).is_dir()]
         add(
             "folders",
@@ -1432,12 +1448,14 @@ class Vault:
             else "not a git repository (memoryclaw init --git)",
         )
         if git_dir:
-            from .incoming import ignored_memory_folders
+            from .incoming import ignored_memory_folders, local_problems
 
             hidden = ignored_memory_folders(self.root)
             if hidden:
                 why = "git ignores memory files there: they are neither committed nor synced"
                 add("git ignore", "error", f"{', '.join(hidden)}: {why} (see .gitignore)")
+            for name, line, why in local_problems(self.root):
+                add("git files", "error", f"{name}: {line!r} {why} (the next sync removes it)")
         return checks
 
     def _vector_checks(self) -> list[tuple[str, str]]:

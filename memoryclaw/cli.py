@@ -1055,9 +1055,22 @@ def _report_changes(changes: list[Change], as_json: bool, done: str) -> None:
 @cli.command("sync")
 @click.option("--setup", is_flag=True, help="First write .gitattributes (union merges of facts).")
 @click.option("--json", "as_json", is_flag=True, help="Print a JSON document.")
+@click.option(
+    "--accept-config",
+    is_flag=True,
+    help="Accept the memoryclaw.yaml keys a sync held (they apply from the next command); "
+    "does not sync.",
+)
 @click.pass_context
-def sync_command(ctx: click.Context, setup: bool, as_json: bool) -> None:
+def sync_command(ctx: click.Context, setup: bool, as_json: bool, accept_config: bool) -> None:
     """Sync the vault with its git remote: commit, fetch, merge, push, re-index."""
+    if accept_config:
+        accepted = _vault(ctx).accept_config()
+        if as_json:
+            _emit({"accepted": accepted})
+        else:
+            click.echo(f"accepted: {', '.join(accepted)}" if accepted else "nothing was held")
+        return
     report = _vault(ctx).sync_remote(setup=setup)
     if as_json:
         _emit(report.as_dict())
@@ -1082,6 +1095,15 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool) -> None:
     if report.config_changed:
         keys = ", ".join(report.config_changed)
         click.echo(f"memoryclaw.yaml changed by the sync: {keys}", err=True)
+    for repair in report.repaired:
+        click.echo(f"repaired {repair.path}: {repair.reason}", err=True)
+    if report.config_held:
+        keys = ", ".join(held["key"] for held in report.config_held)
+        click.echo(
+            f"memoryclaw.yaml keys held at this device's values (a sync changed them): {keys};"
+            " review them (memoryclaw doctor) and run `memoryclaw sync --accept-config` to apply",
+            err=True,
+        )
 
 
 @cli.command("export")

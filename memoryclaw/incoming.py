@@ -21,6 +21,7 @@ repaired tree back to the remote for every other device.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 import tempfile
@@ -34,7 +35,7 @@ from .config import CONFIG_FILE, Settings, flatten, settings_from_mapping
 from .errors import ConfigError, ExternalToolError, ParseError
 from .history import AUTHOR, MEMORY_FOLDERS
 from .notes import load_yaml
-from .vault import STATE_DIR, owner_only_umask
+from .vault import STATE_DIR, atomic_write, owner_only_umask
 
 REGULAR_MODES = frozenset({"100644", "100755"})
 # what `sync --setup` writes to .gitattributes: fact files merge by union
@@ -43,12 +44,23 @@ GITATTRIBUTES = "semantic/*.md merge=union\n"
 SCREEN_INDEX_GLOB = "memoryclaw-screen-*.index"
 _GIT_FILES = (".gitignore", ".gitattributes")
 _ZERO = "0" * 40
-# Paths whose treatment by git a remote's .gitignore/.gitattributes must not change.
+# The names at the top of the vault whose files a .gitignore/.gitattributes line may not
+# reach: the memory folders, the configuration and these two files themselves.
+_MEMORY_TOPS = (*dict.fromkeys(f.split("/")[0] for f in MEMORY_FOLDERS), CONFIG_FILE, *_GIT_FILES)
+# What memory files are named with: a pattern that matches at any depth is taken only when it
+# can match nothing but names ending in another extension (``*.swp``).
+_MEMORY_EXTENSIONS = frozenset({"md", "markdown", "txt", "yaml", "yml", "json", "jsonl"})
+_HARMLESS_NAME = re.compile(r"[^/\\]*\.([A-Za-z0-9_~-]+)")
+# memoryclaw's own lines, always taken and restored when missing
+OWN_LINES = {".gitignore": (f"{STATE_DIR}/",), ".gitattributes": (GITATTRIBUTES.strip(),)}
+# Paths whose treatment by git is asked of git itself besides every memory path of both trees
+# (a second net under the rule on lines).
 _MEMORY_PROBES = (
     "episodes/x.md",
     "episodes/2025/x.md",
     "semantic/x.md",
     "semantic/_pending.md",
+    "semantic/_forgotten/x.txt",
     "logs/processed/x.md",
     "skills/x.md",
     "skills/x/SKILL.md",
@@ -186,7 +198,10 @@ def _refusals(root: Path, theirs: dict[str, _Entry], ours: dict[str, _Entry]) ->
     for name in _GIT_FILES:
         if name in refused or theirs.get(name) == ours.get(name):
             continue
-        why = _git_file_problem(name, _blob(root, ours.get(name)), _blob(root, theirs.get(name)))
+        paths = [p for p in set(theirs) | set(ours) if _in_memory(p)]
+        why = _git_file_problem(
+            name, _blob(root, ours.get(name)), _blob(root, theirs.get(name)), paths
+        )
         if why:
             refused[name] = why
     config = theirs.get(CONFIG_FILE)
@@ -233,28 +248,216 @@ def config_changes(old: bytes, new: bytes) -> list[str]:
     return sorted(key for key in before.keys() | after.keys() if before.get(key) != after.get(key))
 
 
+def commit_settings(root: Path, commit: str) -> Settings | None:
+    """What ``memoryclaw.yaml`` in ``commit`` says (defaults when it has none), or None when
+    it is not a valid configuration."""
+    try:
+        data = _run(root, "cat-file", "blob", f"{commit}:{CONFIG_FILE}")
+    except ExternalToolError:
+        data = b""  # none there
+    try:
+        return _settings(data)
+    except (UnicodeDecodeError, ParseError, ConfigError):
+        return None
+
+
 def _settings(data: bytes) -> Settings:
     raw: Any = load_yaml(data.decode("utf-8"), CONFIG_FILE) if data.strip() else None
     return settings_from_mapping(raw, path=CONFIG_FILE, env={})
 
 
-def _git_file_problem(name: str, ours: bytes, theirs: bytes) -> str | None:
-    """Why the remote's ``.gitignore``/``.gitattributes`` must not replace ours, or None."""
+def _git_file_problem(
+    name: str, ours: bytes, theirs: bytes, paths: Iterable[str] = ()
+) -> str | None:
+    """Why the remote's ``.gitignore``/``.gitattributes`` must not replace ours, or None.
+
+    Each line this device does not already have is judged by :func:`line_problem` (a rule on
+    the pattern's shape, which no narrow pattern dodges); then git itself is asked about every
+    memory path of both trees (``paths``) as a second net."""
+    have = set(_lines(ours)) | set(OWN_LINES[name])
+    for line in _lines(theirs):
+        why = None if line in have else line_problem(name, line)
+        if why:
+            return f"line {line!r} {why}"
+    memory = [p for p in (*_MEMORY_PROBES, *paths) if _in_memory(p) or "/" not in p]
     if name == ".gitignore":
-        hidden_before, hidden_after = _ignored(name, ours), _ignored(name, theirs)
-        hidden = sorted(p for p in hidden_after - hidden_before if p not in _STATE_PROBES)
+        hidden_before = _ignored(name, ours, memory)
+        hidden = sorted(_ignored(name, theirs, memory) - hidden_before)
         if hidden:
             folders = ", ".join(dict.fromkeys(_top(p) for p in hidden))
             return f"would make git ignore memory files ({folders}): memories would stop syncing"
-        exposed = sorted(p for p in hidden_before - hidden_after if p in _STATE_PROBES)
+        exposed = _ignored(name, ours, _STATE_PROBES) - _ignored(name, theirs, _STATE_PROBES)
         if exposed:
             return f"would stop git ignoring {STATE_DIR}/ (this device's index and state)"
         return None
-    after = _attributes(name, theirs)
-    # back to memoryclaw's own is always taken: two devices that differ then converge on it
-    if after not in (_attributes(name, ours), _attributes(name, GITATTRIBUTES.encode())):
+    allowed = _attributes(name, ours, memory) | _attributes(name, GITATTRIBUTES.encode(), memory)
+    if not _attributes(name, theirs, memory) <= allowed:
         return "would change how git merges, filters or encodes memory files"
     return None
+
+
+def _lines(data: bytes) -> list[str]:
+    """The lines of a ``.gitignore``/``.gitattributes`` that mean something (no blanks, no
+    comments), each stripped."""
+    text = data.decode("utf-8", errors="replace")
+    return [s for s in (line.strip() for line in text.splitlines()) if s and not s.startswith("#")]
+
+
+def line_problem(name: str, line: str) -> str | None:
+    """Why a line of a ``.gitignore`` or ``.gitattributes`` at the top of the vault could
+    change how git treats a memory file (or expose ``.memoryclaw/``), or None.
+
+    The rule looks at the pattern's shape, never at sample names: a pattern with no slash
+    matches at every depth and is taken only when it can match nothing but names with an
+    extension no memory file has (``*.swp``); a pattern with a slash is taken only when its
+    first part can match no memory folder, ``memoryclaw.yaml`` nor these files, and is not
+    ``**``.  memoryclaw's own lines are always taken."""
+    line = line.strip()
+    if not line or line.startswith("#") or line in OWN_LINES[name]:
+        return None
+    if name == ".gitignore":
+        if line.startswith("!"):
+            if _reaches(line[1:], (STATE_DIR,), any_depth_ok=False):
+                return f"would stop git ignoring {STATE_DIR}/ (this device's index and state)"
+            return None
+        if _reaches(line, _MEMORY_TOPS):
+            return "could make git ignore memory files: memories would stop syncing"
+        return None
+    if line.startswith("[attr]"):
+        return "defines an attribute macro"
+    pattern, _, attributes = line.replace("\t", " ").partition(" ")
+    if not attributes.strip():
+        return None  # a pattern with no attributes sets nothing
+    if pattern.startswith('"') or _reaches(pattern.removeprefix("!"), _MEMORY_TOPS):
+        return "could change how git merges, filters or encodes memory files"
+    return None
+
+
+def _reaches(pattern: str, names: Iterable[str], *, any_depth_ok: bool = True) -> bool:
+    """Whether a gitignore-style ``pattern`` could match one of the top-level ``names`` or
+    something inside them."""
+    if "\\" in pattern:  # an escape makes the shape harder to read: refused
+        return True
+    body = pattern.rstrip("/")
+    if not body.strip("/"):
+        return False
+    if "/" not in body and any_depth_ok:  # matches at any depth, in memory folders too
+        extension = _HARMLESS_NAME.fullmatch(body)
+        return extension is None or extension.group(1).lower() in _MEMORY_EXTENSIONS
+    first = body.lstrip("/").split("/", 1)[0]
+    if "**" in first:
+        return True
+    wanted = _component(first)
+    return any(wanted.fullmatch(n) for n in names)
+
+
+def _component(glob: str) -> re.Pattern[str]:
+    """A regular expression for one path part of a git wildmatch glob, case-insensitive (a
+    case-insensitive disk or ``core.ignoreCase`` matches ``Semantic`` to ``semantic``)."""
+    out, i = [], 0
+    while i < len(glob):
+        char = glob[i]
+        if char == "*":
+            out.append("[^/]*")
+        elif char == "?":
+            out.append("[^/]")
+        elif char == "[" and "]" in glob[i + 2 :]:
+            end = glob.index("]", i + 2)
+            inner = glob[i + 1 : end]
+            negate = inner[:1] in ("!", "^")
+            inner = inner[1:] if negate else inner
+            body = "".join(c if c == "-" else re.escape(c) for c in inner)
+            out.append(f"[{'^' if negate else ''}{body}]")
+            i = end
+        else:
+            out.append(re.escape(char))
+        i += 1
+    try:
+        return re.compile("".join(out), re.IGNORECASE)
+    except re.error:  # a class git reads otherwise: match everything, so it is refused
+        return re.compile(".*")
+
+
+def repair_local(root: Path) -> list[Refusal]:
+    """Judge this vault's own ``.gitignore`` and ``.gitattributes`` by the rule a remote's are
+    judged by (:func:`line_problem`): drop each line that could reach memory files, put back
+    memoryclaw's own lines, and re-encode files a dropped ``working-tree-encoding`` had
+    checked out in another encoding; what was repaired, and why.
+
+    A vault that took such a line before it was refused (or by a hand edit) would otherwise
+    fail every commit ("BOM is required") or stop syncing memories, for good."""
+    repaired = []
+    for name in _GIT_FILES:
+        path = root / name
+        if path.is_symlink() or not path.is_file():
+            continue
+        data = path.read_bytes()
+        text = data.decode("utf-8", errors="replace")
+        lines = text.splitlines()
+        bad = [line for line in lines if line_problem(name, line)]
+        missing = [own for own in OWN_LINES[name] if own not in {x.strip() for x in lines}]
+        if not bad and not missing:
+            continue
+        encoded = _encoded_paths(root, data) if name == ".gitattributes" else {}
+        kept = [line for line in lines if line not in bad] + missing
+        atomic_write(path, "\n".join(kept) + "\n")
+        for rel, encoding in encoded.items():
+            _reencode(root, rel, encoding)
+        said = "; ".join(f"{line!r} {line_problem(name, line)}" for line in bad[:3])
+        reason = f"this vault's own {name}: removed {said}" if bad else f"{name}:"
+        repaired.append(Refusal(name, f"{reason}; memoryclaw's own lines are in place"))
+    return repaired
+
+
+def _encoded_paths(root: Path, data: bytes) -> dict[str, str]:
+    """The tracked memory files this ``.gitattributes`` gives a ``working-tree-encoding``."""
+    tracked = [os.fsdecode(p) for p in _run(root, "ls-files", "-z").split(b"\0") if p]
+    memory = [p for p in tracked if _in_memory(p) or p == CONFIG_FILE]
+    with _scratch(".gitattributes", data) as where:
+        done = subprocess.run(
+            ["git", "-C", where, "check-attr", "-z", "working-tree-encoding", "--stdin"],
+            input=_stdin(memory),
+            capture_output=True,
+            check=False,
+        )
+    fields = done.stdout.split(b"\0")
+    out = {}
+    for n in range(0, len(fields) - 2, 3):
+        value = fields[n + 2].decode(errors="replace")
+        if value not in ("unspecified", "unset", "set", ""):
+            out[os.fsdecode(fields[n])] = value
+    return out
+
+
+def _reencode(root: Path, rel: str, encoding: str) -> None:
+    """Write back as UTF-8 a file git checked out in ``encoding`` (local edits kept)."""
+    path = root / rel
+    if path.is_symlink() or not path.is_file():
+        return
+    data = path.read_bytes()
+    try:
+        data.decode("utf-8")
+        if not data.startswith((b"\xff\xfe", b"\xfe\xff")):
+            return  # already UTF-8: written after, or never converted
+    except UnicodeDecodeError:
+        pass
+    with suppress(LookupError, UnicodeDecodeError):
+        atomic_write(path, data.decode(encoding))
+
+
+def local_problems(root: Path) -> list[tuple[str, str, str]]:
+    """Each line of this vault's ``.gitignore``/``.gitattributes`` that could reach memory
+    files: (file, line, why)."""
+    found = []
+    for name in _GIT_FILES:
+        path = root / name
+        if path.is_symlink() or not path.is_file():
+            continue
+        for line in _lines(path.read_bytes()):
+            why = line_problem(name, line)
+            if why:
+                found.append((name, line, why))
+    return found
 
 
 def _scratch(name: str, data: bytes) -> tempfile.TemporaryDirectory[str]:
@@ -265,28 +468,29 @@ def _scratch(name: str, data: bytes) -> tempfile.TemporaryDirectory[str]:
     return scratch
 
 
-def _ignored(name: str, data: bytes) -> set[str]:
-    """Which probe paths git ignores under this ``.gitignore``."""
+def _ignored(name: str, data: bytes, paths: Iterable[str]) -> set[str]:
+    """Which of ``paths`` git ignores under this ``.gitignore``."""
     with _scratch(name, data) as where:
         done = subprocess.run(
             ["git", "-C", where, "check-ignore", "--no-index", "-z", "--stdin"],
-            input=_stdin(_MEMORY_PROBES + _STATE_PROBES),
+            input=_stdin(paths),
             capture_output=True,
             check=False,
         )
     return {os.fsdecode(p) for p in done.stdout.split(b"\0") if p}
 
 
-def _attributes(name: str, data: bytes) -> bytes:
-    """Every attribute this ``.gitattributes`` gives the memory probe paths."""
+def _attributes(name: str, data: bytes, paths: Iterable[str]) -> set[tuple[bytes, ...]]:
+    """Every (path, attribute, value) this ``.gitattributes`` gives ``paths``."""
     with _scratch(name, data) as where:
         done = subprocess.run(
             ["git", "-C", where, "check-attr", "-z", "--all", "--stdin"],
-            input=_stdin(_MEMORY_PROBES),
+            input=_stdin(paths),
             capture_output=True,
             check=False,
         )
-    return done.stdout
+    fields = done.stdout.split(b"\0")
+    return {tuple(fields[n : n + 3]) for n in range(0, len(fields) - 2, 3)}
 
 
 def _stdin(paths: Iterable[str]) -> bytes:

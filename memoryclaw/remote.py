@@ -31,7 +31,7 @@ from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any
 
-from .config import CONFIG_FILE, Settings
+from .config import CONFIG_FILE, Settings, file_settings, held_config, hold_changes
 from .errors import ExternalToolError, SyncError
 from .history import AUTHOR, MEMORY_FOLDERS, _dirty, _git, _live_log, commit_journal
 from .incoming import (
@@ -41,6 +41,7 @@ from .incoming import (
     Refusal,
     config_changes,
     config_problem,
+    repair_local,
     screen,
 )
 from .notes import parse_facts
@@ -84,6 +85,11 @@ class RemoteSyncReport:
     # the memoryclaw.yaml keys whose value the sync changed here (told, as they change
     # how this device behaves)
     config_changed: list[str] = field(default_factory=list)
+    # the trust-relevant keys held at this device's values until `sync --accept-config`
+    # (memoryclaw.config.hold_changes): {key, kept, incoming}
+    config_held: list[dict[str, Any]] = field(default_factory=list)
+    # lines of this vault's own .gitignore/.gitattributes the sync removed, and why
+    repaired: list[Refusal] = field(default_factory=list)
 
     def as_dict(self) -> dict[str, Any]:
         """The report as a JSON-ready dict."""
@@ -96,6 +102,8 @@ class RemoteSyncReport:
             "remote": self.remote,
             "refused": [r.as_dict() for r in self.refused],
             "config_changed": self.config_changed,
+            "config_held": self.config_held,
+            "repaired": [r.as_dict() for r in self.repaired],
             **({"shared": self.shared} if self.shared else {}),
         }
 
@@ -531,7 +539,11 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
             raise SyncError(remote, "no such remote (git remote add origin URL)")
         device_id(root, settings)  # from now on this device's logs carry its id
         with file_lock(root, SEMANTIC_LOCK):
+            # a line that reaches memory files, taken before it was refused, would fail
+            # every commit or stop memories syncing for good
+            report.repaired = repair_local(root)
             commit_local(root)
+        config_before = file_settings(root)
         _push_purged_history(root, remote)
         branch = _git(root, "symbolic-ref", "--short", "HEAD").stdout.strip()
         before = _rev(root, "HEAD")
@@ -545,7 +557,11 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
                 head = _rev(root, "HEAD")
                 report.pulled += _count(root, f"{head}..{upstream}") if head else 0
                 with file_lock(root, SEMANTIC_LOCK):
+                    # held before the merge writes the file: a sync killed after it
+                    # leaves no incoming value in effect
+                    _hold(root, config_before, _commit_settings(root, upstream))
                     _merge(root, upstream, report)
+                    _hold(root, config_before, file_settings(root))
                 _forget_again(root, head)
                 _purge_as_asked(root, upstream)
             if _rev(root, "HEAD") is None:
@@ -571,8 +587,27 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
         elif after and not before:
             out = _git(root, "ls-files", "-z").stdout
             report.files_changed = sorted(p for p in out.split("\0") if p)
+        report.config_held = [
+            {"key": key, "kept": pair["trusted"], "incoming": pair["incoming"]}
+            for key, pair in sorted(held_config(root).items())
+        ]
     except ExternalToolError as exc:
         raise SyncError(remote, exc.problem) from exc
+
+
+def _hold(root: Path, before: Settings | None, after: Settings | None) -> None:
+    """Hold the trust-relevant keys that differ between ``before`` and ``after``
+    (:func:`memoryclaw.config.hold_changes`)."""
+    if before is not None and after is not None:
+        hold_changes(root, before, after)
+
+
+def _commit_settings(root: Path, commit: str) -> Settings | None:
+    """What ``memoryclaw.yaml`` says in ``commit`` (None when it is not valid: then the
+    screening refuses it)."""
+    from .incoming import commit_settings
+
+    return commit_settings(root, commit)
 
 
 def _network(root: Path, remote: str, seconds: float, *args: str) -> CompletedProcess[str]:

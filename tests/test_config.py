@@ -674,3 +674,80 @@ def test_sync_timeout_seconds_must_be_positive() -> None:
     with pytest.raises(ConfigError) as caught:
         settings_from_mapping({"sync": {"timeoutSeconds": 0}})
     assert caught.value.key == "sync.timeoutSeconds"
+
+
+def _hold(vault: Path, before: str, after: str) -> list[str]:
+    """Hold what a sync that changed memoryclaw.yaml from ``before`` to ``after`` would."""
+    from memoryclaw.config import file_settings, hold_changes
+
+    _write(vault, before)
+    old = file_settings(vault)
+    _write(vault, after)
+    new = file_settings(vault)
+    assert old is not None and new is not None
+    return hold_changes(vault, old, new)
+
+
+def test_a_held_key_keeps_this_devices_value_while_the_file_holds_the_incoming_one(
+    tmp_path: Path,
+) -> None:
+    vault = _state_vault(tmp_path, "")
+    mine = "llm:\n  baseUrl: http://127.0.0.1:11434\nretrieval:\n  maxResults: 3\n"
+    theirs = "llm:\n  baseUrl: http://10.6.6.6:1\nretrieval:\n  maxResults: 9\n"
+    assert _hold(vault, mine, theirs) == ["llm.baseUrl"]
+    settings = load_settings(vault, env={})
+    assert settings.llm.base_url == "http://127.0.0.1:11434"
+    assert settings.retrieval.max_results == 9  # not trust-relevant: applies at once
+
+
+def test_a_later_sync_keeps_the_first_trusted_value(tmp_path: Path) -> None:
+    from memoryclaw.config import held_config
+
+    vault = _state_vault(tmp_path, "")
+    _hold(vault, "sync:\n  timeoutSeconds: 5\n", "sync:\n  timeoutSeconds: 1000\n")
+    _hold(vault, "sync:\n  timeoutSeconds: 1000\n", "sync:\n  timeoutSeconds: 99999\n")
+    assert held_config(vault)["sync.timeoutSeconds"] == {"trusted": 5.0, "incoming": 99999.0}
+    assert load_settings(vault, env={}).sync.timeout_seconds == 5.0
+    assert _hold(vault, "sync:\n  timeoutSeconds: 99999\n", "sync:\n  timeoutSeconds: 5\n") == []
+
+
+def test_a_hand_edit_of_a_held_key_drops_the_hold(tmp_path: Path) -> None:
+    from memoryclaw.config import held_config
+
+    vault = _state_vault(tmp_path, "")
+    _hold(vault, "", "scopes:\n  ownerIds: ['tg:666']\n")
+    assert load_settings(vault, env={}).scopes.owner_ids == ()
+    _write(vault, "scopes:\n  ownerIds: ['tg:1']\n")
+    assert load_settings(vault, env={}).scopes.owner_ids == ("tg:1",)
+    assert held_config(vault) == {}
+
+
+def test_accepting_held_keys_applies_them(tmp_path: Path) -> None:
+    from memoryclaw.config import accept_held
+
+    vault = _state_vault(tmp_path, "")
+    _hold(
+        vault, "", "sharedVaults:\n  - {name: t, path: /tmp/t}\nprivacy:\n  redactSecrets: false\n"
+    )
+    held = load_settings(vault, env={})
+    assert held.shared_vaults == () and held.privacy.redact_secrets
+    assert accept_held(vault) == ["privacy.redactSecrets", "sharedVaults"]
+    settings = load_settings(vault, env={})
+    assert [v.name for v in settings.shared_vaults] == ["t"]
+    assert not settings.privacy.redact_secrets
+
+
+def test_the_environment_still_overrides_a_held_key(tmp_path: Path) -> None:
+    vault = _state_vault(tmp_path, "")
+    _hold(vault, "", "sync:\n  timeoutSeconds: 1000000\n")
+    env = {"MEMORYCLAW_SYNC_TIMEOUTSECONDS": "7"}
+    assert load_settings(vault, env=env).sync.timeout_seconds == 7.0
+    assert load_settings(vault, env={}).sync.timeout_seconds == 60.0
+
+
+def test_held_keys_apply_to_the_last_valid_copy_too(tmp_path: Path) -> None:
+    vault = _state_vault(tmp_path, "")
+    _hold(vault, "", "llm:\n  provider: ollama\n")
+    assert load_settings(vault, env={}).llm.provider == "none"  # the copy holds ollama
+    _write(vault, "retrieval:\n  budgetTokens: lots\n")
+    assert load_settings(vault, env={}).llm.provider == "none"
