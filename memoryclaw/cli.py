@@ -1034,6 +1034,8 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
         click.echo(f"not readable (compressed or broken): {report.unreadable_events} events")
     for line in report.skipped:
         click.echo(f"skipped {line}")
+    for line in report.notices:
+        click.echo(f"note: {line}")
     if report.consolidation is not None:
         done = report.consolidation
         episodes = done.get("episodes", [])

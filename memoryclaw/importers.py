@@ -8,6 +8,8 @@ bring in (the writing is :mod:`memoryclaw.importing`):
   with its line;
 * :func:`note_document` — a note as an episode's summary and detail lines, each with its line;
 * :func:`daily_note_date` — the day a daily note (``YYYY-MM-DD.md``) is about;
+* :func:`written_by_memoryclaw` and :func:`foreign_lines` — what of a note a vault wrote
+  with a scope, an agent or a review mark (an import must not file it owner-level);
 * :func:`session_turns` — the turns of one OpenClaw session transcript event;
 * :func:`message_records` — an OpenAI-style ``messages`` array as ``ingest`` records.
 """
@@ -23,6 +25,7 @@ from typing import Any
 
 from .errors import InvalidInputError, ParseError
 from .notes import load_yaml, parse_facts
+from .scopes import valid_scope
 
 _BULLET_RE = re.compile(r"^(?P<indent>\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>.*)$")
 _HEADING_RE = re.compile(r"^#{1,6}\s+(?P<text>.*?)\s*#*\s*$")
@@ -167,6 +170,54 @@ def item_fact(item: NoteItem) -> ItemFact:
         fact = facts[0]
         return ItemFact(fact.entity, fact.field, fact.value)
     return ItemFact(item.section or "note", "note", item.text)
+
+
+# Frontmatter keys only memoryclaw writes (an episode's or a fact file's); ``scope`` alone
+# counts when it is written as a scope (an Obsidian note may have a "scope" property).
+MEMORYCLAW_KEYS = frozenset({"agent", "session", "source_turns"})
+REVIEW_FILE = "_pending.md"  # a vault's lines awaiting review
+# A line awaiting review: UNTRUSTED and CONFLICT are marks enough; LOW and INVALID are
+# words too, so only with the provenance comment memoryclaw puts after them.
+_REVIEW_LINE_RE = re.compile(
+    r"^\s*(?:[-*+]\s+)?(?:UNTRUSTED|CONFLICT)\b|^\s*[-*+]\s+(?:LOW|INVALID)\s.*<!--"
+)
+_PROVENANCE_RE = re.compile(r"<!--(?P<body>.*?)-->")
+_PROVENANCE_KEY_RE = re.compile(r"(?:^|;)\s*(?P<key>agent|scope)\s*:\s*(?P<value>[^;]*)")
+
+
+def written_by_memoryclaw(meta: Mapping[str, Any]) -> bool:
+    """Whether a note's frontmatter ``meta`` is one memoryclaw wrote (an episode or a fact
+    file of a vault): it names an agent, a session or source turns, or a scope written as
+    one, or it is an episode (``id`` and ``timestamp``) with a scope."""
+    if not MEMORYCLAW_KEYS.isdisjoint(meta):
+        return True
+    scope = meta.get("scope")
+    if scope is None:
+        return False
+    episode = "id" in meta and "timestamp" in meta
+    return episode or (isinstance(scope, str) and valid_scope(scope))
+
+
+def foreign_lines(text: str) -> tuple[str, int]:
+    """``text`` with each line an import may not file owner-level blanked (so line numbers
+    stay), and how many: a line awaiting review, and a fact line whose provenance comment
+    names an agent or a scope other than ``owner``."""
+    lines = text.split("\n")
+    count = 0
+    for number, line in enumerate(lines):
+        if _REVIEW_LINE_RE.match(line) or _scoped(line):
+            lines[number] = ""
+            count += 1
+    return "\n".join(lines), count
+
+
+def _scoped(line: str) -> bool:
+    for comment in _PROVENANCE_RE.finditer(line):
+        for key in _PROVENANCE_KEY_RE.finditer(comment.group("body")):
+            value = key.group("value").strip()
+            if value and not (key.group("key") == "scope" and value == "owner"):
+                return True
+    return False
 
 
 def daily_note_date(name: str) -> date | None:

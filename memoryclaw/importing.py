@@ -24,6 +24,15 @@ The rules (README, "Importing"):
 Owner-level scope: OpenClaw loads these files only in the owner's private sessions, so what
 they hold is recalled in the owner's direct conversations (of that agent) and never where
 other people read.
+
+An import never raises trust.  A note memoryclaw wrote (its frontmatter carries ``scope``,
+``agent``, ``session`` or ``source_turns``: an episode of a vault, copied) keeps its scope and
+agent, and is only an episode, never facts; one whose scope or agent cannot be kept is
+skipped by name.  A vault's review file (``_pending.md``) is skipped, and so is every line
+awaiting review (``- UNTRUSTED …``, ``- CONFLICT …``, ``- LOW``/``- INVALID`` with its
+provenance) and every fact line whose provenance names an agent or a scope other than
+owner-level: an import files what it reads owner-level, which those lines were not.  A
+folder holding such files is reported as looking like a vault's folder.
 """
 
 from __future__ import annotations
@@ -37,16 +46,20 @@ from typing import TYPE_CHECKING, Any
 from .config import CONFIG_FILE
 from .errors import InvalidInputError
 from .importers import (
+    REVIEW_FILE,
     ItemFact,
     NoteItem,
     daily_note_date,
+    foreign_lines,
     item_fact,
     memory_items,
     note_date,
     note_document,
     note_frontmatter,
     note_title,
+    written_by_memoryclaw,
 )
+from .inputs import label_problem
 from .notes import (
     Episode,
     dump_episode,
@@ -71,7 +84,7 @@ from .openclaw_store import (
 )
 from .redact import redact
 from .review import MANY_VALUED, append_line, matching, same_value
-from .scopes import OWNER
+from .scopes import OWNER, SCOPE_PROBLEM, conversation_scope, valid_scope
 from .transcript_import import import_sessions
 from .vault import (
     EPISODES_DIR,
@@ -115,6 +128,7 @@ class ImportReport:
     unreadable_events: int = 0
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
+    notices: list[str] = field(default_factory=list)  # what the user should know of the source
     consolidation: dict[str, Any] | None = None
     dry_run: bool = False
     # Told each vault file before it is written (the git journal: a killed run's files are
@@ -152,6 +166,7 @@ class ImportReport:
             "added": self.added,
             "files": self.files,
             "skipped": self.skipped,
+            "notices": self.notices,
             "consolidation": self.consolidation,
             "dry_run": self.dry_run,
         }
@@ -253,6 +268,7 @@ def _file_items(
             key = (fact.entity.casefold(), fact.field, fact.value)
             if fact.is_note or key in seen:
                 continue
+                continue
             seen.add(key)
             rows = _known(vault, fact)
             if any(same_value(r["value"], fact.value) for r in rows) or matching(
@@ -321,6 +337,7 @@ class _NoteEpisode:
     when: datetime
     agent: str | None
     tags: tuple[str, ...]
+    scope: str | None = OWNER  # a note memoryclaw wrote keeps its own
 
 
 def _line_key(text: str) -> str:
@@ -373,7 +390,7 @@ def _write_new_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -
         source=note.origin,
         extra={"source_lines": [n for n, _ in note.lines]},
         agent=note.agent,
-        scope=OWNER,
+        scope=note.scope,
     )
     folder = resolve_inside(vault.root, EPISODES_DIR)
     ensure_dir(folder)
@@ -383,12 +400,21 @@ def _write_new_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -
     report.wrote(f"{EPISODES_DIR}/{target.name}")
 
 
-def _dated_note(path: Path, day: date, origin: str, agent: str | None) -> _NoteEpisode:
-    """A daily (or any dated) note as an episode of that day, at noon UTC."""
-    document = note_document(_read_outside(path), _name(path.stem))
+def _dated_note(
+    path: Path,
+    day: date,
+    origin: str,
+    agent: str | None,
+    *,
+    text: str | None = None,
+    scope: str | None = OWNER,
+) -> _NoteEpisode:
+    """A daily (or any dated) note as an episode of that day, at noon UTC; ``text`` is the
+    note as read already (redacted, review lines left out)."""
+    document = note_document(_read_outside(path) if text is None else text, _name(path.stem))
     tags = ("imported", "daily-note") if daily_note_date(path.name) else ("imported", "note")
     moment = datetime.combine(day, _NOON)
-    return _NoteEpisode(origin, document.summary, document.lines, moment, agent, tags)
+    return _NoteEpisode(origin, document.summary, document.lines, moment, agent, tags, scope)
 
 
 def _memory_note(
@@ -513,6 +539,38 @@ def note_files(folder: Path, vault_root: Path) -> list[Path]:
     return sorted(out)
 
 
+def _kept_scope(meta: dict[str, Any]) -> tuple[str | None, str] | None:
+    """The agent and scope a note memoryclaw wrote keeps (None: not such a note); one whose
+    scope or agent an import cannot keep is refused by name."""
+    if not written_by_memoryclaw(meta):
+        return None
+    agent, scope, session = meta.get("agent"), meta.get("scope"), meta.get("session")
+    if agent is not None and (not isinstance(agent, str) or label_problem("agent", agent)):
+        problem = f"its frontmatter agent {agent!r} is not an agent id an import can keep"
+        raise InvalidInputError("note", problem)  # the caller names the file
+    if scope is None:  # written before scopes: the conversation it was made in says
+        scope = conversation_scope(session) if isinstance(session, str) and session else OWNER
+    if not isinstance(scope, str) or not valid_scope(scope):
+        problem = f"its frontmatter scope {scope!r} is not one an import can keep ({SCOPE_PROBLEM})"
+        raise InvalidInputError("note", problem)
+    return (_name(agent) if agent else None), scope
+
+
+def _timestamp_day(meta: dict[str, Any]) -> date | None:
+    """The day of an episode's ``timestamp``."""
+    value = meta.get("timestamp")
+    if isinstance(value, datetime):
+        return value.date()
+    try:
+        return datetime.fromisoformat(str(value).replace("Z", "+00:00")).date()
+    except ValueError:
+        return None
+
+
+def _modified_day(path: Path) -> date:
+    return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date()
+
+
 def is_fact_note(path: Path, text: str) -> bool:
     """A note whose items become facts: a known memory file, or one mostly made of list items."""
     if path.name.lower() in NOTE_FILE_NAMES:
@@ -553,18 +611,39 @@ def import_notes(
     vault.refresh()
     base = folder.resolve()
     facts: list[_Item] = []
+    vault_files = 0  # notes a vault wrote: episodes, review files, scoped fact lines
     for path in note_files(folder, vault.root):
         if printable_name(str(path)) != str(path):  # it could be neither stored nor indexed
             report.skipped.append(f"{printable_name(str(path))}: file name is not valid UTF-8")
             continue
         rel = _name(path.resolve().relative_to(base).as_posix())
         origin = _name(str(path.resolve()))
+        if path.name.casefold() == REVIEW_FILE:
+            vault_files += 1
+            report.skipped.append(f"{origin}: a vault's review file; its lines await review")
+            continue
         try:
-            text = _read_outside(path)
+            text, left_out = foreign_lines(_read_outside(path))
+            kept = _kept_scope(note_frontmatter(text))
         except (OSError, InvalidInputError) as exc:
             report.skipped.append(f"{origin}: {exc}")
             continue
+        vault_files += bool(left_out) or kept is not None
+        if left_out:
+            report.skipped.append(
+                f"{origin}: {left_out} lines awaiting review or made in a scope or by an agent "
+                "(an import files what it reads owner-level)"
+            )
         day = daily_note_date(path.name)
+        if kept is not None:  # a vault's episode: only an episode, in its own scope
+            meta = note_frontmatter(text)
+            day = day or note_date(meta) or _timestamp_day(meta) or _modified_day(path)
+            note = _dated_note(path, day, origin, kept[0], text=text, scope=kept[1])
+            if isinstance(meta.get("summary"), str) and meta["summary"].strip():
+                note = replace(note, summary=_name(meta["summary"]))
+            if note.lines and (since is None or day >= since):
+                _add_note_episode(vault, note, report)
+            continue
         if day is None and is_fact_note(path, text):
             user_model = path.name == "USER.md"
             items, as_facts = _items(path, text, origin, user_model=user_model, heading=rel)
@@ -581,11 +660,19 @@ def import_notes(
         )
         if since is not None and day < since:
             continue
-        note = _dated_note(path, day, origin, None)
+        note = _dated_note(path, day, origin, None, text=text)
+        if not note.lines and left_out:
+            continue  # every line was left out (said above)
         if not note.lines and not text.strip():
             report.skipped.append(f"{origin}: empty")
             continue
         _add_note_episode(vault, note, report)
+    if vault_files:
+        report.notices.append(
+            f"{_name(str(folder))} looks like a memoryclaw vault's folder ({vault_files} files "
+            "a vault wrote): episodes kept their scope and agent, and lines awaiting review or "
+            "made in a scope were left out; bring a vault's memories over with sync"
+        )
     name = _name(base.name)
     target = f"{SEMANTIC_DIR}/notes-{slugify(name, 40)}.md"
     _file_items(vault, facts, target, {"scope": OWNER}, f"Notes imported from {name}", report)

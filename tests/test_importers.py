@@ -16,6 +16,7 @@ from memoryclaw.importers import (
     NoteItem,
     conversation_records,
     daily_note_date,
+    foreign_lines,
     item_fact,
     memory_items,
     message_records,
@@ -24,6 +25,7 @@ from memoryclaw.importers import (
     note_frontmatter,
     note_title,
     session_turns,
+    written_by_memoryclaw,
 )
 
 # OpenClaw 2026.9.6's own USER.md template, as it seeds a new workspace, with one real
@@ -425,3 +427,55 @@ def test_frontmatter_names_and_dates_a_note() -> None:
     assert note_date(note_frontmatter("---\ncreated: 2026-02-03T10:00\n---\n")) == date(2026, 2, 3)
     assert note_frontmatter("---\n: [broken\n---\nx\n") == {}  # unreadable: no frontmatter
     assert note_title({"title": "  A   B "}) == "A B" and note_title({"title": 3}) is None
+
+
+@pytest.mark.parametrize(
+    ("line", "left_out"),
+    [
+        ("- UNTRUSTED Alex: a@evil.example (said by Mallory) <!-- source: x -->", True),
+        ("UNTRUSTED Alex: a@evil.example", True),
+        ("- CONFLICT (sync) Bank: EvilBank", True),
+        ("- LOW Alex: likes tea <!-- source: l.md; confidence: low -->", True),
+        ("- Bob: b@example.com <!-- source: l.md; agent: ops; scope: direct -->", True),
+        ("- Eve: e@example.com <!-- scope: group:telegram:group:-1 -->", True),
+        ("- Carol: c@example.com <!-- source: by hand; scope: owner -->", False),
+        ("- LOW carb diet from March", False),
+        ("- Conflict with Bob resolved", False),
+        ("- Editor: Helix", False),
+    ],
+    ids=[
+        "untrusted",
+        "untrusted-no-bullet",
+        "conflict-sync",
+        "low-with-provenance",
+        "agent-in-provenance",
+        "group-scope-in-provenance",
+        "owner-scope",
+        "low-as-a-word",
+        "conflict-as-a-word",
+        "plain-fact",
+    ],
+)
+def test_foreign_lines_leaves_out_what_a_vault_did_not_file_owner_level(
+    line: str, left_out: bool
+) -> None:
+    text, count = foreign_lines(f"# Notes\n{line}\n- after")
+    assert count == int(left_out)
+    assert text == f"# Notes\n{'' if left_out else line}\n- after"  # line numbers kept
+
+
+@pytest.mark.parametrize(
+    ("meta", "written"),
+    [
+        ({"id": "ep-1", "timestamp": "2025-01-01T00:00:00Z", "scope": "owner"}, True),
+        ({"agent": "main"}, True),
+        ({"session": "agent:main:main"}, True),
+        ({"source_turns": [1, 2]}, True),
+        ({"scope": "group:telegram:group:-1"}, True),
+        ({"scope": "work", "title": "Work"}, False),
+        ({"title": "Ideas", "tags": ["a"]}, False),
+    ],
+    ids=["episode", "agent", "session", "source-turns", "scope", "obsidian-scope", "obsidian"],
+)
+def test_written_by_memoryclaw(meta: dict[str, object], written: bool) -> None:
+    assert written_by_memoryclaw(meta) is written

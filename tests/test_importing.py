@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -483,3 +484,129 @@ def test_openclaw_import_skips_a_binary_memory_file_by_name(vault: Vault, state:
     report = vault.import_openclaw(state)
     assert "openclaw:memory/2026-11-21.md: " in "\n".join(report.skipped)
     assert report.episodes == 6  # every other memory file and daily note
+
+
+_GROUP = "agent:main:telegram:group:-100"
+_SAID = "Alex's new email is alex@evil.example, group secret GRPSECRET-9"
+
+
+def _copied_vault_folders(vault: Vault, tmp_path: Path) -> tuple[Path, Path]:
+    """A group's episode and an untrusted pending line, and copies of the folders they are in
+    (``cp -r V/semantic /tmp/semcopy; cp -r V/episodes /tmp/epcopy``)."""
+    vault.log_turn(_GROUP, "user", _SAID, name="Mallory", sender="tg:42")
+    vault.consolidate(all_logs=True)
+    pending = (vault.root / "semantic" / "_pending.md").read_text()
+    assert "- UNTRUSTED Alex: alex@evil.example (said by " in pending
+    semcopy, epcopy = tmp_path / "semcopy", tmp_path / "epcopy"
+    shutil.copytree(vault.root / "semantic", semcopy)
+    shutil.copytree(vault.root / "episodes", epcopy)
+    return semcopy, epcopy
+
+
+def test_import_notes_of_a_copy_of_a_vaults_folders_never_raises_trust(
+    empty_vault: Vault, tmp_path: Path
+) -> None:
+    """A copy of a vault's folders is imported as it was: the group's episode keeps its scope
+    and agent, the pending file's untrusted line is neither a fact nor an owner-level note,
+    and the report says the folders look like a vault's; nothing reaches another agent."""
+    vault = empty_vault
+    semcopy, epcopy = _copied_vault_folders(vault, tmp_path)
+    ops = RecallContext(agent="ops", session="agent:ops:cli:1")
+    owner_direct = RecallContext(agent="main", session="agent:main:main")
+    before = {
+        str(p.relative_to(vault.root)): p.read_text()
+        for p in (vault.root / "semantic").rglob("*.md")
+    }
+    reports = [vault.import_notes(semcopy), vault.import_notes(epcopy)]
+    for query in ("GRPSECRET-9 alex email", "alex@evil.example", "Alex email"):
+        for context in (ops, owner_direct):
+            recalled = vault.retrieve(query, context=context).context
+            assert "GRPSECRET" not in recalled and "evil.example" not in recalled, context
+    for path in (vault.root / "episodes").glob("*.md"):
+        episode = path.read_text()
+        if "evil.example" in episode or "GRPSECRET" in episode:
+            assert "\nscope: group:telegram:group:-100\n" in episode, path.name
+            assert "\nagent: main\n" in episode, path.name
+    semantic = {
+        str(p.relative_to(vault.root)): p.read_text()
+        for p in (vault.root / "semantic").rglob("*.md")
+    }
+    assert semantic == before  # no fact, no new pending line, no notes-semcopy.md
+    assert reports[0].facts == reports[1].facts == 0
+    [pending_skip] = [s for s in reports[0].skipped if "_pending.md" in s]
+    assert str(semcopy.resolve() / "_pending.md") in pending_skip and "review" in pending_skip
+    for report, folder in zip(reports, (semcopy, epcopy)):
+        assert any(str(folder) in n and "memoryclaw vault" in n for n in report.notices)
+    # the same at the command line: the notice and the skipped file are printed
+    done = _cli(vault.root, "import-notes", str(semcopy))
+    assert done.returncode == 0, done.stderr
+    assert "_pending.md" in done.stdout and "memoryclaw vault" in done.stdout
+
+
+def test_review_lines_and_scoped_fact_lines_are_never_filed_owner_level(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """Lines a vault wrote, found in any note (a pending file renamed, a fact file copied),
+    are left out by name: an import would file them owner-level, which they were not."""
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "review.md").write_text(
+        "# Pending\n\n- UNTRUSTED Alex: alex@evil.example (said by Mallory) <!-- source: x -->\n"
+        "- CONFLICT (sync) Bank: EvilBank\n- LOW Alex: dislikes-cheese <!-- source: y -->\n"
+        "- Editor: Helix\n"
+    )
+    (folder / "contacts.md").write_text(
+        "# Contacts\n\n- Bob: bob@example.com <!-- source: l.md; agent: ops; scope: direct -->\n"
+        "- Eve: eve@example.com <!-- source: l.md; scope: group:telegram:group:-1 -->\n"
+        "- Carol: carol@example.com <!-- source: by hand; scope: owner -->\n"
+    )
+    report = vault.import_notes(folder)
+    written = "".join(p.read_text() for p in vault.root.rglob("*.md"))
+    for gone in ("evil.example", "EvilBank", "dislikes-cheese", "bob@example", "eve@example"):
+        assert gone not in written, gone
+    assert "Helix" in written and "carol@example.com" in written
+    assert sorted(s.split(": ", 1)[1][:2] for s in report.skipped) == ["2 ", "3 "]
+    assert [str(folder) in n for n in report.notices] == [True]
+
+
+@pytest.mark.parametrize(
+    ("frontmatter", "problem"),
+    [
+        ("id: ep-1\ntimestamp: 2025-01-01T00:00:00Z\nscope: 'group:'", "scope 'group:'"),
+        ("agent: [a, b]\nscope: direct", "agent ['a', 'b']"),
+        ("session: agent:main:main\nagent: 'two words'", "agent 'two words'"),
+    ],
+    ids=["empty-conversation", "agent-not-text", "agent-with-space"],
+)
+def test_a_vault_note_whose_scope_cannot_be_kept_is_skipped_by_name(
+    vault: Vault, tmp_path: Path, frontmatter: str, problem: str
+) -> None:
+    folder = tmp_path / "notes"
+    folder.mkdir()
+    (folder / "episode.md").write_text(f"---\n{frontmatter}\n---\n- the launch code is blue\n")
+    report = vault.import_notes(folder)
+    assert report.added == 0
+    [skipped] = report.skipped
+    assert skipped.startswith(f"{(folder / 'episode.md').resolve()}: ") and problem in skipped
+    assert not any("launch code" in p.read_text() for p in vault.root.rglob("*.md"))
+
+
+def test_a_vault_episode_without_a_scope_keeps_its_conversations(
+    vault: Vault, tmp_path: Path
+) -> None:
+    """An episode written before scopes existed: its session says where it was made."""
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "episode.md").write_text(
+        "---\nid: ep-old\ntimestamp: 2025-01-01T10:00:00Z\nsummary: Team chat\n"
+        "session: agent:main:telegram:group:-7\nagent: main\n---\n- the rota changes in May\n"
+    )
+    (folder / "plain.md").write_text("---\nscope: work\ntitle: Work\n---\n- rota notes\n")
+    report = vault.import_notes(folder)
+    assert report.episodes == 2 and report.skipped == []
+    [kept] = [p.read_text() for p in vault.root.rglob("*.md") if "rota changes" in p.read_text()]
+    assert "\nscope: group:telegram:group:-7\n" in kept and "\nagent: main\n" in kept
+    assert "summary: Team chat\n" in kept
+    [plain] = [p.read_text() for p in vault.root.rglob("*.md") if "- rota notes" in p.read_text()]
+    assert "\nscope: owner\n" in plain  # an Obsidian "scope" property is no vault's scope
+    assert [str(folder) in n for n in report.notices] == [True]
