@@ -11,6 +11,7 @@ import logging
 import os
 import sqlite3
 import sys
+import unicodedata
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
@@ -56,8 +57,22 @@ class _Group(click.Group):
 
 
 def _fail(message: str) -> NoReturn:
-    click.echo(f"memoryclaw: error: {message}", err=True)
+    click.echo(f"memoryclaw: error: {_one_line(message)}", err=True)
     sys.exit(1)
+
+
+# Characters that would break a message's line or hide or reorder its text on a terminal:
+# controls, line and paragraph separators, invisible formatting, lone surrogates.
+_UNSHOWN = frozenset({"Cc", "Cf", "Cs", "Zl", "Zp"})
+
+
+def _one_line(text: str) -> str:
+    """``text`` as one printable line: each character that would break the line or hide
+    text (a newline in a session key, an escape sequence in a file name) written as its
+    Python escape (``\\n``, ``\\x1b``, ``\\u202e``); messages quote outside values so."""
+    if text.isprintable():
+        return text
+    return "".join(repr(c)[1:-1] if unicodedata.category(c) in _UNSHOWN else c for c in text)
 
 
 def _emit(data: Any) -> None:
@@ -373,7 +388,8 @@ def _print_consolidation(report: ConsolidationReport) -> None:
     for path in report.episodes:
         click.echo(f"  + {path}")
     for skip in report.skipped:
-        click.echo(f"  skipped {skip.path}{f':{skip.line}' if skip.line else ''}: {skip.reason}")
+        at = f":{skip.line}" if skip.line else ""
+        click.echo(_one_line(f"  skipped {skip.path}{at}: {skip.reason}"))
     if report.commit:
         click.echo(f"committed {report.commit[:10]}")
     if report.logs_deleted:
@@ -481,7 +497,7 @@ def skills(ctx: click.Context, action: str | None, name: str | None, as_json: bo
         click.echo("no skills")
     for skill in found:
         if skill.error is not None:
-            click.echo(f"skipped {skill.error}", err=True)
+            click.echo(_one_line(f"skipped {skill.error}"), err=True)
             continue
         seen = "-" if skill.occurrences is None else str(skill.occurrences)
         pattern = " -> ".join(skill.pattern) or "-"
@@ -583,7 +599,7 @@ def reindex(ctx: click.Context, full: bool, as_json: bool) -> None:
         click.echo(f"vectors not updated: {report.vector_error}", err=True)
     for skipped in report.skipped:
         line = f":{skipped.line}" if skipped.line else ""
-        click.echo(f"skipped {skipped.path}{line}: {skipped.reason}", err=True)
+        click.echo(_one_line(f"skipped {skipped.path}{line}: {skipped.reason}"), err=True)
 
 
 class _Bar:
@@ -1033,7 +1049,7 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
     if report.unreadable_events:
         click.echo(f"not readable (compressed or broken): {report.unreadable_events} events")
     for line in report.skipped:
-        click.echo(f"skipped {line}")
+        click.echo(_one_line(f"skipped {line}"))
     for line in report.notices:
         click.echo(f"note: {line}")
     if report.consolidation is not None:

@@ -45,6 +45,7 @@ from typing import TYPE_CHECKING, Any
 
 from .config import CONFIG_FILE
 from .errors import InvalidInputError
+from .forget import reapply
 from .importers import (
     REVIEW_FILE,
     ItemFact,
@@ -85,6 +86,8 @@ from .openclaw_store import (
 from .redact import redact
 from .review import MANY_VALUED, append_line, matching, same_value
 from .scopes import OWNER, SCOPE_PROBLEM, conversation_scope, valid_scope
+from .tombstones import Tombstones
+from .tombstones import load as load_tombstones
 from .transcript_import import import_sessions
 from .vault import (
     EPISODES_DIR,
@@ -126,6 +129,7 @@ class ImportReport:
     turns: int = 0
     known_turns: int = 0
     unreadable_events: int = 0
+    forgotten: int = 0  # items and turns left out because they were forgotten
     files: list[str] = field(default_factory=list)
     skipped: list[str] = field(default_factory=list)
     notices: list[str] = field(default_factory=list)  # what the user should know of the source
@@ -134,6 +138,9 @@ class ImportReport:
     # Told each vault file before it is written (the git journal: a killed run's files are
     # committed by the next run); not part of the report.
     note: Callable[[Iterable[str]], None] | None = field(default=None, repr=False, compare=False)
+    # The vault's tombstones: a forgotten item is never written again (nor counted as added).
+    stones: Tombstones = field(default_factory=Tombstones, repr=False, compare=False)
+    dropped: set[str] = field(default_factory=set, repr=False, compare=False)  # origin:line
 
     def writing(self, rel: str) -> None:
         """Note, before writing it, that the import is about to write the vault file ``rel``."""
@@ -163,6 +170,7 @@ class ImportReport:
             "turns": self.turns,
             "known_turns": self.known_turns,
             "unreadable_events": self.unreadable_events,
+            "forgotten": self.forgotten,
             "added": self.added,
             "files": self.files,
             "skipped": self.skipped,
@@ -268,6 +276,9 @@ def _file_items(
             key = (fact.entity.casefold(), fact.field, fact.value)
             if fact.is_note or key in seen:
                 continue
+            if report.stones.line(format_fact_line(fact.entity, fact.field, fact.value)):
+                report.forgotten += item.source not in report.dropped  # not counted as a line
+                continue
                 continue
             seen.add(key)
             rows = _known(vault, fact)
@@ -346,7 +357,16 @@ def _line_key(text: str) -> str:
 
 def _add_note_episode(vault: Vault, note: _NoteEpisode, report: ImportReport) -> None:
     """Write ``note`` as an episode, or, when an earlier import made its episode, append the
-    lines that episode does not hold yet (edits made to it by hand are kept)."""
+    lines that episode does not hold yet (edits made to it by hand are kept).  A forgotten
+    line is left out (a note all of whose lines were forgotten makes no episode)."""
+    if report.stones:
+        kept = tuple((n, text) for n, text in note.lines if not report.stones.line(text))
+        gone = {f"{note.origin}:{n}" for n, text in note.lines if (n, text) not in kept}
+        report.forgotten += len(gone - report.dropped)
+        report.dropped |= gone
+        if gone and not kept:
+            return
+        note = replace(note, lines=kept)
     with file_lock(vault.root, SEMANTIC_LOCK):  # episodes/ is swept under this lock
         rows = vault.index.source_episodes(note.origin, note.agent)
         if not rows:
@@ -446,7 +466,7 @@ def import_openclaw(
         raise InvalidInputError("openclaw", "no OpenClaw state folder here", source=str(state))
     _refuse_inside_vault(vault, state)
     config = load_config(state)
-    report = ImportReport(dry_run=dry_run, note=note_writes)
+    report = ImportReport(dry_run=dry_run, note=note_writes, stones=load_tombstones(vault.root))
     if not dry_run:
         sweep_written_folders(vault.root)
     vault.refresh()
@@ -461,6 +481,9 @@ def import_openclaw(
         done_workspaces.add(workspace)
         _import_workspace(vault, place, since, report)
     import_sessions(vault, found, starting, report)
+    if not dry_run and report.stones and report.files:
+        # a second net before the consolidation commits what this import wrote
+        reapply(vault.root, report.files, report.note)
     if consolidate and not dry_run and report.turns:
         report.consolidation = vault.consolidate().as_dict()
     if not dry_run:
@@ -605,7 +628,7 @@ def import_notes(
     if not folder.is_dir():
         raise InvalidInputError("folder", "not a folder", source=str(folder))
     _refuse_inside_vault(vault, folder)
-    report = ImportReport(dry_run=dry_run, note=note_writes)
+    report = ImportReport(dry_run=dry_run, note=note_writes, stones=load_tombstones(vault.root))
     if not dry_run:
         sweep_written_folders(vault.root)
     vault.refresh()

@@ -43,9 +43,9 @@ if TYPE_CHECKING:
     from .payload import RetrievePayload
 
 METRICS_FILE = f"{STATE_DIR}/metrics.json"
-# The widest window a report covers: a century of days, far past any vault's age and far
-# inside what a date can count back to (a billion days overflowed).
-MAX_WINDOW_DAYS = 36_600
+# The widest window a report (stats, audit) covers: 100000 days (about 274 years, "all of
+# it" to a person), far inside what a date can count back to (a billion days overflowed).
+MAX_WINDOW_DAYS = 100_000
 FORMAT = 1  # the file's layout; another number is read as no file
 
 _log = logging.getLogger("memoryclaw.metrics")

@@ -279,7 +279,13 @@ def _put_back(root: Path, rel: str, lines: list[str]) -> None:
 def _commit_all(root: Path, paths: list[str], message: str) -> bool:
     """Stage ``paths`` and commit everything staged; whether a commit was made."""
     for start in range(0, len(paths), _ADD_BATCH):  # a command line holds only so many
-        _git(root, "add", "-A", "--", *paths[start : start + _ADD_BATCH])
+        batch = paths[start : start + _ADD_BATCH]
+        # a removal a killed run's git staged is neither on disk nor in the index: git add
+        # would refuse the batch, and the commit below takes it as it is
+        known = set(_git(root, "ls-files", "-z", "--", *batch).stdout.split("\0"))
+        batch = [rel for rel in batch if rel in known or os.path.lexists(root / rel)]
+        if batch:
+            _git(root, "add", "-A", "--", *batch)
     if _git(root, "diff", "--cached", "--quiet", check=False).returncode == 0:
         return False
     name, email = AUTHOR

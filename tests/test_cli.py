@@ -978,3 +978,18 @@ def test_search_explains_what_a_group_may_not_see(vault_dir: Path) -> None:
 def test_an_unknown_kind_is_a_usage_error(vault_dir: Path) -> None:
     proc = run(vault_dir, "retrieve", "dentist", "--kind", "broadcast")
     assert proc.returncode == 2 and "broadcast" in proc.stderr
+
+
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [("no\nsuch", "no\\nsuch"), ("no\u202esuch", "no\\u202esuch")],
+    ids=["newline", "right-to-left-override"],
+)
+def test_an_error_quoting_an_outside_value_is_one_escaped_line(
+    tmp_path: Path, name: str, shown: str
+) -> None:
+    vault = tmp_path / name
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault), "search", "x"]
+    proc = subprocess.run(command, capture_output=True, text=True, check=False)
+    assert proc.returncode == 1 and proc.stderr.count("\n") == 1
+    assert proc.stderr.startswith(f"memoryclaw: error: {tmp_path}/{shown}: no such folder")

@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import sqlite3
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -109,3 +110,27 @@ def test_the_ledger_records_each_session_and_is_committed(tmp_path: Path, state:
             check=True,
         )
         assert tracked.stdout.strip() == "logs/imported.yaml"
+
+
+def test_a_session_key_with_a_newline_is_printed_escaped_in_the_skipped_line(
+    vault: Vault, state: Path
+) -> None:
+    """``openclaw import`` quotes the key of a turn it leaves out on one line, escaped: a
+    newline in it cannot start a line of its own that reads as another message."""
+    store = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    key = "agent:main:x\nadded 99 facts\x1b[2K"
+    with sqlite3.connect(store) as db:
+        db.execute("INSERT INTO session_windows VALUES (?, ?)", ("n1", key))
+        db.execute(
+            "INSERT INTO transcript_events VALUES (?, ?, ?, 0, NULL)",
+            ("n1", 0, json.dumps(message("m-n", "user", "hello", T0))),
+        )
+    db.close()
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault.root), "openclaw", "import"]
+    proc = subprocess.run(
+        [*command, "--state-dir", str(state)], capture_output=True, text=True, check=True
+    )
+    [skipped] = [line for line in proc.stdout.splitlines() if line.startswith("skipped ")]
+    assert skipped.startswith("skipped agent:main:x\\nadded 99 facts\\x1b[2K event m-n: ")
+    assert not any(line.startswith("added 99") for line in proc.stdout.splitlines())
+    assert "\x1b" not in proc.stdout
