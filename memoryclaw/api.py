@@ -158,6 +158,7 @@ class IngestReport:
     logs: tuple[str, ...]
     sessions: tuple[str, ...] = field(default=())
     known_turns: int = 0  # turns of the file an earlier (killed or whole) run had written
+    forgotten: int = 0  # turns written blanked: they were forgotten
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
@@ -166,6 +167,7 @@ class IngestReport:
             "logs": list(self.logs),
             "sessions": list(self.sessions),
             "known_turns": self.known_turns,
+            "forgotten": self.forgotten,
         }
 
 
@@ -917,7 +919,10 @@ class Vault:
         logs = tuple(dict.fromkeys(t.path for t in logged))
         self._index_logs(logs)
         sessions = tuple(dict.fromkeys(t.session for t in logged))
-        return IngestReport(len(logged), logs, sessions)
+        from .scrub import FORGOTTEN
+
+        blanked = sum(1 for t in logged if t.entry is not None and t.entry.content == FORGOTTEN)
+        return IngestReport(len(logged), logs, sessions, forgotten=blanked)
 
     def ingest_file(
         self, file: str | Path | IO[bytes], *, source: str | None = None
@@ -944,7 +949,9 @@ class Vault:
             done = ingest_stream(self.root, self.settings, file, name, to_turns)
         logs = tuple(done.logs)
         self._index_logs(logs)
-        return IngestReport(done.turns, logs, tuple(done.sessions), done.known)
+        return IngestReport(
+            done.turns, logs, tuple(done.sessions), done.known, forgotten=done.forgotten
+        )
 
     # ----------------------------------------------------------------- importing
 

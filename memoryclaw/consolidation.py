@@ -56,9 +56,12 @@ from .review import (
     untrusted_note,
 )
 from .scopes import PARTICIPANT, conversation_scope
+from .scrub import FORGOTTEN, forgotten_turn, scrub
 from .skills import suggest_skills
 from .summarize import EpisodeDraft
 from .sync import sync, sync_paths
+from .tombstones import Tombstones
+from .tombstones import load as load_tombstones
 from .transcripts import now_utc, processed_text, redacted_log, unprocessed_logs
 from .vault import (
     CONSOLIDATE_LOCK,
@@ -97,6 +100,7 @@ class ConsolidationReport:
     logs_processed: list[str] = field(default_factory=list)
     logs_deleted: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    forgotten: int = 0  # turns blanked and facts left out: they were forgotten
     took_ms: float = 0.0
     commit: str | None = None
 
@@ -115,6 +119,7 @@ class ConsolidationReport:
             "logs_processed": self.logs_processed,
             "logs_deleted": self.logs_deleted,
             "skipped": [{"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped],
+            "forgotten": self.forgotten,
             "took_ms": round(self.took_ms, 1),
             "commit": self.commit,
         }
@@ -168,15 +173,19 @@ def consolidate(
     with file_lock(root, CONSOLIDATE_LOCK):
         _sweep(root)
         sync(root, index)
+        # read once (a forget holds the same lock): nothing forgotten is written again
+        forgotten = load_tombstones(root)
         for candidate in unprocessed_logs(root):
             if not (all_logs or is_closed(candidate, idle, now)):
                 continue
             with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
                 touched = _consolidate_log(
-                    root, settings, index, candidate.path, summarizer, report, now, note
+                    root, settings, index, candidate.path, summarizer, report, now, note, forgotten
                 )
             # the log's own turns leave the index as its episodes enter it
             _index_written(root, index, [*touched, candidate.path])
+        if report.forgotten:  # the logs' forgotten turns were indexed: none left in its bytes
+            index.forget_deleted()
         report.skills_suggested = suggest_skills(root, settings, note)
         report.logs_deleted = _expire_processed(root, settings, now, note)
         if auto_commit:  # under the lock: no other run notes files while this one commits
@@ -209,12 +218,17 @@ def _consolidate_log(
     report: ConsolidationReport,
     now: datetime,
     note: Note,
+    forgotten: Tombstones | None = None,
 ) -> list[str]:
     """Consolidate one log; the episode files it wrote or deleted.
 
     Episodes an earlier, killed run made from this log and this run does not make again (turns
     were appended since, so the turn ranges moved) are deleted: a turn is in one episode only.
+    Whatever ``forgotten`` holds is written nowhere: its turns are blanked in the processed
+    log and left out of the summary, and an episode's line, summary or fact that matches it
+    is dropped.
     """
+    forgotten = forgotten if forgotten is not None else Tombstones()
     text = read_text(root, rel)  # re-read under the lock: this text is what gets consolidated
     original = parse_log(text, rel)
     if original.meta.get("processed"):
@@ -228,7 +242,10 @@ def _consolidate_log(
         log = RawLog(log.path, {**log.meta, "scope": where}, log.turns)
     report.logs_read += 1
     processed_rel = _processed_path(root, rel, str(log.meta.get("id", "")))
-    drafts = summarizer(log)
+    before = log
+    log, blank = _blank_forgotten(log, forgotten)
+    report.forgotten += sum(a.content != b.content for a, b in zip(before.turns, log.turns))
+    drafts = _without_forgotten(summarizer(blank), blank, forgotten, report)
     planned: list[tuple[EpisodeDraft, tuple[str, str]]] = []
     for draft in drafts:  # two episodes of one log may share a second and a slug
         taken = {path for _, (_, path) in planned}
@@ -236,21 +253,22 @@ def _consolidate_log(
     episodes = [
         _episode(log, processed_rel, draft, ident, path) for draft, (ident, path) in planned
     ]
+    texts = [_episode_text(episode, forgotten) for episode in episodes]
     twins = [_twin(index, episode) for episode in episodes]
-    made = {e.id for e, twin in zip(episodes, twins) if twin is None}
+    made = {e.id for e, twin, (_, t) in zip(episodes, twins, texts) if twin is None and t}
     earlier = index.episode_rows("source = ? AND session = ?", [processed_rel, log.session])
     stale = [row["path"] for row in earlier if row["id"] not in made]
     targets = {target_file(fact.field)[0] for draft in drafts for fact in draft.facts}
     facts = sorted({*_fact_files(root), *targets, PENDING_FILE}) if targets else []
-    written = [twin or episode.path for episode, twin in zip(episodes, twins)]
+    written = [twin or place for (place, body), twin in zip(texts, twins) if twin or body]
     note([*written, *stale, *facts, processed_rel, rel])
     for path in stale:
         resolve_inside(root, path).unlink(missing_ok=True)
-    for (draft, _), episode, twin in zip(planned, episodes, twins):
-        if twin is None:
-            atomic_write(resolve_inside(root, episode.path), dump_episode(episode))
-            report.episodes.append(episode.path)
-        else:  # said already, from another log: kept once, with both sources
+    for (draft, _), (place, body), twin in zip(planned, texts, twins):
+        if twin is None and body is not None:
+            atomic_write(resolve_inside(root, place), body)
+            report.episodes.append(place)
+        elif twin is not None:  # said already, from another log: kept once, with both sources
             _add_source(root, twin, processed_rel)
             report.duplicates.append(twin)
         for fact in draft.facts:
@@ -265,6 +283,60 @@ def _consolidate_log(
     resolve_inside(root, rel).unlink(missing_ok=True)
     report.logs_processed.append(processed_rel)
     return [*written, *stale]
+
+
+def _blank_forgotten(log: RawLog, forgotten: Tombstones) -> tuple[RawLog, RawLog]:
+    """``log`` with each forgotten turn blanked (as forget blanks it), and the same log as
+    the summarizer reads it: a blanked turn empty, so it yields no line, tag or fact."""
+    if not forgotten and not any(t.content == FORGOTTEN for t in log.turns):
+        return log, log
+    turns = tuple(
+        replace(t, content=FORGOTTEN, name=None, tool=None)
+        if forgotten_turn(t.content, forgotten)
+        else t
+        for t in log.turns
+    )
+    kept = RawLog(log.path, log.meta, turns)
+    empty = tuple(replace(t, content="") if t.content == FORGOTTEN else t for t in turns)
+    return kept, RawLog(log.path, log.meta, empty)
+
+
+def _without_forgotten(
+    drafts: list[EpisodeDraft], log: RawLog, forgotten: Tombstones, report: ConsolidationReport
+) -> list[EpisodeDraft]:
+    """The drafts without an episode made of blanked turns only, and without a fact that was
+    forgotten (``forget --fact`` tombstones the fact's line, not the turn it was said in)."""
+    out = []
+    for draft in drafts:
+        said = log.turns[max(0, draft.first_turn - 1) : draft.last_turn]
+        if said and all(not t.content for t in said):
+            continue
+        if forgotten:
+            kept = tuple(
+                f
+                for f in draft.facts
+                if not forgotten.line(format_fact_line(f.entity, f.field, f.value))
+            )
+            if len(kept) != len(draft.facts):
+                report.forgotten += len(draft.facts) - len(kept)
+                draft = replace(draft, facts=kept)
+        out.append(draft)
+    return out
+
+
+def _episode_text(episode: Episode, forgotten: Tombstones) -> tuple[str, str | None]:
+    """Where the episode goes and its text, with its forgotten lines taken out as forget
+    takes them out (its summary rewritten, its file renamed); no text when nothing is left."""
+    text = dump_episode(episode)
+    if not forgotten:
+        return episode.path, text
+    held = [episode.summary, *episode.details.split("\n"), *episode.tags, *episode.entities]
+    if not forgotten.ident(episode.id) and not any(forgotten.line(t) for t in held if t.strip()):
+        return episode.path, text
+    edit = scrub(episode.path, text, forgotten)
+    if edit is None:
+        return episode.path, text
+    return edit.new_path or episode.path, edit.text
 
 
 def _processed_path(root: Path, rel: str, log_id: str) -> str:

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -24,7 +25,13 @@ from typing import Any
 
 from .errors import MemoryclawError
 from .index import Index
-from .notes import TRAILING_COMMENT_RE, parse_facts, parse_log, parse_provenance
+from .notes import (
+    TRAILING_COMMENT_RE,
+    parse_facts,
+    parse_log,
+    parse_provenance,
+    split_frontmatter,
+)
 from .review import pending_facts
 from .scrub import FORGOTTEN, Edit, Matcher, kind_of, scrub
 from .tombstones import (
@@ -60,6 +67,7 @@ from .vault import (
 __all__ = ["FORGOTTEN", "Plan", "apply", "finish", "plan_facts", "plan_ids", "plan_query"]
 
 FORGET_JOURNAL = f"{STATE_DIR}/forgetting.json"
+_FRAME_RE = re.compile(r"^(?:#{1,6}\s.*|\*\*[^*]{1,60}:?\*\*:?|---)?$")
 _MIN_TOMBSTONE_CHARS = 6  # "ok", "yes": too common to forget everywhere they are said
 Note = Callable[[Iterable[str]], None]
 
@@ -182,7 +190,7 @@ def plan_ids(root: Path, index: Index, episodes: Sequence[Mapping[str, Any]]) ->
         out.stone.add_id(str(row["id"]))
         candidates.add(str(row["path"]))
         text = _read(root, str(row["path"])) or ""
-        for line in [str(row["summary"]), *text.split("\n")[1:]]:
+        for line in [str(row["summary"]), *_said_lines(text, str(row["path"]))]:
             _tombstone(out.stone, line)
         source, first, last = row["source"], row["turn_first"], row["turn_last"]
         if source and first and str(source).startswith(PROCESSED_DIR + "/"):
@@ -191,6 +199,16 @@ def plan_ids(root: Path, index: Index, episodes: Sequence[Mapping[str, Any]]) ->
             for turn in _turn_texts(root, str(source), numbers):
                 _tombstone(out.stone, turn)
     return _finish_plan(root, index, out, sorted(candidates))
+
+
+def _said_lines(text: str, rel: str) -> list[str]:
+    """An episode's lines that say something: its body without frontmatter, labels
+    (``**Details:**``) and headings, which every episode has and no forget may reach."""
+    try:
+        _, body, _ = split_frontmatter(text, rel)
+    except MemoryclawError:
+        body = text
+    return [line for line in body.split("\n") if not _FRAME_RE.match(line.strip())]
 
 
 def plan_facts(root: Path, index: Index, facts: Sequence[Mapping[str, Any]]) -> Plan:

@@ -93,8 +93,11 @@ def is_repository(root: Path) -> bool:
 
 
 def _dirty(root: Path, paths: Iterable[str]) -> set[str]:
-    """Which of ``paths`` git sees as changed, new or deleted."""
-    out = _git(root, "status", "--porcelain", "-z", "--untracked-files=all", "--", *paths)
+    """Which of ``paths`` git sees as changed, new or deleted (a staged rename as both: its
+    old path's removal is a change to commit too)."""
+    out = _git(
+        root, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *paths
+    )
     dirty = set()
     skip = False
     for entry in out.stdout.split("\0"):

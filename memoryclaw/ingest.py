@@ -33,6 +33,7 @@ from .config import Settings
 from .errors import InvalidInputError, ParseError
 from .inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line
 from .notes import split_frontmatter
+from .scrub import FORGOTTEN
 from .transcripts import MARKS_KEY, Mark, NewTurn, OpenLogs, append_turns, log_texts
 from .vault import LOGS_DIR, PROCESSED_DIR, file_lock, sweep_temp_files
 
@@ -55,6 +56,7 @@ class Ingested:
 
     turns: int = 0
     known: int = 0
+    forgotten: int = 0  # turns written blanked: they were forgotten
     logs: dict[str, None] = field(default_factory=dict)
     sessions: dict[str, None] = field(default_factory=dict)
 
@@ -116,6 +118,7 @@ def _write(
                 for logged in append_turns(root, settings, batch, logs=logs, marks=marks):
                     out.logs[logged.path] = None
                     out.sessions[logged.session] = None
+                    out.forgotten += logged.entry is not None and logged.entry.content == FORGOTTEN
                 logs.release(HELD_CHARS)
                 logs.settle()
             out.turns += len(batch)

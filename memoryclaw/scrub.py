@@ -229,16 +229,24 @@ def _renamed(rel: str, gone: set[str], left: set[str], summary: str, ident: str)
     return f"{folder}/{stem}-{short_hash(ident, length=6)}.md"
 
 
+def forgotten_turn(content: str, match: Matcher) -> bool:
+    """Whether a turn is forgotten: its whole text or one of its first 200 lines matches
+    (a turn already blanked is not)."""
+    if content == FORGOTTEN:
+        return False
+    if match.line(content):
+        return True
+    if "\n" not in content:
+        return False
+    return any(line.strip() and match.line(line) for line in content.split("\n", 200)[:200])
+
+
 def _log(rel: str, text: str, match: Matcher) -> Edit | None:
     log = parse_log(text, rel)
     turns = list(log.turns)
     edit = Edit(rel, "log", None)
     for n, turn in enumerate(turns, 1):
-        if turn.content == FORGOTTEN:
-            continue
-        if match.line(turn.content) or any(
-            line.strip() and match.line(line) for line in turn.content.split("\n")[:200]
-        ):
+        if forgotten_turn(turn.content, match):
             edit.turns.append((n, turn.content))
             edit.removed_text.append(turn.content)
             turns[n - 1] = replace(turn, content=FORGOTTEN, name=None, tool=None)

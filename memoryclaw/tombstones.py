@@ -10,7 +10,6 @@ normalised text hashes to a tombstone, or an episode whose id does, is dropped a
 
 from __future__ import annotations
 
-import hashlib
 import hmac
 import os
 import re
@@ -93,7 +92,8 @@ class Stone:
 
     def digest(self, text: str) -> str:
         """The keyed hash of ``text``."""
-        return hmac.new(self.key, text.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+        # one-shot: a writer checks every turn and line it writes against every forget
+        return hmac.digest(self.key, text.encode("utf-8", "surrogatepass"), "sha256").hex()
 
     def add_line(self, text: str) -> None:
         """Tombstone a line, turn or fact text (by its normalised forms)."""
@@ -150,8 +150,11 @@ class Tombstones:
 
     def line(self, text: str) -> bool:
         """Whether this line, turn text or fact line was forgotten."""
+        stones = [s for s in self.stones if s.lines]
+        if not stones:
+            return False
         forms = line_forms(text)
-        return any(s.digest(f) in s.lines for s in self.stones if s.lines for f in forms)
+        return any(s.digest(f) in s.lines for s in stones for f in forms)
 
     def ident(self, ident: str | None) -> bool:
         """Whether this episode id or import source key was forgotten."""

@@ -174,6 +174,8 @@ def import_sessions(
                 ledger[mark] = last
         if records and not report.dry_run:
             ingested = vault.ingest(records, source="openclaw transcripts")
+            report.turns -= ingested.forgotten  # written blanked: not added
+            report.forgotten += ingested.forgotten
             for rel in ingested.logs:
                 report.wrote(rel)
         if not report.dry_run and records:

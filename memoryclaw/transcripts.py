@@ -42,6 +42,9 @@ from .scopes import (
     session_problem,
     speaker_role,
 )
+from .scrub import FORGOTTEN, forgotten_turn
+from .tombstones import Tombstones
+from .tombstones import load as load_tombstones
 from .vault import (
     LOGS_DIR,
     MAX_FILE_BYTES,
@@ -322,6 +325,14 @@ class OpenLogs:
         self._held = _open_segments(root)
         self._away: dict[str, str] = {}  # session -> its open log, text not held
         self._stamps = _log_stamps(root)
+        self._forgotten: Tombstones | None = None
+
+    def forgotten(self) -> Tombstones:
+        """The vault's tombstones, read once for this writer (a turn matching one is written
+        blanked: what was forgotten is never logged again)."""
+        if self._forgotten is None:
+            self._forgotten = load_tombstones(self.root)
+        return self._forgotten
 
     def settle(self) -> None:
         """Remember ``logs/`` as this writer leaves it (before it lets the lock go)."""
@@ -427,6 +438,10 @@ def append_turns(
                 before = _last_turns(segment.text) if segment and segment.count else []
                 content = _redact(content, before)
             content = _clip(content)
+            speaker, tool = new.name, new.tool
+            forgotten = segments.forgotten()
+            if forgotten and forgotten_turn(content, forgotten):
+                content, speaker, tool = FORGOTTEN, None, None  # as forget blanks a turn
             full = segment is not None and len(segment.text) + len(content) > LOG_PART_CHARS
             idle_for = segment is not None and segment.last and new.timestamp - segment.last > idle
             if segment is not None and segment.count and (full or idle_for):
@@ -449,9 +464,7 @@ def append_turns(
                 atomic_write(target, segment.text)  # reserve the name under the lock
             kind = str(segment.meta.get("kind") or "direct")
             role = speaker_role(new.role, new.sender, kind, settings.scopes.owner_ids)
-            entry = Turn(
-                role, new.timestamp, content, name=new.name, tool=new.tool, sender=new.sender
-            )
+            entry = Turn(role, new.timestamp, content, name=speaker, tool=tool, sender=new.sender)
             on_disk = new.session not in touched and segment.count > 0
             previous = len(segment.text.encode("utf-8")) if on_disk else None
             segment.text = append_turn_text(segment.text, segment.count > 0, entry)

@@ -353,3 +353,184 @@ def test_a_purge_that_could_not_be_pushed_is_pushed_before_the_next_sync_pulls(
     assert "lindqvist" not in git(remote, "log", "-p", "--all").lower()
     assert "lindqvist" not in git(a, "log", "-p", "--all").lower()
     assert b"lindqvist" not in everything(a)
+
+
+def ingest_file(vault: Path, path: Path) -> Any:
+    """``ingest`` of a JSON-lines file; its document."""
+    return ok(vault, "ingest", str(path))
+
+
+def chat_lines(turns: list[str], session: str = "agent:main:cli:9") -> str:
+    """JSON lines of user turns a minute apart."""
+    return "".join(
+        json.dumps(
+            {
+                "session": session,
+                "role": "user",
+                "content": text,
+                "timestamp": f"2025-11-01T12:{n:02d}:00Z",
+            }
+        )
+        + "\n"
+        for n, text in enumerate(turns)
+    )
+
+
+def test_ingesting_a_file_again_after_a_forget_does_not_bring_the_turn_back(
+    tmp_path: Path,
+) -> None:
+    vault = make_vault(tmp_path / "v")
+    said = [
+        "My therapist is Dr Quillfeather, email quill@feather.example",
+        "Book a table at Nandos",
+    ]
+    chat = tmp_path / "chat.jsonl"
+    chat.write_text(chat_lines(said))
+    ingest_file(vault, chat)
+    ok(vault, "consolidate", "--all")
+    ok(vault, "forget", "Quillfeather", "--yes", "--purge-history")
+    assert b"quillfeather" not in everything(vault)
+    # the same turns in a file that differs (one turn more): nothing marks them as ingested
+    chat.write_text(chat_lines([*said, "Remind me to call mum"]))
+    done = ingest_file(vault, chat)
+    assert done["forgotten"] == 1
+    assert b"quillfeather" not in everything(vault)  # the raw log holds it blanked
+    ok(vault, "consolidate", "--all")
+    data = everything(vault)
+    assert b"quillfeather" not in data and b"quill@feather" not in data
+    assert b"call mum" in data and b"nandos" in data
+    assert "quillfeather" not in git(vault, "log", "-p", "--all").lower()
+    found = ok(vault, "search", "Quillfeather")
+    assert found["results"] == [] and found["recent"] == []
+
+
+def test_a_live_log_turn_repeating_a_forgotten_one_is_logged_blanked(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v")
+    log_session(vault, ["The alarm code is Zephyr-5521", "Lunch was pasta"])
+    ok(vault, "forget", "Zephyr-5521", "--yes")
+    proc = mc(
+        vault, "log", "--session", "s2", "--role", "user", "--", "The alarm code is Zephyr-5521"
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert b"zephyr" not in everything(vault)
+    assert "[forgotten]" in "".join(p.read_text() for p in (vault / "logs").glob("*.md"))
+
+
+def test_consolidation_leaves_out_a_forgotten_turn_a_raw_log_brought_in(tmp_path: Path) -> None:
+    """A raw log that no writer of this device checked (copied in, or synced from a device
+    that had not heard of the forget yet) is checked by consolidation itself."""
+    vault = make_vault(tmp_path / "v")
+    log_session(vault, ["The alarm code is Zephyr-5521", "Lunch was pasta"], session="a")
+    ok(vault, "consolidate", "--all")
+    ok(vault, "forget", "Zephyr-5521", "--yes")
+    raw = (
+        "---\nid: log-copied\ntimestamp: '2025-11-01T12:00:00Z'\nchannel: cli\nsession: b\n"
+        "agent: main\nkind: direct\nscope: direct\nprocessed: false\nclosed: true\n---\n"
+        "### user · 2025-11-01T12:00:00Z\nThe alarm code is Zephyr-5521\n\n"
+        "### user · 2025-11-01T12:01:00Z\nThe boiler was serviced on Friday\n"
+    )
+    (vault / "logs" / "2025-11-01_12-00-00_cli_raw.md").write_text(raw)
+    report = ok(vault, "consolidate", "--all")
+    assert report["logs_read"] == 1 and report["commit"]
+    data = everything(vault)
+    assert b"zephyr" not in data and b"boiler" in data
+    assert "zephyr" not in git(vault, "show", "HEAD").lower()
+
+
+def test_a_forgotten_fact_is_not_filed_again_from_a_new_log(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v")
+    log_session(vault, ["Wren's birthday is 1990-04-12"], session="a")
+    ok(vault, "consolidate", "--all")
+    from memoryclaw.api import Vault
+
+    with Vault(vault, env={}) as opened:
+        opened.refresh()
+        [row] = opened.index.fact_rows("value = ?", ["1990-04-12"])
+    ok(vault, "forget", "--fact", str(row["id"]), "--yes")
+    log_session(vault, ["Wren's birthday is 1990-04-12", "Wren likes kites"], session="b")
+    ok(vault, "consolidate", "--all")
+    semantic = "".join(p.read_text() for p in (vault / "semantic").glob("*.md"))
+    assert "1990-04-12" not in semantic
+
+
+def test_openclaw_import_after_a_purge_commits_no_forgotten_line(tmp_path: Path) -> None:
+    from .openclaw_state import T0, append_event, make_state, message
+
+    vault = make_vault(tmp_path / "v")
+    state = make_state(tmp_path / "openclaw")
+    memory = state / "workspace" / "MEMORY.md"
+    memory.write_text(memory.read_text() + "- Therapist: Dr Quillfeather, Harley Street\n")
+    ok(vault, "openclaw", "import", "--state-dir", str(state))
+    assert b"quillfeather" in everything(vault)
+    ok(vault, "forget", "Quillfeather", "--yes", "--purge-history")
+    assert "quillfeather" not in git(vault, "log", "-p", "--all").lower()
+    store = state / "agents" / "main" / "agent" / "openclaw-agent.sqlite"
+    append_event(store, "s1", message("m9", "user", "The boiler man comes Monday.", T0 + 5000))
+    done = ok(vault, "openclaw", "import", "--state-dir", str(state))
+    assert done["turns"] == 1 and done["consolidation"]
+    assert "quillfeather" not in git(vault, "log", "-p", "--all").lower()
+    assert b"quillfeather" not in everything(vault)
+    assert b"boiler man" in everything(vault)
+
+
+def test_an_import_counts_only_what_it_keeps_and_says_what_was_forgotten(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v")
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    memory = notes / "MEMORY.md"
+    memory.write_text("# Memory\n\n- Boat slip: Quay-Nine at Marstrand\n")
+    ok(vault, "import-notes", str(notes))
+    ok(vault, "forget", "Marstrand", "--yes")
+    memory.write_text(memory.read_text() + "- Tea: green\n")
+    again = ok(vault, "import-notes", str(notes))
+    assert again["facts"] == 1 and again["notes"] == 1 and again["forgotten"] == 1
+    proc = mc(vault, "import-notes", str(notes))
+    assert "forgotten before: 1" in proc.stdout
+    assert b"marstrand" not in everything(vault)
+
+
+def test_a_forget_killed_at_its_git_commit_leaves_no_staged_removal_that_breaks_sync(
+    tmp_path: Path,
+) -> None:
+    """A git on PATH that kills the forget (its parent) when asked to commit: the removal is
+    staged and never committed; every later command, sync first, works and finishes it."""
+    remote = tmp_path / "r.git"
+    subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
+    vault = make_vault(tmp_path / "v")
+    git(vault, "remote", "add", "origin", str(remote))
+    ok(vault, "sync", "--setup")
+    log_session(vault, SESSION_TURNS)
+    ok(vault, "consolidate", "--all")
+    ok(vault, "sync")
+    fake = tmp_path / "fakegit"
+    fake.mkdir()
+    armed = fake / "ARM"
+    armed.write_text("")
+    real = subprocess.run(["sh", "-c", "command -v git"], capture_output=True, text=True)
+    (fake / "git").write_text(
+        "#!/bin/sh\n"
+        'for a in "$@"; do if [ "$a" = commit ] && [ -e "' + str(armed) + '" ]; then\n'
+        '  rm -f "' + str(armed) + '"; kill -9 $PPID; exit 1; fi; done\n'
+        'exec "' + real.stdout.strip() + '" "$@"\n'
+    )
+    (fake / "git").chmod(0o755)
+    env = clean_env(PATH=f"{fake}{os.pathsep}{os.environ['PATH']}")
+    killed = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(vault), "forget", "Lindqvist", "--yes"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert killed.returncode == -signal.SIGKILL and not armed.exists()
+    assert "lindqvist" in git(vault, "diff", "--cached").lower()  # staged, not committed
+    done = mc(vault, "sync")
+    assert done.returncode == 0, done.stderr
+    assert git(vault, "status", "--porcelain", "--", "episodes", "semantic", "logs") == ""
+    assert b"lindqvist" not in everything(vault)
+    tree = git(remote, "ls-tree", "-r", "--name-only", "HEAD").lower()
+    held = subprocess.run(["git", "-C", str(remote), "grep", "-qi", "lindqvist", "HEAD"])
+    assert "lindqvist" not in tree and held.returncode == 1  # the removal reached the remote
+    assert not (vault / ".memoryclaw" / "forgetting.json").exists()
+    assert ok(vault, "consolidate", "--all") is not None
+    assert b"oat milk" in everything(vault)
