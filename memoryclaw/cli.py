@@ -1048,6 +1048,8 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
         click.echo(f"already in the vault: {known} (skipped)")
     if report.unreadable_events:
         click.echo(f"not readable (compressed or broken): {report.unreadable_events} events")
+    if report.forgotten:
+        click.echo(f"left out, forgotten before: {report.forgotten}")
     for line in report.skipped:
         click.echo(_one_line(f"skipped {line}"))
     for line in report.notices:

@@ -279,7 +279,6 @@ def _file_items(
             if report.stones.line(format_fact_line(fact.entity, fact.field, fact.value)):
                 report.forgotten += item.source not in report.dropped  # not counted as a line
                 continue
-                continue
             seen.add(key)
             rows = _known(vault, fact)
             if any(same_value(r["value"], fact.value) for r in rows) or matching(
