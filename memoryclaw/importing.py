@@ -85,7 +85,7 @@ from .openclaw_store import (
 )
 from .redact import redact
 from .review import MANY_VALUED, append_line, matching, same_value
-from .scopes import OWNER, SCOPE_PROBLEM, conversation_scope, valid_scope
+from .scopes import KINDS, OWNER, SCOPE_PROBLEM, conversation_scope, valid_scope
 from .tombstones import Tombstones
 from .tombstones import load as load_tombstones
 from .transcript_import import import_sessions
@@ -571,7 +571,8 @@ def _kept_scope(meta: dict[str, Any]) -> tuple[str | None, str] | None:
         problem = f"its frontmatter agent {agent!r} is not an agent id an import can keep"
         raise InvalidInputError("note", problem)  # the caller names the file
     if scope is None:  # written before scopes: the conversation it was made in says
-        scope = conversation_scope(session) if isinstance(session, str) and session else OWNER
+        kind = meta.get("kind") if meta.get("kind") in KINDS else None
+        scope = conversation_scope(session, kind) if isinstance(session, str) and session else OWNER
     if not isinstance(scope, str) or not valid_scope(scope):
         problem = f"its frontmatter scope {scope!r} is not one an import can keep ({SCOPE_PROBLEM})"
         raise InvalidInputError("note", problem)

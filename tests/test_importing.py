@@ -610,3 +610,19 @@ def test_a_vault_episode_without_a_scope_keeps_its_conversations(
     [plain] = [p.read_text() for p in vault.root.rglob("*.md") if "- rota notes" in p.read_text()]
     assert "\nscope: owner\n" in plain  # an Obsidian "scope" property is no vault's scope
     assert [str(folder) in n for n in report.notices] == [True]
+
+
+def test_a_copied_raw_log_of_a_group_keeps_its_group(vault: Vault, tmp_path: Path) -> None:
+    """A raw log names its kind when its session key does not: a group stays a group."""
+    folder = tmp_path / "logs"
+    folder.mkdir()
+    (folder / "2026-01-02_10-00-00_cli_raw.md").write_text(
+        "---\nsession: g1\nagent: main\nkind: group\n---\n"
+        "### participant (Mallory) [tg:42] · 2026-01-02T10:00:00Z\nthe vault code is LOGX-3\n"
+    )
+    report = vault.import_notes(folder)
+    assert report.episodes == 1
+    [kept] = [p.read_text() for p in vault.root.rglob("*.md") if "LOGX-3" in p.read_text()]
+    assert "\nscope: group:g1\n" in kept
+    direct = RecallContext(agent="main", session="agent:main:main")
+    assert "LOGX-3" not in vault.retrieve("vault code LOGX-3", context=direct).context
