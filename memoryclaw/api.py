@@ -1224,7 +1224,12 @@ class Vault:
         remote = self.settings.sync.remote or None
         with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
             done = purge(
-                self.root, [safe_relpath(p) for p in paths], match, terms=terms, remote=remote
+                self.root,
+                [safe_relpath(p) for p in paths],
+                match,
+                terms=terms,
+                remote=remote,
+                seconds=self.settings.sync.timeout_seconds,
             )
         return done if report else done.files
 

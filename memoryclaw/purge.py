@@ -207,9 +207,11 @@ def purge(
     terms: Iterable[str] = (),
     remote: str | None = None,
     keep: str | None = None,
+    seconds: float = _PUSH_SECONDS,
 ) -> PurgeReport:
     """Rewrite every commit so that no memory file holds what ``match`` forgets, push the
-    result to ``remote`` when the branch tracks one there, and check the history after.
+    result to ``remote`` when the branch tracks one there (each network step bounded by
+    ``seconds``, ``sync.timeoutSeconds``), and check the history after.
 
     Every other device purges its own history when a sync brings it the purge request this
     commits (:func:`follow`); there ``keep`` is the remote's commit, which stays as it is."""
@@ -235,7 +237,7 @@ def purge(
     report.still_held = held_in_history(root, match, words)
     report.clean = not report.still_held
     if remote and upstream:
-        _push(root, remote, branch, upstream, report)
+        _push(root, remote, branch, upstream, report, seconds)
         report.left.append(_LEFT[1])
     return report
 
@@ -387,52 +389,41 @@ def _marker(root: Path) -> dict[str, Any] | None:
     return doc if isinstance(doc, dict) and doc.get("old") else None
 
 
-def _push(root: Path, remote: str, branch: str, old: str, report: PurgeReport) -> None:
+def _push(
+    root: Path, remote: str, branch: str, old: str, report: PurgeReport, seconds: float
+) -> None:
     """Force the rewritten branch onto the remote, leased against what it held before."""
     ensure_dir(root / STATE_DIR)
     (root / PURGE_MARKER).write_text(
         json.dumps({"remote": remote, "branch": branch, "old": old}), encoding="utf-8"
     )
-    error = push_purged(root, remote)
+    error = push_purged(root, remote, seconds)
     if error is None:
         report.pushed = f"{remote}/{branch}"
     else:
         report.push_error = error
 
 
-def push_purged(root: Path, remote: str) -> str | None:
+def push_purged(root: Path, remote: str, seconds: float = _PUSH_SECONDS) -> str | None:
     """Push a purge's rewritten history that could not be pushed yet (before a sync pulls
-    the old one back); None when done or nothing was owed, else why it could not be."""
+    the old one back); None when done or nothing was owed, else why it could not be.  Each
+    network step runs for at most ``seconds``, then it and every helper it started are
+    killed (a remote that never answers holds no lock for ever)."""
+    from .remote import network_git  # a sync's module, needed only when there is a remote
+
     marker = _marker(root)
     if marker is None or marker.get("remote") != remote:
         return None
     branch, old = str(marker["branch"]), str(marker["old"])
-    git = shutil.which("git") or "git"
-    try:
-        done = subprocess.run(
-            [
-                git,
-                "-C",
-                str(root),
-                "push",
-                "--quiet",
-                f"--force-with-lease=refs/heads/{branch}:{old}",
-                remote,
-                f"HEAD:refs/heads/{branch}",
-            ],
-            capture_output=True,
-            text=True,
-            check=False,
-            timeout=_PUSH_SECONDS,
-            env={**os.environ, "GIT_TERMINAL_PROMPT": "0"},
-        )
-    except subprocess.TimeoutExpired:
-        return f"{remote} did not answer within {_PUSH_SECONDS} s"
+    lease = f"--force-with-lease=refs/heads/{branch}:{old}"
+    done = network_git(root, seconds, "push", "--quiet", lease, remote, f"HEAD:refs/heads/{branch}")
+    if done is None:
+        return f"{remote} did not answer within {seconds:g} s"
     if done.returncode != 0:
         lines = [line for line in done.stderr.splitlines() if line.strip()]
         return lines[-1].strip() if lines else "push failed"
     (root / PURGE_MARKER).unlink(missing_ok=True)
-    _git(root, "fetch", "--quiet", remote, check=False)
+    network_git(root, seconds, "fetch", "--quiet", remote)  # the remote refs, as pushed
     return None
 
 

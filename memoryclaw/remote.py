@@ -499,12 +499,12 @@ def sync_remote(root: Path, settings: Settings) -> RemoteSyncReport:
     return report
 
 
-def _push_purged_history(root: Path, remote: str) -> None:
+def _push_purged_history(root: Path, remote: str, seconds: float) -> None:
     """A purge's rewritten history goes to the remote before anything is pulled: a fetch and
     merge of the old history would bring the purged memory back."""
     from .purge import PURGE_MARKER, owed, push_purged
 
-    if owed(root, remote) and (error := push_purged(root, remote)) is not None:
+    if owed(root, remote) and (error := push_purged(root, remote, seconds)) is not None:
         raise SyncError(
             remote,
             f"this vault's history was purged and the rewritten history could not be pushed"
@@ -550,7 +550,7 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
             report.repaired = repair_local(root)
             commit_local(root)
         config_before = file_settings(root)
-        _push_purged_history(root, remote)
+        _push_purged_history(root, remote, settings.sync.timeout_seconds)
         branch = _git(root, "symbolic-ref", "--short", "HEAD").stdout.strip()
         before = _rev(root, "HEAD")
         seconds = settings.sync.timeout_seconds

@@ -534,3 +534,41 @@ def test_a_forget_killed_at_its_git_commit_leaves_no_staged_removal_that_breaks_
     assert not (vault / ".memoryclaw" / "forgetting.json").exists()
     assert ok(vault, "consolidate", "--all") is not None
     assert b"oat milk" in everything(vault)
+
+
+def test_a_purge_push_to_a_remote_that_never_answers_stops_at_the_sync_timeout(
+    tmp_path: Path,
+) -> None:
+    """The push of a rewritten history is bounded by sync.timeoutSeconds, and it and every
+    process it started are stopped; the push is owed to the next sync."""
+    import yaml
+
+    remote = tmp_path / "r.git"
+    subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
+    vault = make_vault(tmp_path / "v")
+    git(vault, "remote", "add", "origin", str(remote))
+    ok(vault, "sync", "--setup")
+    log_session(vault, SESSION_TURNS)
+    ok(vault, "consolidate", "--all")
+    ok(vault, "sync")
+    config = vault / "memoryclaw.yaml"
+    doc = yaml.safe_load(config.read_text())
+    doc.setdefault("sync", {})["timeoutSeconds"] = 2
+    config.write_text(yaml.safe_dump(doc))
+    git(vault, "commit", "-qm", "shorter sync timeout", "--", "memoryclaw.yaml")
+    git(vault, "config", "remote.origin.receivepack", "sh -c 'sleep 297; exit 1' hang")
+    report = ok(vault, "forget", "Lindqvist", "--yes", "--purge-history")
+    assert report["purge"]["pushed"] is None
+    assert "did not answer within 2 s" in report["purge"]["push_error"]
+    left = [p for p in Path("/proc").glob("[0-9]*") if _cmdline(p) == b"sleep\x00297\x00"]
+    assert left == []  # the transport's own processes were stopped too
+    git(vault, "config", "--unset", "remote.origin.receivepack")
+    ok(vault, "sync")
+    assert "lindqvist" not in git(remote, "log", "-p", "--all").lower()
+
+
+def _cmdline(proc: Path) -> bytes:
+    try:
+        return (proc / "cmdline").read_bytes()
+    except OSError:
+        return b""
