@@ -279,6 +279,9 @@ def _git_file_problem(
         why = None if line in have else line_problem(name, line)
         if why:
             return f"line {line!r} {why}"
+    dropped = [own for own in OWN_LINES[name] if own in _lines(ours) and own not in _lines(theirs)]
+    if dropped:
+        return f"would drop memoryclaw's own line {dropped[0]!r}"
     memory = [p for p in (*_MEMORY_PROBES, *paths) if _in_memory(p) or "/" not in p]
     if name == ".gitignore":
         hidden_before = _ignored(name, ours, memory)

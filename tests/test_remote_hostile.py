@@ -880,3 +880,39 @@ def test_a_group_turn_from_an_owner_id_a_remote_added_stays_untrusted(tmp_path: 
     assert _cli(a, "consolidate", "--all").returncode == 0
     pending = a / "semantic" / "_pending.md"
     assert pending.exists() and "UNTRUSTED" in pending.read_text()
+
+
+@pytest.mark.parametrize(
+    ("name", "line", "refused"),
+    [
+        (".gitignore", "episodes/20[0-9][0-9]-*", True),
+        (".gitignore", "semantic/[c-f]*.md", True),
+        (".gitignore", "semantic/_forgotten/", True),
+        (".gitignore", "/[Ss]emantic", True),
+        (".gitignore", "**/x.md", True),
+        (".gitignore", "2025-*", True),
+        (".gitignore", "*.md", True),
+        (".gitignore", "*.txt", True),
+        (".gitignore", "memoryclaw.y*", True),
+        (".gitignore", "!.memoryclaw/", True),
+        (".gitignore", "!*", True),
+        (".gitignore", "x\\.md", True),
+        (".gitignore", "*.swp", False),
+        (".gitignore", "/build/", False),
+        (".gitignore", "docs/**/*.html", False),
+        (".gitignore", ".memoryclaw/", False),
+        (".gitattributes", "episodes/20[0-9][0-9]-* working-tree-encoding=UTF-16", True),
+        (".gitattributes", "semantic/[c-f]*.md merge=binary", True),
+        (".gitattributes", "* text=auto", True),
+        (".gitattributes", "[attr]binary -diff", True),
+        (".gitattributes", "semantic/*.md merge=union", False),
+        (".gitattributes", "*.png binary", False),
+        (".gitattributes", "docs/*.pdf -diff", False),
+    ],
+)
+def test_gitignore_and_gitattributes_lines_are_judged_by_their_shape(
+    name: str, line: str, refused: bool
+) -> None:
+    from memoryclaw.incoming import line_problem
+
+    assert (line_problem(name, line) is not None) == refused
