@@ -239,10 +239,11 @@ def window(
     anything else is an :class:`InvalidInputError` naming the param."""
     if since is not None:
         if isinstance(since, str):
+            text = since
             try:
-                since = date.fromisoformat(since)
+                since = date.fromisoformat(text)
             except ValueError:
-                shown = json.dumps(since[:40], ensure_ascii=True)  # one line, whatever it holds
+                shown = json.dumps(text[:40], ensure_ascii=True)  # one line, whatever it holds
                 raise InvalidInputError("since", f"expected YYYY-MM-DD, got {shown}") from None
         if since > today:
             raise InvalidInputError("since", f"{since.isoformat()} is after today ({today})")
