@@ -120,7 +120,7 @@ _KEY_WORDS = (
 _PART = r"[A-Za-z0-9]{1,40}"
 # What a secret is for, between its name and "is": "the password for the vault is X".
 # ("the secret to success is …", "the key of the song is …" stay prose: only "for" and "on")
-_FOR = r"(?:\s+(?:for|on)(?:\s+[\w.@/-]{1,40}){1,3}?)?"
+_FOR = r"(?:\s+(?:for|on)(?:\s+[\w.@/-]{1,40}){1,4}?)?"
 # A shell line continuation: a backslash ending the line, the command going on below.
 _CONT = r"\\\r?\n"
 
@@ -190,7 +190,11 @@ _WORD = (
 _UNTIL = rf"(?:[^\n|;&]|{_CONT}){{0,300}}?(?<!\S)"
 _SP = rf"(?:[ \t]|{_CONT})"  # a blank between two words of one command
 # The rest of a command that reads a password from stdin: docker login --password-stdin.
-_STDIN_USER = r"[^\n|;&]{0,200}?--?[A-Za-z-]{0,20}(?:password|passwd|pass|token|secret)-stdin\b"
+# (gh auth login --with-token reads a token the same way)
+_STDIN_USER = (
+    r"[^\n|;&]{0,200}?(?:--?[A-Za-z-]{0,20}(?:password|passwd|pass|token|secret)-stdin\b"
+    r"|--with-token\b)"
+)
 _OPTION_WORDS = (
     r"password|passwd|passphrase|pass|passin|passout|pwd|token|secret|api-?key|access-?key"
     r"|secret-?key"
@@ -228,7 +232,8 @@ _COMMAND_RES = tuple(
 # htpasswd -b takes the password as an argument: the last of FILE USER PASSWORD (-n: no FILE).
 _ARGUMENT = r"""(?:'[^'\n]{0,500}'|"(?:[^"\\\n]|\\.){0,500}"|[^\s'"|;&]{1,500})"""
 _HTPASSWD_RE = re.compile(
-    rf"\bhtpasswd(?P<rest>(?:{_SP}+-[A-Za-z]{{1,12}}){{1,8}}(?:{_SP}+{_ARGUMENT}){{1,3}})"
+    rf"\bhtpasswd(?P<rest>(?:{_SP}+-[A-Za-z]{{1,12}}(?:{_SP}+\d{{1,4}})?){{1,8}}"
+    rf"(?:{_SP}+{_ARGUMENT}){{1,3}})"
 )
 _SHELL_WORD_RE = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|[^\s'\"]+")
 _ITEM_RE = re.compile(r"\s*(?:[-*+>]|\d{1,3}[.)])\s+")  # a list item's or quote's marker
@@ -361,6 +366,8 @@ def _replace_htpasswd(match: re.Match[str]) -> str:
             continue  # a line continuation
         if text.startswith("-") and not arguments:
             flags += text[1:]
+        elif text.isdigit() and not arguments and flags[-1:] in ("C", "r"):
+            continue  # the bcrypt cost of -C, the rounds of -r
         else:
             arguments.append(word)
     place = 1 if "n" in flags else 2

@@ -547,6 +547,14 @@ def test_corpus_never_reaches_a_file_the_index_or_git(tmp_path: Path) -> None:
         ),
         (f"htpasswd -nb admin {_PW}", "htpasswd -nb admin [REDACTED:secret]"),
         (
+            f"htpasswd -bB -C 12 .htpasswd admin {_PW}",
+            "htpasswd -bB -C 12 .htpasswd admin [REDACTED:secret]",
+        ),
+        (
+            f"echo {_PW} | gh auth login --with-token",
+            "echo [REDACTED:secret] | gh auth login --with-token",
+        ),
+        (
             f"echo '{_PW}' | docker login -u me --password-stdin",
             "echo '[REDACTED:secret]' | docker login -u me --password-stdin",
         ),
@@ -573,6 +581,8 @@ def test_corpus_never_reaches_a_file_the_index_or_git(tmp_path: Path) -> None:
         "htpasswd",
         "htpasswd-quoted",
         "htpasswd-no-file",
+        "htpasswd-bcrypt-cost",
+        "echo-to-gh-with-token",
         "echo-to-password-stdin",
         "echo-n-to-password-stdin",
         "printf-to-password-stdin",
@@ -597,8 +607,8 @@ def test_more_command_line_credentials_lose_only_their_value(text: str, expected
         ("recovery words are: amber orbit velvet", "recovery words are: [REDACTED:secret]"),
         ("the secret phrase was tulip-42", "the secret phrase was [REDACTED:secret]"),
         (
-            "the password for the router is Hunter2x",
-            "the password for the router is [REDACTED:secret]",
+            "the wifi password for the upstairs guest network is Hunter2x",
+            "the wifi password for the upstairs guest network is [REDACTED:secret]",
         ),
         ("my pin is 4821", "my pin is [REDACTED:secret]"),
         ("PIN: 4821", "PIN: [REDACTED:secret]"),
