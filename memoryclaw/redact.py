@@ -168,7 +168,7 @@ _PHRASE_PROSE = frozenset(
 # A PIN or passcode is digits: "the pin is 4821", "PIN: 4821" ("pin: latest" stays).
 _PIN_RE = re.compile(
     rf"(?i)(?P<key>\b(?:pin(?:[ _-]?(?:code|number))?|passcode){_FOR}"
-    r"(?:\s+(?:is|was)\s*:?|\s*[:=])[ \t]*)(?P<bare>\d{4,12})(?![\w-]|[.,]\d)"
+    r"(?:\s+(?:is|was)\s*:?|\\?[\"']?\s*[:=])[ \t]*\\?[\"']?)(?P<bare>\d{4,12})(?![\w-]|[.,]\d)"
 )
 # A long random token shortly after a word that announces a secret: `my key ab12…`.
 _ENTROPY_RE = re.compile(

@@ -614,6 +614,7 @@ def test_more_command_line_credentials_lose_only_their_value(text: str, expected
         ("PIN: 4821", "PIN: [REDACTED:secret]"),
         ("the PIN for the bank card is 0042.", "the PIN for the bank card is [REDACTED:secret]."),
         ("door passcode is 907731", "door passcode is [REDACTED:secret]"),
+        ('{"pin": "4821"}', '{"pin": "[REDACTED:secret]"}'),
     ],
     ids=[
         "passphrase-for-is",
@@ -626,6 +627,7 @@ def test_more_command_line_credentials_lose_only_their_value(text: str, expected
         "pin-colon",
         "pin-for-is",
         "passcode-is",
+        "pin-in-json",
     ],
 )
 def test_secrets_said_in_prose_are_redacted(text: str, expected: str) -> None:
