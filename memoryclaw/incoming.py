@@ -346,7 +346,10 @@ def _reaches(pattern: str, names: Iterable[str], *, any_depth_ok: bool = True) -
         return False
     if "/" not in body and any_depth_ok:  # matches at any depth, in memory folders too
         extension = _HARMLESS_NAME.fullmatch(body)
-        return extension is None or extension.group(1).lower() in _MEMORY_EXTENSIONS
+        if extension is None or extension.group(1).lower() in _MEMORY_EXTENSIONS:
+            return True
+        # ``.gitattributes`` or ``*.gitignore``: an extension, but these very files
+        return any(_component(body).fullmatch(n) for n in names)
     first = body.lstrip("/").split("/", 1)[0]
     if "**" in first:
         return True

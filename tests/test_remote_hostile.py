@@ -904,6 +904,8 @@ def test_a_group_turn_from_an_owner_id_a_remote_added_stays_untrusted(tmp_path: 
         (".gitattributes", "episodes/20[0-9][0-9]-* working-tree-encoding=UTF-16", True),
         (".gitattributes", "semantic/[c-f]*.md merge=binary", True),
         (".gitattributes", "* text=auto", True),
+        (".gitattributes", ".gitignore working-tree-encoding=UTF-16", True),
+        (".gitattributes", "*.gitattributes working-tree-encoding=UTF-16", True),
         (".gitattributes", "[attr]binary -diff", True),
         (".gitattributes", "semantic/*.md merge=union", False),
         (".gitattributes", "*.png binary", False),
