@@ -230,7 +230,7 @@ def _print_search(result: SearchResult) -> None:
     for term, synonyms in result.plan.expansions.items():
         click.echo(f"aliases:  {term} -> {', '.join(synonyms)}")
     if result.fallback_error:
-        click.echo(f"vector fallback unavailable: {result.fallback_error}", err=True)
+        click.echo(_one_line(f"vector fallback unavailable: {result.fallback_error}"), err=True)
     if not result.results and not result.facts and not result.passages:
         click.echo("no memories found")
         return
@@ -436,7 +436,7 @@ def _print_archive(report: ArchiveReport) -> None:
         verb = "would remove" if report.dry_run else "removed"
         click.echo(f"  {verb} {path}: a copy of its active episode (an interrupted run)")
     for conflict in report.conflicts:
-        click.echo(f"  left {conflict.path}: {conflict.reason}", err=True)
+        click.echo(_one_line(f"  left {conflict.path}: {conflict.reason}"), err=True)
     if report.commit:
         click.echo(f"committed {report.commit[:10]}")
 
@@ -596,7 +596,7 @@ def reindex(ctx: click.Context, full: bool, as_json: bool) -> None:
     if report.embedded:
         click.echo(f"{report.embedded} episodes embedded for the vector fallback")
     if report.vector_error:
-        click.echo(f"vectors not updated: {report.vector_error}", err=True)
+        click.echo(_one_line(f"vectors not updated: {report.vector_error}"), err=True)
     for skipped in report.skipped:
         line = f":{skipped.line}" if skipped.line else ""
         click.echo(_one_line(f"skipped {skipped.path}{line}: {skipped.reason}"), err=True)
@@ -699,7 +699,7 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
         _emit({"checks": checks, "ok": all(c["status"] != "error" for c in checks)})
     else:
         for check in checks:
-            click.echo(f"[{check['status']:>5}] {check['check']}: {check['detail']}")
+            click.echo(_one_line(f"[{check['status']:>5}] {check['check']}: {check['detail']}"))
     if any(c["status"] == "error" for c in checks):
         sys.exit(1)
 
@@ -729,7 +729,7 @@ def audit(ctx: click.Context, days: int, as_json: bool) -> None:
         )
     for error in data["errors"]:
         line = f":{error['line']}" if error["line"] else ""
-        click.echo(f"  unreadable {error['path']}{line}: {error['reason']}")
+        click.echo(_one_line(f"  unreadable {error['path']}{line}: {error['reason']}"))
     if not (data["episodes"] or data["facts"] or data["errors"]):
         click.echo("  nothing new")
 
@@ -869,7 +869,7 @@ def _confirm(items: Sequence[str], problem: str, question: str) -> None:
         shown = ", ".join(items[:5]) + (", ..." if len(items) > 5 else "")
         raise InvalidInputError("--yes", f"{problem} ({shown}); add --yes to go ahead")
     for item in items:
-        click.echo(f"  {item}", err=True)
+        click.echo(_one_line(f"  {item}"), err=True)
     click.confirm(question, abort=True, err=True)
 
 
@@ -1053,7 +1053,7 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
     for line in report.skipped:
         click.echo(_one_line(f"skipped {line}"))
     for line in report.notices:
-        click.echo(f"note: {line}")
+        click.echo(_one_line(f"note: {line}"))
     if report.consolidation is not None:
         done = report.consolidation
         episodes = done.get("episodes", [])
@@ -1098,7 +1098,7 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool, accept_config: 
     for team in report.shared:
         name = team["vault"]
         if team["error"]:
-            click.echo(f"team vault {name}: not pulled: {team['error']}", err=True)
+            click.echo(_one_line(f"team vault {name}: not pulled: {team['error']}"), err=True)
         else:
             pulled, changed = team["pulled"], team["files_changed"]
             click.echo(f"team vault {name}: pulled {pulled} commits, {changed} files changed")
@@ -1111,12 +1111,14 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool, accept_config: 
         f" resolved ({report.duration_ms} ms)"
     )
     for refusal in report.refused:
-        click.echo(f"refused from {report.remote}: {refusal.path}: {refusal.reason}", err=True)
+        click.echo(
+            _one_line(f"refused from {report.remote}: {refusal.path}: {refusal.reason}"), err=True
+        )
     if report.config_changed:
         keys = ", ".join(report.config_changed)
-        click.echo(f"memoryclaw.yaml changed by the sync: {keys}", err=True)
+        click.echo(_one_line(f"memoryclaw.yaml changed by the sync: {keys}"), err=True)
     for repair in report.repaired:
-        click.echo(f"repaired {repair.path}: {repair.reason}", err=True)
+        click.echo(_one_line(f"repaired {repair.path}: {repair.reason}"), err=True)
     if report.config_held:
         keys = ", ".join(held["key"] for held in report.config_held)
         click.echo(
