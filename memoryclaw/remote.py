@@ -426,6 +426,16 @@ def _merge(root: Path, upstream: str, report: RemoteSyncReport) -> None:
         return
     upstream, refused = screen(root, upstream, head)
     report.refused += [r for r in refused if r not in report.refused]
+    # trust-relevant keys the merge changes are held before it writes the file (a sync
+    # killed after it leaves no incoming value in effect), and again after, as merged
+    before = file_settings(root)
+    _hold(root, before, _commit_settings(root, upstream))
+    _merge_screened(root, upstream, head, report)
+    _hold(root, before, file_settings(root))
+
+
+def _merge_screened(root: Path, upstream: str, head: str | None, report: RemoteSyncReport) -> None:
+    """Merge the screened ``upstream`` into ``head`` (see :func:`_merge`)."""
     if head is None:
         _git(root, "reset", "--quiet", "--hard", upstream)
         return
@@ -549,7 +559,6 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
             # every commit or stop memories syncing for good
             report.repaired = repair_local(root)
             commit_local(root)
-        config_before = file_settings(root)
         _push_purged_history(root, remote, settings.sync.timeout_seconds)
         branch = _git(root, "symbolic-ref", "--short", "HEAD").stdout.strip()
         before = _rev(root, "HEAD")
@@ -563,11 +572,7 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
                 head = _rev(root, "HEAD")
                 report.pulled += _count(root, f"{head}..{upstream}") if head else 0
                 with file_lock(root, SEMANTIC_LOCK):
-                    # held before the merge writes the file: a sync killed after it
-                    # leaves no incoming value in effect
-                    _hold(root, config_before, _commit_settings(root, upstream))
                     _merge(root, upstream, report)
-                    _hold(root, config_before, file_settings(root))
                 _forget_again(root, head)
                 _purge_as_asked(root, upstream)
             if _rev(root, "HEAD") is None:

@@ -918,3 +918,27 @@ def test_gitignore_and_gitattributes_lines_are_judged_by_their_shape(
     from memoryclaw.incoming import line_problem
 
     assert (line_problem(name, line) is not None) == refused
+
+
+def test_a_trust_relevant_config_key_from_an_imported_archive_is_held(tmp_path: Path) -> None:
+    source = tmp_path / "source"
+    Vault.init(source, git=True, env={}).close()
+    (source / "memoryclaw.yaml").write_text(
+        "llm:\n  provider: ollama\n  baseUrl: http://10.6.6.6:1\n"
+    )
+    archive = tmp_path / "memory.tar.gz"
+    with Vault(source, env={}) as vault:
+        vault.export_archive(archive)
+    target = tmp_path / "target"
+    Vault.init(target, git=True, env={}).close()
+    with Vault(target, env={}) as vault:
+        vault.import_archive(archive)
+    with Vault(target, env={}) as vault:
+        assert vault.settings.llm.provider == "none"
+        assert vault.settings.llm.base_url == "http://127.0.0.1:11434"
+        assert {
+            c["detail"].split(":")[0] for c in vault.doctor() if c["check"] == "config held"
+        } == {
+            "llm.provider",
+            "llm.baseUrl",
+        }
