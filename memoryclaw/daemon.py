@@ -398,6 +398,11 @@ class Daemon:
             log.warning("refused from %s: %s: %s", report.remote, refusal.path, refusal.reason)
         if report.config_changed:
             log.warning("memoryclaw.yaml changed by the sync: %s", ", ".join(report.config_changed))
+        for repair in report.repaired:
+            log.warning("repaired %s: %s", repair.path, repair.reason)
+        if report.config_held:
+            keys = ", ".join(held["key"] for held in report.config_held)
+            log.warning("memoryclaw.yaml keys held (memoryclaw sync --accept-config): %s", keys)
 
     def _archive(self) -> None:
         """After consolidation, archive unused episodes when ``archiveAfterDays`` is on."""

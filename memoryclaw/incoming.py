@@ -50,6 +50,8 @@ _MEMORY_TOPS = (*dict.fromkeys(f.split("/")[0] for f in MEMORY_FOLDERS), CONFIG_
 # What memory files are named with: a pattern that matches at any depth is taken only when it
 # can match nothing but names ending in another extension (``*.swp``).
 _MEMORY_EXTENSIONS = frozenset({"md", "markdown", "txt", "yaml", "yml", "json", "jsonl"})
+# the folders memoryclaw makes inside memory folders (besides years and skill names)
+_MEMORY_DIR_NAMES = frozenset({"archive", "processed", "_forgotten", "drafts"})
 _HARMLESS_NAME = re.compile(r"[^/\\]*\.([A-Za-z0-9_~-]+)")
 # memoryclaw's own lines, always taken and restored when missing
 OWN_LINES = {".gitignore": (f"{STATE_DIR}/",), ".gitattributes": (GITATTRIBUTES.strip(),)}
@@ -345,16 +347,28 @@ def _reaches(pattern: str, names: Iterable[str], *, any_depth_ok: bool = True) -
     if not body.strip("/"):
         return False
     if "/" not in body and any_depth_ok:  # matches at any depth, in memory folders too
-        extension = _HARMLESS_NAME.fullmatch(body)
-        if extension is None or extension.group(1).lower() in _MEMORY_EXTENSIONS:
-            return True
-        # ``.gitattributes`` or ``*.gitignore``: an extension, but these very files
-        return any(_component(body).fullmatch(n) for n in names)
+        if any(_component(body).fullmatch(n) for n in names):
+            return True  # ``.gitattributes``, ``*.gitignore``: these very files
+        return not _foreign_name(body)
     first = body.lstrip("/").split("/", 1)[0]
     if "**" in first:
         return True
     wanted = _component(first)
     return any(wanted.fullmatch(n) for n in names)
+
+
+def _foreign_name(glob: str) -> bool:
+    """Whether a one-part glob can match no name memoryclaw gives inside a memory folder:
+    files end in a memory extension, folders are the fixed ones, years and skill names
+    (letters, digits and hyphens, a hyphen in each).  ``*.swp``, ``*~``, ``node_modules``."""
+    extension = _HARMLESS_NAME.fullmatch(glob)
+    if extension is not None:
+        return extension.group(1).lower() not in _MEMORY_EXTENSIONS
+    if glob[-1] not in "*?]" and not glob[-1].isalnum():
+        return True  # every memory file and folder name ends in a letter or digit
+    if any(c in glob for c in "*?["):
+        return False
+    return not (glob.lower() in _MEMORY_DIR_NAMES or glob.isdigit() or "-" in glob)
 
 
 def _component(glob: str) -> re.Pattern[str]:
