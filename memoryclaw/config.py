@@ -586,10 +586,15 @@ def _apply_held(
     file_only = flatten(settings_from_mapping(raw, path=path, env={}))
     patched: dict[str, Any] = copy.deepcopy(dict(raw or {}))
     kept = {}
+    defaults = flatten(Settings())
     for key, pair in held.items():
         if key in file_only and plain(file_only[key]) == pair["incoming"]:
             kept[key] = pair
             _set_key(patched, key, pair["trusted"])
+            try:
+                settings_from_mapping(patched, path=path, env={})
+            except ConfigError:  # a held file edited by hand: the default, never the incoming
+                _set_key(patched, key, plain(defaults.get(key)))
     if drop and kept != held:
         _write_held(root, kept)
     if not kept:

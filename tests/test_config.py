@@ -751,3 +751,13 @@ def test_held_keys_apply_to_the_last_valid_copy_too(tmp_path: Path) -> None:
     assert load_settings(vault, env={}).llm.provider == "none"  # the copy holds ollama
     _write(vault, "retrieval:\n  budgetTokens: lots\n")
     assert load_settings(vault, env={}).llm.provider == "none"
+
+
+def test_a_damaged_held_file_falls_back_to_defaults_never_to_the_incoming_value(
+    tmp_path: Path,
+) -> None:
+    vault = _state_vault(tmp_path, "")
+    _hold(vault, "", "llm:\n  baseUrl: http://10.6.6.6:1\n")
+    held = vault / ".memoryclaw" / "config-held.json"
+    held.write_text(held.read_text().replace('"http://127.0.0.1:11434"', "[1, 2]"))
+    assert load_settings(vault, env={}).llm.base_url == "http://127.0.0.1:11434"
