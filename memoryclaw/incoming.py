@@ -197,6 +197,9 @@ def _refusals(root: Path, theirs: dict[str, _Entry], ours: dict[str, _Entry]) ->
             refused[path] = "a .gitignore or .gitattributes inside a memory folder"
         elif _git_file(path) and "/" not in path and path not in _GIT_FILES:
             refused[path] = "a .gitignore or .gitattributes named in another case"
+        elif path.lower() == CONFIG_FILE and path != CONFIG_FILE:
+            # a case-insensitive disk writes it over memoryclaw.yaml, unscreened
+            refused[path] = f"a {CONFIG_FILE} named in another case"
     for name in _GIT_FILES:
         if name in refused or theirs.get(name) == ours.get(name):
             continue

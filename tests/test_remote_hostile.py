@@ -950,3 +950,16 @@ def test_a_trust_relevant_config_key_from_an_imported_archive_is_held(tmp_path: 
             "llm.provider",
             "llm.baseUrl",
         }
+
+
+def test_a_config_file_named_in_another_case_is_refused(tmp_path: Path) -> None:
+    """On a case-insensitive disk ``MemoryClaw.yaml`` would be written over the
+    configuration without being screened or held."""
+    bare = _remote(tmp_path)
+    a = _device(tmp_path, bare, "a")
+    mallory = _mallory(tmp_path, bare)
+    (mallory / "MemoryClaw.yaml").write_text("llm:\n  provider: ollama\n")
+    _push_as_mallory(mallory, "config in another case")
+    with Vault(a, env={}) as va:
+        assert "MemoryClaw.yaml" in [r.path for r in va.sync_remote().refused]
+    assert not (a / "MemoryClaw.yaml").exists()
