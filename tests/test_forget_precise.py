@@ -572,3 +572,26 @@ def _cmdline(proc: Path) -> bytes:
         return (proc / "cmdline").read_bytes()
     except OSError:
         return b""
+
+
+def test_temp_files_a_killed_forget_left_are_swept_by_the_next_forget(
+    session_vault: Path,
+) -> None:
+    """A forget killed inside a write leaves its temp file (holding, or named after, what it
+    forgets) and a torn journal; the next forget removes them."""
+    episode = next((session_vault / "episodes").glob("*.md"))
+    left = [
+        episode.parent / f".{episode.name}.k1q2w3.tmp",
+        session_vault / "semantic" / ".contacts.md.z9x8c7.tmp",
+        session_vault / "semantic" / "_forgotten" / ".20260101T000000-ab.txt.p0o9i8.tmp",
+        session_vault / "logs" / "processed" / ".joanna-lindqvist.md.u7y6t5.tmp",
+    ]
+    for path in left:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text("Joanna Lindqvist's phone is 555-0199\n")
+    (session_vault / ".memoryclaw" / "forgetting.json.tmp").write_text('{"stone": "sem')
+    ok(session_vault, "forget", "Lindqvist", "--yes")
+    assert [p for p in left if p.exists()] == []
+    assert not (session_vault / ".memoryclaw" / "forgetting.json.tmp").exists()
+    assert b"lindqvist" not in everything(session_vault)
+    assert b"555-0199" not in everything(session_vault)
