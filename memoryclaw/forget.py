@@ -178,7 +178,41 @@ def plan_query(root: Path, index: Index, keywords: Sequence[str]) -> Plan:
         text = _read(root, rel)
         if text is not None and all(t in text.casefold() for t in terms):
             candidates.append(rel)
-    return _finish_plan(root, index, out, candidates)
+    # A nested or table fact spreads entity, field and value over lines: match it as a whole,
+    # and take the values it replaced with it (search finds only current values).
+    facts = _facts_holding(index, terms)
+    for row in facts:
+        _stone_fact(root, out.stone, row)
+    return _finish_plan(root, index, out, sorted({*candidates, *(str(r["path"]) for r in facts)}))
+
+
+def _facts_holding(index: Index, terms: set[str]) -> list[dict[str, Any]]:
+    """The fact rows whose entity, field and value together hold every term, with the
+    superseded values of the same entity and field."""
+    longest = max(terms, key=len)
+    like = f"%{longest[:3]}%"  # a stem's head: a cheap prefilter, the words decide
+    rows = index.fact_rows("lower(entity || ' ' || field || ' ' || value) LIKE ?", [like])
+    found = [r for r in rows if holds_terms(f"{r['entity']} {r['field']} {r['value']}", terms)]
+    keys = {(str(r["entity"]).casefold(), str(r["field"])) for r in found}
+    known = {r["id"] for r in found}
+    for entity, name in sorted(keys):
+        for row in index.fact_rows(
+            "lower(entity) = ? AND field = ? AND superseded = 1", [entity, name]
+        ):
+            if row["id"] not in known:
+                known.add(row["id"])
+                found.append(row)
+    return found
+
+
+def _stone_fact(root: Path, stone: Stone, row: Mapping[str, Any]) -> None:
+    """Tombstone one fact (index row) by its line, a table fact by its row's cell."""
+    if row["form"] == "table":
+        stone.add_line(f"{row['entity']} | {row['value']}")
+        return
+    line = _line_at(root, str(row["path"]), int(row["line"]))
+    if line is not None:
+        stone.add_line(TRAILING_COMMENT_RE.sub("", line))  # named: however short
 
 
 def plan_ids(root: Path, index: Index, episodes: Sequence[Mapping[str, Any]]) -> Plan:
@@ -215,11 +249,7 @@ def plan_facts(root: Path, index: Index, facts: Sequence[Mapping[str, Any]]) -> 
     """What forgetting these facts (index rows) removes: their lines (a table fact's cell)."""
     out = Plan()
     for row in facts:
-        line = _line_at(root, str(row["path"]), int(row["line"]))
-        if row["form"] == "table":
-            out.stone.add_line(f"{row['entity']} | {row['value']}")  # its row's cell
-        elif line is not None:
-            out.stone.add_line(TRAILING_COMMENT_RE.sub("", line))  # named: however short
+        _stone_fact(root, out.stone, row)
     return _finish_plan(root, index, out, sorted({str(row["path"]) for row in facts}))
 
 
