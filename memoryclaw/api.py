@@ -981,11 +981,7 @@ class Vault:
                 dry_run=dry_run,
                 note_writes=partial(journal, self.root) if use_git else None,
             )
-            if not dry_run:
-                self._keep_forgotten()
-            if use_git:  # what this run wrote, and what a run killed before its commit wrote
-                with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
-                    commit_journal(self.root, message)
+            self._imported(message, use_git=use_git, dry_run=dry_run)
             return done
 
     def import_notes(
@@ -1004,12 +1000,17 @@ class Vault:
             done = import_notes(
                 self, Path(folder), since=since, dry_run=dry_run, note_writes=note_writes
             )
-            if not dry_run:
-                self._keep_forgotten()
-            if use_git:  # what this run wrote, and what a run killed before its commit wrote
-                with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
-                    commit_journal(self.root, message)
+            self._imported(message, use_git=use_git, dry_run=dry_run)
             return done
+
+    def _imported(self, message: str, *, use_git: bool, dry_run: bool) -> None:
+        """After an import: scrub what it brought back that was forgotten, then commit what
+        this run wrote and what a run killed before its commit wrote."""
+        if not dry_run:
+            self._keep_forgotten()
+        if use_git:
+            with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+                commit_journal(self.root, message)
 
     def _keep_forgotten(self) -> None:
         """After an import: take out again whatever it brought back that was forgotten

@@ -436,19 +436,11 @@ def _encoded_paths(root: Path, data: bytes) -> dict[str, str]:
     """The tracked memory files this ``.gitattributes`` gives a ``working-tree-encoding``."""
     tracked = [os.fsdecode(p) for p in _run(root, "ls-files", "-z").split(b"\0") if p]
     memory = [p for p in tracked if _in_memory(p) or p == CONFIG_FILE]
-    with _scratch(".gitattributes", data) as where:
-        done = subprocess.run(
-            ["git", "-C", where, "check-attr", "-z", "working-tree-encoding", "--stdin"],
-            input=_stdin(memory),
-            capture_output=True,
-            check=False,
-        )
-    fields = done.stdout.split(b"\0")
     out = {}
-    for n in range(0, len(fields) - 2, 3):
-        value = fields[n + 2].decode(errors="replace")
+    for path, _, raw in _check_attr(".gitattributes", data, memory, "working-tree-encoding"):
+        value = raw.decode(errors="replace")
         if value not in ("unspecified", "unset", "set", ""):
-            out[os.fsdecode(fields[n])] = value
+            out[os.fsdecode(path)] = value
     return out
 
 
@@ -505,15 +497,22 @@ def _ignored(name: str, data: bytes, paths: Iterable[str]) -> set[str]:
 
 def _attributes(name: str, data: bytes, paths: Iterable[str]) -> set[tuple[bytes, ...]]:
     """Every (path, attribute, value) this ``.gitattributes`` gives ``paths``."""
+    return set(_check_attr(name, data, paths, "--all"))
+
+
+def _check_attr(
+    name: str, data: bytes, paths: Iterable[str], which: str
+) -> list[tuple[bytes, ...]]:
+    """git check-attr's (path, attribute, value) triples for ``paths`` under this file."""
     with _scratch(name, data) as where:
         done = subprocess.run(
-            ["git", "-C", where, "check-attr", "-z", "--all", "--stdin"],
+            ["git", "-C", where, "check-attr", "-z", which, "--stdin"],
             input=_stdin(paths),
             capture_output=True,
             check=False,
         )
     fields = done.stdout.split(b"\0")
-    return {tuple(fields[n : n + 3]) for n in range(0, len(fields) - 2, 3)}
+    return [tuple(fields[n : n + 3]) for n in range(0, len(fields) - 2, 3)]
 
 
 def _stdin(paths: Iterable[str]) -> bytes:

@@ -16,6 +16,7 @@ import pytest
 
 from .test_bad_input import clean_env
 from .test_bad_input import run as mc
+from .test_forget import git, ok
 
 SESSION_TURNS = [
     "My dentist appointment is on Tuesday at 3pm",
@@ -29,20 +30,6 @@ SESSION_TURNS = [
     "We use postgres for the billing project",
     "Tomorrow I fly to Oslo",
 ]
-
-
-def ok(vault: Path, *args: str) -> Any:
-    """A ``--json`` command that must succeed; its document."""
-    proc = mc(vault, *args, "--json")
-    assert proc.returncode == 0, proc.stderr
-    return json.loads(proc.stdout)
-
-
-def git(vault: Path, *args: str) -> str:
-    """Output of a git command in ``vault``."""
-    return subprocess.run(
-        ["git", "-C", str(vault), *args], capture_output=True, text=True, check=True, timeout=60
-    ).stdout
 
 
 def everything(vault: Path) -> bytes:
@@ -71,6 +58,22 @@ def log_session(vault: Path, turns: list[str], session: str = "s1") -> None:
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
+
+
+def two_devices_sharing_the_session(tmp_path: Path) -> tuple[Path, Path, Path]:
+    """Devices a and b on one bare remote; a logged, consolidated and synced the session, b
+    pulled it.  (a, b, the remote)."""
+    remote = tmp_path / "r.git"
+    subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
+    a, b = make_vault(tmp_path / "a"), make_vault(tmp_path / "b")
+    for vault in (a, b):
+        git(vault, "remote", "add", "origin", str(remote))
+        ok(vault, "sync", "--setup")
+    log_session(a, SESSION_TURNS)
+    ok(a, "consolidate", "--all")
+    ok(a, "sync")
+    ok(b, "sync")
+    return a, b, remote
 
 
 @pytest.fixture
@@ -179,16 +182,7 @@ def test_purge_then_sync_does_not_bring_the_memory_back(tmp_path: Path) -> None:
 
 
 def test_a_forget_travels_by_sync_and_the_merge_is_scrubbed(tmp_path: Path) -> None:
-    remote = tmp_path / "r.git"
-    subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
-    a, b = make_vault(tmp_path / "a"), make_vault(tmp_path / "b")
-    for vault in (a, b):
-        git(vault, "remote", "add", "origin", str(remote))
-        ok(vault, "sync", "--setup")
-    log_session(a, SESSION_TURNS)
-    ok(a, "consolidate", "--all")
-    ok(a, "sync")
-    ok(b, "sync")
+    a, b, _ = two_devices_sharing_the_session(tmp_path)
     assert b"lindqvist" in everything(b)
     ok(a, "forget", "Lindqvist", "--yes")
     ok(a, "sync")
@@ -286,16 +280,7 @@ def test_purge_history_finds_text_that_only_older_commits_hold(session_vault: Pa
 
 
 def test_a_purge_reaches_every_device_and_no_sync_brings_it_back(tmp_path: Path) -> None:
-    remote = tmp_path / "r.git"
-    subprocess.run(["git", "init", "--bare", "-q", str(remote)], check=True)
-    a, b = make_vault(tmp_path / "a"), make_vault(tmp_path / "b")
-    for vault in (a, b):
-        git(vault, "remote", "add", "origin", str(remote))
-        ok(vault, "sync", "--setup")
-    log_session(a, SESSION_TURNS)
-    ok(a, "consolidate", "--all")
-    ok(a, "sync")
-    ok(b, "sync")
+    a, b, remote = two_devices_sharing_the_session(tmp_path)
     assert "lindqvist" in git(b, "log", "-p", "--all").lower()
     ok(a, "forget", "Lindqvist", "--yes", "--purge-history")
     ok(b, "sync")  # b still held the old history: it purges its own before pushing
