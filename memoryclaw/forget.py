@@ -167,10 +167,8 @@ def _scrub_all(root: Path, paths: Iterable[str], match: Matcher) -> list[Edit]:
 
 def plan_query(root: Path, index: Index, keywords: Sequence[str]) -> Plan:
     """What forgetting a query removes: every line, turn and fact holding all its words."""
-    terms: set[str] = set()
-    for keyword in keywords:
-        terms |= words(keyword)
-    out = Plan(terms=terms)
+    out = Plan(terms=_forget_terms(keywords))
+    terms = out.terms
     if not terms:
         return out
     candidates = []
@@ -335,10 +333,21 @@ def _drawn_facts(root: Path, said: Mapping[str, str], stone: Stone) -> list[str]
 
 def matcher_for(root: Path, keywords: Sequence[str]) -> tuple[Matcher, set[str]]:
     """What a purge searches the history for: the query's words and every tombstone."""
+    terms = _forget_terms(keywords)
+    return _QueryMatch(terms, load(root)), terms
+
+
+# Words memoryclaw itself writes on every turn and summary ("User said ...", a turn's role):
+# a query of them alone would match every turn of a role, not something the user said.
+_ROLE_WORDS = frozenset(words("user assistant system tool"))
+
+
+def _forget_terms(keywords: Sequence[str]) -> set[str]:
+    """The words a forget query matches by, less the role words memoryclaw writes itself."""
     terms: set[str] = set()
     for keyword in keywords:
         terms |= words(keyword)
-    return _QueryMatch(terms, load(root)), terms
+    return terms - _ROLE_WORDS
 
 
 # ------------------------------------------------------------------------------ apply

@@ -307,7 +307,8 @@ def _git_file_problem(
 def _lines(data: bytes) -> list[str]:
     """The lines of a ``.gitignore``/``.gitattributes`` that mean something (no blanks, no
     comments), each stripped."""
-    text = data.decode("utf-8", errors="replace")
+    # git reads past a byte order mark at the start of the file: a line behind one counts
+    text = data.decode("utf-8", errors="replace").removeprefix("\ufeff")
     return [s for s in (line.strip() for line in text.splitlines()) if s and not s.startswith("#")]
 
 
@@ -320,7 +321,7 @@ def line_problem(name: str, line: str) -> str | None:
     extension no memory file has (``*.swp``); a pattern with a slash is taken only when its
     first part can match no memory folder, ``memoryclaw.yaml`` nor these files, and is not
     ``**``.  memoryclaw's own lines are always taken."""
-    line = line.strip()
+    line = line.strip().removeprefix("\ufeff")
     if not line or line.startswith("#") or line in OWN_LINES[name]:
         return None
     if name == ".gitignore":

@@ -85,6 +85,17 @@ def session_vault(tmp_path: Path) -> Path:
     return vault
 
 
+@pytest.mark.parametrize("query", ["user", "assistant", "the user", "User"])
+def test_forgetting_a_role_word_removes_nothing_memoryclaw_labelled_with_it(
+    session_vault: Path, query: str
+) -> None:
+    """memoryclaw writes "User ..." in summaries and facts and a role on every turn: a query
+    of those words alone names nothing the user said, so it removes nothing."""
+    preview = ok(session_vault, "forget", query, "--dry-run")
+    assert preview["removed"] == 0 and preview["changes"] == []
+    assert ok(session_vault, "forget", "user Lindqvist", "--dry-run")["removed"] > 0
+
+
 def test_forgetting_a_name_keeps_the_rest_of_the_session(session_vault: Path) -> None:
     preview = ok(session_vault, "forget", "Joanna Lindqvist", "--dry-run")
     turns = [t for c in preview["changes"] for t in c.get("turns", [])]

@@ -587,15 +587,26 @@ def _utf8_memory(root: Path) -> None:
             data.decode("utf-8")
 
 
+@pytest.mark.parametrize(
+    "attributes",
+    [
+        pytest.param(NARROW_ATTRIBUTES, id="narrow"),
+        # git reads past a byte order mark at the start of the file; so must the screening
+        pytest.param(
+            "\ufeffepisodes/20* working-tree-encoding=UTF-16\nsemantic/*.md merge=union\n",
+            id="behind-a-byte-order-mark",
+        ),
+    ],
+)
 def test_a_narrow_gitattributes_from_a_remote_is_refused_and_memories_still_sync(
-    tmp_path: Path,
+    tmp_path: Path, attributes: str
 ) -> None:
     """Patterns shaped to dodge sample names (``episodes/20[0-9][0-9]-*``) are refused by
     their shape: no memory file arrives re-encoded and every commit still works."""
     bare = _remote(tmp_path)
     a, b = _device(tmp_path, bare, "a"), _device(tmp_path, bare, "b")
     mallory = _mallory(tmp_path, bare)
-    (mallory / ".gitattributes").write_text(NARROW_ATTRIBUTES)
+    (mallory / ".gitattributes").write_text(attributes, encoding="utf-8")
     _push_as_mallory(mallory, "attrs")
     with Vault(b, env={}) as vb:
         assert ".gitattributes" in [r.path for r in vb.sync_remote().refused]
