@@ -217,8 +217,17 @@ class RecallContext:
 
     @property
     def problem(self) -> str | None:
-        """Why this context's session key does not parse (it then recalls nothing), or None."""
-        return None if self.session is None else parse_session_key(self.session).problem
+        """Why this context's session key does not parse, or names another agent than the
+        context does (it then recalls nothing), or None."""
+        if self.session is None:
+            return None
+        parsed = parse_session_key(self.session)
+        if parsed.problem is not None:
+            return parsed.problem
+        if self.agent and parsed.agent and self.agent.casefold() != parsed.agent.casefold():
+            # one agent may not read another's memories by naming itself beside its key
+            return f"it is agent {parsed.agent}'s, but the request names agent {self.agent}"
+        return None
 
     def resolved_agent(self) -> str:
         """The asking agent: given, read from the session key, or :data:`DEFAULT_AGENT`."""

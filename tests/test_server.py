@@ -123,8 +123,16 @@ def _direct_episode(bridge: StdioServer, text: str) -> str:
         {"session": "agent:ops:main", "agent": "ops"},
         {"session": "agent :main:main"},
         {"kind": "group"},
+        {"session": "agent:ops:main", "agent": "main"},
     ],
-    ids=["group-of-another-agent", "group", "another-agent", "malformed-key", "kind-group"],
+    ids=[
+        "group-of-another-agent",
+        "group",
+        "another-agent",
+        "malformed-key",
+        "kind-group",
+        "agent-named-beside-another-agents-key",
+    ],
 )
 def test_a_forget_with_a_context_cannot_remove_what_that_context_may_not_see(
     bridge: StdioServer, vault_dir: Path, context: dict[str, str]
@@ -162,6 +170,23 @@ def test_retrieve_for_a_group_looking_session_puts_no_direct_memory_in_the_paylo
         payload = call(bridge, "retrieve", query="BLOODX blood type", session=session, **kind)
         assert "negative" not in json.dumps(payload["result"]), (session, kind)
     assert "negative" in call(bridge, "retrieve", query="BLOODX blood type")["result"]["context"]
+
+
+def test_an_agent_named_beside_another_agents_session_key_recalls_nothing(
+    bridge: StdioServer,
+) -> None:
+    """An agent cannot read another agent's memories by naming that agent beside its own
+    session key: the two disagree, so the request sees nothing."""
+    episode = _direct_episode(bridge, "My blood type is BLOODX negative")
+    context = {"session": "agent:ops:main", "agent": "main"}
+    assert "error" in call(bridge, "get", id=episode, **context)
+    payload = call(bridge, "retrieve", query="BLOODX blood type", **context)["result"]
+    assert "negative" not in json.dumps(payload)
+    mine = {"session": "agent:main:main", "agent": "main"}
+    assert (
+        "negative"
+        in call(bridge, "retrieve", query="BLOODX blood type", **mine)["result"]["context"]
+    )
 
 
 @pytest.mark.parametrize(
