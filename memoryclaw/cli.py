@@ -34,6 +34,7 @@ if TYPE_CHECKING:
     from .consolidation import ConsolidationReport
     from .importing import ImportReport
     from .openclaw import Change
+    from .remote import RemoteSyncReport
 
 
 class _Group(click.Group):
@@ -1110,19 +1111,24 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool, accept_config: 
         f" {len(report.files_changed)} files changed, {report.conflicts_resolved} conflicts"
         f" resolved ({report.duration_ms} ms)"
     )
+    _echo_screening(report, "sync")
+
+
+def _echo_screening(report: RemoteSyncReport, by: str) -> None:
+    """On stderr, what a sync or an import (``by``) refused, repaired and held."""
     for refusal in report.refused:
         click.echo(
             _one_line(f"refused from {report.remote}: {refusal.path}: {refusal.reason}"), err=True
         )
     if report.config_changed:
         keys = ", ".join(report.config_changed)
-        click.echo(_one_line(f"memoryclaw.yaml changed by the sync: {keys}"), err=True)
+        click.echo(_one_line(f"memoryclaw.yaml changed by the {by}: {keys}"), err=True)
     for repair in report.repaired:
         click.echo(_one_line(f"repaired {repair.path}: {repair.reason}"), err=True)
     if report.config_held:
         keys = ", ".join(held["key"] for held in report.config_held)
         click.echo(
-            f"memoryclaw.yaml keys held at this device's values (a sync changed them): {keys};"
+            f"memoryclaw.yaml keys held at this device's values (the {by} changed them): {keys};"
             " review them (memoryclaw doctor) and run `memoryclaw sync --accept-config` to apply",
             err=True,
         )
@@ -1151,6 +1157,7 @@ def import_command(ctx: click.Context, source: Path, as_json: bool) -> None:
         f"imported {source}: {len(report.files_changed)} files changed,"
         f" {report.conflicts_resolved} conflicts resolved"
     )
+    _echo_screening(report, "import")
 
 
 def main() -> None:

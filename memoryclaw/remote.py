@@ -598,12 +598,17 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
         elif after and not before:
             out = _git(root, "ls-files", "-z").stdout
             report.files_changed = sorted(p for p in out.split("\0") if p)
-        report.config_held = [
-            {"key": key, "kept": pair["trusted"], "incoming": pair["incoming"]}
-            for key, pair in sorted(held_config(root).items())
-        ]
+        report.config_held = config_held(root)
     except ExternalToolError as exc:
         raise SyncError(remote, exc.problem) from exc
+
+
+def config_held(root: Path) -> list[dict[str, Any]]:
+    """The keys held at this device's values, as a report lists them: {key, kept, incoming}."""
+    return [
+        {"key": key, "kept": pair["trusted"], "incoming": pair["incoming"]}
+        for key, pair in sorted(held_config(root).items())
+    ]
 
 
 def _hold(root: Path, before: Settings | None, after: Settings | None) -> None:

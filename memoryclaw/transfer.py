@@ -4,7 +4,10 @@ An import merges by the rules of a sync (:mod:`memoryclaw.remote`): the archive'
 a commit of their own, merged into the vault's history as if fetched from another device, so
 its facts join by union and what conflicts goes to review.  An archive is checked before
 anything is written: a member with an absolute path, a ``..`` part, a link or a device is
-refused with an error naming it.
+refused with an error naming it.  Every other member goes into the merged commit and is
+screened as a remote's commit is (:mod:`memoryclaw.incoming`): what the vault does not take
+(a narrow ``.gitignore`` line, a nested one, ``.memoryclaw/``) is listed in the report's
+``refused``, and the CLI prints it, with the keys held, on stderr as a sync does.
 """
 
 from __future__ import annotations
@@ -15,9 +18,11 @@ import tarfile
 import tempfile
 from pathlib import Path, PurePosixPath
 
+from .config import CONFIG_FILE
 from .errors import InvalidInputError
 from .history import AUTHOR, MEMORY_FOLDERS, _git, _live_log
-from .remote import RemoteSyncReport, _merge, commit_local
+from .incoming import config_changes, repair_local
+from .remote import RemoteSyncReport, _merge, commit_local, config_held
 from .vault import CONSOLIDATE_LOCK, SEMANTIC_LOCK, file_lock
 
 _SHARED = ("memoryclaw.yaml", ".gitattributes")
@@ -82,6 +87,7 @@ def import_archive(root: Path, source: Path) -> RemoteSyncReport:
 def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteSyncReport:
     report = RemoteSyncReport(str(source))
     with file_lock(root, SEMANTIC_LOCK):
+        report.repaired = repair_local(root)  # as a sync does before it merges
         commit_local(root)
     before = _git(root, "rev-parse", "HEAD").stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
@@ -101,7 +107,10 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
                 raise InvalidInputError("archive", done.stderr.strip(), source=str(source))
             return done.stdout.strip()
 
-        run("add", "-A", ".")
+        # every member goes into the commit, past the archive's own .gitignore files (a
+        # nested one would hide files from the screening): the screening then refuses, and
+        # the report lists, each path the vault does not take
+        run("add", "-A", "--force", ".")
         tree = run("write-tree")
         name, email = AUTHOR
         env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email)
@@ -113,4 +122,11 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
     if after != before:
         out = _git(root, "diff", "--name-only", "-z", before, after).stdout
         report.files_changed = sorted(p for p in out.split("\0") if p)
+        if CONFIG_FILE in report.files_changed:
+            old, new = (
+                _git(root, "show", f"{sha}:{CONFIG_FILE}", check=False).stdout
+                for sha in (before, after)
+            )
+            report.config_changed = config_changes(old.encode(), new.encode())
+    report.config_held = config_held(root)
     return report

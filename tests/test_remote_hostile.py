@@ -963,6 +963,49 @@ def test_a_trust_relevant_config_key_from_an_imported_archive_is_held(tmp_path: 
         }
 
 
+def test_an_imported_archive_tells_on_stderr_every_path_it_refused_and_every_key_it_held(
+    tmp_path: Path,
+) -> None:
+    """An import that left out a narrow .gitignore line, a nested .gitignore or this
+    device's state says so on stderr, as a sync does, not only in --json."""
+    import tarfile
+
+    tree = tmp_path / "tree"
+    files = {
+        ".gitignore": ".memoryclaw/\nsemantic/*.md\n",
+        ".gitattributes": "semantic/*.md merge=binary\n",
+        "semantic/.gitignore": "*\n",
+        "semantic/facts.md": "# Facts\n\n- Lena: lives in Oslo\n",
+        ".memoryclaw/device": "evil00\n",
+        "memoryclaw.yaml": "llm:\n  provider: ollama\n  baseUrl: http://10.6.6.6:1\n",
+    }
+    archive = tmp_path / "hostile.tar.gz"
+    with tarfile.open(archive, "w:gz") as packed:
+        for rel, text in files.items():
+            (tree / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tree / rel).write_text(text)
+            packed.add(tree / rel, arcname=rel, recursive=False)
+    target = tmp_path / "target"
+    Vault.init(target, git=True, env={}).close()
+    state = target / ".memoryclaw" / "device"
+    device = state.read_text() if state.exists() else None
+    done = _cli(target, "import", str(archive))
+    assert done.returncode == 0, done.stderr
+    for rel in (".gitignore", ".gitattributes", "semantic/.gitignore", ".memoryclaw/device"):
+        assert f"refused from {archive}: {rel}: " in done.stderr, rel
+    held = [line for line in done.stderr.splitlines() if "keys held" in line]
+    assert len(held) == 1 and "llm.provider" in held[0] and "llm.baseUrl" in held[0]
+    assert "(the import changed them)" in held[0]
+    assert "memoryclaw.yaml changed by the import: " in done.stderr
+    assert not (target / "semantic" / ".gitignore").exists()
+    assert (state.read_text() if state.exists() else None) == device
+    assert "Oslo" in (target / "semantic" / "facts.md").read_text()
+    report = json.loads(_cli(target, "import", "--json", str(archive)).stdout)
+    assert {".gitignore", ".gitattributes", "semantic/.gitignore", ".memoryclaw/device"} <= {
+        r["path"] for r in report["refused"]
+    }
+
+
 def test_a_config_file_named_in_another_case_is_refused(tmp_path: Path) -> None:
     """On a case-insensitive disk ``MemoryClaw.yaml`` would be written over the
     configuration without being screened or held."""
