@@ -121,6 +121,9 @@ _PART = r"[A-Za-z0-9]{1,40}"
 # What a secret is for, between its name and "is": "the password for the vault is X".
 # ("the secret to success is …", "the key of the song is …" stay prose: only "for" and "on")
 _FOR = r"(?:\s+(?:for|on)(?:\s+[\w.@/-]{1,40}){1,4}?)?"
+# A PIN's or passphrase's purpose may also take "to": "the PIN to my bank card is …" (never
+# for "secret": "the secret to success is …" stays prose).
+_FOR_TO = r"(?:\s+(?:for|on|to)(?:\s+[\w.@/-]{1,40}){1,4}?)?"
 # A shell line continuation: a backslash ending the line, the command going on below.
 _CONT = r"\\\r?\n"
 
@@ -158,17 +161,21 @@ _IS_RE = re.compile(
 _PHRASE_IS_RE = re.compile(
     r"(?i)(?P<key>\b(?:pass[ -]?phrase|secret[ -]phrase|(?:recovery|seed|backup|mnemonic)"
     r"[ -](?:phrase|words|codes?|sentence)|mnemonic)s?"
-    rf"{_FOR}\s+(?:is|are|was|were)\b\s*:?[ \t]*)(?P<bare>[^\s\"',;][^\n]*)"
+    # ("seed phrase: …" is said without "is"; a bare "mnemonic:" is a heading, not a value)
+    rf"(?:{_FOR_TO}\s+(?:is|are|was|were)\b\s*:?|(?<!mnemonic)(?<!mnemonics)\s*:)[ \t]*)"
+    r"(?P<bare>[^\s,;][^\n]*)"
 )
 _PHRASE_PROSE = frozenset(
     """a an the in on at under inside behind with by from into not no now here also still
     written stored kept saved printed somewhere safe my your our his her their its being
-    """.split()
+    is to of does do be means easy hard simple""".split()
 )
 # A PIN or passcode is digits: "the pin is 4821", "PIN: 4821" ("pin: latest" stays).
 _PIN_RE = re.compile(
-    rf"(?i)(?P<key>\b(?:pin(?:[ _-]?(?:code|number))?|passcode){_FOR}"
-    r"(?:\s+(?:is|was)\s*:?|\\?[\"']?\s*[:=])[ \t]*\\?[\"']?)(?P<bare>\d{4,12})(?![\w-]|[.,]\d)"
+    rf"(?i)(?P<key>\b(?:pin(?:[ _-]?(?:code|number))?|passcode){_FOR_TO}"
+    r"(?:\s+(?:is|was)\s*:?|\\?[\"']?\s*[:=])[ \t]*\\?[\"']?)"
+    # digits, maybe spelled one by one: "4 8 2 1", "4-8-2-1"
+    r"(?P<bare>\d{4,12}|\d(?: \d){3,11}|\d(?:-\d){3,11})(?![\w-]|[.,]\d)"
 )
 # A long random token shortly after a word that announces a secret: `my key ab12…`.
 _ENTROPY_RE = re.compile(
@@ -245,9 +252,17 @@ _NOT_VALUES = frozenset(
 # The turn before ends by asking for, or announcing, a secret: "my password is", "token?".
 _ASKED_RE = re.compile(
     rf"(?i)(?<![A-Za-z0-9])(?:{_PASSWORD_WORDS}|passcode|pwd|pin|secret|token|key|credentials?)"
-    r"s?(?![A-Za-z0-9])(?:[\s:=,.!?\u2026()-]|\b(?:is|was|it|its|here|below|follows|next|now"
-    r"|then|this|one)\b){0,8}\Z"
+    rf"s?(?![A-Za-z0-9]){_FOR}(?:[\s:=,.!?\u2026()-]|\b(?:is|was|it|its|here|below|follows"
+    r"|next|now|then|this|one)\b){0,8}\Z"
 )
+# The turn before announces a phrase ("my seed phrase is", "the passphrase for the vault is"):
+# the answer may be several words.
+_PHRASE_ASKED_RE = re.compile(
+    r"(?i)\b(?:pass[ -]?phrase|secret[ -]phrase|(?:recovery|seed|backup|mnemonic)"
+    rf"[ -](?:phrase|words|sentence))s?{_FOR_TO}"
+    r"(?:[\s:,.!?\u2026()-]|\b(?:is|are|was|were|it|here|below|follows|next|now|then)\b){0,8}\Z"
+)
+_PHRASE_WORD_RE = re.compile(r"[A-Za-z0-9!@#$%^&*._+-]{1,40}")
 
 # What a match of each rule holds: one of these literals (looked for in the case-folded text,
 # so they find more, never less) or, for rules with none, one of the _SHAPES.  Rules whose
@@ -302,6 +317,7 @@ _PROSE_WORDS = frozenset(
     also back been being broken changed correct different empty enough expired fine gone good
     hidden incorrect invalid just long lost missing needed never newer older only optional ready
     really required reset revoked right same saved secure shared short still stored strong sure
+    easy hard simple written printed taped
     that there this too unknown used valid very visible weak what where which wrong safe kept
     """.split()
 )
@@ -344,15 +360,48 @@ def _replace_command(match: re.Match[str]) -> str:
 
 def _replace_phrase(match: re.Match[str]) -> str:
     """A passphrase said in prose redacted to the end of the line, unless what follows "is"
-    reads as prose ("the passphrase is in the safe", "… is wrong")."""
-    value = match.group("bare")
-    words = [word.casefold().rstrip(".,;:!?") for word in value.split()]
-    if value.startswith("[REDACTED") or words[0] in _PHRASE_PROSE:
-        return match.group(0)
+    reads as prose ("the passphrase is in the safe", "… is wrong"); then a phrase announced
+    further on the line is judged by itself ("recovery words: my recovery words are: …")."""
+    kept: list[str] = []
+    key, value = match.group("key"), match.group("bare")
+    while True:
+        redacted, rest = _phrase_value(value)
+        if redacted is not None and not rest:
+            return "".join(kept) + key + redacted
+        if redacted is not None:  # a quoted phrase: the line goes on after its quotes
+            kept += (key, redacted)
+            key, value = "", rest
+        # only a bounded stretch is searched, so a line of announcements stays linear
+        later = _PHRASE_IS_RE.search(value[:300])
+        if later is None:
+            return "".join(kept) + key + value
+        kept += (key, value[: later.start()])
+        key, value = later.group("key"), value[later.start("bare") :]
+
+
+def _phrase_value(value: str) -> tuple[str | None, str]:
+    """What a phrase's value becomes (None: it reads as prose and stays), and for a quoted
+    phrase the rest of the line after its closing quote."""
+    quote = '\\"' if value.startswith('\\"') else value[0] if value[0] in "\"'" else ""
+    if quote:
+        # a quoted phrase: the quotes hold the secret, what follows them stays
+        end = value.find(quote, len(quote))
+        inner = value[len(quote) : end]
+        if end < 0 or not inner.strip() or inner.startswith("[REDACTED"):
+            return None, ""
+        return quote + _REDACTED + quote, value[end + len(quote) :]
+    if value.startswith("[REDACTED") or _reads_as_prose(value.split()):
+        return None, ""
+    return _REDACTED, ""
+
+
+def _reads_as_prose(said: Sequence[str]) -> bool:
+    """Whether the words said after "the passphrase is" read as prose, not as a phrase."""
+    words = [word.casefold().rstrip(".,;:!?") for word in said]
+    if not words or words[0] in _PHRASE_PROSE:
+        return True
     # "is correct" is prose, "is correct horse battery staple" four words of a phrase
-    if words[0] in _PROSE_WORDS and (len(words) < 4 or not _PHRASE_PROSE.isdisjoint(words)):
-        return match.group(0)
-    return match.group("key") + _REDACTED
+    return words[0] in _PROSE_WORDS and (len(words) < 4 or not _PHRASE_PROSE.isdisjoint(words))
 
 
 def _replace_htpasswd(match: re.Match[str]) -> str:
@@ -387,6 +436,8 @@ def _answered(text: str, previous: Sequence[str]) -> str:
     """``text`` redacted whole when it is one word answering one of the ``previous`` turns
     that asked for, or announced, a secret (an ordinary word, "yes" or "Thanks!", stays)."""
     said = text.strip()
+    if _phrase_answer(said, previous):
+        return text.replace(said, _REDACTED)
     word = said.rstrip(".,;!?")  # trailing punctuation, only to judge the word
     if not 4 <= len(word) <= 200 or any(c.isspace() for c in word) or word.startswith("[REDACTED"):
         return text
@@ -395,6 +446,22 @@ def _answered(text: str, previous: Sequence[str]) -> str:
     if not any(_ASKED_RE.search(turn[-200:]) for turn in previous):
         return text
     return text.replace(said, _REDACTED)
+
+
+def _phrase_answer(said: str, previous: Sequence[str]) -> bool:
+    """Whether ``said``, one line of 2 to 24 words, answers a turn that announced a phrase:
+    12 or more plain words are a seed; fewer, words that do not read as prose."""
+    words = said.split()
+    if not 2 <= len(words) <= 24 or "\n" in said or len(said) > 300:
+        return False
+    if not all(_PHRASE_WORD_RE.fullmatch(word.rstrip(".,;!?") or "-") for word in words):
+        return False
+    if not any(_PHRASE_ASKED_RE.search(turn[-200:]) for turn in previous):
+        return False
+    if len(words) >= 12 and all(word.rstrip(".").isalpha() for word in words):
+        return True
+    folded = {word.casefold().rstrip(".,;:!?") for word in words}
+    return not _reads_as_prose(words) and _PHRASE_PROSE.isdisjoint(folded)
 
 
 def _answered_lines(text: str) -> str:

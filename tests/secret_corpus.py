@@ -195,6 +195,21 @@ SAMPLES: list[tuple[str, str, str]] = [
         "velvet canyon fake0042",
     ),
     ("pin", "the PIN for the bank card is 73920418.", "73920418"),
+    (
+        "seed-phrase-colon",
+        "seed phrase: abandon ability " + "able about",
+        "abandon ability " + "able about",
+    ),
+    ("seed-words-colon", "Seed words: cactus dolphin " + "ember fossil", "cactus dolphin ember fossil"),
+    (
+        "passphrase-quoted",
+        'the passphrase is "correct horse ' + 'battery staple"',
+        "correct horse battery staple",
+    ),
+    ("pin-to-the-card", "the PIN to my bank card is 58304719", "58304719"),
+    ("pin-code-spaced-digits", "my pin code is 4 8 2 1", "4 8 2 1"),
+    ("pin-dashed-digits", "the pin is 6-3-9-7", "6-3-9-7"),
+    ("passcode-for-spaced-digits", "The passcode for the door is 1 9 8 4", "1 9 8 4"),
     ("putty-key", "my key file:\n" + _PUTTY + "\nend", _PUTTY_PRIVATE),
     (
         "putty-private-lines",
@@ -216,4 +231,16 @@ SPLIT_SAMPLES: list[tuple[str, str, str, str]] = [
     ("split-password", "my database password is", "Hunt3r-" + fake(8), "Hunt3r-" + fake(8)),
     ("split-token-asked", "what is the deploy token?", fake(24, _SPLIT), fake(24, _SPLIT)),
     ("split-wifi", "wifi password:", "Fake" + "Hotspot" + "0042!", "Fake" + "Hotspot" + "0042!"),
+    (
+        "split-seed-phrase",
+        "my seed phrase is",
+        "abandon ability able about above absent absorb abstract absurd abuse access accident",
+        "abandon ability able about above absent absorb abstract absurd abuse access accident",
+    ),
+    (
+        "split-passphrase-for",
+        "the passphrase for the vault is",
+        "tulip anchor " + "marble ninety",
+        "tulip anchor marble ninety",
+    ),
 ]

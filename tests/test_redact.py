@@ -306,6 +306,37 @@ def test_command_lines_without_a_credential_are_unchanged(text: str) -> None:
     assert redact(text) == text
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("seed phrase: abandon ability able about", "seed phrase: [REDACTED:secret]"),
+        ("Seed words: abandon ability able about", "Seed words: [REDACTED:secret]"),
+        (
+            'the passphrase is "correct horse battery staple" (quoted)',
+            'the passphrase is "[REDACTED:secret]" (quoted)',
+        ),
+        ("the PIN to my bank card is 0042", "the PIN to my bank card is [REDACTED:secret]"),
+        ("my pin code is 4 8 2 1", "my pin code is [REDACTED:secret]"),
+        ("the pin is 4-8-2-1", "the pin is [REDACTED:secret]"),
+        ("The passcode for the door is 1 9 8 4", "The passcode for the door is [REDACTED:secret]"),
+    ],
+    ids=[
+        "seed-phrase-colon",
+        "seed-words-colon",
+        "passphrase-quoted",
+        "pin-to-the-card",
+        "pin-digits-spaced",
+        "pin-digits-dashed",
+        "passcode-for-digits-spaced",
+    ],
+)
+def test_seed_words_quoted_passphrase_and_spelled_pin_are_redacted(
+    text: str, expected: str
+) -> None:
+    assert redact(text) == expected
+    assert redact(expected) == expected
+
+
 def test_putty_key_file_body_is_redacted() -> None:
     [(_, text, secret)] = [s for s in SAMPLES if s[0] == "putty-key"]
     out = redact(text)
@@ -340,8 +371,19 @@ def test_secret_split_across_two_turns_is_redacted(first: str, second: str, secr
         ("here is the token:", "Thanks!"),
         ("my password is", "forgotten"),
         ("nice weather", "Hunt3r-0042"),
+        ("my seed phrase is", "in the safe at home"),
+        ("the passphrase for the vault is", "easy to remember"),
+        ("nice weather", "correct horse battery staple"),
     ],
-    ids=["yes", "thanks", "plain-word", "nothing-asked"],
+    ids=[
+        "yes",
+        "thanks",
+        "plain-word",
+        "nothing-asked",
+        "seed-phrase-whereabouts",
+        "passphrase-easy",
+        "words-after-nothing-asked",
+    ],
 )
 def test_an_ordinary_answer_after_a_secret_question_stays(first: str, second: str) -> None:
     assert redact(second, previous=first) == second
@@ -660,6 +702,11 @@ def test_secrets_said_in_prose_are_redacted(text: str, expected: str) -> None:
         "pin the version to 1.2.3",
         "the secret to success is patience",
         "the token for the api is expired",
+        "the passphrase is easy to remember",
+        "the passphrase for the wifi is written on the fridge",
+        "my mnemonic is that every good boy does fine",
+        "the pin is 4 cm long",
+        "my PIN code changed yesterday",
     ],
     ids=[
         "openssl-k-nothing-after",
@@ -683,6 +730,11 @@ def test_secrets_said_in_prose_are_redacted(text: str, expected: str) -> None:
         "pin-a-version-in-prose",
         "secret-to-success",
         "token-for-expired",
+        "passphrase-easy-to-remember",
+        "passphrase-written-on-the-fridge",
+        "mnemonic-as-a-memory-aid",
+        "pin-length-in-cm",
+        "pin-code-changed",
     ],
 )
 def test_near_misses_of_the_new_rules_are_unchanged(text: str) -> None:
@@ -700,6 +752,9 @@ def test_near_misses_of_the_new_rules_are_unchanged(text: str) -> None:
         "password for a b ",
         "passphrase for x is ",
         "pin for a is ",
+        "pin to a is 1 ",
+        "seed phrase: ",
+        'passphrase is "',
         "password=\\\n",
         "docker login \\\n",
         "curl sshpass mysql -p ",
