@@ -400,13 +400,22 @@ def test_ingesting_a_file_again_after_a_forget_does_not_bring_the_turn_back(
     assert found["results"] == [] and found["recent"] == []
 
 
-def test_a_live_log_turn_repeating_a_forgotten_one_is_logged_blanked(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "again",
+    [
+        "The alarm code is Zephyr-5521",
+        "the alarm code is  ZEPHYR-5521.",
+        "The alarm code is Zephyr 5521!",
+    ],
+    ids=["same", "case-space-period", "other-punctuation"],
+)
+def test_a_live_log_turn_repeating_a_forgotten_one_is_logged_blanked(
+    tmp_path: Path, again: str
+) -> None:
     vault = make_vault(tmp_path / "v")
     log_session(vault, ["The alarm code is Zephyr-5521", "Lunch was pasta"])
     ok(vault, "forget", "Zephyr-5521", "--yes")
-    proc = mc(
-        vault, "log", "--session", "s2", "--role", "user", "--", "The alarm code is Zephyr-5521"
-    )
+    proc = mc(vault, "log", "--session", "s2", "--role", "user", "--", again)
     assert proc.returncode == 0, proc.stderr
     assert b"zephyr" not in everything(vault)
     assert "[forgotten]" in "".join(p.read_text() for p in (vault / "logs").glob("*.md"))
