@@ -200,7 +200,11 @@ SAMPLES: list[tuple[str, str, str]] = [
         "seed phrase: abandon ability " + "able about",
         "abandon ability " + "able about",
     ),
-    ("seed-words-colon", "Seed words: cactus dolphin " + "ember fossil", "cactus dolphin ember fossil"),
+    (
+        "seed-words-colon",
+        "Seed words: cactus dolphin " + "ember fossil",
+        "cactus dolphin ember fossil",
+    ),
     (
         "passphrase-quoted",
         'the passphrase is "correct horse ' + 'battery staple"',
