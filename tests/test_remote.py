@@ -278,7 +278,7 @@ def _sync_process(root: Path) -> subprocess.Popen[bytes]:
     )
 
 
-def _kill_all(process: subprocess.Popen[bytes]) -> None:
+def kill_process_group(process: subprocess.Popen[bytes]) -> None:
     """SIGKILL the sync and every process it started; return once all are gone."""
     with contextlib.suppress(ProcessLookupError):
         os.killpg(process.pid, signal.SIGKILL)
@@ -308,7 +308,7 @@ def test_killed_syncs_are_finished_by_the_next(tmp_path: Path) -> None:
             vb.sync_remote()
         process = _sync_process(a)
         time.sleep(rng.uniform(0.0, 0.6))
-        _kill_all(process)
+        kill_process_group(process)
     with Vault(a, env={}) as va:
         va.sync_remote()
     with Vault(b, env={}) as vb:

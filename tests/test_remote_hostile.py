@@ -7,7 +7,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import socket
 import subprocess
 import sys
@@ -21,6 +20,8 @@ import pytest
 from memoryclaw import SyncError, Vault
 from memoryclaw.errors import UnsafePathError
 from memoryclaw.vault import CONSOLIDATE_LOCK, file_lock
+
+from .test_remote import kill_process_group
 
 SECRET = "OUTSIDE-SECRET-7731-do-not-copy"
 GIT_ID = ("-c", "user.name=mallory", "-c", "user.email=m@example.org")
@@ -385,18 +386,6 @@ def test_sync_to_an_unresponsive_remote_gives_up_and_frees_the_lock(tmp_path: Pa
         pass
 
 
-def _kill_group(process: subprocess.Popen[bytes]) -> None:
-    with contextlib.suppress(ProcessLookupError):
-        os.killpg(process.pid, signal.SIGKILL)
-    process.wait()
-    for _ in range(500):
-        try:
-            os.killpg(process.pid, 0)
-        except ProcessLookupError:
-            return
-        time.sleep(0.01)
-
-
 def _hostile_round(mallory: Path, secret: Path, n: int) -> None:
     """One more hostile commit on the remote: links out, state replacements, a .gitignore
     hiding memories, a bad configuration and facts conflicting with the victim's."""
@@ -446,7 +435,7 @@ def test_killed_syncs_against_a_hostile_remote_leak_nothing_and_lose_nothing(
         )
         time.sleep(rng.uniform(0.1, 1.0))
         kills += process.poll() is None
-        _kill_group(process)
+        kill_process_group(process)
         with Vault(b, env={}) as vb:
             vb.sync_remote()
         assert (b / ".memoryclaw").is_dir() and not (b / ".memoryclaw").is_symlink()
