@@ -30,9 +30,10 @@ _SUFFIXES = ("ing", "ed", "es", "s")
 
 
 def normalise(text: str) -> str:
-    """A line as compared: a list marker dropped, then its words alone, case folded (the
-    same sentence said again with other punctuation or spacing is the same line)."""
-    return " ".join(_WORD_RE.findall(_BULLET_RE.sub("", text).casefold()))
+    """A line as compared: case folded, whitespace collapsed, a list marker and the closing
+    punctuation of a sentence dropped (the same sentence said again ends as it likes).  Other
+    punctuation stays: it tells a fact's line (``Ana: x``) from a table cell (``Ana | x``)."""
+    return " ".join(_BULLET_RE.sub("", text).casefold().split()).rstrip(" .!?,;…")
 
 
 _TURN_LINE_RE = re.compile(r"^\s*[-*+]\s+#\d{1,7}\s+(?:[^\s:#*`\[][^:\n]{0,39}?:\s+)?(?=\S)")

@@ -405,9 +405,9 @@ def test_ingesting_a_file_again_after_a_forget_does_not_bring_the_turn_back(
     [
         "The alarm code is Zephyr-5521",
         "the alarm code is  ZEPHYR-5521.",
-        "The alarm code is Zephyr 5521!",
+        "The alarm code is Zephyr-5521 !",
     ],
-    ids=["same", "case-space-period", "other-punctuation"],
+    ids=["same", "case-space-period", "closing-punctuation"],
 )
 def test_a_live_log_turn_repeating_a_forgotten_one_is_logged_blanked(
     tmp_path: Path, again: str
