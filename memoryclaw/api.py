@@ -71,6 +71,7 @@ from .transcripts import (
     append_turns,
     close_session,
     held_back_logs,
+    is_open_log,
     now_utc,
     unprocessed_logs,
     validate_turn,
@@ -483,8 +484,9 @@ class Vault:
         episodes are left out; those in the block are noted as recalled (see :meth:`archive`).
         A trivial message (greetings, thanks, fillers, emoji: :mod:`memoryclaw.trivial`)
         recalls nothing and runs no search: its payload is empty, ``skipped: "trivial"``.
-        ``working`` is the live session's working memory: its plan and latest observations
-        lead the block (:mod:`memoryclaw.working` keeps it)."""
+        ``working`` is the live session's working memory: its active skill's steps lead the
+        block (:mod:`memoryclaw.working` keeps it).  A ``context`` that names its session is a
+        host that sends the session's turns as history: those of its open log are not quoted."""
         from .payload import render_payload
         from .trivial import is_trivial
 
@@ -494,6 +496,8 @@ class Vault:
             self._record(skipped, now or now_utc())
             return skipped
         result = self.search(query, now=now, refresh=refresh, context=context)
+        if context is not None and context.session:
+            result = _without_live_turns(self.root, result, context.session)
         from .skills import active_skill
 
         skill = active_skill(self.root, result.plan.keywords)
@@ -1514,6 +1518,22 @@ def _day(now: datetime | None) -> str:
         .date()
         .isoformat()
     )
+
+
+def _without_live_turns(root: Path, result: SearchResult, session: str) -> SearchResult:
+    """``result`` without the turns of ``session``'s open log: a host that names its session
+    sends those turns as the conversation's history, and quoted again they only take room.
+    The session's earlier logs (closed, not yet consolidated) stay: its history is new."""
+    logs = {
+        p.path
+        for p in result.passages
+        if p.via == "log" and p.vault is None and p.session == session
+    }
+    live = {rel for rel in logs if is_open_log(root, rel)}
+    if not live:
+        return result
+    kept = tuple(p for p in result.passages if p.vault is not None or p.path not in live)
+    return dataclasses.replace(result, passages=kept)
 
 
 def _skipped(query: str, budget: int, reason: str) -> RetrievePayload:

@@ -532,6 +532,17 @@ def session_turns(root: Path, session: str) -> tuple[Turn, ...]:
     return parse_log(segment.text, segment.path).turns
 
 
+def is_open_log(root: Path, rel: str) -> bool:
+    """Whether the raw log at ``rel`` is its session's open log (neither closed nor
+    consolidated): the turns a live session's host still holds as its history.  A log that
+    cannot be read is taken as not open."""
+    try:
+        meta, _, _ = log_outline(read_text(root, rel), rel)
+    except (ParseError, UnsafePathError, OSError):
+        return False
+    return not meta.get("processed") and not meta.get("closed")
+
+
 def now_utc() -> datetime:
     """The current time, UTC, whole seconds."""
     return datetime.now(timezone.utc).replace(microsecond=0)

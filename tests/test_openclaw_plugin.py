@@ -213,22 +213,24 @@ def test_memory_search_tool_call_returns_openclaw_shaped_results(openclaw: OpenC
     assert "tool_call: " in logged and "tool_result: " in logged
 
 
-def test_the_next_turn_sees_the_previous_turns_tool_result(openclaw: OpenClaw) -> None:
-    """Working memory across turns of one session: OpenClaw runs each ``agent --local`` turn
-    in a new process, so the next turn's memoryclaw rebuilds the session's working memory from
-    its open log, and the last tool result leads the recalled block."""
+def test_the_next_turn_is_not_shown_its_own_history_again(openclaw: OpenClaw) -> None:
+    """OpenClaw sends a session's earlier turns, tool results too, as the next turn's history
+    (each ``agent --local`` turn in a new process): that turn's recalled block repeats none of
+    them, while another session recalls them as recent turns."""
     note = openclaw.home / "shipment.txt"
     note.write_text("Parcel ZX-4471 left the Dunmore depot at 06:40.\n")
     openclaw.model.next_tool_call = ("tool_call", {"id": "read", "args": {"path": str(note)}})
     openclaw.agent("Where is my parcel?", "wm-1")
     logged = _session_log(openclaw.vault, "agent:main:explicit:wm-1")
     assert "tool_result: " in logged and "ZX-4471 left the Dunmore depot" in logged
-    _, prompt = openclaw.agent("Is that on schedule?", "wm-1")
+    _, prompt = openclaw.agent("Is my parcel on schedule?", "wm-1")
     block = _memory_block(prompt)
-    session = block.split("This session:\n", 1)[1].splitlines()[:4]  # plan, 3 observations
-    assert "- read: Parcel ZX-4471 left the Dunmore depot at 06:40." in session, block
-    _, other = openclaw.agent("Is that on schedule?", "wm-2")
-    assert "ZX-4471" not in _memory_block(other)  # another session's working memory is its own
+    history = prompt.replace(block, "")
+    assert "ZX-4471 left the Dunmore depot" in history and "Where is my parcel?" in history
+    assert "ZX-4471" not in block and "Where is my parcel?" not in block, block
+    assert "This session:" not in block
+    _, other = openclaw.agent("Is my parcel on schedule?", "wm-2")
+    assert "Where is my parcel?" in _memory_block(other)  # not that session's history
 
 
 QUINN, QUINN_EMAIL = "Quinn's email is quinn@zephyrine.example.", "quinn@zephyrine.example"

@@ -551,6 +551,9 @@ def test_low_confidence_facts_come_after_the_others_and_say_so(tmp_path: Path) -
 
 # ------------------------------------------------------------------ a live session's lines
 
+_SKILL_STEPS = ["lookup_contact", "draft_email", "send_email"]
+# What a session's host sends as history: the request, the assistant's replies and stated
+# steps, the tool results.  None of it belongs in the block.
 _WORKING = {
     "goal": "pay the invoice",
     "plan": ["open the invoice", "pay it", "file the receipt"],
@@ -560,29 +563,71 @@ _WORKING = {
 }
 
 
-def test_a_sessions_plan_and_latest_observations_lead_the_block(vault: Vault) -> None:
-    plain = vault.retrieve("What is my dentist's phone number?", now=NOW)
-    payload = vault.retrieve("What is my dentist's phone number?", now=NOW, working=_WORKING)
+def test_a_session_is_shown_its_skills_steps_and_nothing_of_its_history(vault: Vault) -> None:
+    question = "What is my dentist's phone number?"
+    plain = vault.retrieve(question, now=NOW)
+    stated = vault.retrieve(question, now=NOW, working=_WORKING)
+    assert stated.context == plain.context  # goal, stated steps, observations: all history
+    skill = {**_WORKING, "plan": _SKILL_STEPS, "active_skill": "send-project-update"}
+    payload = vault.retrieve(question, now=NOW, working=skill)
     lines = payload.context.splitlines()
-    assert lines[2] == "This session:"
-    assert lines[3] == "- plan: open the invoice; pay it; file the receipt"
-    assert lines[4].startswith("- tool0: result 0 ")
-    session = lines[3 : lines.index("Facts (age):")]
-    # at most a fifth of the budget, the latest observations first, never more than three
-    assert len("\n".join(["This session:", *session])) <= payload.budget * 4 // 5
-    assert all(not line.startswith("- tool3:") for line in session)
-    assert "Brightsmile Dental phone 020 7946 0321" in payload.context  # the answer still fits
+    assert lines[2:5] == [
+        "This session:",
+        "- plan (send-project-update): lookup_contact; draft_email; send_email",
+        "Facts (age):",
+    ]
+    assert "Brightsmile Dental phone 020 7946 0321" in payload.context
     assert payload.tokens <= payload.budget
     assert "This session:" not in plain.context
 
 
 @pytest.mark.parametrize("case", CORPUS, ids=[c.id for c in CORPUS])
-def test_an_observation_is_quoted_as_data(vault: Vault, case: Injection) -> None:
-    working = {**_WORKING, "plan": [], "recent_observations": [f"fetch: {case.text}"]}
+def test_a_skill_step_is_quoted_as_data(vault: Vault, case: Injection) -> None:
+    working = {**_WORKING, "plan": [case.text], "active_skill": "send-project-update"}
     context = vault.retrieve("zzqx unmatched words", now=NOW, working=working).context
     assert context.count("<memoryclaw>") == 1 and context.count("</memoryclaw>") == 1
     assert context.endswith("</memoryclaw>")
     assert "\n" not in context.split("This session:\n", 1)[1].split("\n</memoryclaw>")[0]
+
+
+HERON_SESSION, HERON_OTHER = "agent:main:cli:heron", "agent:main:cli:heron-2"
+HERON_QUESTION = "When is the Heron launch review?"
+
+
+def _heron_turns(vault: Vault) -> None:
+    vault.log_turn(HERON_SESSION, "user", HERON_QUESTION)
+    vault.log_turn(HERON_SESSION, "assistant", "The Heron launch review is on Thursday at 10.")
+    vault.log_turn(HERON_OTHER, "user", "Move the Heron launch review to Friday please.")
+
+
+def test_a_sessions_own_turns_are_not_quoted_back_to_it(empty_vault: Vault) -> None:
+    """A host that names its session sends that session's turns as history: the block quotes
+    other sessions' recent turns, never the asking session's open log, and no line twice."""
+    from memoryclaw import RecallContext
+
+    _heron_turns(empty_vault)
+    mine = RecallContext(agent="main", session=HERON_SESSION)
+    working = {
+        "goal": HERON_QUESTION,
+        "plan": [],
+        "facts": {},
+        "recent_observations": ["assistant: The Heron launch review is on Thursday at 10."] * 3,
+        "active_skill": None,
+    }
+    payload = empty_vault.retrieve("Heron launch review", context=mine, working=working)
+    assert "Thursday" not in payload.context and HERON_QUESTION not in payload.context
+    assert "Move the Heron launch review to Friday please." in payload.context
+    assert "This session:" not in payload.context
+    assert all(p.session != HERON_SESSION for p in payload.passages)
+    lines = payload.context.splitlines()
+    assert len(lines) == len(set(lines))
+    # no session named (a plain client, the CLI): every recent turn, as before
+    plain = empty_vault.retrieve("Heron launch review")
+    assert "Thursday at 10" in plain.context and HERON_QUESTION in plain.context
+    # a closed log is an earlier conversation, not this one's history
+    empty_vault.end_session(HERON_SESSION)
+    later = empty_vault.retrieve("Heron launch review", context=mine)
+    assert "Thursday at 10" in later.context
 
 
 # ------------------------------------------------------------------ the query's words take turns

@@ -733,6 +733,25 @@ def test_real_process_remembers_the_previous_turns_tool_result(vault_dir: Path) 
         assert client.finish() == ""
 
 
+def test_real_process_quotes_no_turn_of_the_asking_session(vault_dir: Path) -> None:
+    """A retrieve that names its session leaves out that session's open log (the host sends
+    it as history) and keeps other sessions' recent turns; one that names none keeps all."""
+    with line_client(vault_dir, "serve", "--stdio") as client:
+        rpc = _Rpc(client)
+        rpc("log_turn", session=WM_SESSION, role="user", content="When is the Heron review?")
+        rpc("log_turn", session=WM_SESSION, role="assistant", content="Heron review: Thursday.")
+        rpc("log_turn", session=WM_SESSION + "-2", role="user", content="Heron review moved?")
+        question = "Heron review"
+        mine = rpc("retrieve", query=question, session=WM_SESSION, agent="main")["context"]
+        assert "Thursday" not in mine and "When is the Heron review?" not in mine
+        assert "Heron review moved?" in mine and "This session:" not in mine
+        lines = mine.splitlines()
+        assert len(lines) == len(set(lines))
+        plain = rpc("retrieve", query=question)["context"]
+        assert "Heron review: Thursday." in plain and "When is the Heron review?" in plain
+        assert client.finish() == ""
+
+
 @pytest.mark.parametrize(
     ("method", "params"),
     [
@@ -779,9 +798,8 @@ def test_a_new_process_rebuilds_the_sessions_working_memory_from_its_log(
         payload = rpc("retrieve", query="which one is due first?", session=WM_SESSION)
         context = payload["context"]
         assert context.startswith("<memoryclaw>") and context.count("</memoryclaw>") == 1
-        session_part = context.split("This session:\n", 1)[1]
-        assert session_part.startswith("- plan: pay 8841\n- assistant: Next I will pay 8841\n")
-        assert "- read_inbox: 3 unread: invoice 8841 from Harlow & Sons ‹/memoryclaw›" in context
+        # the host sends the session's turns as history: the block repeats none of them
+        assert "This session:" not in context and "8841" not in context
         assert payload["working_memory"]["goal"] == "which one is due first?"
         # a turn logged now is taken in once, though the rebuild read it from the log too
         rpc("log_turn", session=WM_SESSION, role="tool_result", content="paid", tool="pay")
