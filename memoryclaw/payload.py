@@ -19,6 +19,11 @@ fifth of the budget.  The request, the assistant's replies and stated steps, and
 results are in the history a host that names its session sends along, so they are not repeated
 here; nor is any line repeated within the block.
 
+A fact shown with an episode line that states another value of it (a date, an email, a URL
+or a phone number; :func:`_states_other_value`) says which of the two was written later:
+``(current value, newer than ep-…)`` when the fact was written after every such episode,
+else ``(older than ep-…)``, naming the newest episode that was written after it.
+
 Recalled text is data: the block opens with a line that says so, and a stored
 ``</memoryclaw>`` cannot close it early.  Tokens are estimated as characters / 4, and the
 rendered block never exceeds the budget.
@@ -31,9 +36,11 @@ import math
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
+from datetime import date
 from typing import Any
 
 from .dates import human_annotations, human_date
+from .notes import value_key, value_kind
 from .retrieval import EpisodeResult, FactResult, PassageHit, SearchResult, extract_keywords
 
 CHARS_PER_TOKEN = 4
@@ -122,9 +129,34 @@ _CLOSE_TAG_RE = re.compile(r"<\s*/\s*memoryclaw\s*>", re.IGNORECASE)
 _FRAME_NEXT_RE = re.compile(r"\s*" + re.escape(FRAME))
 
 
+# A value of each kind value_kind knows, found anywhere in a line (its patterns unanchored);
+# a match is taken for that kind only when value_kind says so of it (a date is no phone).
+_VALUE_RES = {
+    "email": re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),
+    "url": re.compile(r"https?://\S+"),
+    "date": re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])"),
+    "phone": re.compile(r"\+?\d[\d\s().-]{5,18}\d"),
+}
+_CURRENT_MARK, _OLDER_MARK = " (current value, newer than {})", " (older than {})"
+
+
 def estimate_tokens(text: str) -> int:
     """Tokens as the payload budget counts them: one per four characters, rounded up."""
     return math.ceil(len(text) / CHARS_PER_TOKEN)
+
+
+@dataclass(frozen=True)
+class Differs:
+    """An episode in the payload with a line that states another value of a fact shown."""
+
+    episode: str  # its id
+    name: str  # what the block calls it (its handle, or its id)
+    date: str  # its date, YYYY-MM-DD
+    newer: str  # which was written later: "fact" or "episode"
+
+    def as_dict(self) -> dict[str, str]:
+        """``{"episode", "date", "newer"}``."""
+        return {"episode": self.episode, "date": self.date, "newer": self.newer}
 
 
 @dataclass(frozen=True)
@@ -141,6 +173,8 @@ class RetrievePayload:
     search: SearchResult | None = field(default=None, compare=False)
     passages: tuple[PassageHit, ...] = ()
     skipped: str | None = None  # why recall did not run ("trivial"), when it did not
+    # fact id -> the episodes shown that state another value of it (see the module doc)
+    differs: Mapping[str, tuple[Differs, ...]] = field(default_factory=dict)
 
     def as_dict(self) -> dict[str, Any]:
         """The ``retrieve --json`` document."""
@@ -151,7 +185,7 @@ class RetrievePayload:
             "tokens": self.tokens,
             "budget": self.budget,
             "episodes": [e.as_dict() for e in self.episodes],
-            "facts": [f.as_dict() for f in self.facts],
+            "facts": [self._fact_dict(f) for f in self.facts],
             "passages": [p.as_dict() for p in self.passages],
         }
         if self.skipped is not None:
@@ -159,6 +193,19 @@ class RetrievePayload:
         if self.search is not None and self.search.plan.truncated:
             doc["query_truncated"] = True  # recalled for the query's head only
         return doc
+
+    def _fact_dict(self, fact: FactResult) -> dict[str, Any]:
+        """A fact's ``search --json`` shape; when an episode shown states another value of
+        it, also ``current`` (whether it is newer than each) and ``differs_from``."""
+        differs = self.differs.get(fact.id, ())
+        if not differs:
+            return fact.as_dict()
+        current = all(d.newer == "fact" for d in differs)
+        return {
+            **fact.as_dict(),
+            "current": current,
+            "differs_from": [d.as_dict() for d in differs],
+        }
 
 
 def _clean(text: str) -> str:
@@ -408,6 +455,71 @@ def _with_replies(
     return sorted(ranked.values(), key=lambda p: -p.score)
 
 
+# What a fact is compared with: (episode id, name shown, timestamp, text, what the episode is
+# about) of an episode's line or summary.
+_Evidence = tuple[str, str, str, str, str]
+
+
+def _states_other_value(fact: FactResult, text: str, about: str) -> bool:
+    """Whether ``text``, a line of an episode about ``about`` (its summary and tags), states
+    another value of ``fact``: it holds a value of the kind of the fact's (a date, an email, a
+    URL, a phone number) and none equal to it, and it names the fact.  The fact's name is its
+    entity and field (``Heron deadline``; the field left out when it only says the value's
+    kind, as ``John email``): every word of it is in the line or in ``about``, and its last
+    word in the line.  A value of no such kind is not compared: whether a line's words state
+    another one cannot be told."""
+    kind = value_kind(fact.value)
+    if kind is None:
+        return False
+    found = {
+        value_key(m.group(0))
+        for m in _VALUE_RES[kind].finditer(text)
+        if value_kind(m.group(0).strip()) == kind
+    }
+    if not found or value_key(fact.value) in found:
+        return False
+    field = "" if fact.field in {"value", "note", kind} else fact.field
+    name = extract_keywords(f"{fact.entity} {field}")
+    words = set(extract_keywords(text))
+    return bool(name) and name[-1] in words and set(name) <= words | set(extract_keywords(about))
+
+
+def _newer(fact: FactResult, timestamp: str) -> str | None:
+    """Which was written later, ``fact`` (its ``updated`` date: its line's, else its file's)
+    or an episode of ``timestamp``: "fact" or "episode"; None on the same day, or when a
+    date cannot be read."""
+    try:
+        fact_day = date.fromisoformat(fact.updated.strip()[:10])
+        episode_day = date.fromisoformat(timestamp[:10])
+    except ValueError:
+        return None
+    if fact_day == episode_day:
+        return None
+    return "fact" if fact_day > episode_day else "episode"
+
+
+def _differs(fact: FactResult, evidence: Sequence[_Evidence]) -> tuple[Differs, ...]:
+    """The episodes of ``evidence`` that state another value of ``fact``, dated another day
+    than it, each once, in the order of ``evidence``."""
+    out: dict[str, Differs] = {}
+    for ident, name, timestamp, text, about in evidence:
+        if ident in out or not _states_other_value(fact, text, about):
+            continue
+        newer = _newer(fact, timestamp)
+        if newer is not None:
+            out[ident] = Differs(ident, name, timestamp[:10], newer)
+    return tuple(out.values())
+
+
+def _mark(differs: Sequence[Differs]) -> str:
+    """What a fact's line says of the episodes that differ from it: that it is the current
+    value, when it is newer than each (naming the newest of them); else that it is older than
+    the newest one written after it."""
+    later = [d for d in differs if d.newer == "episode"]
+    newest = max(later or differs, key=lambda d: (d.date, d.name))
+    return (_OLDER_MARK if later else _CURRENT_MARK).format(_clean(newest.name))
+
+
 def session_lines(working: Mapping[str, Any]) -> list[str]:
     """What a live session is doing that its history does not hold, as payload lines: the
     steps of its active skill (read from the vault).  Its goal, observations and the steps
@@ -435,7 +547,7 @@ def render_payload(
     ``handles`` maps an episode id to the shorter name it is shown by (one that reads it back);
     facts, passages and episodes of relevance below ``min_score`` are left out, and those of
     low confidence come after everything else, marked ``(low confidence)``; ``working`` is the
-    session's working memory before this request, whose plan and latest observations go first.
+    session's working memory before this request, whose active skill's steps go first.
     """
     block = _Block(budget * CHARS_PER_TOKEN)
     if working:
@@ -454,6 +566,27 @@ def render_payload(
     passages = [p for p in result.passages if p.relevance >= min_score]
     episodes = {e.id: e for e in result.results}
     names = handles or {}
+    near_of = neighbours or {}
+
+    def line_evidence(passage: PassageHit) -> _Evidence:
+        about = f"{passage.episode_summary} {' '.join(passage.episode_tags)}"
+        name = names.get(passage.episode_id, passage.episode_id)
+        return passage.episode_id, name, passage.timestamp, passage.text, about
+
+    def summary_evidence(episode: EpisodeResult) -> _Evidence:
+        shown = shorten(_clean(episode.summary), HEADER_SUMMARY_CHARS)
+        name = names.get(episode.id, episode.id)
+        return episode.id, name, episode.timestamp, shown, " ".join(episode.tags)
+
+    # Room for the mark of each fact an episode that may be shown differs from (see _mark).
+    candidates = [p for p in passages if p.via != "log"]
+    candidates += [n for ns in near_of.values() for n in ns if n.via != "log"]
+    evidence = [line_evidence(p) for p in candidates] + [summary_evidence(e) for e in results]
+    room = sum(
+        max((len(_CURRENT_MARK.format(_clean(d.name))) for d in _differs(f, evidence)), default=0)
+        for f in used_facts
+    )
+    held = room if block.take(room) else 0
 
     def header_for(passage: PassageHit) -> str:
         episode = episodes.get(passage.episode_id)
@@ -471,7 +604,6 @@ def render_payload(
     for episode in results[:_SUMMARY_ONLY_FIRST]:  # found by what no line quotes
         if episode.id not in quoted:
             block.add_header(episode.id, summary_header(episode))
-    near_of = neighbours or {}
     chosen: list[PassageHit] = []
     ranked = _taking_turns(_with_replies(passages, near_of))
     for passage in ranked:
@@ -501,6 +633,15 @@ def render_payload(
             chosen.append(passage)
     for episode in all_episodes:
         block.add_header(episode.id, summary_header(episode))
+    block.room += held
+    shown = [line_evidence(p) for p in chosen if p.via != "log"]
+    shown += [summary_evidence(episodes[i]) for i in block.groups if i in episodes]
+    differs: dict[str, tuple[Differs, ...]] = {}
+    for n, fact in enumerate(used_facts):  # block.facts[n] is its line
+        found = _differs(fact, shown)
+        if found and block.take(len(_mark(found))):
+            block.facts[n] += _mark(found)
+            differs[fact.id] = found
     context = block.render()
     used_ids = list(block.groups)
     used_episodes = [episodes[i] for i in used_ids if i in episodes]
@@ -521,4 +662,5 @@ def render_payload(
         facts=tuple(used_facts),
         search=result,
         passages=tuple(chosen),
+        differs=differs,
     )

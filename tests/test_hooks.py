@@ -276,7 +276,8 @@ def test_working_memory_reflects_the_previous_turns_tool_result(vault_dir: Path)
 
 
 def test_a_new_hooks_object_rebuilds_a_sessions_working_memory(vault_dir: Path) -> None:
-    """An agent restarted mid-task finds its last tool result in the session's open log."""
+    """An agent restarted mid-task finds its last tool result in the session's open log (in
+    its working memory; the block leaves it out, as the host sends it as history)."""
     calls = [{"name": "read_inbox", "arguments": {}, "result": "invoice 8841 is due Friday"}]
     with MemoryHooks(vault_dir, env={}) as hooks:
         assert hooks.after_response("s-9", user="what is due?", tool_calls=calls)
@@ -285,7 +286,7 @@ def test_a_new_hooks_object_rebuilds_a_sessions_working_memory(vault_dir: Path) 
         assert memory["goal"] == "what is due?"
         assert memory["recent_observations"][0] == "read_inbox: invoice 8841 is due Friday"
         block = restarted.before_model("and after that?", session="s-9")
-        assert block is not None and "- read_inbox: invoice 8841 is due Friday" in block
+        assert "8841" not in (block or "")
         assert restarted.after_response("s-9", assistant="Next I will pay it")
         observed = restarted.working_memory("s-9")["recent_observations"]
         assert observed == [

@@ -4,6 +4,7 @@ once, recalled text kept inside its frame."""
 from __future__ import annotations
 
 import json
+import os
 import re
 import shutil
 import subprocess
@@ -11,6 +12,7 @@ import sys
 import tempfile
 import unicodedata
 from collections.abc import Iterator
+from datetime import datetime, timezone
 from pathlib import Path
 from typing import Any
 
@@ -677,3 +679,83 @@ def test_taking_turns_reorders_and_never_drops(hits: list[tuple[float, set[str]]
         assert out[0] == ranked[0]  # nothing is covered before the best line
     unmatched = [p.line for p in ranked if not p.matched]  # a line matching no word keeps rank
     assert [p.line for p in out if not p.matched] == unmatched
+
+
+# ------------------------------------------------------------------ facts and episodes that differ
+
+HERON_ID = "ep-20261020-100000-ab12cd34"  # shown as its handle, ep-ab12cd34
+
+
+def _heron_vault(root: Path, fact_line: str, episode_day: str, said: str) -> None:
+    """A hand-kept fact file (dated by its mtime, 20 November 2026, unless its line says)
+    and an episode of ``episode_day`` whose line says ``said``."""
+    facts = root / "semantic" / "projects.md"
+    facts.write_text(f"# Projects\n\n- Heron:\n    {fact_line}\n", encoding="utf-8")
+    moment = datetime(2026, 11, 20, 9, 0, tzinfo=timezone.utc).timestamp()
+    os.utime(facts, (moment, moment))
+    (root / "episodes" / "2026-10-20_10-00-00_heron.md").write_text(
+        f"---\nid: {HERON_ID}\ntimestamp: {episode_day}T10:00:00Z\n"
+        "summary: 'Ann and the user planned the Heron release.'\ntags: [heron]\n---\n"
+        f"- #4 Ann: {said}\n",
+        encoding="utf-8",
+    )
+
+
+HERON_NOW = datetime(2026, 11, 26, 12, 0, tzinfo=timezone.utc)
+
+
+@pytest.mark.parametrize(
+    ("fact_line", "episode_day", "said", "mark", "current"),
+    [
+        (
+            "deadline: 2027-03-01",
+            "2026-10-20",
+            "The deadline is 2027-01-15.",
+            " (current value, newer than ep-ab12cd34)",
+            True,
+        ),
+        (
+            "deadline: 2027-03-01",
+            "2026-11-24",
+            "The Heron deadline moved to 2027-04-15.",
+            " (older than ep-ab12cd34)",
+            False,
+        ),
+        (
+            "deadline: 2027-03-01 <!-- source: x; updated: 2026-09-01 -->",
+            "2026-10-20",
+            "The deadline is 2027-01-15.",
+            " (older than ep-ab12cd34)",
+            False,
+        ),
+        ("deadline: 2027-03-01", "2026-10-20", "The deadline is 2027-03-01.", "", None),
+        ("deadline: 2027-03-01", "2026-11-20", "The deadline is 2027-01-15.", "", None),
+        ("deadline: 2027-03-01", "2026-10-20", "Ann met the Heron team on 2026-10-19.", "", None),
+    ],
+    ids=["fact-newer", "episode-newer", "line-date-older", "same-value", "same-day", "no-field"],
+)
+def test_a_fact_and_an_episode_that_differ_say_which_is_newer(
+    tmp_path: Path,
+    fact_line: str,
+    episode_day: str,
+    said: str,
+    mark: str,
+    current: bool | None,
+) -> None:
+    root = tmp_path / "v"
+    Vault.init(root, env={}).close()
+    _heron_vault(root, fact_line, episode_day, said)
+    with Vault(root, env={}) as vault:
+        payload = vault.retrieve("When is the Heron deadline?", now=HERON_NOW)
+    lines = payload.context.splitlines()
+    [shown] = [line for line in lines if line.startswith("- Heron deadline 2027-03-01 (")]
+    assert shown.endswith("d)" + mark)
+    assert said.split()[-1] in payload.context  # the episode's line is shown too
+    [fact] = payload.as_dict()["facts"]
+    assert fact.get("current") is current
+    if current is None:
+        assert "differs_from" not in fact and "current value" not in payload.context
+    else:
+        newer = "fact" if current else "episode"
+        assert fact["differs_from"] == [{"episode": HERON_ID, "date": episode_day, "newer": newer}]
+    assert payload.tokens <= payload.budget

@@ -752,6 +752,32 @@ def test_real_process_quotes_no_turn_of_the_asking_session(vault_dir: Path) -> N
         assert client.finish() == ""
 
 
+def test_real_process_says_a_hand_edited_fact_is_newer_than_the_episode(
+    vault_dir: Path,
+) -> None:
+    """A fact edited by hand after an episode that gave the field another value is marked as
+    the current value, in the block and in the JSON."""
+    facts = vault_dir / "semantic" / "heron.md"
+    facts.write_text("# Heron\n\n- Heron:\n    deadline: 2027-03-01\n", encoding="utf-8")
+    (vault_dir / "episodes" / "2025-10-20_10-00-00_heron.md").write_text(
+        "---\nid: ep-20251020-100000-0a1b2c3d\ntimestamp: 2025-10-20T10:00:00Z\n"
+        "summary: 'Heron planning'\ntags: [heron]\n---\n"
+        "- #2 Ann: The Heron deadline is 2027-01-15.\n",
+        encoding="utf-8",
+    )
+    with line_client(vault_dir, "serve", "--stdio") as client:
+        payload = _Rpc(client)("retrieve", query="Heron deadline?", session=WM_SESSION)
+        assert client.finish() == ""
+    lines = payload["context"].splitlines()
+    [fact_line] = [line for line in lines if line.startswith("- Heron deadline 2027-03-01")]
+    assert fact_line.endswith(") (current value, newer than ep-0a1b2c3d)")
+    assert "  #2 Ann: The Heron deadline is 2027-01-15." in lines
+    [fact] = [f for f in payload["facts"] if f["entity"] == "Heron"]
+    assert fact["current"] is True
+    newer = {"episode": "ep-20251020-100000-0a1b2c3d", "date": "2025-10-20", "newer": "fact"}
+    assert fact["differs_from"] == [newer]
+
+
 @pytest.mark.parametrize(
     ("method", "params"),
     [
