@@ -573,8 +573,9 @@ def render_payload(
         name = names.get(passage.episode_id, passage.episode_id)
         return passage.episode_id, name, passage.timestamp, passage.text, about
 
-    def summary_evidence(episode: EpisodeResult) -> _Evidence:
-        shown = shorten(_clean(episode.summary), HEADER_SUMMARY_CHARS)
+    def summary_evidence(episode: EpisodeResult, quoted: bool = False) -> _Evidence:
+        summary = _beyond_a_quote(episode.summary) if quoted else episode.summary
+        shown = shorten(_clean(summary), HEADER_SUMMARY_CHARS)  # as its header shows it
         name = names.get(episode.id, episode.id)
         return episode.id, name, episode.timestamp, shown, " ".join(episode.tags)
 
@@ -635,7 +636,11 @@ def render_payload(
         block.add_header(episode.id, summary_header(episode))
     block.room += held
     shown = [line_evidence(p) for p in chosen if p.via != "log"]
-    shown += [summary_evidence(episodes[i]) for i in block.groups if i in episodes]
+    shown += [
+        summary_evidence(episodes[i], bool(ls))
+        for i, (_, ls) in block.groups.items()
+        if i in episodes
+    ]
     differs: dict[str, tuple[Differs, ...]] = {}
     for n, fact in enumerate(used_facts):  # block.facts[n] is its line
         found = _differs(fact, shown)

@@ -759,3 +759,21 @@ def test_a_fact_and_an_episode_that_differ_say_which_is_newer(
         newer = "fact" if current else "episode"
         assert fact["differs_from"] == [{"episode": HERON_ID, "date": episode_day, "newer": newer}]
     assert payload.tokens <= payload.budget
+
+
+@pytest.mark.parametrize("budget", [40, 45, 50, 55, 60, 70, 90], ids=str)
+def test_a_facts_mark_never_passes_the_budget(tmp_path: Path, budget: int) -> None:
+    root = tmp_path / "v"
+    Vault.init(root, env={}).close()
+    config = root / "memoryclaw.yaml"
+    config.write_text(
+        config.read_text().replace("budgetTokens: 800", f"budgetTokens: {budget}"),
+        encoding="utf-8",
+    )
+    _heron_vault(root, "deadline: 2027-03-01", "2026-10-20", "The deadline is 2027-01-15.")
+    with Vault(root, env={}) as vault:
+        payload = vault.retrieve("When is the Heron deadline?", now=HERON_NOW)
+    assert payload.budget == budget
+    assert payload.tokens == estimate_tokens(payload.context) <= budget
+    marked = "(current value, newer than ep-ab12cd34)" in payload.context
+    assert marked == ("2027-01-15" in payload.context and "2027-03-01" in payload.context)
