@@ -545,8 +545,12 @@ async function mayDisclose(bridge, options, context, hit) {
 export function memoryRuntime(bridge, options) {
   return {
     resolveMemoryBackendConfig: () => ({ backend: "builtin" }),
-    async getMemorySearchManager({ agentId }) {
-      return { manager: searchManager(bridge, options, agentId, await vaultStatus(bridge, options)) };
+    async getMemorySearchManager({ agentId, purpose }) {
+      // only a status read (`openclaw status --all`, doctor) waits for the vault's numbers:
+      // the host also makes managers on the reply path, for searches
+      const wanted = purpose === "status" || purpose === "cli";
+      const status = wanted ? await vaultStatus(bridge, options) : undefined;
+      return { manager: searchManager(bridge, options, agentId, status) };
     },
     // OpenClaw asks this before it puts the workspace's MEMORY.md / USER.md in a prompt
     supportsWorkspaceMemoryReadSources: true,
@@ -624,10 +628,12 @@ async function vaultStatus(bridge, options) {
 
 /**
  * memoryclaw's vault `status` as OpenClaw's memory status (`openclaw status --all`): files
- * indexed, memories (episodes and facts) as chunks, keyword search only.
+ * indexed, memories (episodes and facts) as chunks, keyword search only.  Without one (a
+ * manager made for searching), only what the plugin knows.
  */
 export function managerStatus(status) {
   const custom = { searchMode: "fts-only" };
+  if (status === undefined) return { backend: "builtin", provider: PLUGIN_ID, custom };
   if (status?.error) {
     return { backend: "builtin", provider: PLUGIN_ID, lastSyncError: status.error, custom };
   }

@@ -424,13 +424,16 @@ test("the runtime classifies OpenClaw's workspace memory files as OpenClaw does 
 test("the host's memory status is the vault's", async () => {
   const api = fakeApi({ vaultPath: vault, pythonCommand: python });
   const [{ runtime }] = api.capabilities;
-  const { manager } = await runtime.getMemorySearchManager({ agentId: "main" });
+  const { manager } = await runtime.getMemorySearchManager({ agentId: "main", purpose: "status" });
   const status = manager.status();
   assert.equal(status.provider, "memoryclaw");
   assert.equal(status.workspaceDir, vault);
   assert.ok(status.files > 0 && status.chunks > status.custom.episodes);
   assert.deepEqual(status.fts, { enabled: true, available: true });
   const broken = fakeApi({ vaultPath: join(vault, "no-such-vault"), pythonCommand: python });
-  const down = await broken.capabilities[0].runtime.getMemorySearchManager({ agentId: "main" });
+  const down = await broken.capabilities[0].runtime.getMemorySearchManager({ agentId: "main", purpose: "status" });
   assert.match(down.manager.status().lastSyncError, /no-such-vault/);
+  // a manager made for searching does not wait for the vault's numbers
+  const searching = await runtime.getMemorySearchManager({ agentId: "main" });
+  assert.deepEqual(searching.manager.status(), { backend: "builtin", provider: "memoryclaw", custom: { searchMode: "fts-only" } });
 });
