@@ -225,6 +225,7 @@ def install(vault_root: Path, *, run: Runner, python: str = sys.executable) -> l
         ) from None
     folder = plugin_dir()
     entry = f"plugins.entries.{PLUGIN_ID}"
+    config: dict[str, Any] = {"vaultPath": str(vault_root), "pythonCommand": python}
     wanted: dict[str, Any] = {
         "plugins.slots.memory": PLUGIN_ID,
         f"{entry}.enabled": True,
@@ -233,6 +234,11 @@ def install(vault_root: Path, *, run: Runner, python: str = sys.executable) -> l
         f"{entry}.config.pythonCommand": python,
     }
     section = _plugins_config(run)
+    if _lookup(section, f"{entry}.config.dreaming.enabled") is None:
+        # OpenClaw reads dreaming from the slot's plugin; on, it loads memory-core beside
+        # memoryclaw, and memory-core's memory_search / memory_get collide with memoryclaw's
+        config["dreaming"] = {"enabled": False}
+        wanted[f"{entry}.config.dreaming.enabled"] = False
     before = {key: _lookup(section, key) for key in wanted}
     before["plugins.slots.memory"] = before["plugins.slots.memory"] or DEFAULT_MEMORY_SLOT
     linked = str(folder) in (_lookup(section, "plugins.load.paths") or [])
@@ -246,7 +252,7 @@ def install(vault_root: Path, *, run: Runner, python: str = sys.executable) -> l
                     PLUGIN_ID: {
                         "enabled": True,
                         "hooks": {"allowConversationAccess": True},
-                        "config": {"vaultPath": str(vault_root), "pythonCommand": python},
+                        "config": config,
                     }
                 },
             }

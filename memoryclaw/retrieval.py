@@ -40,6 +40,7 @@ from .config import RecencySettings
 from .errors import InvalidInputError, MemoryclawError
 from .index import Index, Visible
 from .notes import parse_timestamp, value_key
+from .origins import UNTRUSTED, episode_origin, fact_origin, line_origin
 from .recency import Recency, effective_weight
 from .scopes import OWNER, Policy, RecallContext
 from .vault import is_archived
@@ -274,6 +275,7 @@ class EpisodeResult:
             "agent": self.agent,
             "scope": self.scope or OWNER,
             "admitted_by": self.admitted_by,
+            "origin": episode_origin(self.scope, self.source, self.session, self.tags, self.vault),
             **({"recency": round(self.recency, 2)} if self.recency is not None else {}),
         }
 
@@ -322,6 +324,10 @@ class PassageHit:
             "agent": self.agent,
             "scope": self.scope or OWNER,
             "admitted_by": self.admitted_by,
+            # a line that quotes no turn is the episode's own text: the episode's origin
+            "origin": None
+            if self.turn is None
+            else line_origin(self.speaker, self.scope, self.session, self.vault),
             **({"recency": round(self.recency, 2)} if self.recency is not None else {}),
         }
 
@@ -370,6 +376,7 @@ class FactResult:
             "agent": self.agent,
             "scope": self.scope or OWNER,
             "admitted_by": self.admitted_by,
+            "origin": fact_origin(self.source, self.scope, self.confidence, self.vault),
         }
 
     def render(self) -> str:
@@ -405,7 +412,14 @@ class SearchResult:
         by_episode: dict[str, list[dict[str, Any]]] = {}
         for passage in self.passages:
             by_episode.setdefault(passage.episode_id, []).append(passage.as_dict())
-        results = [{**r.as_dict(), "passages": by_episode.get(r.id, [])} for r in self.results]
+        results = []
+        for result in self.results:
+            doc = result.as_dict()
+            passages = by_episode.get(result.id, [])
+            for line in passages:  # an untrusted episode's lines are untrusted, whoever spoke
+                if line["origin"] is None or doc["origin"] == UNTRUSTED:
+                    line["origin"] = doc["origin"]
+            results.append({**doc, "passages": passages})
         doc = {
             "query": self.plan.query,
             "keywords": list(self.plan.keywords),

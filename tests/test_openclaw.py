@@ -23,7 +23,8 @@ def test_plugin_manifest_matches_what_install_configures() -> None:
     assert manifest["id"] == openclaw.PLUGIN_ID and manifest["kind"] == "memory"
     assert set(manifest["contracts"]["tools"]) == {"memory_search", "memory_get"}
     properties = manifest["configSchema"]["properties"]
-    assert {"vaultPath", "pythonCommand", "autoRecall", "autoCapture"} <= set(properties)
+    wanted = {"vaultPath", "pythonCommand", "autoRecall", "autoCapture", "dreaming"}
+    assert wanted <= set(properties)
     assert manifest["configSchema"]["additionalProperties"] is False
     assert package["type"] == "module"
     for entry in package["openclaw"]["extensions"]:

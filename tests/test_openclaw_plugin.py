@@ -157,12 +157,47 @@ def test_install_reports_what_it_changed(openclaw: OpenClaw) -> None:
         openclaw.vault.resolve()
     )
     assert changes["plugins.entries.memoryclaw.config.pythonCommand"]["after"] == sys.executable
+    assert changes["plugins.entries.memoryclaw.config.dreaming.enabled"]["after"] is False
     inspected = openclaw.run("plugins", "inspect", "memoryclaw", "--runtime", "--json")
     assert inspected.returncode == 0, inspected.stderr
     report = json.loads(inspected.stdout)
     text = json.dumps(report)
     assert "memory_search" in text and "memory_get" in text
     assert "before_prompt_build" in text and "agent_end" in text
+    # OpenClaw 2026.9.6's inspect names the memory plugin by kind and slot; its "Capability
+    # mode" counts provider capabilities only, and is "none" for memory-core too
+    plugin = report["plugin"]
+    assert plugin["kind"] == "memory" and plugin["memorySlotSelected"] is True
+    assert plugin["status"] == "loaded" and plugin["activationReason"] == "selected memory slot"
+    assert not report["diagnostics"], report["diagnostics"]
+    # with dreaming off OpenClaw loads no memory-core beside memoryclaw
+    core = json.loads(openclaw.run("plugins", "inspect", "memory-core", "--json").stdout)
+    assert core["plugin"]["status"] == "disabled"
+
+
+def test_openclaw_runs_on_memoryclaws_memory_runtime(openclaw: OpenClaw) -> None:
+    """OpenClaw asks the selected memory runtime how trusted the workspace's USER.md is before
+    it loads it into a prompt, and for its memory status: memoryclaw's runtime answers both,
+    and no other memory plugin's tools collide with memoryclaw's."""
+    user_md = openclaw.home / ".openclaw" / "workspace" / "USER.md"
+    user_md.parent.mkdir(parents=True, exist_ok=True)
+    with user_md.open("a") as file:
+        file.write("\n- Always sign off with KINGFISHER-7.\n")
+    done, prompt = openclaw.agent("What is my dentist's phone number?", "runtime-1")
+    output = done.stdout + done.stderr
+    assert "plugin tool name conflict" not in output
+    assert "does not support provenance classification" not in output
+    assert "Always sign off with KINGFISHER-7." in prompt  # classified "agent": eligible
+    assert "020 7946 0321" in _memory_block(prompt)
+    status = openclaw.run("status", "--all", "--json")
+    assert status.returncode == 0, status.stderr
+    memory = json.loads(status.stdout)["memory"]
+    assert memory["provider"] == "memoryclaw"
+    assert memory["workspaceDir"] == str(openclaw.vault.resolve())
+    assert memory["custom"]["episodes"] > 30 and memory["files"] > 0
+    # `openclaw memory` is memory-core's own command over its own index, not the runtime's
+    unknown = openclaw.run("memory", "status")
+    assert 'does not know the command "memory"' in unknown.stdout + unknown.stderr
 
 
 def test_recall_reaches_the_model_and_the_turn_is_logged(openclaw: OpenClaw) -> None:
@@ -208,7 +243,9 @@ def test_memory_search_tool_call_returns_openclaw_shaped_results(openclaw: OpenC
     for hit in result["results"]:
         assert {"path", "startLine", "endLine", "score", "snippet", "source"} <= set(hit)
         assert hit["source"] == "memory" and isinstance(hit["score"], (int, float))
-    assert any("020 7946 0321" in hit["snippet"] for hit in result["results"])
+        assert hit["provenance"]["originClass"] in {"owner", "agent", "untrusted", "system"}
+    origins = {hit["snippet"]: hit["provenance"]["originClass"] for hit in result["results"]}
+    assert origins["Brightsmile Dental phone: 020 7946 0321"] == "owner"  # written by hand
     logged = _session_log(openclaw.vault, "agent:main:explicit:tool-1")
     assert "tool_call: " in logged and "tool_result: " in logged
 

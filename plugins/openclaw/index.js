@@ -14,6 +14,9 @@
 // turn goes on without memory; a recall that failed says so in one line before the prompt,
 // and is counted in memoryclaw's stats (`recall_failed`).
 
+import { realpath } from "node:fs/promises";
+import { isAbsolute, posix, relative, resolve, sep } from "node:path";
+
 import { MemoryclawBridge } from "./bridge.js";
 
 const PLUGIN_ID = "memoryclaw";
@@ -189,6 +192,32 @@ function jsonResult(payload) {
   return { content: [{ type: "text", text: JSON.stringify(payload, null, 2) }], details: payload };
 }
 
+const ORIGIN_CLASSES = new Set(["owner", "agent", "untrusted", "system"]);
+
+/**
+ * OpenClaw's session kind of a memoryclaw session key: a scheduled run's key
+ * (`agent:<id>:cron:…`, `…:hook:…`) is `cron`, any other key `interactive`, none `unknown`.
+ */
+export function sessionKindOf(session) {
+  if (typeof session !== "string" || !session) return "unknown";
+  const parts = session.toLowerCase().split(/[:\s]+/);
+  return parts[0] === "agent" && (parts[2] === "cron" || parts[2] === "hook") ? "cron" : "interactive";
+}
+
+/**
+ * A memory's provenance as OpenClaw's `MemoryEntryProvenance`: memoryclaw's `origin` (owner,
+ * agent, untrusted, system; see memoryclaw/origins.py) as `originClass`, `untrusted` when it
+ * is missing or not one of them (OpenClaw never defaults to owner).
+ */
+export function provenanceOf(origin, session, when) {
+  const observedAt = Date.parse(when ?? "");
+  return {
+    originClass: ORIGIN_CLASSES.has(origin) ? origin : "untrusted",
+    sessionKind: sessionKindOf(session),
+    observedAt: Number.isFinite(observedAt) ? observedAt : 0,
+  };
+}
+
 /** memoryclaw's search JSON as OpenClaw's memory_search result. */
 export function searchResult(found, { maxResults, minScore } = {}) {
   const results = [];
@@ -206,6 +235,7 @@ export function searchResult(found, { maxResults, minScore } = {}) {
       id: fact.id,
       updated: fact.updated,
       ageDays: fact.age_days,
+      provenance: provenanceOf(fact.origin, undefined, fact.updated),
     });
   }
   for (const episode of found.results ?? []) {
@@ -225,6 +255,7 @@ export function searchResult(found, { maxResults, minScore } = {}) {
       tags: episode.tags,
       matched: episode.matched,
       via: episode.via,
+      provenance: provenanceOf(episode.origin, episode.session, episode.timestamp),
     });
   }
   const limit = Number.isInteger(maxResults) && maxResults > 0 ? maxResults : results.length;
@@ -514,8 +545,27 @@ async function mayDisclose(bridge, options, context, hit) {
 export function memoryRuntime(bridge, options) {
   return {
     resolveMemoryBackendConfig: () => ({ backend: "builtin" }),
-    async getMemorySearchManager({ agentId }) {
-      return { manager: searchManager(bridge, options, agentId) };
+    async getMemorySearchManager({ agentId, purpose }) {
+      // only a status read (`openclaw status --all`, doctor) waits for the vault's numbers:
+      // the host also makes managers on the reply path, for searches
+      const wanted = purpose === "status" || purpose === "cli";
+      const status = wanted ? await vaultStatus(bridge, options) : undefined;
+      return { manager: searchManager(bridge, options, agentId, status) };
+    },
+    // OpenClaw asks this before it puts the workspace's MEMORY.md / USER.md in a prompt
+    supportsWorkspaceMemoryReadSources: true,
+    async classifyWorkspaceMemoryPaths({ workspaceDir, relativePaths, readSources }) {
+      const paths = Array.isArray(relativePaths) ? relativePaths.map(String) : [];
+      return Promise.all(
+        paths.map(async (relativePath) => {
+          // a pinned read names the file it read; none (or a bad one) is untrusted
+          const source = readSources?.find((entry) => entry?.relativePath === relativePath);
+          const actual = readSources
+            ? source?.canonicalRelativePath
+            : await insideWorkspace(workspaceDir, relativePath);
+          return { relativePath, originClass: workspaceOrigin(actual) };
+        }),
+      );
     },
     async authorizeSearchHits({ agentId, requesterSessionKey, hits }) {
       const context = contextOf({ agentId, sessionKey: requesterSessionKey });
@@ -526,7 +576,87 @@ export function memoryRuntime(bridge, options) {
   };
 }
 
-function searchManager(bridge, options, agentId) {
+/**
+ * The origin class of a file of OpenClaw's agent workspace, by its workspace-relative path,
+ * as OpenClaw's own memory runtime classifies a file it holds no record of: `MEMORY.md`,
+ * `USER.md`, `users/<id>/USER.md` and `memory/**.md` are the agent's (eligible for the
+ * prompt, never the owner's without a record), the dreaming diary (`DREAMS.md`,
+ * `memory/.dreams/`, `memory/dreaming/`) is `system`, anything else (or a path that is not a
+ * plain relative one) `untrusted`.  memoryclaw keeps its own memories in its vault, so it
+ * records nothing about these files.
+ */
+export function workspaceOrigin(relativePath) {
+  const path = typeof relativePath === "string" ? relativePath : "";
+  if (!path || path === "." || path === ".." || path.startsWith("../") || isAbsolute(path)) {
+    return "untrusted";
+  }
+  if (path.includes("\\") || path.includes("\0") || posix.normalize(path) !== path) return "untrusted";
+  const segments = path.split("/");
+  const diary = path === "DREAMS.md" || path === "dreams.md";
+  if (diary || (segments[0] === "memory" && [".dreams", "dreaming"].includes(segments[1]))) {
+    return "system";
+  }
+  const curated = ["MEMORY.md", "memory.md", "USER.md"].includes(path);
+  const user = /^users\/[a-zA-Z0-9][a-zA-Z0-9_-]{0,127}\/USER\.md$/.test(path);
+  const notes = segments[0] === "memory" && segments.length > 1 && path.endsWith(".md");
+  return curated || user || notes ? "agent" : "untrusted";
+}
+
+/** `relativePath` of the file it really is under `workspaceDir` (links resolved), or
+ * undefined when it is missing or outside the workspace. */
+async function insideWorkspace(workspaceDir, relativePath) {
+  try {
+    const [root, file] = await Promise.all([
+      realpath(String(workspaceDir)),
+      realpath(resolve(String(workspaceDir), relativePath)),
+    ]);
+    const inside = relative(root, file);
+    return inside && !inside.startsWith("..") && !isAbsolute(inside) ? inside.split(sep).join("/") : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/** memoryclaw's `status` of the vault, or `{error}` when it does not answer. */
+async function vaultStatus(bridge, options) {
+  try {
+    return await bridge().request("status", {}, options.toolTimeoutMs);
+  } catch (err) {
+    return { error: String(err?.message ?? err) };
+  }
+}
+
+/**
+ * memoryclaw's vault `status` as OpenClaw's memory status (`openclaw status --all`): files
+ * indexed, memories (episodes and facts) as chunks, keyword search only.  Without one (a
+ * manager made for searching), only what the plugin knows.
+ */
+export function managerStatus(status) {
+  const custom = { searchMode: "fts-only" };
+  if (status === undefined) return { backend: "builtin", provider: PLUGIN_ID, custom };
+  if (status?.error) {
+    return { backend: "builtin", provider: PLUGIN_ID, lastSyncError: status.error, custom };
+  }
+  Object.assign(custom, {
+    version: status?.version,
+    episodes: status?.episodes,
+    facts: status?.facts,
+    logsUnprocessed: status?.logs_unprocessed,
+  });
+  return {
+    backend: "builtin",
+    provider: PLUGIN_ID,
+    workspaceDir: status?.vault,
+    files: status?.files_indexed,
+    chunks: (status?.episodes ?? 0) + (status?.facts ?? 0),
+    sources: ["memory"],
+    fts: { enabled: true, available: true },
+    vector: { enabled: false },
+    custom,
+  };
+}
+
+function searchManager(bridge, options, agentId, status) {
   return {
     async search(query, opts = {}) {
       const context = contextOf({ agentId, sessionKey: opts.sessionKey });
@@ -546,7 +676,7 @@ function searchManager(bridge, options, agentId) {
         throw err;
       }
     },
-    status: () => ({ backend: "builtin", provider: PLUGIN_ID, custom: { searchMode: "fts-only" } }),
+    status: () => managerStatus(status),
     probeEmbeddingAvailability: async () => ({ ok: false, error: "memoryclaw searches by keywords" }),
     probeVectorAvailability: async () => false,
   };

@@ -2,12 +2,12 @@
 // for OpenClaw's plugin api.  Run by tests/test_openclaw_plugin.py:
 //   MEMORYCLAW_PYTHON=... MEMORYCLAW_TEST_VAULT=... node --test plugins/openclaw/test/
 import assert from "node:assert/strict";
-import { mkdirSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, readdirSync, symlinkSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import plugin, { bridgeFor, resolveOptions, searchResult, serverArgs, turnsOf } from "../index.js";
+import plugin, { bridgeFor, resolveOptions, searchResult, serverArgs, turnsOf, workspaceOrigin } from "../index.js";
 import { MemoryclawBridge } from "../bridge.js";
 
 const python = process.env.MEMORYCLAW_PYTHON;
@@ -359,4 +359,81 @@ test("a first call waits for a cold start; a recall that times out says so and i
   const after = (await slowBridge.request("stats", {}, 30000)).metrics;
   assert.equal(after.recall_failures, before.recall_failures + 1);
   slowBridge.close();
+});
+
+test("search hits carry OpenClaw's provenance: a hand-written fact is the owner's, a consolidated one the agent's", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  const [{ runtime }] = api.capabilities;
+  const { manager } = await runtime.getMemorySearchManager({ agentId: "main" });
+  const fromTool = (await api.tools.memory_search.execute("t1", { query: "dentist phone" })).details.results;
+  const fromHost = await manager.search("dentist phone", { sessionKey: MAIN.sessionKey });
+  for (const hits of [fromTool, fromHost]) {
+    assert.ok(hits.length > 0);
+    for (const hit of hits) {
+      assert.ok(["owner", "agent", "untrusted", "system"].includes(hit.provenance.originClass), hit.snippet);
+      assert.ok(Number.isFinite(hit.provenance.observedAt) && hit.provenance.observedAt > 0);
+    }
+    const phone = hits.find((h) => h.snippet === "Brightsmile Dental phone: 020 7946 0321");
+    assert.deepEqual(phone?.provenance.originClass, "owner"); // semantic/contacts.md, by hand
+    const episode = hits.find((h) => h.path === DENTIST_EPISODE);
+    assert.deepEqual(episode.provenance, {
+      originClass: "agent", // memoryclaw's summary of a WhatsApp chat
+      sessionKind: "interactive",
+      observedAt: Date.parse("2025-01-15T19:40:02Z"),
+    });
+  }
+});
+
+test("the runtime classifies OpenClaw's workspace memory files as OpenClaw does files it has no record of", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  const [{ runtime }] = api.capabilities;
+  assert.equal(runtime.supportsWorkspaceMemoryReadSources, true);
+  const workspace = mkdtempSync(join(tmpdir(), "mc-workspace-"));
+  const outside = mkdtempSync(join(tmpdir(), "mc-outside-"));
+  writeFileSync(join(workspace, "USER.md"), "- Prefer metric units.\n");
+  writeFileSync(join(outside, "secret.md"), "elsewhere\n");
+  symlinkSync(join(outside, "secret.md"), join(workspace, "MEMORY.md"));
+  const classify = (params) => runtime.classifyWorkspaceMemoryPaths({ cfg: {}, agentId: "main", workspaceDir: workspace, ...params });
+  assert.deepEqual(await classify({ relativePaths: ["USER.md", "MEMORY.md", "DREAMS.md"] }), [
+    { relativePath: "USER.md", originClass: "agent" },
+    { relativePath: "MEMORY.md", originClass: "untrusted" }, // a link out of the workspace
+    { relativePath: "DREAMS.md", originClass: "untrusted" }, // not there
+  ]);
+  // pinned reads: the file each read names, none is untrusted
+  const readSources = [
+    { relativePath: "MEMORY.md", canonicalRelativePath: "MEMORY.md" },
+    { relativePath: "USER.md" },
+  ];
+  assert.deepEqual(await classify({ relativePaths: ["MEMORY.md", "USER.md"], readSources }), [
+    { relativePath: "MEMORY.md", originClass: "agent" },
+    { relativePath: "USER.md", originClass: "untrusted" },
+  ]);
+  const cases = {
+    "memory/2026-01-02.md": "agent",
+    "users/alex/USER.md": "agent",
+    "DREAMS.md": "system",
+    "memory/.dreams/corpus.md": "system",
+    "notes.md": "untrusted",
+    "../MEMORY.md": "untrusted",
+    "/etc/MEMORY.md": "untrusted",
+    "memory/../MEMORY.md": "untrusted",
+  };
+  for (const [path, origin] of Object.entries(cases)) assert.equal(workspaceOrigin(path), origin, path);
+});
+
+test("the host's memory status is the vault's", async () => {
+  const api = fakeApi({ vaultPath: vault, pythonCommand: python });
+  const [{ runtime }] = api.capabilities;
+  const { manager } = await runtime.getMemorySearchManager({ agentId: "main", purpose: "status" });
+  const status = manager.status();
+  assert.equal(status.provider, "memoryclaw");
+  assert.equal(status.workspaceDir, vault);
+  assert.ok(status.files > 0 && status.chunks > status.custom.episodes);
+  assert.deepEqual(status.fts, { enabled: true, available: true });
+  const broken = fakeApi({ vaultPath: join(vault, "no-such-vault"), pythonCommand: python });
+  const down = await broken.capabilities[0].runtime.getMemorySearchManager({ agentId: "main", purpose: "status" });
+  assert.match(down.manager.status().lastSyncError, /no-such-vault/);
+  // a manager made for searching does not wait for the vault's numbers
+  const searching = await runtime.getMemorySearchManager({ agentId: "main" });
+  assert.deepEqual(searching.manager.status(), { backend: "builtin", provider: "memoryclaw", custom: { searchMode: "fts-only" } });
 });
