@@ -23,7 +23,7 @@ from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import require_text
-from .notes import utc_iso
+from .notes import plural, utc_iso
 from .retrieval import SearchResult, check_query
 from .scopes import KINDS, RecallContext
 from .transcripts import now_utc
@@ -187,8 +187,8 @@ def ingest(ctx: click.Context, file: str, as_json: bool) -> None:
     else:
         known = f"; {report.known_turns} already ingested" if report.known_turns else ""
         click.echo(
-            f"{report.turns} turns into {len(report.logs)} logs"
-            f" ({len(report.sessions)} sessions){known}"
+            f"{plural(report.turns, 'turn')} into {plural(len(report.logs), 'log')}"
+            f" ({plural(len(report.sessions), 'session')}){known}"
         )
 
 
@@ -381,10 +381,11 @@ def consolidate(ctx: click.Context, all_logs: bool, as_json: bool) -> None:
 
 def _print_consolidation(report: ConsolidationReport) -> None:
     click.echo(
-        f"{report.logs_read} logs -> {len(report.episodes)} episodes, "
-        f"{report.facts_added} facts added ({report.facts_refreshed} refreshed), "
-        f"{report.pending} pending, {report.conflicts} conflicts, "
-        f"{len(report.skills_suggested)} skills suggested, in {report.took_ms / 1000:.2f}s"
+        f"{plural(report.logs_read, 'log')} -> {plural(len(report.episodes), 'episode')}, "
+        f"{plural(report.facts_added, 'fact')} added ({report.facts_refreshed} refreshed), "
+        f"{report.pending} pending, {plural(report.conflicts, 'conflict')}, "
+        f"{plural(len(report.skills_suggested), 'skill')} suggested,"
+        f" in {report.took_ms / 1000:.2f}s"
     )
     for path in report.episodes:
         click.echo(f"  + {path}")
@@ -394,7 +395,7 @@ def _print_consolidation(report: ConsolidationReport) -> None:
     if report.commit:
         click.echo(f"committed {report.commit[:10]}")
     if report.logs_deleted:
-        click.echo(f"deleted {len(report.logs_deleted)} processed logs past retention")
+        click.echo(f"deleted {plural(len(report.logs_deleted), 'processed log')} past retention")
 
 
 @cli.command()
@@ -423,13 +424,14 @@ def _print_archive(report: ArchiveReport) -> None:
     else:
         verb = "would archive" if report.dry_run else "archived"
         click.echo(
-            f"{verb} {len(report.moved)} episodes unused for {report.after_days} days"
+            f"{verb} {plural(len(report.moved), 'episode')} unused for"
+            f" {plural(report.after_days, 'day')}"
             " (not recalled, edited or dated since)"
         )
         if report.unused_from and report.unused_from > utc_iso(now_utc()):
             click.echo(
                 f"  nothing counts as unused before {report.unused_from[:10]},"
-                f" {report.after_days} days after recalls began to be noted"
+                f" {plural(report.after_days, 'day')} after recalls began to be noted"
             )
     for move in report.moved:
         click.echo(f"  {move.source} -> {move.target}")
@@ -488,7 +490,8 @@ def skills(ctx: click.Context, action: str | None, name: str | None, as_json: bo
             return
         click.echo(f"{done.status} {done.name} ({done.path})")
         if done.todos:
-            click.echo(f"{done.todos} TODO markers remain in {done.path}: review them", err=True)
+            markers = plural(done.todos, "TODO marker")
+            click.echo(f"{markers} left in {done.path}: review them", err=True)
         return
     found = vault.skills()
     if as_json:
@@ -595,7 +598,7 @@ def reindex(ctx: click.Context, full: bool, as_json: bool) -> None:
         f" {len(report.moved)} moved, {report.unchanged} unchanged in {report.took_ms:.0f} ms"
     )
     if report.embedded:
-        click.echo(f"{report.embedded} episodes embedded for the vector fallback")
+        click.echo(f"{plural(report.embedded, 'episode')} embedded for the vector fallback")
     if report.vector_error:
         click.echo(_one_line(f"vectors not updated: {report.vector_error}"), err=True)
     for skipped in report.skipped:
@@ -675,13 +678,14 @@ def _echo_metrics(m: dict[str, Any]) -> None:
         ),
         (
             "  skipped",
-            f"{m['trivial_skipped']} trivial messages;"
-            f" {m['below_threshold']} results below retrieval.minScore",
+            f"{plural(m['trivial_skipped'], 'trivial message')};"
+            f" {plural(m['below_threshold'], 'result')} below retrieval.minScore",
         ),
-        ("  review", f"{m['pending']} facts pending, {m['conflicts']} in conflict"),
+        ("  review", f"{plural(m['pending'], 'fact')} pending, {m['conflicts']} in conflict"),
         (
             "  archive",
-            f"{m['archived']} episodes archived in the window, {m['episodes_archived']} now",
+            f"{plural(m['archived'], 'episode')} archived in the window,"
+            f" {m['episodes_archived']} now",
         ),
     ]
     for key, value in rows:
@@ -784,10 +788,10 @@ def forget(
         elif query is not None:
             _confirm(
                 _change_lines(preview.changes),
-                f"QUERY matches {preview.removed} lines, turns and facts"
-                + (f", and {len(widening)} whole episodes" if widening else ""),
+                f"QUERY matches {plural(preview.removed, 'line, turn and fact', _ALL_KINDS)}"
+                + (f", and {plural(len(widening), 'whole episode')}" if widening else ""),
                 f"remove these {preview.removed}"
-                + (f" (and {len(widening)} whole episodes)?" if widening else "?"),
+                + (f" (and {plural(len(widening), 'whole episode')})?" if widening else "?"),
             )
         elif len(preview.files_deleted) > 1:
             shared = len(preview.files_deleted)
@@ -815,9 +819,9 @@ def forget(
     verb = "would remove" if report.dry_run else "removed"
     whole = sum(1 for c in report.changes if c.get("whole_episode"))
     click.echo(
-        f"{verb} {report.removed} lines, turns and facts ({report.turns} log turns,"
-        f" {len(report.facts)} facts, {whole} whole episodes; {len(report.episodes)} episodes"
-        " touched)"
+        f"{verb} {plural(report.removed, 'line, turn and fact', _ALL_KINDS)}"
+        f" ({plural(report.turns, 'log turn')}, {plural(len(report.facts), 'fact')},"
+        f" {plural(whole, 'whole episode')}; {plural(len(report.episodes), 'episode')} touched)"
     )
     for line in _change_lines(report.changes):
         click.echo(f"  {line}")
@@ -838,6 +842,9 @@ def forget(
             " purge it, forget with --purge-history next time, or rewrite their history"
             " yourself (git filter-repo) and run `git gc --prune=now`"
         )
+
+
+_ALL_KINDS = "lines, turns and facts"
 
 
 def _change_lines(changes: Sequence[dict[str, Any]]) -> list[str]:
@@ -1040,15 +1047,17 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
         return
     verb = "would add" if report.dry_run else "added"
     click.echo(
-        f"{verb} {report.facts} facts, {report.notes} notes, {report.conflicts} conflicts "
-        f"(to review), {report.episodes} episodes, {report.turns} turns of "
-        f"{report.sessions} sessions"
+        f"{verb} {plural(report.facts, 'fact')}, {plural(report.notes, 'note')},"
+        f" {plural(report.conflicts, 'conflict')} (to review),"
+        f" {plural(report.episodes, 'episode')}, {plural(report.turns, 'turn')} of"
+        f" {plural(report.sessions, 'session')}"
     )
     known = report.known_items + report.known_episodes + report.known_turns
     if known:
         click.echo(f"already in the vault: {known} (skipped)")
     if report.unreadable_events:
-        click.echo(f"not readable (compressed or broken): {report.unreadable_events} events")
+        events = plural(report.unreadable_events, "event")
+        click.echo(f"not readable (compressed or broken): {events}")
     if report.forgotten:
         click.echo(f"left out, forgotten before: {report.forgotten}")
     for line in report.skipped:
@@ -1059,7 +1068,8 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
         done = report.consolidation
         episodes = done.get("episodes", [])
         count = len(episodes) if isinstance(episodes, list) else episodes
-        click.echo(f"consolidated: {count} episodes, {done.get('facts_added', 0)} facts")
+        facts = plural(done.get("facts_added", 0), "fact")
+        click.echo(f"consolidated: {plural(count, 'episode')}, {facts}")
 
 
 def _report_changes(changes: list[Change], as_json: bool, done: str) -> None:
@@ -1102,14 +1112,15 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool, accept_config: 
             click.echo(_one_line(f"team vault {name}: not pulled: {team['error']}"), err=True)
         else:
             pulled, changed = team["pulled"], team["files_changed"]
-            click.echo(f"team vault {name}: pulled {pulled} commits, {changed} files changed")
+            pulled, changed = plural(pulled, "commit"), plural(changed, "file")
+            click.echo(f"team vault {name}: pulled {pulled}, {changed} changed")
     if not report.remote:
         click.echo("this vault is not a git repository: only its team vaults were pulled")
         return
     click.echo(
-        f"synced with {report.remote}: pulled {report.pulled} commits, pushed {report.pushed},"
-        f" {len(report.files_changed)} files changed, {report.conflicts_resolved} conflicts"
-        f" resolved ({report.duration_ms} ms)"
+        f"synced with {report.remote}: pulled {plural(report.pulled, 'commit')},"
+        f" pushed {report.pushed}, {plural(len(report.files_changed), 'file')} changed,"
+        f" {plural(report.conflicts_resolved, 'conflict')} resolved ({report.duration_ms} ms)"
     )
     _echo_screening(report, "sync")
 
@@ -1140,7 +1151,7 @@ def _echo_screening(report: RemoteSyncReport, by: str) -> None:
 def export_command(ctx: click.Context, target: Path) -> None:
     """Write the vault's memory files to TARGET (.tar.gz)."""
     count = _vault(ctx).export_archive(target)
-    click.echo(f"exported {count} files to {target}")
+    click.echo(f"exported {plural(count, 'file')} to {target}")
 
 
 @cli.command("import")
@@ -1154,8 +1165,8 @@ def import_command(ctx: click.Context, source: Path, as_json: bool) -> None:
         _emit(report.as_dict())
         return
     click.echo(
-        f"imported {source}: {len(report.files_changed)} files changed,"
-        f" {report.conflicts_resolved} conflicts resolved"
+        f"imported {source}: {plural(len(report.files_changed), 'file')} changed,"
+        f" {plural(report.conflicts_resolved, 'conflict')} resolved"
     )
     _echo_screening(report, "import")
 

@@ -40,6 +40,7 @@ from .notes import (
     format_fact_line,
     format_provenance,
     parse_log,
+    plural,
     replace_log_meta,
     short_hash,
     split_frontmatter,
@@ -127,11 +128,13 @@ class ConsolidationReport:
     def commit_message(self) -> str:
         """A git commit message that says what the run changed."""
         lines = [
-            f"memoryclaw: consolidate {self.logs_read} logs into {len(self.episodes)} episodes",
+            f"memoryclaw: consolidate {plural(self.logs_read, 'log')} into"
+            f" {plural(len(self.episodes), 'episode')}",
             "",
-            f"{self.facts_added} facts added, {self.facts_refreshed} refreshed, "
-            f"{self.promoted} promoted, {self.pending} pending, {self.conflicts} conflicts, "
-            f"{len(self.skills_suggested)} skills suggested",
+            f"{plural(self.facts_added, 'fact')} added, {self.facts_refreshed} refreshed, "
+            f"{self.promoted} promoted, {self.pending} pending, "
+            f"{plural(self.conflicts, 'conflict')}, "
+            f"{plural(len(self.skills_suggested), 'skill')} suggested",
             "",
         ]
         lines += [f"+ {path}" for path in self.episodes + self.skills_suggested]

@@ -15,6 +15,7 @@ import pytest
 from click.testing import CliRunner
 
 from memoryclaw.cli import cli
+from memoryclaw.notes import plural
 
 JOHN_ID = "ep-20250408-143210-email-john"
 JOHN = "episodes/2025-04-08_14-32-10_email-john.md"
@@ -477,6 +478,29 @@ def test_ingest_two_interleaved_sessions(fresh: Path, tmp_path: Path) -> None:
     assert "a1" not in text_b
 
 
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [(0, "0 daily notes"), (1, "1 daily note"), (2, "2 daily notes")],
+    ids=["none", "one", "two"],
+)
+def test_plural_says_one_in_the_singular(count: int, shown: str) -> None:
+    assert plural(count, "daily note") == shown
+    assert plural(count, "entry", "entries").endswith("entry" if count == 1 else "entries")
+
+
+def test_counts_of_one_read_in_the_singular(fresh: Path, tmp_path: Path) -> None:
+    turns = [
+        _turn("A", "user", "I moved to Berlin last week", 0),
+        _turn("A", "assistant", "Noted: you live in Berlin now", 1),
+    ]
+    ingested = run(fresh, "ingest", str(_jsonl(tmp_path / "one.jsonl", turns)))
+    assert ingested.stdout.strip() == "2 turns into 1 log (1 session)"
+    consolidated = run(fresh, "consolidate")
+    assert consolidated.returncode == 0, consolidated.stderr
+    assert consolidated.stdout.startswith("1 log -> 1 episode, ")
+    assert " 0 conflicts, 0 skills suggested, " in consolidated.stdout
+
+
 def test_ingest_from_stdin(fresh: Path) -> None:
     line = json.dumps(_turn("S", "user", "hello from stdin", 0))
     proc = run(fresh, "ingest", "-", stdin=line + "\n")
@@ -667,7 +691,7 @@ def test_stats_shows_recall_metrics_over_a_window(vault_dir: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     block = shown.stdout[shown.stdout.index("recall metrics") :]
     assert f"1; tokens injected {recalled['tokens']:,} mean" in block
-    assert "1 trivial messages" in block
+    assert "1 trivial message;" in block
 
 
 @pytest.mark.parametrize(

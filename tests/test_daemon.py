@@ -190,7 +190,7 @@ def test_closed_logs_are_consolidated_once_after_logs_wait(
         vault.end_session(session)
     log = daemon.wait_for_log(CONSOLIDATED, count=2, timeout=5)
     runs = [line for line in log.splitlines() if CONSOLIDATED in line]
-    assert "1 closed logs waiting, afterLogs 1" in runs[1] and "1 logs ->" in runs[1]
+    assert "1 closed log waiting, afterLogs 1" in runs[1] and "1 log ->" in runs[1]
     assert (vault_dir / "logs" / "processed" / open_log[0]).exists()
     assert not (vault_dir / "logs" / open_log[0]).exists()
     assert indexed_paths(vault_dir, "wombleton pottery")
