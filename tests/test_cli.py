@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import stat
 import subprocess
@@ -11,6 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 
@@ -931,6 +933,28 @@ def test_out_of_range_env_override_names_variable(vault_dir: Path) -> None:
     assert proc.returncode == 1
     line = one_error_line(proc)
     assert "MEMORYCLAW_RETRIEVAL_BUDGETTOKENS" in line and "retrieval.budgetTokens" in line
+
+
+def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[str]:
+    """Every command the CLI has, as typed: ``search``, ``openclaw install``."""
+    paths = []
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            paths += _command_paths(command, (*prefix, name))
+        else:
+            paths.append(" ".join((*prefix, name)))
+    return paths
+
+
+def test_every_command_is_in_the_readme_table() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Command line\n", 1)[1].split("\n## ", 1)[0]
+    first_cells = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| `")]
+    listed = [usage for cell in first_cells for usage in re.findall(r"`([^`]+)`", cell)]
+    commands = _command_paths(cli)
+    assert {"sync", "export", "import", "facts set", "facts history"} <= set(commands)
+    missing = [c for c in commands if not any(u == c or u.startswith(f"{c} ") for u in listed)]
+    assert missing == []
 
 
 def test_version_and_help() -> None:
