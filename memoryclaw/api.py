@@ -37,6 +37,7 @@ from .history import (
     commit_changes,
     commit_journal,
     file_history,
+    first_commit,
     is_repository,
     journal,
     snapshot,
@@ -208,6 +209,7 @@ class Vault:
         # writes the recall log at most once a day per episode.
         self._noted: dict[str, str] = {}
         self._teams: list[TeamVault] | None = None
+        self.init_commit: str | None = None  # the first commit ``init(git=True)`` made
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Vault:
@@ -248,6 +250,8 @@ class Vault:
         vault = cls(root, env=env)
         if has_remote(root):  # a clone of a synced vault: its logs carry this device's id
             device_id(root, vault.settings)
+        if git:  # a repository with nothing in it would leave every file untracked
+            vault.init_commit = first_commit(root)
         return vault
 
     # ----------------------------------------------------------------- lifecycle

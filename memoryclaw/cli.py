@@ -110,9 +110,12 @@ def init(ctx: click.Context, path: Path | None, git: bool, as_json: bool) -> Non
     target = path or resolve_vault_path(ctx.find_root().obj)
     with Vault.init(target, git=git) as vault:
         if as_json:
-            _emit({"vault": str(vault.root), "git": (vault.root / ".git").exists()})
-        else:
-            click.echo(f"vault ready at {vault.root}")
+            repository = (vault.root / ".git").exists()
+            _emit({"vault": str(vault.root), "git": repository, "commit": vault.init_commit})
+            return
+        click.echo(f"vault ready at {vault.root}")
+        if vault.init_commit:
+            click.echo(f"first commit {vault.init_commit[:10]}: what the vault holds now")
 
 
 @cli.command()

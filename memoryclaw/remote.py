@@ -33,7 +33,15 @@ from typing import Any
 
 from .config import CONFIG_FILE, Settings, file_settings, held_config, hold_changes
 from .errors import ExternalToolError, SyncError
-from .history import AUTHOR, MEMORY_FOLDERS, _dirty, _git, _live_log, commit_journal
+from .history import (
+    AUTHOR,
+    MEMORY_FOLDERS,
+    VAULT_FILES,
+    _dirty,
+    _git,
+    _live_log,
+    commit_journal,
+)
 from .incoming import (
     GITATTRIBUTES,
     REGULAR_MODES,
@@ -60,7 +68,6 @@ from .vault import (
 
 DEVICE_FILE = f"{STATE_DIR}/device"
 SYNC_MARK = "CONFLICT (sync)"
-_SHARED_FILES = ("memoryclaw.yaml", ".gitignore", ".gitattributes")
 _PUSH_TRIES = 4
 HELD_FILE = f"{STATE_DIR}/sync-held.json"  # see _recover
 _ADD_BATCH = 500
@@ -298,7 +305,7 @@ def commit_local(root: Path) -> bool:
     """Commit consolidation's journal and every hand edit of memory files (not live logs,
     which only their device consolidates); whether anything was committed."""
     made = commit_journal(root, "memoryclaw: consolidation (finished by sync)") is not None
-    dirty = _dirty(root, (*MEMORY_FOLDERS, *_SHARED_FILES))
+    dirty = _dirty(root, (*MEMORY_FOLDERS, *VAULT_FILES))
     paths = sorted(rel for rel in dirty if not _live_log(root, rel) and not _temp(rel))
     return _commit_all(root, paths, "memoryclaw: sync local changes") or made
 

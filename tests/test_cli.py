@@ -281,6 +281,41 @@ def test_init_git(tmp_path: Path) -> None:
     assert again["git"] is True
 
 
+def _git_lines(root: Path, *args: str) -> list[str]:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_init_git_makes_the_first_commit(tmp_path: Path) -> None:
+    target = tmp_path / "new"
+    doc = run_json(None, "init", "--git", str(target))
+    assert doc["commit"]
+    assert _git_lines(target, "ls-files") == [".gitattributes", ".gitignore", "memoryclaw.yaml"]
+    assert _git_lines(target, "status", "--porcelain") == []
+    assert _git_lines(target, "log", "--format=%H") == [doc["commit"]]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_init_git_on_a_folder_commits_its_memories_but_no_live_log(tmp_path: Path) -> None:
+    target = tmp_path / "existing"
+    assert run(None, "init", str(target)).returncode == 0
+    logged = run_json(target, "log", "--session", "s1", "--role", "user", "my pin is 4711")
+    (target / "semantic" / "contacts.md").write_text("- Dentist: Dr. Lena Hoffman\n")
+    (target / ".env").write_text("OPENAI_API_KEY=sk-not-for-git\n")  # outside memory folders
+    proc = run(None, "init", "--git", str(target))
+    assert proc.returncode == 0, proc.stderr
+    assert "first commit" in proc.stdout
+    tracked = _git_lines(target, "ls-files")
+    assert tracked == [".gitattributes", ".gitignore", "memoryclaw.yaml", "semantic/contacts.md"]
+    untracked = _git_lines(target, "status", "--porcelain", "--untracked-files=all")
+    assert sorted(untracked) == ["?? .env", f"?? {logged['path']}"]
+    again = run_json(None, "init", "--git", str(target))  # a repository with a commit: left be
+    assert again["commit"] is None
+    assert len(_git_lines(target, "log", "--format=%H")) == 1
+
+
 def test_init_twice_keeps_edited_config(tmp_path: Path) -> None:
     target = tmp_path / "twice"
     assert run(None, "init", str(target)).returncode == 0
@@ -507,7 +542,7 @@ def test_ingest_from_stdin(fresh: Path) -> None:
     line = json.dumps(_turn("S", "user", "hello from stdin", 0))
     proc = run(fresh, "ingest", "-", stdin=line + "\n")
     assert proc.returncode == 0, proc.stderr
-    assert "1 turns" in proc.stdout
+    assert "1 turn " in proc.stdout
 
 
 def test_ingest_malformed_line_writes_nothing(fresh: Path, tmp_path: Path) -> None:
