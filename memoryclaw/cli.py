@@ -375,14 +375,15 @@ def retrieve(
 @click.pass_context
 def consolidate(ctx: click.Context, all_logs: bool, as_json: bool) -> None:
     """Turn closed raw logs into episodes and facts; print what changed."""
-    report = _vault(ctx).consolidate(all_logs=all_logs)
+    vault = _vault(ctx)
+    report = vault.consolidate(all_logs=all_logs)
     if as_json:
         _emit(report.as_dict())
         return
-    _print_consolidation(report)
+    _print_consolidation(report, vault.settings.consolidation.session_idle_minutes)
 
 
-def _print_consolidation(report: ConsolidationReport) -> None:
+def _print_consolidation(report: ConsolidationReport, idle_minutes: int) -> None:
     click.echo(
         f"{plural(report.logs_read, 'log')} -> {plural(len(report.episodes), 'episode')}, "
         f"{plural(report.facts_added, 'fact')} added ({report.facts_refreshed} refreshed), "
@@ -399,6 +400,12 @@ def _print_consolidation(report: ConsolidationReport) -> None:
         click.echo(f"committed {report.commit[:10]}")
     if report.logs_deleted:
         click.echo(f"deleted {plural(len(report.logs_deleted), 'processed log')} past retention")
+    if report.left_open:
+        click.echo(
+            f"{plural(len(report.left_open), 'log')} left open: sessions active in the last"
+            f" {plural(idle_minutes, 'minute')} (consolidation.sessionIdleMinutes);"
+            " `consolidate --all` takes them now"
+        )
 
 
 @cli.command()
@@ -918,7 +925,7 @@ def daemon(ctx: click.Context, once: bool, as_json: bool) -> None:
         if as_json:
             _emit({"consolidation": report.as_dict(), "reindex": synced.as_dict()})
             return
-        _print_consolidation(report)
+        _print_consolidation(report, runner.settings.consolidation.session_idle_minutes)
         click.echo(
             f"reindexed: {len(synced.added)} added, {len(synced.changed)} changed,"
             f" {len(synced.deleted)} deleted, {len(synced.moved)} moved in {synced.took_ms:.0f} ms"

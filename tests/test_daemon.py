@@ -201,6 +201,22 @@ def test_closed_logs_are_consolidated_once_after_logs_wait(
     assert doc["consolidation"]["logs_read"] == 0
 
 
+@pytest.mark.parametrize("sessions", [1, 3], ids=["one", "three"])
+def test_once_says_which_logs_it_left_open_and_why(vault_dir: Path, sessions: int) -> None:
+    for number in range(sessions):  # sessions going on now: nothing closes them yet
+        logged = run(vault_dir, "log", "--session", f"s{number}", "--role", "user", "hello")
+        assert logged.returncode == 0, logged.stderr
+    (vault_dir / "memoryclaw.yaml").write_text("consolidation:\n  sessionIdleMinutes: 45\n")
+    proc = run(vault_dir, "daemon", "--once")
+    assert proc.returncode == 0, proc.stderr
+    logs = "1 log" if sessions == 1 else f"{sessions} logs"
+    assert f"{logs} left open: sessions active in the last 45 minutes" in proc.stdout
+    doc = json.loads(run(vault_dir, "daemon", "--once", "--json").stdout)
+    left = doc["consolidation"]["left_open"]
+    assert len(left) == sessions and all(path.startswith("logs/") for path in left)
+    assert all((vault_dir / path).is_file() for path in left)
+
+
 def test_one_daemon_per_vault_and_clean_stop(
     vault_dir: Path, start_daemon: Callable[[Path], DaemonProcess]
 ) -> None:
