@@ -11,8 +11,10 @@ import logging
 import os
 import sqlite3
 import sys
+import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from .archive import ArchiveReport
     from .consolidation import ConsolidationReport
     from .importing import ImportReport
-    from .openclaw import Change
+    from .openclaw import Change, Runner
     from .remote import RemoteSyncReport
 
 
@@ -78,6 +80,24 @@ def _one_line(text: str) -> str:
 
 def _emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, sort_keys=False))
+
+
+@contextmanager
+def _step(what: str, as_json: bool) -> Iterator[None]:
+    """On a terminal, one line on stderr for a step that can take a while: what runs, then
+    how long it took.  Never with ``--json``, and never off a terminal, where stderr holds
+    only the one line of an error."""
+    if as_json or not sys.stderr.isatty():
+        yield
+        return
+    click.echo(f"{what}…", nl=False, err=True)
+    started = time.monotonic()
+    try:
+        yield
+    except BaseException:
+        click.echo(" failed", err=True)
+        raise
+    click.echo(f" done ({time.monotonic() - started:.1f} s)", err=True)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -376,7 +396,9 @@ def retrieve(
 def consolidate(ctx: click.Context, all_logs: bool, as_json: bool) -> None:
     """Turn closed raw logs into episodes and facts; print what changed."""
     vault = _vault(ctx)
-    report = vault.consolidate(all_logs=all_logs)
+    which = "every unprocessed log" if all_logs else "closed logs"
+    with _step(f"consolidating {which}", as_json):
+        report = vault.consolidate(all_logs=all_logs)
     if as_json:
         _emit(report.as_dict())
         return
@@ -921,7 +943,8 @@ def daemon(ctx: click.Context, once: bool, as_json: bool) -> None:
 
     runner = Daemon(resolve_vault_path(ctx.find_root().obj))
     if once:
-        report, synced = runner.run_once()
+        with _step("consolidating closed logs, then reindexing", as_json):
+            report, synced = runner.run_once()
         if as_json:
             _emit({"consolidation": report.as_dict(), "reindex": synced.as_dict()})
             return
@@ -979,7 +1002,10 @@ def openclaw_install(ctx: click.Context, executable: str, as_json: bool) -> None
     root = Vault.open(ctx.find_root().obj).root.resolve()  # fails early when there is no vault
     from . import openclaw
 
-    changes = openclaw.install(root, run=openclaw.openclaw_runner(executable))
+    if not as_json and sys.stderr.isatty():
+        click.echo("checking that memoryclaw starts as the plugin will start it…", err=True)
+    run = _openclaw_steps(openclaw.openclaw_runner(executable), as_json)
+    changes = openclaw.install(root, run=run)
     found = openclaw.existing_memory_hint()
     if as_json:
         _emit({"changes": [c.as_dict() for c in changes], "existing_memory": found})
@@ -999,8 +1025,28 @@ def openclaw_uninstall(executable: str, as_json: bool) -> None:
     """Remove the plugin and give the memory slot back to OpenClaw's own memory."""
     from . import openclaw
 
-    changes = openclaw.uninstall(run=openclaw.openclaw_runner(executable))
+    changes = openclaw.uninstall(run=_openclaw_steps(openclaw.openclaw_runner(executable), as_json))
     _report_changes(changes, as_json, "memoryclaw removed from OpenClaw (the vault is untouched)")
+
+
+# What each openclaw command the installer runs does, as a step's line says it.
+_OPENCLAW_STEPS = {
+    "config get": "reading OpenClaw's plugin settings (`openclaw config get`)",
+    "plugins install": "installing the plugin into OpenClaw (`openclaw plugins install`, ~1 min)",
+    "config patch": "selecting the memory slot, vault and Python (`openclaw config patch`)",
+    "plugins uninstall": "removing the plugin from OpenClaw (`openclaw plugins uninstall`, ~1 min)",
+}
+
+
+def _openclaw_steps(run: Runner, as_json: bool) -> Runner:
+    """``run``, each openclaw command shown as a step: each takes seconds, an install a minute."""
+
+    def step(args: Sequence[str], stdin: str | None) -> str:
+        command = " ".join(args[:2])
+        with _step(_OPENCLAW_STEPS.get(command, f"running `openclaw {command}`"), as_json):
+            return run(args, stdin)
+
+    return step
 
 
 @openclaw_group.command("import")
@@ -1027,9 +1073,11 @@ def openclaw_import(
     as_json: bool,
 ) -> None:
     """Bring OpenClaw's memory in: MEMORY.md / USER.md, daily notes, session transcripts."""
-    report = _vault(ctx).import_openclaw(
-        state_dir, agent=agent, since=since.date() if since else None, dry_run=dry_run
-    )
+    vault = _vault(ctx)
+    with _step("reading OpenClaw's memory" if dry_run else "importing OpenClaw's memory", as_json):
+        report = vault.import_openclaw(
+            state_dir, agent=agent, since=since.date() if since else None, dry_run=dry_run
+        )
     _print_import(report, as_json)
 
 
@@ -1045,9 +1093,9 @@ def import_notes_command(
     ctx: click.Context, folder: Path, since: Any, dry_run: bool, as_json: bool
 ) -> None:
     """Import a folder of markdown notes (Obsidian, CLAUDE.md / AGENTS.md, memory folders)."""
-    report = _vault(ctx).import_notes(
-        folder, since=since.date() if since else None, dry_run=dry_run
-    )
+    vault = _vault(ctx)
+    with _step(f"{'reading' if dry_run else 'importing'} the notes in {folder}", as_json):
+        report = vault.import_notes(folder, since=since.date() if since else None, dry_run=dry_run)
     _print_import(report, as_json)
 
 
@@ -1112,7 +1160,9 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool, accept_config: 
         else:
             click.echo(f"accepted: {', '.join(accepted)}" if accepted else "nothing was held")
         return
-    report = _vault(ctx).sync_remote(setup=setup)
+    vault = _vault(ctx)
+    with _step("syncing with the git remote (commit, fetch, merge, push, reindex)", as_json):
+        report = vault.sync_remote(setup=setup)
     if as_json:
         _emit(report.as_dict())
         return
@@ -1160,7 +1210,9 @@ def _echo_screening(report: RemoteSyncReport, by: str) -> None:
 @click.pass_context
 def export_command(ctx: click.Context, target: Path) -> None:
     """Write the vault's memory files to TARGET (.tar.gz)."""
-    count = _vault(ctx).export_archive(target)
+    vault = _vault(ctx)
+    with _step(f"writing the memory files to {target}", False):
+        count = vault.export_archive(target)
     click.echo(f"exported {plural(count, 'file')} to {target}")
 
 
@@ -1170,7 +1222,9 @@ def export_command(ctx: click.Context, target: Path) -> None:
 @click.pass_context
 def import_command(ctx: click.Context, source: Path, as_json: bool) -> None:
     """Merge an exported SOURCE (.tar.gz) into this git vault, as a sync merges."""
-    report = _vault(ctx).import_archive(source)
+    vault = _vault(ctx)
+    with _step(f"merging {source} into the vault (as a sync merges)", as_json):
+        report = vault.import_archive(source)
     if as_json:
         _emit(report.as_dict())
         return

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import re
 import shutil
 import stat
@@ -67,6 +68,26 @@ def run(
         stdin=subprocess.DEVNULL if stdin is None else None,
         timeout=120,
     )
+
+
+def on_a_terminal(command: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """Run ``command`` with its stderr on a pseudo-terminal; exit code, stdout, stderr."""
+    main, child = pty.openpty()
+    done = subprocess.run(
+        command, stdout=subprocess.PIPE, stderr=child, stdin=subprocess.DEVNULL, env=env
+    )
+    os.close(child)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # the terminal's other end is closed: all of it was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    return done.returncode, done.stdout.decode(), shown.decode().replace("\r\n", "\n")
 
 
 def run_json(vault: Path | None, *args: str, **kwargs: Any) -> Any:
@@ -513,6 +534,27 @@ def test_ingest_two_interleaved_sessions(fresh: Path, tmp_path: Path) -> None:
         "### assistant · 2025-05-01T10:00:05Z",
     ]
     assert "a1" not in text_b
+
+
+@pytest.mark.parametrize(
+    "command",
+    [["consolidate"], ["daemon", "--once"], ["import-notes", "NOTES", "--dry-run"]],
+    ids=["consolidate", "daemon-once", "import-notes"],
+)
+def test_long_commands_say_what_runs_on_a_terminal(
+    vault_dir: Path, tmp_path: Path, command: list[str]
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "dentist.md").write_text("- Dentist: Dr. Lena Hoffman\n")
+    command = [str(notes) if part == "NOTES" else part for part in command]
+    base = [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), *command]
+    code, out, shown = on_a_terminal(base, clean_env())
+    assert code == 0, shown
+    [line] = shown.splitlines()
+    assert line.startswith(("consolidating ", "reading the notes in ")) and " done (" in line
+    code, out, shown = on_a_terminal([*base, "--json"], clean_env())
+    assert code == 0 and shown == "" and json.loads(out)
 
 
 @pytest.mark.parametrize(
