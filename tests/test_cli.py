@@ -1034,6 +1034,20 @@ def test_every_command_is_in_the_readme_table() -> None:
     assert missing == []
 
 
+def test_the_readmes_install_from_the_checkout_and_the_openclaw_flow_needs_no_vault() -> None:
+    root = Path(__file__).resolve().parent.parent
+    for readme in (root / "README.md", root / "plugins" / "openclaw" / "README.md"):
+        text = readme.read_text(encoding="utf-8")
+        assert "pip install -e ." in text, readme  # memoryclaw is not on PyPI
+        assert not re.search(r"pip install (-U )?'?memoryclaw", text), readme
+    text = (root / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Use with OpenClaw\n", 1)[1].split("\n## ", 1)[0]
+    flow = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    # every later command finds the vault init made: the default one, no --vault needed
+    assert "memoryclaw init --git" in flow and "--vault" not in flow
+    assert "~/.openclaw/workspace/memoryclaw/" in flow
+
+
 def test_version_and_help() -> None:
     version = run(None, "--version")
     assert version.returncode == 0 and "memoryclaw" in version.stdout

@@ -167,6 +167,43 @@ def test_install_and_uninstall_show_each_stepon_a_terminal(
     assert quiet.returncode == 0 and quiet.stderr == ""
 
 
+@pytest.mark.parametrize("chosen", ["default", "env"], ids=["default-vault", "MEMORYCLAW_VAULT"])
+def test_install_records_the_vault_the_cli_uses_without_vault(tmp_path: Path, chosen: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    patches = tmp_path / "patches.jsonl"
+    fake = tmp_path / "openclaw"  # records each config patch it is given
+    fake.write_text(
+        '#!/bin/sh\n[ "$1 $2" = "config get" ] && echo "{}"\n'
+        f'[ "$1 $2" = "config patch" ] && cat >> {patches} && echo >> {patches}\nexit 0\n'
+    )
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYCLAW_")}
+    env.update(HOME=str(home), PATH=f"{tmp_path}{os.pathsep}{env['PATH']}")
+    env.pop("OPENCLAW_STATE_DIR", None)
+    if chosen == "env":
+        env["MEMORYCLAW_VAULT"] = "~/memoryclaw-vault"
+    expected = home / ("memoryclaw-vault" if chosen == "env" else ".openclaw/workspace/memoryclaw")
+    memoryclaw = [sys.executable, "-m", "memoryclaw"]
+    for args in (["init", "--git"], ["openclaw", "install", "--json"]):
+        done = subprocess.run([*memoryclaw, *args], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    changes = {c["what"]: c["after"] for c in json.loads(done.stdout)["changes"]}
+    assert changes["plugins.entries.memoryclaw.config.vaultPath"] == str(expected)
+    [patch] = [json.loads(line) for line in patches.read_text().splitlines() if line.strip()]
+    config = patch["plugins"]["entries"]["memoryclaw"]["config"]
+    assert config["vaultPath"] == str(expected)
+    # what the plugin is told is where the CLI, with no --vault, reads and writes
+    logged = subprocess.run(
+        [*memoryclaw, "log", "--session", "s", "--role", "user", "hi", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert logged.returncode == 0, logged.stderr
+    assert (expected / json.loads(logged.stdout)["path"]).is_file()
+
+
 def _shadowing_folder(tmp_path: Path, kind: str) -> Path:
     """A working directory holding a ``memoryclaw/`` folder: empty (as a vault of that name,
     a namespace package to Python) or a package that is not memoryclaw."""
