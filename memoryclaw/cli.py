@@ -135,7 +135,8 @@ def init(ctx: click.Context, path: Path | None, git: bool, as_json: bool) -> Non
             return
         click.echo(f"vault ready at {vault.root}")
         if vault.init_commit:
-            click.echo(f"first commit {vault.init_commit[:10]}: what the vault holds now")
+            first = vault.init_commit[:10]
+            click.echo(f"committed the vault's files as {first} (the first commit)")
 
 
 @cli.command()

@@ -327,7 +327,7 @@ def test_init_git_on_a_folder_commits_its_memories_but_no_live_log(tmp_path: Pat
     (target / ".env").write_text("OPENAI_API_KEY=sk-not-for-git\n")  # outside memory folders
     proc = run(None, "init", "--git", str(target))
     assert proc.returncode == 0, proc.stderr
-    assert "first commit" in proc.stdout
+    assert "(the first commit)" in proc.stdout
     tracked = _git_lines(target, "ls-files")
     assert tracked == [".gitattributes", ".gitignore", "memoryclaw.yaml", "semantic/contacts.md"]
     untracked = _git_lines(target, "status", "--porcelain", "--untracked-files=all")
