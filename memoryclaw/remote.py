@@ -426,6 +426,8 @@ def _normalise(root: Path, rel: str, base: str, ours: str, theirs: str) -> int:
         side: [s for line in lines if (s := stated[line]) is not None]
         for side, lines in sides.items()
     }
+    replaced = {side: _values(found, superseded=True) for side, found in facts.items()}
+    current = {side: _values(found, superseded=False) for side, found in facts.items()}
     drop: set[str] = set()
     for line in sides["ours"] ^ sides["theirs"]:  # on one side only
         fact = stated[line]
@@ -433,12 +435,11 @@ def _normalise(root: Path, rel: str, base: str, ours: str, theirs: str) -> int:
             continue
         other = "theirs" if line in sides["ours"] else "ours"
         key, value, gone = fact
-        if (key, value) not in _values(facts[other], superseded=True):
+        if (key, value) not in replaced[other]:
             continue
         # a second record of it superseded goes (the remote's stays); a line stating it as
         # current goes unless the other side states it again too
-        current_there = (key, value) in _values(facts[other], superseded=False)
-        if (other == "theirs") if gone else not current_there:
+        if (other == "theirs") if gone else (key, value) not in current[other]:
             drop.add(line)
     ours_new = [line for line in ours.splitlines() if line not in base_lines and line not in drop]
     theirs_new = [s for line in sides["theirs"] - base_lines if (s := stated[line]) is not None]
