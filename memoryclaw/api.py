@@ -37,6 +37,7 @@ from .history import (
     commit_changes,
     commit_journal,
     file_history,
+    first_commit,
     is_repository,
     journal,
     snapshot,
@@ -48,6 +49,7 @@ from .notes import (
     format_provenance,
     is_episode_handle,
     parse_timestamp,
+    plural,
     utc_iso,
 )
 from .recency import effective_weight
@@ -208,6 +210,7 @@ class Vault:
         # writes the recall log at most once a day per episode.
         self._noted: dict[str, str] = {}
         self._teams: list[TeamVault] | None = None
+        self.init_commit: str | None = None  # the first commit ``init(git=True)`` made
 
     @classmethod
     def open(cls, path: str | Path | None = None, *, env: Mapping[str, str] | None = None) -> Vault:
@@ -248,6 +251,8 @@ class Vault:
         vault = cls(root, env=env)
         if has_remote(root):  # a clone of a synced vault: its logs carry this device's id
             device_id(root, vault.settings)
+        if git:  # a repository with nothing in it would leave every file untracked
+            vault.init_commit = first_commit(root)
         return vault
 
     # ----------------------------------------------------------------- lifecycle
@@ -1145,9 +1150,11 @@ class Vault:
     def _forget_message(todo: Any) -> str:
         """A commit message that names no forgotten file (a file name can tell what it held)."""
         whole = sum(1 for e in todo.edits if e.whole)
-        head = f"memoryclaw: forget {whole} episodes and {len(todo.fact_ids)} facts"
+        facts = plural(len(todo.fact_ids), "fact")
+        head = f"memoryclaw: forget {plural(whole, 'episode')} and {facts}"
         edited = [f"edited {p}" for p in todo.edited() if p.startswith(("semantic/", "logs/"))]
-        return "\n".join([head, "", f"{todo.count()} lines, turns and facts", *edited])
+        removed = plural(todo.count(), "line, turn and fact", "lines, turns and facts")
+        return "\n".join([head, "", removed, *edited])
 
     def _forget_committed(self, use_git: bool, message: str) -> str | None:
         """Bring the index up to date with a forget (its deleted words gone from the index
@@ -1398,7 +1405,8 @@ class Vault:
             if why is None:
                 team.refresh()
                 count = team.index.episode_count()
-                add(f"team vault {team.name}", "ok", f"{team.root}: {count} episodes, read-only")
+                episodes = plural(count, "episode")
+                add(f"team vault {team.name}", "ok", f"{team.root}: {episodes}, read-only")
             else:
                 add(f"team vault {team.name}", "warn", f"not searched: {why}")
         add(
@@ -1412,13 +1420,15 @@ class Vault:
             add(
                 "index",
                 "error" if problems else "ok",
-                "; ".join(problems) or f"{self.index.counts()['episodes']} episodes indexed",
+                "; ".join(problems)
+                or f"{plural(self.index.counts()['episodes'], 'episode')} indexed",
             )
             if report is not None:
                 add(
                     "sync",
                     "ok",
-                    f"index was stale; synced {len(report.added) + len(report.changed)} files",
+                    "index was stale; synced"
+                    f" {plural(len(report.added) + len(report.changed), 'file')}",
                 )
             if self.index.path is None:
                 add("index", "warn", READ_ONLY_NOTE)
@@ -1432,7 +1442,8 @@ class Vault:
         add(
             "scopes",
             "info" if any(unscoped.values()) else "ok",
-            f"{unscoped['episodes']} episodes and {unscoped['facts']} facts have no scope:"
+            f"{plural(unscoped['episodes'], 'episode')} and {plural(unscoped['facts'], 'fact')}"
+            " without a scope:"
             " owner-level, recalled in the owner's direct conversations of every agent"
             if any(unscoped.values())
             else "every episode and fact has a scope",

@@ -38,7 +38,7 @@ from .errors import ArchiveConflictError, NotFoundError
 from .history import commit_journal, journal
 from .index import Index
 from .inputs import read_state_json
-from .notes import parse_timestamp, utc_iso
+from .notes import parse_timestamp, plural, utc_iso
 from .sync import sync
 from .vault import (
     ARCHIVE_DIR,
@@ -183,7 +183,7 @@ class ArchiveReport:
     def commit_message(self) -> str:
         """A git commit message that says what moved."""
         verb = "archive" if self.action == "archive" else "restore"
-        lines = [f"memoryclaw: {verb} {len(self.moved)} episodes", ""]
+        lines = [f"memoryclaw: {verb} {plural(len(self.moved), 'episode')}", ""]
         lines += [f"{m.source} -> {m.target}" for m in self.moved]
         lines += [f"removed {path} (a copy of its active episode)" for path in self.settled]
         return "\n".join(lines)

@@ -11,8 +11,10 @@ import logging
 import os
 import sqlite3
 import sys
+import time
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
@@ -23,7 +25,7 @@ from .api import Vault
 from .config import resolve_vault_path
 from .errors import InvalidInputError, MemoryclawError
 from .inputs import require_text
-from .notes import utc_iso
+from .notes import plural, utc_iso
 from .retrieval import SearchResult, check_query
 from .scopes import KINDS, RecallContext
 from .transcripts import now_utc
@@ -33,7 +35,7 @@ if TYPE_CHECKING:
     from .archive import ArchiveReport
     from .consolidation import ConsolidationReport
     from .importing import ImportReport
-    from .openclaw import Change
+    from .openclaw import Change, Runner
     from .remote import RemoteSyncReport
 
 
@@ -80,6 +82,24 @@ def _emit(data: Any) -> None:
     click.echo(json.dumps(data, ensure_ascii=False, sort_keys=False))
 
 
+@contextmanager
+def _step(what: str, as_json: bool) -> Iterator[None]:
+    """On a terminal, one line on stderr for a step that can take a while: what runs, then
+    how long it took.  Never with ``--json``, and never off a terminal, where stderr holds
+    only the one line of an error."""
+    if as_json or not sys.stderr.isatty():
+        yield
+        return
+    click.echo(f"{what}…", nl=False, err=True)
+    started = time.monotonic()
+    try:
+        yield
+    except BaseException:
+        click.echo(" failed", err=True)
+        raise
+    click.echo(f" done ({time.monotonic() - started:.1f} s)", err=True)
+
+
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
 @click.option(
     "--vault",
@@ -110,9 +130,13 @@ def init(ctx: click.Context, path: Path | None, git: bool, as_json: bool) -> Non
     target = path or resolve_vault_path(ctx.find_root().obj)
     with Vault.init(target, git=git) as vault:
         if as_json:
-            _emit({"vault": str(vault.root), "git": (vault.root / ".git").exists()})
-        else:
-            click.echo(f"vault ready at {vault.root}")
+            repository = (vault.root / ".git").exists()
+            _emit({"vault": str(vault.root), "git": repository, "commit": vault.init_commit})
+            return
+        click.echo(f"vault ready at {vault.root}")
+        if vault.init_commit:
+            first = vault.init_commit[:10]
+            click.echo(f"committed the vault's files as {first} (the first commit)")
 
 
 @cli.command()
@@ -187,8 +211,8 @@ def ingest(ctx: click.Context, file: str, as_json: bool) -> None:
     else:
         known = f"; {report.known_turns} already ingested" if report.known_turns else ""
         click.echo(
-            f"{report.turns} turns into {len(report.logs)} logs"
-            f" ({len(report.sessions)} sessions){known}"
+            f"{plural(report.turns, 'turn')} into {plural(len(report.logs), 'log')}"
+            f" ({plural(len(report.sessions), 'session')}){known}"
         )
 
 
@@ -372,19 +396,23 @@ def retrieve(
 @click.pass_context
 def consolidate(ctx: click.Context, all_logs: bool, as_json: bool) -> None:
     """Turn closed raw logs into episodes and facts; print what changed."""
-    report = _vault(ctx).consolidate(all_logs=all_logs)
+    vault = _vault(ctx)
+    which = "every unprocessed log" if all_logs else "closed logs"
+    with _step(f"consolidating {which}", as_json):
+        report = vault.consolidate(all_logs=all_logs)
     if as_json:
         _emit(report.as_dict())
         return
-    _print_consolidation(report)
+    _print_consolidation(report, vault.settings.consolidation.session_idle_minutes)
 
 
-def _print_consolidation(report: ConsolidationReport) -> None:
+def _print_consolidation(report: ConsolidationReport, idle_minutes: int) -> None:
     click.echo(
-        f"{report.logs_read} logs -> {len(report.episodes)} episodes, "
-        f"{report.facts_added} facts added ({report.facts_refreshed} refreshed), "
-        f"{report.pending} pending, {report.conflicts} conflicts, "
-        f"{len(report.skills_suggested)} skills suggested, in {report.took_ms / 1000:.2f}s"
+        f"{plural(report.logs_read, 'log')} -> {plural(len(report.episodes), 'episode')}, "
+        f"{plural(report.facts_added, 'fact')} added ({report.facts_refreshed} refreshed), "
+        f"{report.pending} pending, {plural(report.conflicts, 'conflict')}, "
+        f"{plural(len(report.skills_suggested), 'skill')} suggested,"
+        f" in {report.took_ms / 1000:.2f}s"
     )
     for path in report.episodes:
         click.echo(f"  + {path}")
@@ -394,7 +422,13 @@ def _print_consolidation(report: ConsolidationReport) -> None:
     if report.commit:
         click.echo(f"committed {report.commit[:10]}")
     if report.logs_deleted:
-        click.echo(f"deleted {len(report.logs_deleted)} processed logs past retention")
+        click.echo(f"deleted {plural(len(report.logs_deleted), 'processed log')} past retention")
+    if report.left_open:
+        click.echo(
+            f"{plural(len(report.left_open), 'log')} left open: sessions active in the last"
+            f" {plural(idle_minutes, 'minute')} (consolidation.sessionIdleMinutes);"
+            " `consolidate --all` takes them now"
+        )
 
 
 @cli.command()
@@ -423,13 +457,14 @@ def _print_archive(report: ArchiveReport) -> None:
     else:
         verb = "would archive" if report.dry_run else "archived"
         click.echo(
-            f"{verb} {len(report.moved)} episodes unused for {report.after_days} days"
+            f"{verb} {plural(len(report.moved), 'episode')} unused for"
+            f" {plural(report.after_days, 'day')}"
             " (not recalled, edited or dated since)"
         )
         if report.unused_from and report.unused_from > utc_iso(now_utc()):
             click.echo(
                 f"  nothing counts as unused before {report.unused_from[:10]},"
-                f" {report.after_days} days after recalls began to be noted"
+                f" {plural(report.after_days, 'day')} after recalls began to be noted"
             )
     for move in report.moved:
         click.echo(f"  {move.source} -> {move.target}")
@@ -488,7 +523,8 @@ def skills(ctx: click.Context, action: str | None, name: str | None, as_json: bo
             return
         click.echo(f"{done.status} {done.name} ({done.path})")
         if done.todos:
-            click.echo(f"{done.todos} TODO markers remain in {done.path}: review them", err=True)
+            markers = plural(done.todos, "TODO marker")
+            click.echo(f"{markers} left in {done.path}: review them", err=True)
         return
     found = vault.skills()
     if as_json:
@@ -595,7 +631,7 @@ def reindex(ctx: click.Context, full: bool, as_json: bool) -> None:
         f" {len(report.moved)} moved, {report.unchanged} unchanged in {report.took_ms:.0f} ms"
     )
     if report.embedded:
-        click.echo(f"{report.embedded} episodes embedded for the vector fallback")
+        click.echo(f"{plural(report.embedded, 'episode')} embedded for the vector fallback")
     if report.vector_error:
         click.echo(_one_line(f"vectors not updated: {report.vector_error}"), err=True)
     for skipped in report.skipped:
@@ -675,13 +711,14 @@ def _echo_metrics(m: dict[str, Any]) -> None:
         ),
         (
             "  skipped",
-            f"{m['trivial_skipped']} trivial messages;"
-            f" {m['below_threshold']} results below retrieval.minScore",
+            f"{plural(m['trivial_skipped'], 'trivial message')};"
+            f" {plural(m['below_threshold'], 'result')} below retrieval.minScore",
         ),
-        ("  review", f"{m['pending']} facts pending, {m['conflicts']} in conflict"),
+        ("  review", f"{plural(m['pending'], 'fact')} pending, {m['conflicts']} in conflict"),
         (
             "  archive",
-            f"{m['archived']} episodes archived in the window, {m['episodes_archived']} now",
+            f"{plural(m['archived'], 'episode')} archived in the window,"
+            f" {m['episodes_archived']} now",
         ),
     ]
     for key, value in rows:
@@ -784,10 +821,10 @@ def forget(
         elif query is not None:
             _confirm(
                 _change_lines(preview.changes),
-                f"QUERY matches {preview.removed} lines, turns and facts"
-                + (f", and {len(widening)} whole episodes" if widening else ""),
+                f"QUERY matches {plural(preview.removed, 'line, turn and fact', _ALL_KINDS)}"
+                + (f", and {plural(len(widening), 'whole episode')}" if widening else ""),
                 f"remove these {preview.removed}"
-                + (f" (and {len(widening)} whole episodes)?" if widening else "?"),
+                + (f" (and {plural(len(widening), 'whole episode')})?" if widening else "?"),
             )
         elif len(preview.files_deleted) > 1:
             shared = len(preview.files_deleted)
@@ -815,9 +852,9 @@ def forget(
     verb = "would remove" if report.dry_run else "removed"
     whole = sum(1 for c in report.changes if c.get("whole_episode"))
     click.echo(
-        f"{verb} {report.removed} lines, turns and facts ({report.turns} log turns,"
-        f" {len(report.facts)} facts, {whole} whole episodes; {len(report.episodes)} episodes"
-        " touched)"
+        f"{verb} {plural(report.removed, 'line, turn and fact', _ALL_KINDS)}"
+        f" ({plural(report.turns, 'log turn')}, {plural(len(report.facts), 'fact')},"
+        f" {plural(whole, 'whole episode')}; {plural(len(report.episodes), 'episode')} touched)"
     )
     for line in _change_lines(report.changes):
         click.echo(f"  {line}")
@@ -838,6 +875,9 @@ def forget(
             " purge it, forget with --purge-history next time, or rewrite their history"
             " yourself (git filter-repo) and run `git gc --prune=now`"
         )
+
+
+_ALL_KINDS = "lines, turns and facts"
 
 
 def _change_lines(changes: Sequence[dict[str, Any]]) -> list[str]:
@@ -904,11 +944,12 @@ def daemon(ctx: click.Context, once: bool, as_json: bool) -> None:
 
     runner = Daemon(resolve_vault_path(ctx.find_root().obj))
     if once:
-        report, synced = runner.run_once()
+        with _step("consolidating closed logs, then reindexing", as_json):
+            report, synced = runner.run_once()
         if as_json:
             _emit({"consolidation": report.as_dict(), "reindex": synced.as_dict()})
             return
-        _print_consolidation(report)
+        _print_consolidation(report, runner.settings.consolidation.session_idle_minutes)
         click.echo(
             f"reindexed: {len(synced.added)} added, {len(synced.changed)} changed,"
             f" {len(synced.deleted)} deleted, {len(synced.moved)} moved in {synced.took_ms:.0f} ms"
@@ -962,7 +1003,10 @@ def openclaw_install(ctx: click.Context, executable: str, as_json: bool) -> None
     root = Vault.open(ctx.find_root().obj).root.resolve()  # fails early when there is no vault
     from . import openclaw
 
-    changes = openclaw.install(root, run=openclaw.openclaw_runner(executable))
+    if not as_json and sys.stderr.isatty():
+        click.echo("checking that memoryclaw starts as the plugin will start it…", err=True)
+    run = _openclaw_steps(openclaw.openclaw_runner(executable), as_json)
+    changes = openclaw.install(root, run=run)
     found = openclaw.existing_memory_hint()
     if as_json:
         _emit({"changes": [c.as_dict() for c in changes], "existing_memory": found})
@@ -982,8 +1026,28 @@ def openclaw_uninstall(executable: str, as_json: bool) -> None:
     """Remove the plugin and give the memory slot back to OpenClaw's own memory."""
     from . import openclaw
 
-    changes = openclaw.uninstall(run=openclaw.openclaw_runner(executable))
+    changes = openclaw.uninstall(run=_openclaw_steps(openclaw.openclaw_runner(executable), as_json))
     _report_changes(changes, as_json, "memoryclaw removed from OpenClaw (the vault is untouched)")
+
+
+# What each openclaw command the installer runs does, as a step's line says it.
+_OPENCLAW_STEPS = {
+    "config get": "reading OpenClaw's plugin settings (`openclaw config get`)",
+    "plugins install": "installing the plugin into OpenClaw (`openclaw plugins install`, ~1 min)",
+    "config patch": "selecting the memory slot, vault and Python (`openclaw config patch`)",
+    "plugins uninstall": "removing the plugin from OpenClaw (`openclaw plugins uninstall`, ~1 min)",
+}
+
+
+def _openclaw_steps(run: Runner, as_json: bool) -> Runner:
+    """``run``, each openclaw command shown as a step: each takes seconds, an install a minute."""
+
+    def step(args: Sequence[str], stdin: str | None) -> str:
+        command = " ".join(args[:2])
+        with _step(_OPENCLAW_STEPS.get(command, f"running `openclaw {command}`"), as_json):
+            return run(args, stdin)
+
+    return step
 
 
 @openclaw_group.command("import")
@@ -1010,9 +1074,11 @@ def openclaw_import(
     as_json: bool,
 ) -> None:
     """Bring OpenClaw's memory in: MEMORY.md / USER.md, daily notes, session transcripts."""
-    report = _vault(ctx).import_openclaw(
-        state_dir, agent=agent, since=since.date() if since else None, dry_run=dry_run
-    )
+    vault = _vault(ctx)
+    with _step("reading OpenClaw's memory" if dry_run else "importing OpenClaw's memory", as_json):
+        report = vault.import_openclaw(
+            state_dir, agent=agent, since=since.date() if since else None, dry_run=dry_run
+        )
     _print_import(report, as_json)
 
 
@@ -1028,9 +1094,9 @@ def import_notes_command(
     ctx: click.Context, folder: Path, since: Any, dry_run: bool, as_json: bool
 ) -> None:
     """Import a folder of markdown notes (Obsidian, CLAUDE.md / AGENTS.md, memory folders)."""
-    report = _vault(ctx).import_notes(
-        folder, since=since.date() if since else None, dry_run=dry_run
-    )
+    vault = _vault(ctx)
+    with _step(f"{'reading' if dry_run else 'importing'} the notes in {folder}", as_json):
+        report = vault.import_notes(folder, since=since.date() if since else None, dry_run=dry_run)
     _print_import(report, as_json)
 
 
@@ -1040,15 +1106,17 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
         return
     verb = "would add" if report.dry_run else "added"
     click.echo(
-        f"{verb} {report.facts} facts, {report.notes} notes, {report.conflicts} conflicts "
-        f"(to review), {report.episodes} episodes, {report.turns} turns of "
-        f"{report.sessions} sessions"
+        f"{verb} {plural(report.facts, 'fact')}, {plural(report.notes, 'note')},"
+        f" {plural(report.conflicts, 'conflict')} (to review),"
+        f" {plural(report.episodes, 'episode')}, {plural(report.turns, 'turn')} of"
+        f" {plural(report.sessions, 'session')}"
     )
     known = report.known_items + report.known_episodes + report.known_turns
     if known:
         click.echo(f"already in the vault: {known} (skipped)")
     if report.unreadable_events:
-        click.echo(f"not readable (compressed or broken): {report.unreadable_events} events")
+        events = plural(report.unreadable_events, "event")
+        click.echo(f"not readable (compressed or broken): {events}")
     if report.forgotten:
         click.echo(f"left out, forgotten before: {report.forgotten}")
     for line in report.skipped:
@@ -1059,7 +1127,8 @@ def _print_import(report: ImportReport, as_json: bool) -> None:
         done = report.consolidation
         episodes = done.get("episodes", [])
         count = len(episodes) if isinstance(episodes, list) else episodes
-        click.echo(f"consolidated: {count} episodes, {done.get('facts_added', 0)} facts")
+        facts = plural(done.get("facts_added", 0), "fact")
+        click.echo(f"consolidated: {plural(count, 'episode')}, {facts}")
 
 
 def _report_changes(changes: list[Change], as_json: bool, done: str) -> None:
@@ -1092,7 +1161,9 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool, accept_config: 
         else:
             click.echo(f"accepted: {', '.join(accepted)}" if accepted else "nothing was held")
         return
-    report = _vault(ctx).sync_remote(setup=setup)
+    vault = _vault(ctx)
+    with _step("syncing with the git remote (commit, fetch, merge, push, reindex)", as_json):
+        report = vault.sync_remote(setup=setup)
     if as_json:
         _emit(report.as_dict())
         return
@@ -1102,14 +1173,15 @@ def sync_command(ctx: click.Context, setup: bool, as_json: bool, accept_config: 
             click.echo(_one_line(f"team vault {name}: not pulled: {team['error']}"), err=True)
         else:
             pulled, changed = team["pulled"], team["files_changed"]
-            click.echo(f"team vault {name}: pulled {pulled} commits, {changed} files changed")
+            pulled, changed = plural(pulled, "commit"), plural(changed, "file")
+            click.echo(f"team vault {name}: pulled {pulled}, {changed} changed")
     if not report.remote:
         click.echo("this vault is not a git repository: only its team vaults were pulled")
         return
     click.echo(
-        f"synced with {report.remote}: pulled {report.pulled} commits, pushed {report.pushed},"
-        f" {len(report.files_changed)} files changed, {report.conflicts_resolved} conflicts"
-        f" resolved ({report.duration_ms} ms)"
+        f"synced with {report.remote}: pulled {plural(report.pulled, 'commit')},"
+        f" pushed {report.pushed}, {plural(len(report.files_changed), 'file')} changed,"
+        f" {plural(report.conflicts_resolved, 'conflict')} resolved ({report.duration_ms} ms)"
     )
     _echo_screening(report, "sync")
 
@@ -1139,8 +1211,10 @@ def _echo_screening(report: RemoteSyncReport, by: str) -> None:
 @click.pass_context
 def export_command(ctx: click.Context, target: Path) -> None:
     """Write the vault's memory files to TARGET (.tar.gz)."""
-    count = _vault(ctx).export_archive(target)
-    click.echo(f"exported {count} files to {target}")
+    vault = _vault(ctx)
+    with _step(f"writing the memory files to {target}", False):
+        count = vault.export_archive(target)
+    click.echo(f"exported {plural(count, 'file')} to {target}")
 
 
 @cli.command("import")
@@ -1149,13 +1223,15 @@ def export_command(ctx: click.Context, target: Path) -> None:
 @click.pass_context
 def import_command(ctx: click.Context, source: Path, as_json: bool) -> None:
     """Merge an exported SOURCE (.tar.gz) into this git vault, as a sync merges."""
-    report = _vault(ctx).import_archive(source)
+    vault = _vault(ctx)
+    with _step(f"merging {source} into the vault (as a sync merges)", as_json):
+        report = vault.import_archive(source)
     if as_json:
         _emit(report.as_dict())
         return
     click.echo(
-        f"imported {source}: {len(report.files_changed)} files changed,"
-        f" {report.conflicts_resolved} conflicts resolved"
+        f"imported {source}: {plural(len(report.files_changed), 'file')} changed,"
+        f" {plural(report.conflicts_resolved, 'conflict')} resolved"
     )
     _echo_screening(report, "import")
 

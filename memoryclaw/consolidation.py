@@ -40,6 +40,7 @@ from .notes import (
     format_fact_line,
     format_provenance,
     parse_log,
+    plural,
     replace_log_meta,
     short_hash,
     split_frontmatter,
@@ -100,6 +101,9 @@ class ConsolidationReport:
     logs_processed: list[str] = field(default_factory=list)
     logs_deleted: list[str] = field(default_factory=list)
     skipped: list[Skipped] = field(default_factory=list)
+    # logs of sessions still going on (not ended, a turn within sessionIdleMinutes): left
+    # for a later run
+    left_open: list[str] = field(default_factory=list)
     forgotten: int = 0  # turns blanked and facts left out: they were forgotten
     took_ms: float = 0.0
     commit: str | None = None
@@ -119,6 +123,7 @@ class ConsolidationReport:
             "logs_processed": self.logs_processed,
             "logs_deleted": self.logs_deleted,
             "skipped": [{"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped],
+            "left_open": self.left_open,
             "forgotten": self.forgotten,
             "took_ms": round(self.took_ms, 1),
             "commit": self.commit,
@@ -127,11 +132,13 @@ class ConsolidationReport:
     def commit_message(self) -> str:
         """A git commit message that says what the run changed."""
         lines = [
-            f"memoryclaw: consolidate {self.logs_read} logs into {len(self.episodes)} episodes",
+            f"memoryclaw: consolidate {plural(self.logs_read, 'log')} into"
+            f" {plural(len(self.episodes), 'episode')}",
             "",
-            f"{self.facts_added} facts added, {self.facts_refreshed} refreshed, "
-            f"{self.promoted} promoted, {self.pending} pending, {self.conflicts} conflicts, "
-            f"{len(self.skills_suggested)} skills suggested",
+            f"{plural(self.facts_added, 'fact')} added, {self.facts_refreshed} refreshed, "
+            f"{self.promoted} promoted, {self.pending} pending, "
+            f"{plural(self.conflicts, 'conflict')}, "
+            f"{plural(len(self.skills_suggested), 'skill')} suggested",
             "",
         ]
         lines += [f"+ {path}" for path in self.episodes + self.skills_suggested]
@@ -177,6 +184,7 @@ def consolidate(
         forgotten = load_tombstones(root)
         for candidate in unprocessed_logs(root):
             if not (all_logs or is_closed(candidate, idle, now)):
+                report.left_open.append(candidate.path)
                 continue
             with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
                 touched = _consolidate_log(

@@ -40,6 +40,7 @@ from .api import Vault
 from .config import Settings
 from .consolidation import ConsolidationReport, is_closed
 from .errors import ConfigError, DaemonRunningError, MemoryclawError
+from .notes import plural
 from .sync import SyncReport
 from .transcripts import now_utc, unprocessed_logs
 from .vault import LOGS_DIR, STATE_DIR, ensure_dir, open_private
@@ -168,12 +169,12 @@ class Daemon:
                 raise
             self._running = True
         log.info(
-            "started on %s (pid %d): consolidation every %d min or once %d closed logs wait; "
+            "started on %s (pid %d): consolidation every %d min or at %s waiting; "
             "watching for edits",
             self.root,
             os.getpid(),
             interval,
-            self.settings.consolidation.after_logs,
+            plural(self.settings.consolidation.after_logs, "closed log"),
         )
 
     def stop(self) -> None:
@@ -355,17 +356,17 @@ class Daemon:
     def _consolidate(self, why: str) -> None:
         report = self.vault.consolidate()
         log.info(
-            "consolidated (%s): %d logs -> %d episodes, %d facts added (%d refreshed), "
-            "%d pending, %d conflicts, %d skills suggested, %d old logs deleted%s in %.2fs",
+            "consolidated (%s): %s -> %s, %s added (%d refreshed), "
+            "%d pending, %s, %s suggested, %s deleted%s in %.2fs",
             why,
-            report.logs_read,
-            len(report.episodes),
-            report.facts_added,
+            plural(report.logs_read, "log"),
+            plural(len(report.episodes), "episode"),
+            plural(report.facts_added, "fact"),
             report.facts_refreshed,
             report.pending,
-            report.conflicts,
-            len(report.skills_suggested),
-            len(report.logs_deleted),
+            plural(report.conflicts, "conflict"),
+            plural(len(report.skills_suggested), "skill"),
+            plural(len(report.logs_deleted), "old log"),
             f", committed {report.commit[:10]}" if report.commit else "",
             report.took_ms / 1000,
         )
@@ -380,18 +381,18 @@ class Daemon:
             if team["error"]:
                 log.warning("team vault %s not pulled: %s", team["vault"], team["error"])
             else:
-                log.info("team vault %s: pulled %d commits", team["vault"], team["pulled"])
+                pulled = plural(team["pulled"], "commit")
+                log.info("team vault %s: pulled %s", team["vault"], pulled)
         if not report.remote:
             return  # not a git repository: only the team vaults were pulled
         log.info(
-            "synced with %s (%s): pulled %d, pushed %d commits, %d files changed, "
-            "%d conflicts resolved in %.2fs",
+            "synced with %s (%s): pulled %d, pushed %s, %s changed, %s resolved in %.2fs",
             report.remote,
             why,
             report.pulled,
-            report.pushed,
-            len(report.files_changed),
-            report.conflicts_resolved,
+            plural(report.pushed, "commit"),
+            plural(len(report.files_changed), "file"),
+            plural(report.conflicts_resolved, "conflict"),
             report.duration_ms / 1000,
         )
         for refusal in report.refused:
@@ -412,9 +413,9 @@ class Daemon:
         report = self.vault.archive()
         if report.moved or report.settled or report.conflicts:
             log.info(
-                "archived %d episodes unused for %d days%s%s in %.2fs",
-                len(report.moved),
-                days,
+                "archived %s unused for %s%s%s in %.2fs",
+                plural(len(report.moved), "episode"),
+                plural(days, "day"),
                 f", {len(report.conflicts)} left in place" if report.conflicts else "",
                 f", committed {report.commit[:10]}" if report.commit else "",
                 report.took_ms / 1000,
@@ -439,7 +440,7 @@ class Daemon:
         waiting = _closed_logs(self.vault)
         wanted = self.settings.consolidation.after_logs
         if waiting >= wanted:
-            self._consolidate(f"{waiting} closed logs waiting, afterLogs {wanted}")
+            self._consolidate(f"{plural(waiting, 'closed log')} waiting, afterLogs {wanted}")
 
     def _reindex(self) -> None:
         # The files the watcher named, or a full stat sync; not refresh(): its cheap staleness

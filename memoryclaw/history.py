@@ -36,6 +36,7 @@ from .vault import (
 
 JOURNAL_FILE = f"{STATE_DIR}/uncommitted"
 MEMORY_FOLDERS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, SKILLS_DIR)
+VAULT_FILES = ("memoryclaw.yaml", ".gitignore", ".gitattributes")  # what every clone shares
 AUTHOR = ("memoryclaw", "memoryclaw@localhost")
 _FIELD = "\x1f"
 
@@ -160,6 +161,16 @@ def _stage(root: Path, changed: Callable[[], list[str]]) -> list[str]:
     listed = _git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths, check=False)
     in_head = set(listed.stdout.split("\0")) if paths else set()
     return [rel for rel in paths if rel in stageable or rel in in_head]
+
+
+def first_commit(root: Path) -> str | None:
+    """Make a new repository's first commit: the vault's own files and the memory files
+    already in the folder (hand-written ones too), never a live log nor anything outside the
+    memory folders; its sha, or None when the repository has a commit already."""
+    if _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0:
+        return None
+    staged = _stage(root, lambda: sorted(_dirty(root, (*VAULT_FILES, *MEMORY_FOLDERS))))
+    return _commit_only(root, staged, "memoryclaw: init") if staged else None
 
 
 def _commit_only(root: Path, paths: Sequence[str], message: str) -> str:

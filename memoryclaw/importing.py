@@ -69,6 +69,7 @@ from .notes import (
     format_provenance,
     join_frontmatter,
     parse_episode,
+    plural,
     short_hash,
     slugify,
     value_key,
@@ -692,9 +693,10 @@ def import_notes(
         _add_note_episode(vault, note, report)
     if vault_files:
         report.notices.append(
-            f"{_name(str(folder))} looks like a memoryclaw vault's folder ({vault_files} files "
-            "a vault wrote): episodes kept their scope and agent, and lines awaiting review or "
-            "made in a scope were left out; bring a vault's memories over with sync"
+            f"{_name(str(folder))} looks like a memoryclaw vault's folder"
+            f" ({plural(vault_files, 'file')} a vault wrote): episodes kept their scope and"
+            " agent, and lines awaiting review or made in a scope were left out; bring a"
+            " vault's memories over with sync"
         )
     name = _name(base.name)
     target = f"{SEMANTIC_DIR}/notes-{slugify(name, 40)}.md"

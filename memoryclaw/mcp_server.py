@@ -45,6 +45,7 @@ if TYPE_CHECKING:
     from mcp.server.mcpserver import MCPServer
 
 SERVER_NAME = "memoryclaw"
+MCP_CHANNEL = "mcp"  # the channel of turns memory_log writes when the client names none
 INSTRUCTIONS = (
     "Long-term memory kept as markdown files: episodes (summaries of past conversations) and "
     "facts (contacts, preferences, projects). Call memory_search before answering anything "
@@ -164,7 +165,8 @@ def build_server(vault: Vault, context: RecallContext | None = None) -> "MCPServ
         content: Annotated[str, Field(description="The turn's text.")],
         name: Annotated[str | None, Field(description="Speaker name, e.g. Caroline.")] = None,
         channel: Annotated[
-            str | None, Field(description="Where the conversation happens (cli, telegram ...).")
+            str | None,
+            Field(description="Where the conversation happens (telegram ...); default mcp."),
         ] = None,
         tool: Annotated[
             str | None, Field(description="Tool name, for tool_call and tool_result turns.")
@@ -187,7 +189,8 @@ def build_server(vault: Vault, context: RecallContext | None = None) -> "MCPServ
                 "role": role,
                 "content": content,
                 "name": name,
-                "channel": channel,
+                # a new log is named for where its turns came from: ..._mcp_raw.md
+                "channel": channel or MCP_CHANNEL,
                 "tool": tool,
             },
         )

@@ -37,6 +37,7 @@ from typing import TYPE_CHECKING, Any
 from .archive import RECALL_LOCK_SECONDS, note_recalled_locked
 from .errors import InvalidInputError, LockTimeoutError
 from .inputs import read_state_json
+from .notes import plural
 from .vault import STATE_DIR, ensure_dir, file_lock, open_private
 
 if TYPE_CHECKING:
@@ -131,16 +132,13 @@ class Metrics:
             else f"{self.since.isoformat()}..{self.until.isoformat()}"
         )
         return (
-            f"{window}: {c.recalls} recalls, {self.tokens_injected_mean:,.0f} tokens mean "
+            f"{window}: {plural(c.recalls, 'recall')},"
+            f" {self.tokens_injected_mean:,.0f} tokens mean "
             f"(max {c.tokens_injected_max:,}), ~{c.transcript_tokens:,} transcript tokens "
             f"stood for ({self.tokens_saved:,} saved), {c.trivial_skipped} trivial skipped, "
             f"{c.below_threshold} below threshold, {self.pending} pending, "
-            f"{_plural(self.conflicts, 'conflict')}, {c.archived} archived"
+            f"{plural(self.conflicts, 'conflict')}, {c.archived} archived"
         )
-
-
-def _plural(count: int, word: str) -> str:
-    return f"{count} {word}" if count == 1 else f"{count} {word}s"
 
 
 def read_days(root: Path) -> dict[date, DayCounts]:

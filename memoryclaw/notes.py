@@ -115,6 +115,12 @@ def slugify(text: str, max_length: int = 48) -> str:
     return slug or "memory"
 
 
+def plural(count: int, noun: str, many: str | None = None) -> str:
+    """``count`` with ``noun``, in the plural unless the count is one (``many``, else the
+    noun plus an s): ``1 daily note``, ``3 daily notes``, ``0 entries``."""
+    return f"{count} {noun if count == 1 else many or noun + 's'}"
+
+
 def short_hash(*parts: str, length: int = 12) -> str:
     """A stable hexadecimal digest of the given strings."""
     digest = hashlib.sha1("\x1f".join(parts).encode("utf-8"), usedforsecurity=False)

@@ -33,6 +33,7 @@ from typing import Any
 from .errors import InvalidInputError
 from .importers import daily_note_date, memory_items
 from .inputs import bounded_lines, parse_json_line
+from .notes import plural
 
 DEFAULT_AGENT = "main"
 STORE_FILE = "openclaw-agent.sqlite"
@@ -350,7 +351,7 @@ def existing_memory(state: Path, config: Mapping[str, Any]) -> list[str]:
         stored = (place.state / "agent" / STORE_FILE).is_file() or any(
             (place.state / "sessions").glob("*.jsonl")
         )
-        parts = files + ([f"{len(notes)} daily notes"] if notes else [])
+        parts = files + ([plural(len(notes), "daily note")] if notes else [])
         parts += ["session transcripts"] if stored else []
         if parts:
             found.append(f"agent {place.agent}: {', '.join(parts)}")

@@ -30,6 +30,7 @@ from typing import Any
 
 from .errors import ExternalToolError, MemoryclawError
 from .history import MEMORY_FOLDERS, _commit_only, _dirty, _git
+from .notes import plural
 from .scrub import Matcher, kind_of, scrub
 from .tombstones import TOMBSTONE_DIR, load
 from .vault import STATE_DIR, atomic_write, ensure_dir, resolve_inside, safe_relpath
@@ -78,13 +79,13 @@ class PurgeReport:
         out = []
         if self.clean:
             out.append(
-                f"rewrote the git history of {self.files} files: no commit here holds the"
+                f"rewrote the git history of {plural(self.files, 'file')}: no commit here holds the"
                 " removed text"
             )
         else:
             out.append(
-                f"rewrote the git history of {self.files} files, but commits here still hold"
-                f" forgotten text in: {', '.join(self.still_held)}"
+                f"rewrote the git history of {plural(self.files, 'file')}, but commits here"
+                f" still hold forgotten text in: {', '.join(self.still_held)}"
             )
         if self.pushed:
             out.append(f"pushed the rewritten history to {self.pushed} (--force-with-lease)")

@@ -33,7 +33,15 @@ from typing import Any
 
 from .config import CONFIG_FILE, Settings, file_settings, held_config, hold_changes
 from .errors import ExternalToolError, SyncError
-from .history import AUTHOR, MEMORY_FOLDERS, _dirty, _git, _live_log, commit_journal
+from .history import (
+    AUTHOR,
+    MEMORY_FOLDERS,
+    VAULT_FILES,
+    _dirty,
+    _git,
+    _live_log,
+    commit_journal,
+)
 from .incoming import (
     GITATTRIBUTES,
     REGULAR_MODES,
@@ -44,7 +52,7 @@ from .incoming import (
     repair_local,
     screen,
 )
-from .notes import parse_facts
+from .notes import parse_facts, value_key
 from .review import MANY_VALUED, append_line
 from .vault import (
     CONSOLIDATE_LOCK,
@@ -60,7 +68,6 @@ from .vault import (
 
 DEVICE_FILE = f"{STATE_DIR}/device"
 SYNC_MARK = "CONFLICT (sync)"
-_SHARED_FILES = ("memoryclaw.yaml", ".gitignore", ".gitattributes")
 _PUSH_TRIES = 4
 HELD_FILE = f"{STATE_DIR}/sync-held.json"  # see _recover
 _ADD_BATCH = 500
@@ -298,7 +305,7 @@ def commit_local(root: Path) -> bool:
     """Commit consolidation's journal and every hand edit of memory files (not live logs,
     which only their device consolidates); whether anything was committed."""
     made = commit_journal(root, "memoryclaw: consolidation (finished by sync)") is not None
-    dirty = _dirty(root, (*MEMORY_FOLDERS, *_SHARED_FILES))
+    dirty = _dirty(root, (*MEMORY_FOLDERS, *VAULT_FILES))
     paths = sorted(rel for rel in dirty if not _live_log(root, rel) and not _temp(rel))
     return _commit_all(root, paths, "memoryclaw: sync local changes") or made
 
@@ -382,31 +389,75 @@ def _stage_modes(root: Path) -> dict[tuple[str, int], str]:
     return modes
 
 
-def _fact_key(line: str, rel: str) -> tuple[str, str] | None:
+# A one-fact line's entity's field, its value (as value_key compares values) and whether it
+# is superseded.
+_Stated = tuple[tuple[str, str], str, bool]
+
+
+def _stated(line: str, rel: str) -> _Stated | None:
+    """What a fact line states (None: no line of one single-valued fact)."""
     facts = parse_facts(line, rel, "") if line.startswith("- ") else []
     if len(facts) != 1 or facts[0].field in MANY_VALUED:
         return None
-    return facts[0].entity.lower(), facts[0].field.lower()
+    fact = facts[0]
+    return (fact.entity.lower(), fact.field.lower()), value_key(fact.value), fact.superseded
+
+
+def _values(stated: list[_Stated], superseded: bool) -> set[tuple[tuple[str, str], str]]:
+    """The (field, value) pairs ``stated`` holds as current, or as superseded."""
+    return {(key, value) for key, value, gone in stated if gone == superseded}
 
 
 def _normalise(root: Path, rel: str, base: str, ours: str, theirs: str) -> int:
     """After a union merge of a fact file: drop repeated lines and, where both sides added a
-    value for the same entity's field, keep the remote's and send the local one to review."""
+    value for the same entity's field, keep the remote's and send the local one to review.
+
+    A value one side's history records as superseded is no conflict: the other side's line
+    stating it (restated, or its old line the union merge brought back) goes, and so does a
+    second record of it superseded; so does a local line stating the remote's new value."""
     path = root / rel
     now = _regular_text(root, rel)
     if now is None:
         return 0
     base_lines = set(base.splitlines())
-    ours_new = [line for line in ours.splitlines() if line not in base_lines]
-    theirs_new = {line for line in theirs.splitlines() if line not in base_lines}
-    theirs_keys = {_fact_key(line, rel) for line in theirs_new} - {None}
-    losing = {
-        line for line in ours_new if line not in theirs_new and _fact_key(line, rel) in theirs_keys
+    sides = {"ours": set(ours.splitlines()), "theirs": set(theirs.splitlines())}
+    stated = {line: _stated(line, rel) for line in sides["ours"] | sides["theirs"]}
+    facts = {
+        side: [s for line in lines if (s := stated[line]) is not None]
+        for side, lines in sides.items()
     }
+    replaced = {side: _values(found, superseded=True) for side, found in facts.items()}
+    current = {side: _values(found, superseded=False) for side, found in facts.items()}
+    drop: set[str] = set()
+    for line in sides["ours"] ^ sides["theirs"]:  # on one side only
+        fact = stated[line]
+        if fact is None:
+            continue
+        other = "theirs" if line in sides["ours"] else "ours"
+        key, value, gone = fact
+        if (key, value) not in replaced[other]:
+            continue
+        # a second record of it superseded goes (the remote's stays); a line stating it as
+        # current goes unless the other side states it again too
+        if (other == "theirs") if gone else (key, value) not in current[other]:
+            drop.add(line)
+    ours_new = [line for line in ours.splitlines() if line not in base_lines and line not in drop]
+    theirs_new = [s for line in sides["theirs"] - base_lines if (s := stated[line]) is not None]
+    theirs_values = _values(theirs_new, superseded=False)
+    theirs_keys = {key for key, _ in theirs_values}
+    losing = set()
+    for line in ours_new:
+        fact = stated.get(line)
+        if line in sides["theirs"] or fact is None or fact[2] or fact[0] not in theirs_keys:
+            continue
+        if (fact[0], fact[1]) in theirs_values:
+            drop.add(line)  # the remote's new value, stated here too
+        else:
+            losing.add(line)
     seen: set[str] = set()
     kept = []
     for line in now.split("\n"):
-        if line.startswith("- ") and (line in seen or line in losing):
+        if line.startswith("- ") and (line in seen or line in losing or line in drop):
             continue
         seen.add(line)
         kept.append(line)

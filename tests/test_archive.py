@@ -299,7 +299,7 @@ def test_each_run_is_one_commit_in_a_git_vault(vault_dir: Path) -> None:
         status = _git(vault_dir, "status", "--porcelain", "--untracked-files=all")
         assert status.splitlines() == ["?? semantic/notes.md"]
         restored = vault.restore(DENTIST, now=LATER)
-        assert restored.commit and "restore 1 episodes" in _git(vault_dir, "log", "-1")
+        assert restored.commit and "restore 1 episode\n" in _git(vault_dir, "log", "-1")
         renames = _git(vault_dir, "show", "-M", "--name-status", "--format=", "HEAD")
         assert renames.split() == ["R100", DENTIST_ARCHIVED, DENTIST_FILE]
 

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import json
 import os
+import pty
+import re
 import shutil
 import stat
 import subprocess
@@ -11,10 +13,12 @@ import sys
 from pathlib import Path
 from typing import Any
 
+import click
 import pytest
 from click.testing import CliRunner
 
 from memoryclaw.cli import cli
+from memoryclaw.notes import plural
 
 JOHN_ID = "ep-20250408-143210-email-john"
 JOHN = "episodes/2025-04-08_14-32-10_email-john.md"
@@ -64,6 +68,26 @@ def run(
         stdin=subprocess.DEVNULL if stdin is None else None,
         timeout=120,
     )
+
+
+def on_a_terminal(command: list[str], env: dict[str, str]) -> tuple[int, str, str]:
+    """Run ``command`` with its stderr on a pseudo-terminal; exit code, stdout, stderr."""
+    main, child = pty.openpty()
+    done = subprocess.run(
+        command, stdout=subprocess.PIPE, stderr=child, stdin=subprocess.DEVNULL, env=env
+    )
+    os.close(child)
+    shown = b""
+    while True:
+        try:
+            chunk = os.read(main, 4096)
+        except OSError:  # the terminal's other end is closed: all of it was read
+            break
+        if not chunk:
+            break
+        shown += chunk
+    os.close(main)
+    return done.returncode, done.stdout.decode(), shown.decode().replace("\r\n", "\n")
 
 
 def run_json(vault: Path | None, *args: str, **kwargs: Any) -> Any:
@@ -278,6 +302,41 @@ def test_init_git(tmp_path: Path) -> None:
     assert again["git"] is True
 
 
+def _git_lines(root: Path, *args: str) -> list[str]:
+    done = subprocess.run(["git", "-C", str(root), *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    return done.stdout.splitlines()
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_init_git_makes_the_first_commit(tmp_path: Path) -> None:
+    target = tmp_path / "new"
+    doc = run_json(None, "init", "--git", str(target))
+    assert doc["commit"]
+    assert _git_lines(target, "ls-files") == [".gitattributes", ".gitignore", "memoryclaw.yaml"]
+    assert _git_lines(target, "status", "--porcelain") == []
+    assert _git_lines(target, "log", "--format=%H") == [doc["commit"]]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="git not installed")
+def test_init_git_on_a_folder_commits_its_memories_but_no_live_log(tmp_path: Path) -> None:
+    target = tmp_path / "existing"
+    assert run(None, "init", str(target)).returncode == 0
+    logged = run_json(target, "log", "--session", "s1", "--role", "user", "my pin is 4711")
+    (target / "semantic" / "contacts.md").write_text("- Dentist: Dr. Lena Hoffman\n")
+    (target / ".env").write_text("OPENAI_API_KEY=sk-not-for-git\n")  # outside memory folders
+    proc = run(None, "init", "--git", str(target))
+    assert proc.returncode == 0, proc.stderr
+    assert "(the first commit)" in proc.stdout
+    tracked = _git_lines(target, "ls-files")
+    assert tracked == [".gitattributes", ".gitignore", "memoryclaw.yaml", "semantic/contacts.md"]
+    untracked = _git_lines(target, "status", "--porcelain", "--untracked-files=all")
+    assert sorted(untracked) == ["?? .env", f"?? {logged['path']}"]
+    again = run_json(None, "init", "--git", str(target))  # a repository with a commit: left be
+    assert again["commit"] is None
+    assert len(_git_lines(target, "log", "--format=%H")) == 1
+
+
 def test_init_twice_keeps_edited_config(tmp_path: Path) -> None:
     target = tmp_path / "twice"
     assert run(None, "init", str(target)).returncode == 0
@@ -477,11 +536,55 @@ def test_ingest_two_interleaved_sessions(fresh: Path, tmp_path: Path) -> None:
     assert "a1" not in text_b
 
 
+@pytest.mark.parametrize(
+    "command",
+    [["consolidate"], ["daemon", "--once"], ["import-notes", "NOTES", "--dry-run"]],
+    ids=["consolidate", "daemon-once", "import-notes"],
+)
+def test_long_commands_say_what_runs_on_a_terminal(
+    vault_dir: Path, tmp_path: Path, command: list[str]
+) -> None:
+    notes = tmp_path / "notes"
+    notes.mkdir()
+    (notes / "dentist.md").write_text("- Dentist: Dr. Lena Hoffman\n")
+    command = [str(notes) if part == "NOTES" else part for part in command]
+    base = [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), *command]
+    code, out, shown = on_a_terminal(base, clean_env())
+    assert code == 0, shown
+    [line] = shown.splitlines()
+    assert line.startswith(("consolidating ", "reading the notes in ")) and " done (" in line
+    code, out, shown = on_a_terminal([*base, "--json"], clean_env())
+    assert code == 0 and shown == "" and json.loads(out)
+
+
+@pytest.mark.parametrize(
+    ("count", "shown"),
+    [(0, "0 daily notes"), (1, "1 daily note"), (2, "2 daily notes")],
+    ids=["none", "one", "two"],
+)
+def test_plural_says_one_in_the_singular(count: int, shown: str) -> None:
+    assert plural(count, "daily note") == shown
+    assert plural(count, "entry", "entries").endswith("entry" if count == 1 else "entries")
+
+
+def test_counts_of_one_read_in_the_singular(fresh: Path, tmp_path: Path) -> None:
+    turns = [
+        _turn("A", "user", "I moved to Berlin last week", 0),
+        _turn("A", "assistant", "Noted: you live in Berlin now", 1),
+    ]
+    ingested = run(fresh, "ingest", str(_jsonl(tmp_path / "one.jsonl", turns)))
+    assert ingested.stdout.strip() == "2 turns into 1 log (1 session)"
+    consolidated = run(fresh, "consolidate")
+    assert consolidated.returncode == 0, consolidated.stderr
+    assert consolidated.stdout.startswith("1 log -> 1 episode, ")
+    assert " 0 conflicts, 0 skills suggested, " in consolidated.stdout
+
+
 def test_ingest_from_stdin(fresh: Path) -> None:
     line = json.dumps(_turn("S", "user", "hello from stdin", 0))
     proc = run(fresh, "ingest", "-", stdin=line + "\n")
     assert proc.returncode == 0, proc.stderr
-    assert "1 turns" in proc.stdout
+    assert "1 turn " in proc.stdout
 
 
 def test_ingest_malformed_line_writes_nothing(fresh: Path, tmp_path: Path) -> None:
@@ -667,7 +770,7 @@ def test_stats_shows_recall_metrics_over_a_window(vault_dir: Path) -> None:
     assert shown.returncode == 0, shown.stderr
     block = shown.stdout[shown.stdout.index("recall metrics") :]
     assert f"1; tokens injected {recalled['tokens']:,} mean" in block
-    assert "1 trivial messages" in block
+    assert "1 trivial message;" in block
 
 
 @pytest.mark.parametrize(
@@ -907,6 +1010,42 @@ def test_out_of_range_env_override_names_variable(vault_dir: Path) -> None:
     assert proc.returncode == 1
     line = one_error_line(proc)
     assert "MEMORYCLAW_RETRIEVAL_BUDGETTOKENS" in line and "retrieval.budgetTokens" in line
+
+
+def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[str]:
+    """Every command the CLI has, as typed: ``search``, ``openclaw install``."""
+    paths = []
+    for name, command in group.commands.items():
+        if isinstance(command, click.Group):
+            paths += _command_paths(command, (*prefix, name))
+        else:
+            paths.append(" ".join((*prefix, name)))
+    return paths
+
+
+def test_every_command_is_in_the_readme_table() -> None:
+    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
+    section = readme.split("\n## Command line\n", 1)[1].split("\n## ", 1)[0]
+    first_cells = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| `")]
+    listed = [usage for cell in first_cells for usage in re.findall(r"`([^`]+)`", cell)]
+    commands = _command_paths(cli)
+    assert {"sync", "export", "import", "facts set", "facts history"} <= set(commands)
+    missing = [c for c in commands if not any(u == c or u.startswith(f"{c} ") for u in listed)]
+    assert missing == []
+
+
+def test_the_readmes_install_from_the_checkout_and_the_openclaw_flow_needs_no_vault() -> None:
+    root = Path(__file__).resolve().parent.parent
+    for readme in (root / "README.md", root / "plugins" / "openclaw" / "README.md"):
+        text = readme.read_text(encoding="utf-8")
+        assert "pip install -e ." in text, readme  # memoryclaw is not on PyPI
+        assert not re.search(r"pip install (-U )?'?memoryclaw", text), readme
+    text = (root / "README.md").read_text(encoding="utf-8")
+    section = text.split("\n## Use with OpenClaw\n", 1)[1].split("\n## ", 1)[0]
+    flow = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    # every later command finds the vault init made: the default one, no --vault needed
+    assert "memoryclaw init --git" in flow and "--vault" not in flow
+    assert "~/.openclaw/workspace/memoryclaw/" in flow
 
 
 def test_version_and_help() -> None:

@@ -190,7 +190,7 @@ def test_closed_logs_are_consolidated_once_after_logs_wait(
         vault.end_session(session)
     log = daemon.wait_for_log(CONSOLIDATED, count=2, timeout=5)
     runs = [line for line in log.splitlines() if CONSOLIDATED in line]
-    assert "1 closed logs waiting, afterLogs 1" in runs[1] and "1 logs ->" in runs[1]
+    assert "1 closed log waiting, afterLogs 1" in runs[1] and "1 log ->" in runs[1]
     assert (vault_dir / "logs" / "processed" / open_log[0]).exists()
     assert not (vault_dir / "logs" / open_log[0]).exists()
     assert indexed_paths(vault_dir, "wombleton pottery")
@@ -199,6 +199,22 @@ def test_closed_logs_are_consolidated_once_after_logs_wait(
     assert daemon.signal(signal.SIGKILL) == -signal.SIGKILL
     doc = json.loads(run(vault_dir, "daemon", "--once", "--json").stdout)
     assert doc["consolidation"]["logs_read"] == 0
+
+
+@pytest.mark.parametrize("sessions", [1, 3], ids=["one", "three"])
+def test_once_says_which_logs_it_left_open_and_why(vault_dir: Path, sessions: int) -> None:
+    for number in range(sessions):  # sessions going on now: nothing closes them yet
+        logged = run(vault_dir, "log", "--session", f"s{number}", "--role", "user", "hello")
+        assert logged.returncode == 0, logged.stderr
+    (vault_dir / "memoryclaw.yaml").write_text("consolidation:\n  sessionIdleMinutes: 45\n")
+    proc = run(vault_dir, "daemon", "--once")
+    assert proc.returncode == 0, proc.stderr
+    logs = "1 log" if sessions == 1 else f"{sessions} logs"
+    assert f"{logs} left open: sessions active in the last 45 minutes" in proc.stdout
+    doc = json.loads(run(vault_dir, "daemon", "--once", "--json").stdout)
+    left = doc["consolidation"]["left_open"]
+    assert len(left) == sessions and all(path.startswith("logs/") for path in left)
+    assert all((vault_dir / path).is_file() for path in left)
 
 
 def test_one_daemon_per_vault_and_clean_stop(

@@ -76,7 +76,7 @@ def test_forget_removes_every_trace_and_commits(git_vault: Path) -> None:
     assert ok(git_vault, "search", SECRET_WORD)["results"] == []
     assert b"Lumi" in everything  # the other session's memory stays
     assert git(git_vault, "status", "--porcelain", "--", *MEMORY_FOLDERS) == ""
-    assert git(git_vault, "log", "-1", "--format=%s").startswith("memoryclaw: forget 1 episodes")
+    assert git(git_vault, "log", "-1", "--format=%s").startswith("memoryclaw: forget 1 episode ")
     processed = next((git_vault / "logs" / "processed").glob("*s-health*.md"), None) or next(
         p
         for p in (git_vault / "logs" / "processed").glob("*.md")

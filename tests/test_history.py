@@ -25,10 +25,7 @@ def git(root: Path, *args: str) -> str:
 
 @pytest.fixture
 def repo(tmp_path: Path) -> Vault:
-    vault = Vault.init(tmp_path / "vault", git=True, env={})
-    git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "add", "-A")
-    git(vault.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "start")
-    return vault
+    return Vault.init(tmp_path / "vault", git=True, env={})  # with its first commit
 
 
 def _session(vault: Vault, session: str, text: str) -> None:
@@ -45,7 +42,7 @@ def test_a_run_is_one_commit_of_exactly_what_it_changed(repo: Vault) -> None:
     assert report.commit is not None
     assert git(repo.root, "rev-list", "--count", "HEAD").strip() == "2"
     message = git(repo.root, "log", "-1", "--format=%B")
-    assert message.startswith("memoryclaw: consolidate 1 logs into 1 episodes")
+    assert message.startswith("memoryclaw: consolidate 1 log into 1 episode")
     assert f"+ {report.episodes[0]}" in message
     committed = set(git(repo.root, "show", "--name-only", "--format=", "HEAD").split())
     assert set(report.episodes) <= committed and set(report.logs_processed) <= committed

@@ -360,7 +360,7 @@ def test_cli_openclaw_import(vault_dir: Path, state: Path) -> None:
     env = clean_env(OPENCLAW_STATE_DIR=str(state))
     dry = _cli(vault_dir, "openclaw", "import", "--dry-run", "--agent", "main", env=env)
     assert dry.returncode == 0, dry.stderr
-    assert dry.stdout.startswith("would add 3 facts, 8 notes, 1 conflicts (to review), 5 episodes")
+    assert dry.stdout.startswith("would add 3 facts, 8 notes, 1 conflict (to review), 5 episodes")
     first = _cli(vault_dir, "openclaw", "import", "--json", "--since", "2026-11-01", env=env)
     assert first.returncode == 0, first.stderr
     assert json.loads(first.stdout)["episodes"] == 5

@@ -205,6 +205,26 @@ def test_log_appends_turns_to_the_raw_log(vault_dir: Path, tmp_path: Path) -> No
     ]
 
 
+def test_a_log_written_through_mcp_is_named_for_it(vault_dir: Path, tmp_path: Path) -> None:
+    with Vault(vault_dir, env={}) as vault:  # a session the command line began, earlier
+        earlier = vault.log_turn("agent:main:main", "user", "Call the plumber", channel=None)
+    assert earlier.path.endswith("_cli_raw.md")
+
+    async def scenario(session: ClientSession) -> None:
+        turn = {"role": "user", "content": "Book the dentist for May."}
+        new = ok(await session.call_tool("memory_log", {**turn, "session": "s-mcp"}))
+        assert new["path"].startswith("logs/") and new["path"].endswith("_mcp_raw.md")
+        named = {**turn, "session": "s-tg", "channel": "telegram"}
+        assert ok(await session.call_tool("memory_log", named))["path"].endswith("_telegram_raw.md")
+        # a session whose log the command line began goes on in that log, old name and all
+        going_on = ok(await session.call_tool("memory_log", {**turn, "session": "agent:main:main"}))
+        assert (going_on["path"], going_on["turn"]) == (earlier.path, 2)
+
+    with_server(vault_dir, tmp_path, scenario)
+    names = {log.path.rsplit("_", 2)[-2] for log in unprocessed_logs(vault_dir)}
+    assert {"cli", "mcp", "telegram"} <= names
+
+
 def test_forget_by_query_needs_confirm_and_the_server_keeps_serving(
     vault_dir: Path, tmp_path: Path
 ) -> None:

@@ -14,6 +14,7 @@ import pytest
 from memoryclaw import ExternalToolError, openclaw
 
 from .openclaw_state import make_state
+from .test_cli import on_a_terminal
 
 
 def test_plugin_manifest_matches_what_install_configures() -> None:
@@ -124,6 +125,84 @@ def test_install_points_at_the_import_when_openclaw_holds_memory(
         else:
             hint = "bring it in with `memoryclaw openclaw import`"
             assert (hint in done.stdout) == holds
+
+
+@pytest.mark.parametrize("as_json", [False, True], ids=["text", "json"])
+def test_install_and_uninstall_show_each_stepon_a_terminal(
+    vault_dir: Path, tmp_path: Path, as_json: bool
+) -> None:
+    fake = tmp_path / "openclaw"  # holds the plugin once installed, as OpenClaw would
+    fake.write_text(
+        '#!/bin/sh\n[ "$1 $2" = "config get" ] && echo \'{"slots": {"memory": "memoryclaw"}}\'\n'
+        "exit 0\n"
+    )
+    fake.chmod(0o755)
+    env = {
+        **os.environ,
+        "PATH": f"{tmp_path}{os.pathsep}{os.environ['PATH']}",
+        "OPENCLAW_STATE_DIR": str(tmp_path / "none"),
+    }
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault_dir), "openclaw"]
+    flags = ["--json"] if as_json else []
+    code, out, shown = on_a_terminal([*command, "install", *flags], env)
+    assert code == 0, shown
+    if as_json:  # a program reads the JSON: nothing else is said
+        assert json.loads(out)["changes"] and shown == ""
+    else:
+        lines = shown.splitlines()
+        assert lines[0] == "checking that memoryclaw starts as the plugin will start it…"
+        steps = [line for line in lines if "plugins install" in line]
+        assert len(steps) == 1, shown
+        assert steps[0].startswith("installing the plugin into OpenClaw (`openclaw plugins")
+        assert " done (" in steps[0] and steps[0].endswith(" s)")
+        assert any(line.startswith("selecting the memory slot") for line in lines)
+    code, out, shown = on_a_terminal([*command, "uninstall", *flags], env)
+    assert code == 0, shown
+    if as_json:
+        assert json.loads(out)["changes"] and shown == ""
+    else:
+        assert "removing the plugin from OpenClaw (`openclaw plugins uninstall`" in shown
+        assert all(" done (" in line for line in shown.splitlines())
+    # off a terminal stderr stays for errors alone
+    quiet = subprocess.run([*command, "uninstall"], env=env, capture_output=True, text=True)
+    assert quiet.returncode == 0 and quiet.stderr == ""
+
+
+@pytest.mark.parametrize("chosen", ["default", "env"], ids=["default-vault", "MEMORYCLAW_VAULT"])
+def test_install_records_the_vault_the_cli_uses_without_vault(tmp_path: Path, chosen: str) -> None:
+    home = tmp_path / "home"
+    home.mkdir()
+    patches = tmp_path / "patches.jsonl"
+    fake = tmp_path / "openclaw"  # records each config patch it is given
+    fake.write_text(
+        '#!/bin/sh\n[ "$1 $2" = "config get" ] && echo "{}"\n'
+        f'[ "$1 $2" = "config patch" ] && cat >> {patches} && echo >> {patches}\nexit 0\n'
+    )
+    fake.chmod(0o755)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("MEMORYCLAW_")}
+    env.update(HOME=str(home), PATH=f"{tmp_path}{os.pathsep}{env['PATH']}")
+    env.pop("OPENCLAW_STATE_DIR", None)
+    if chosen == "env":
+        env["MEMORYCLAW_VAULT"] = "~/memoryclaw-vault"
+    expected = home / ("memoryclaw-vault" if chosen == "env" else ".openclaw/workspace/memoryclaw")
+    memoryclaw = [sys.executable, "-m", "memoryclaw"]
+    for args in (["init", "--git"], ["openclaw", "install", "--json"]):
+        done = subprocess.run([*memoryclaw, *args], env=env, capture_output=True, text=True)
+        assert done.returncode == 0, done.stderr
+    changes = {c["what"]: c["after"] for c in json.loads(done.stdout)["changes"]}
+    assert changes["plugins.entries.memoryclaw.config.vaultPath"] == str(expected)
+    [patch] = [json.loads(line) for line in patches.read_text().splitlines() if line.strip()]
+    config = patch["plugins"]["entries"]["memoryclaw"]["config"]
+    assert config["vaultPath"] == str(expected)
+    # what the plugin is told is where the CLI, with no --vault, reads and writes
+    logged = subprocess.run(
+        [*memoryclaw, "log", "--session", "s", "--role", "user", "hi", "--json"],
+        env=env,
+        capture_output=True,
+        text=True,
+    )
+    assert logged.returncode == 0, logged.stderr
+    assert (expected / json.loads(logged.stdout)["path"]).is_file()
 
 
 def _shadowing_folder(tmp_path: Path, kind: str) -> Path:

@@ -13,13 +13,14 @@ import sys
 import tarfile
 import time
 from collections import Counter
+from collections.abc import Callable
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
 
 from memoryclaw import InvalidInputError, SyncError, Vault
-from memoryclaw.notes import parse_episode, parse_log
+from memoryclaw.notes import parse_episode, parse_facts, parse_log
 from memoryclaw.remote import SYNC_MARK
 from memoryclaw.server import StdioServer
 
@@ -130,6 +131,78 @@ def test_same_fact_edited_on_two_devices_keeps_both_values(tmp_path: Path) -> No
         va.sync_remote()
     contacts = (a / "semantic" / "contacts.md").read_text()
     assert "- John: john@b.example" in contacts and "john@a.example" in contacts
+
+
+JUNE = datetime(2025, 6, 1, tzinfo=timezone.utc)
+OLD_LINE = "- John email: john@old.example\n"
+
+
+def _john(root: Path) -> tuple[list[str], list[str]]:
+    """John's current emails and his superseded ones, in the file's order."""
+    text = (root / "semantic" / "contacts.md").read_text()
+    facts = [f for f in parse_facts(text, "semantic/contacts.md", "") if f.entity == "John"]
+    return [f.value for f in facts if not f.superseded], [f.value for f in facts if f.superseded]
+
+
+def _set_on_a(a: Path, value: str) -> None:
+    with Vault(a, env={}) as va:
+        va.set_fact("John", "email", value, now=JUNE)
+        va.sync_remote()
+
+
+def _set_on_b(b: Path, value: str) -> None:
+    with Vault(b, env={}) as vb:
+        vb.set_fact("John", "email", value, now=JUNE + timedelta(days=1))
+
+
+def _restate_on_b(b: Path, value: str) -> None:
+    with (b / "semantic" / "contacts.md").open("a") as contacts:
+        contacts.write(f"- John email: {value} <!-- source: user; updated: 2025-06-02 -->\n")
+
+
+@pytest.mark.parametrize(
+    ("on_b", "current", "to_review"),
+    [
+        # both replaced the old value: only the two new values can conflict
+        (lambda b: _set_on_b(b, "john@b.example"), ["john@a.example"], ["john@b.example"]),
+        # both replaced it by the same value: nothing to review
+        (lambda b: _set_on_b(b, "john@a.example"), ["john@a.example"], []),
+        # the old value said again where the news had not arrived: the remote replaced it
+        (lambda b: _restate_on_b(b, "john@old.example"), ["john@a.example"], []),
+        # B's old line, which the remote replaced, does not come back with the union merge
+        (lambda b: None, ["john@a.example"], []),
+    ],
+    ids=["both-set-different-values", "both-set-the-same-value", "old-value-restated", "kept-old"],
+)
+def test_a_value_already_superseded_is_no_sync_conflict(
+    tmp_path: Path, on_b: Callable[[Path], None], current: list[str], to_review: list[str]
+) -> None:
+    bare = _remote(tmp_path)
+    a = _first_device(tmp_path, bare)
+    (a / "semantic" / "contacts.md").write_text("# Contacts\n\n" + OLD_LINE)
+    with Vault(a, env={}) as va:
+        va.sync_remote()
+    b = _clone(tmp_path, bare, "b")
+    _set_on_a(a, "john@a.example")  # A replaces the old value and pushes
+    with (b / "semantic" / "contacts.md").open("a") as contacts:
+        contacts.write("- Ann: ann@example.com\n")  # B edits the same file meanwhile
+    on_b(b)
+    with Vault(b, env={}) as vb:
+        report = vb.sync_remote()
+        pending = [p.value for p in vb.pending()]
+    pending_text = b / "semantic" / "_pending.md"
+    assert pending == to_review
+    assert report.conflicts_resolved == len(to_review)
+    if pending_text.exists():  # no superseded line is filed as a conflict
+        assert "superseded" not in pending_text.read_text()
+    now, before = _john(b)
+    assert now == current
+    assert before[0] == "john@old.example"  # the history stays, once per value replaced
+    assert len(before) == len(set(before))
+    with Vault(a, env={}) as va:
+        va.sync_remote()
+    assert _files(a) == _files(b)
+    assert "- Ann: ann@example.com" in (a / "semantic" / "contacts.md").read_text()
 
 
 def test_sync_over_the_stdio_server(tmp_path: Path) -> None:
