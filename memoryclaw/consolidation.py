@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
-from .errors import ParseError, UnsafePathError
+from .errors import LockTimeoutError, ParseError, UnsafePathError
 from .extraction import FactDraft
 from .history import commit_journal, journal
 from .index import Index
@@ -567,9 +567,13 @@ def _expire_processed(root: Path, settings: Settings, now: datetime, note: Note)
         return []
     from .transcript_import import LEDGER_FILE, record_pruned  # an import's concern
 
-    # an OpenClaw import must still know these turns were logged once their logs are gone
-    if record_pruned(root, _readable_logs(root, expired)):
-        note([LEDGER_FILE])
+    # an OpenClaw import must still know these turns were logged once their logs are gone;
+    # while the ledger cannot be written (an import holds it, or it is broken) they are kept
+    note([LEDGER_FILE])
+    try:
+        record_pruned(root, _readable_logs(root, expired))
+    except (LockTimeoutError, ParseError):
+        return []
     for rel in expired:
         note([rel])
         (root / rel).unlink()

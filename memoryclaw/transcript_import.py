@@ -140,10 +140,10 @@ def _write_ledger(root: Path, ledger: _Ledger) -> None:
         atomic_write(resolve_inside(root, LEDGER_FILE), LEDGER_HEADER + body)
 
 
-def record_pruned(root: Path, logs: Iterable[RawLog]) -> bool:
+def record_pruned(root: Path, logs: Iterable[RawLog]) -> None:
     """Add to the ledger the span of each OpenClaw session's turns in ``logs``, which are
     about to be deleted (``logRetentionDays``), so an import still knows those turns were
-    logged; whether the ledger was written."""
+    logged."""
     spans: dict[str, list[tuple[datetime, datetime]]] = {}
     for log in logs:
         session = log.session
@@ -152,13 +152,12 @@ def record_pruned(root: Path, logs: Iterable[RawLog]) -> bool:
         times = [turn.timestamp for turn in log.turns]
         spans.setdefault(session, []).append((min(times), max(times)))
     if not spans:
-        return False
+        return
     with file_lock(root, "imports"):
         ledger = _read_ledger(root)
         for session, found in spans.items():
             ledger.pruned[session] = _merged([*ledger.pruned.get(session, []), *found])
         _write_ledger(root, ledger)
-    return True
 
 
 def _merged(spans: Sequence[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:

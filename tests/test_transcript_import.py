@@ -260,6 +260,18 @@ def test_turns_whose_logs_were_deleted_are_not_imported_again(vault_dir: Path, s
         assert report.known_turns == 2 and _said(vault, PLUMBER) == 0
 
 
+def test_logs_are_kept_while_the_ledger_cannot_record_them(vault_dir: Path) -> None:
+    """A broken ledger cannot keep the span of a deleted log: the log stays until it can."""
+    with Vault(vault_dir, env={}) as vault:
+        _capture(vault, [("user", PLUMBER, T0)])
+        vault.consolidate(all_logs=True)
+        for path in (vault_dir / "logs" / "processed").glob("*.md"):
+            os.utime(path, (0, 0))
+        (vault_dir / LEDGER_FILE).write_text("openclaw: [")
+        assert vault.consolidate().logs_deleted == []
+        assert _said(vault, PLUMBER) == 1
+
+
 @pytest.mark.parametrize(
     ("logged", "imported"),
     [
