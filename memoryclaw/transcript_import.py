@@ -13,11 +13,13 @@ turn stops nothing: it is checked first, and reported and left out.  Which turns
   text by its first characters, OpenClaw's ``tool_call`` wrapper unwrapped), stamped within
   :data:`MATCH_WINDOW` of it (:func:`logged_positions`): the plugin stamps a turn when the
   agent's run ends, OpenClaw when the message came in, seconds or minutes apart.  Each logged
-  turn stands for one turn, the nearest in time, so a turn said twice is logged twice;
+  turn stands for one turn (as many pairs as can be made, the nearest such), so an "ok" said
+  twice and logged once is imported once;
 * once consolidated, the plugin's logs are in ``logs/processed/``; when those are deleted
   (``consolidation.logRetentionDays``), the ledger keeps, per session key, the time span of
-  each deleted log's turns (``pruned``), and a transcript turn within a span (and the window)
-  counts as logged.
+  each deleted log's turns (``pruned``), and a transcript turn within a span (give or take
+  the window) counts as logged: a turn the plugin missed in that span (memoryclaw down) is
+  not imported then, where counting it new would import every turn of the span again.
 """
 
 from __future__ import annotations
@@ -56,7 +58,8 @@ if TYPE_CHECKING:
 LEDGER_FILE = f"{LOGS_DIR}/imported.yaml"
 LEDGER_HEADER = (
     "# What `memoryclaw openclaw import` brought in: per OpenClaw session (agent/session id),\n"
-    "# the time of the last turn imported. Remove an entry to import that session again.\n"
+    "# the time of the last turn imported or found logged. Remove an entry to import that\n"
+    "# session again.\n"
     "# pruned: per session key, the first/last time of the turns of logs deleted after\n"
     "# logRetentionDays; an import takes a turn in such a span as logged already.\n"
 )
