@@ -18,7 +18,7 @@ from __future__ import annotations
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import Any
 
 from .config import Settings
-from .errors import ParseError, UnsafePathError
+from .errors import LockTimeoutError, ParseError, UnsafePathError
 from .extraction import FactDraft
 from .history import commit_journal, journal
 from .index import Index
@@ -565,13 +565,32 @@ def _expire_processed(root: Path, settings: Settings, now: datetime, note: Note)
     if keep <= 0 or not folder.is_dir():
         return []
     cutoff = (now - timedelta(days=keep)).timestamp()
-    deleted = []
-    for path in sorted(folder.glob("*.md")):
-        if not _is_plain_file(path):
-            continue  # not a log memoryclaw wrote (a folder, a link): never deleted
-        if path.stat().st_mtime < cutoff:
-            rel = f"{PROCESSED_DIR}/{path.name}"
-            note([rel])
-            path.unlink()
-            deleted.append(rel)
-    return deleted
+    expired = [
+        f"{PROCESSED_DIR}/{path.name}"
+        for path in sorted(folder.glob("*.md"))
+        # not a log memoryclaw wrote (a folder, a link): never deleted
+        if _is_plain_file(path) and path.stat().st_mtime < cutoff
+    ]
+    if not expired:
+        return []
+    from .transcript_import import LEDGER_FILE, record_pruned  # an import's concern
+
+    # an OpenClaw import must still know these turns were logged once their logs are gone;
+    # while the ledger cannot be written (an import holds it, or it is broken) they are kept
+    note([LEDGER_FILE])
+    try:
+        record_pruned(root, _readable_logs(root, expired))
+    except (LockTimeoutError, ParseError):
+        return []
+    for rel in expired:
+        note([rel])
+        (root / rel).unlink()
+    return expired
+
+
+def _readable_logs(root: Path, paths: Iterable[str]) -> Iterator[RawLog]:
+    for rel in paths:
+        try:
+            yield parse_log(read_text(root, rel), rel)
+        except ParseError:
+            continue  # a log that does not parse names no turns to remember
