@@ -311,10 +311,8 @@ def is_title(word: str) -> bool:
 
 
 def titled(words: list[str]) -> list[str]:
-    """A name's words without a title that has no name after it ("Mr" of "Mr and Mrs")."""
-    while words and is_title(words[-1]):
-        words = words[:-1]
-    return words
+    """A name's words, none when they are only titles ("Mr" of "Mr and Mrs Smith")."""
+    return [] if all(map(is_title, words)) else words
 
 
 def bare_word(word: str) -> str:

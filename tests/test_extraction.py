@@ -219,6 +219,8 @@ def test_st_and_initials_do_not_cut_a_sentence() -> None:
     text = "We met at St. Mary's with John F. Kennedy's nephew on Baker St. near the station."
     assert sentences(text) == [text]
     assert sentences("I saw Dr. Okafor. Then I left.") == ["I saw Dr. Okafor.", "Then I left."]
+    (episode,) = summarize_log(make_log(("user", f"{text} Mr. and Mrs. Smith came too.")))
+    assert episode.entities == ("St. Mary", "John F. Kennedy", "Baker St", "Mrs. Smith")
 
 
 @given(
