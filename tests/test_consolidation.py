@@ -682,3 +682,12 @@ def test_a_chat_with_an_assistant_files_what_the_user_said(vault: Vault, vault_d
     # what the assistant said of itself is no fact of the user's
     assert not {"+44 20 7946 0000", "helper@example.com", "2030-01-01"} & set(semantic.split())
     assert "7946 0000" not in semantic
+
+
+def test_a_fact_is_found_by_its_value(vault: Vault) -> None:
+    _log(vault, "s-value", *_CHAT[:2])
+    vault.consolidate(now=LATER)
+    facts = vault.search("Joanna Lindqvist", now=LATER).facts
+    assert [(f.entity, f.field, f.value) for f in facts] == [
+        ("User", "accountant", "Joanna Lindqvist")
+    ]
