@@ -2,13 +2,15 @@
 
 No model is involved; a fact is kept only where a regular expression can validate it.  A human
 turn's statements (never its questions) give emails, URLs, phone numbers, deadlines, birthdays,
-``my X is Y`` fields, likes, dislikes and preferences, file paths and commands; a tool call's
-``to``, ``cc`` and ``bcc`` addresses give the email of a person its request named.  A value
-belongs to the name written closest before it (a deadline to a project code like projectX),
-else to the speaker, whose ``my X is Y`` and ``I like Z`` are always their own.  Everything is
-read from redacted text: a value redaction would change is dropped, and so is one that is not
-what its field says (an email that is no address) or a field named like a secret (password,
-PIN, token, card ...).
+``my X is Y`` fields, likes, dislikes and preferences, file paths and commands, and the
+speaker's own dated appointments; a tool call's ``to``, ``cc`` and ``bcc`` addresses give the
+email of a person its request named.  A value belongs to the name or role ("the plumber")
+written closest before it (a deadline to a project code like projectX; a name beside the role
+rather than the role), else to the speaker, whose ``my X is Y`` and ``I like Z`` are always
+their own.  A title is part of a name ("Dr. Okafor"); a currency or unit ("EUR") is none.
+Everything is read from redacted text: a value redaction would change is dropped, and so is
+one that is not what its field says (an email that is no address) or a field named like a
+secret (password, PIN, token, card ...).
 
 Confidence is how sure the reading is:
 
@@ -18,7 +20,8 @@ Confidence is how sure the reading is:
 - medium: a date with its month in words (without a year, in the year that puts it at most
   six months before the turn; a birthday keeps only month and day); a phone number in local
   form whose owner the sentence names; any other ``my X is Y``; a taste; a path; a command in
-  backticks; the recipient of a request naming one person;
+  backticks; the recipient of a request naming one person; an appointment (high with an ISO
+  date; a date without a year is the next one);
 - low: an email or phone number whose owner is only guessed; a date that is no date
   ("February 30"); a vague deadline ("next Friday"); a command after "run".
 
