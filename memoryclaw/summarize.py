@@ -357,7 +357,10 @@ def _detail(view: _View) -> str | None:
     """One bullet: the turn's number, its speaker and the turn condensed, keeping its
     searchable words, relative dates resolved (``#3 Caroline: … yesterday (2023-05-07) …``)."""
     text = " ".join(view.text.split())
-    if not text or (not view.tool and all(k in SMALL_TALK for k in view.keywords)):
+    # an assistant's offer ("Let me know if you want the TP123 pass") is no topic, yet says
+    # what a later search may look for
+    words = view.keywords if view.human or view.tool else extract_keywords(view.text)
+    if not text or (not view.tool and all(k in SMALL_TALK for k in words)):
         return None
     label = view.label
     if not view.tool:  # "yesterday" means nothing once the day has passed: date it

@@ -255,6 +255,16 @@ def test_an_assistant_s_stock_phrases_tag_nothing(helpful: str) -> None:
     assert episode.tags[:3] == ("lisbon", "flights", "conference")
 
 
+def test_an_assistant_s_stock_phrases_still_reach_its_detail_line() -> None:
+    log = make_log(
+        ("user", "Book the Lisbon flight."),
+        ("assistant", "Let me know if you want the TP123 boarding pass."),
+    )
+    (episode,) = summarize_log(log)
+    assert episode.details[1] == "#2 Assistant: Let me know if you want the TP123 boarding pass."
+    assert "tp123" not in episode.tags
+
+
 def test_an_assistant_s_words_only_pad_the_tags() -> None:
     log = make_log(
         ("user", "Any Lisbon trip ideas?"),
