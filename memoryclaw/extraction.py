@@ -366,10 +366,16 @@ def _owner(before: str, speaker: str, hint: str = "") -> tuple[str, bool]:
         role, near = roles[-1], _name_spans(before)  # "Mario the plumber" opens a sentence
         # "Mario the plumber", "the plumber Mario": the name says who
         beside = [n for n in near if 0 <= role.start() - n[1] <= 8 or 0 <= n[0] - role.end() <= 3]
-        return (beside[-1][2] if beside else role["role"].lower().capitalize()), True
+        return (beside[-1][2] if beside else _role_name(role["role"])), True
     if names:
         return names[-1][2], True
     return speaker, re.search(r"(?i)\b(?:my|me|mine)\b", before) is not None
+
+
+def _role_name(role: str) -> str:
+    """How a role is filed: "Plumber", "Estate agent", "GP"."""
+    role = " ".join(role.lower().split())
+    return role.upper() if len(role) < 3 else role.capitalize()
 
 
 def _norm_date(
@@ -534,11 +540,11 @@ def _appointment(
     if with_ := _WITH_RE.match(sentence, m.end()):
         names = _name_spans(sentence[with_.end() :])
         if with_["role"]:
-            who = with_["role"].lower().capitalize()
+            who = _role_name(with_["role"])
         elif names and names[0][0] == 0:
             who = names[0][2]
     if who == me and re.fullmatch(ROLES, kind):
-        who = kind.capitalize()
+        who = _role_name(kind)
     elif who == me and kind and not (kind in STOPWORDS | GENERIC | VERBS or kind.endswith("ed")):
         field = f"{kind} appointment"  # "my hair appointment"
     return (who, field, day, confidence)

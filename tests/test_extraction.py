@@ -255,6 +255,7 @@ def test_no_title_ends_a_sentence(title: str, name: str, rest: str) -> None:
             id="time-and-currency",
         ),
         pytest.param("My plumber's number is +44 20 7946 0958.", "Plumber", id="my-role"),
+        pytest.param("Our GP, +44 20 7946 0958, opens at 8.", "GP", id="acronym-role"),
     ],
 )
 def test_a_phone_belongs_to_the_person_or_role_never_to_a_unit(text: str, owner: str) -> None:
