@@ -453,7 +453,8 @@ def _valid(fact: FactDraft) -> bool:
     kind = value_kind(fact.value)
     if fact.field == "email":
         return kind == "email"
-    if fact.field in {"birthday", "deadline", "due"} and re.match(r"^\d{4}-", fact.value):
+    dated = {"birthday", "deadline", "due", "appointment"}
+    if fact.field in dated and re.match(r"^\d{4}-", fact.value):
         try:
             datetime.strptime(fact.value[:10], "%Y-%m-%d")
         except ValueError:

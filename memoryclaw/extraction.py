@@ -2,13 +2,15 @@
 
 No model is involved; a fact is kept only where a regular expression can validate it.  A human
 turn's statements (never its questions) give emails, URLs, phone numbers, deadlines, birthdays,
-``my X is Y`` fields, likes, dislikes and preferences, file paths and commands; a tool call's
-``to``, ``cc`` and ``bcc`` addresses give the email of a person its request named.  A value
-belongs to the name written closest before it (a deadline to a project code like projectX),
-else to the speaker, whose ``my X is Y`` and ``I like Z`` are always their own.  Everything is
-read from redacted text: a value redaction would change is dropped, and so is one that is not
-what its field says (an email that is no address) or a field named like a secret (password,
-PIN, token, card ...).
+``my X is Y`` fields, likes, dislikes and preferences, file paths and commands, and the
+speaker's own dated appointments; a tool call's ``to``, ``cc`` and ``bcc`` addresses give the
+email of a person its request named.  A value belongs to the name or role ("the plumber")
+written closest before it (a deadline to a project code like projectX; a name beside the role
+rather than the role), else to the speaker, whose ``my X is Y`` and ``I like Z`` are always
+their own.  A title is part of a name ("Dr. Okafor"); a currency or unit ("EUR") is none.
+Everything is read from redacted text: a value redaction would change is dropped, and so is
+one that is not what its field says (an email that is no address) or a field named like a
+secret (password, PIN, token, card ...).
 
 Confidence is how sure the reading is:
 
@@ -18,7 +20,8 @@ Confidence is how sure the reading is:
 - medium: a date with its month in words (without a year, in the year that puts it at most
   six months before the turn; a birthday keeps only month and day); a phone number in local
   form whose owner the sentence names; any other ``my X is Y``; a taste; a path; a command in
-  backticks; the recipient of a request naming one person;
+  backticks; the recipient of a request naming one person; an appointment (high with an ISO
+  date; a date without a year is the next one);
 - low: an email or phone number whose owner is only guessed; a date that is no date
   ("February 30"); a vague deadline ("next Friday"); a command after "run".
 
@@ -91,10 +94,35 @@ _CLI = _words(
 # Fields whose values must never be kept as facts, whatever reads them (extractor or model).
 SECRET_FIELD_RE = re.compile(r"pass|pin\b|token|secret|key|ssn|social security|card|cvv|login")
 
-_SENTENCE_SPLIT_RE = re.compile(r"(?<=[.!?])\s+|\s*\n\s*")
+# A title is part of the name after it ("Dr. Okafor"): its dot ends no sentence, and alone
+# it names no one.
+TITLES = _words("dr mr mrs ms mx prof st rev fr sr jr capt lt sgt col gen hon")
+_TITLE_ALT = "Dr|Mrs|Mr|Ms|Mx|Prof|St|Rev|Fr|Sr|Jr|Capt|Lt|Sgt|Col|Gen|Hon"
+# Currency codes and units read as capitalised words ("120 EUR", "3 PM"): never a name.
+UNITS = _words(
+    """eur usd gbp jpy chf cad aud nzd sek nok dkk pln czk huf inr cny rmb hkd sgd zar brl mxn
+    rub try krw am pm utc gmt cet cest est edt pst pdt bst kg km mb gb tb kb"""
+)
+_NO_STOP = "".join(rf"(?<!\b{t}\.)" for t in _TITLE_ALT.split("|")) + r"(?<!\b[A-Z]\.)"
+# An assistant's stock phrases, about no topic: openers ("Sure!", "Great question!", "Here's
+# what I found") are cut from a sentence, and a sentence offering more help ("I'd be happy
+# to help", "Let me know if ...", "Hope this helps") is dropped whole.
+_OPENER_RE = re.compile(
+    r"(?i)^(?:(?:sure(?: thing)?|certainly|of course|absolutely|no problem|got it|okay|ok"
+    r"|(?:great|good|excellent) question|you['’]re (?:very )?welcome|glad you asked)\b[!.,:]*\s*)+"
+    r"|^here(?:['’]s| is| are)\b(?: (?:what I \w+|an? (?:quick |short |brief )?\w+))?[:,]?\s*"
+)
+_OFFER_RE = re.compile(
+    r"(?i)\b(?:(?:happy|glad) to (?:help|assist)|let me know|feel free|don['’]t hesitate"
+    r"|hope (?:this|that|it) helps|anything else|any (?:other|more|further) questions"
+    r"|is there anything|if you (?:need|want) (?:anything|more|help))\b"
+)
+_SENTENCE_SPLIT_RE = re.compile(rf"(?<=[.!?]){_NO_STOP}\s+|\s*\n\s*")
 EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 CODE_PATTERN = r"\b[A-Za-z][A-Za-z-]*\d[\w-]*|\b[a-z]+[A-Z]\w*"  # projectX, Q3, BX4TQ7
-CAPS_PATTERN = r"\b[A-Z][\w'’-]*(?:(?:[ \t]+(?:of|the|de|da|van|von|del))*[ \t]+[A-Z][\w'’-]*)*"
+# A capitalised word, with the titles and initials before it: "Dr. J. Okafor"
+_NAME_WORD = rf"(?:(?:{_TITLE_ALT}|[A-Z])\.[ \t]+(?=[A-Z]))*[A-Z][\w'’-]*"
+CAPS_PATTERN = rf"\b{_NAME_WORD}(?:(?:[ \t]+(?:of|the|de|da|van|von|del))*[ \t]+{_NAME_WORD})*"
 CONNECTORS = _words("of the de da van von del")  # inside a name: "Lord of the Rings"
 _CODE_RE = re.compile(CODE_PATTERN)
 _CAPS_RE = re.compile(CAPS_PATTERN)
@@ -137,6 +165,26 @@ _PREF_RE = re.compile(
 )
 # What people say about themselves in conversation: each pattern names its field; the value
 # is the capture, cut at the first clause boundary.
+# People known by what they do for the speaker: "the plumber", "my dentist".
+ROLES = (
+    "plumber|electrician|dentist|doctor|gp|vet|accountant|lawyer|solicitor|attorney|landlord"
+    "|landlady|mechanic|builder|contractor|cleaner|gardener|babysitter|nanny|therapist"
+    "|hairdresser|barber|tutor|teacher|coach|trainer|realtor|estate agent|pharmacist|nurse"
+    "|optician|physio|physiotherapist|surgeon|banker|advisor|adviser|handyman|locksmith|decorator"
+    "|painter|roofer|courier|driver|caterer|photographer|florist|architect"
+)
+_ROLE_RE = re.compile(rf"(?i)\b(?:the|my|our|a|an|his|her|their)\s+(?P<role>{ROLES})\b")
+_AFTER_NUMBER_RE = re.compile(r"\d\s*$")
+# "I have a dentist appointment on 14 March at 9:30", "my appointment with Dr. Okafor is ..."
+_APPOINTMENT_RE = re.compile(r"(?i)\b(?:(?P<kind>[a-z]+)(?:['’]s)?\s+)?(?:appointment|appt)\b")
+_WHOSE_RE = re.compile(
+    r"(?i)\b(?P<who>my|our|I|I['’]\w+|we|we['’]\w+|your|you|his|her|he|she|their|they)\b"
+)
+_WITH_RE = re.compile(rf"(?i)\s+with\s+(?:(?:the|my|our|a|an)\s+)?(?:(?P<role>{ROLES})\b)?")
+_TIME_RE = re.compile(
+    r"(?i)(?<![\d:.-])(?P<h>[01]?\d|2[0-3])"
+    r"(?::(?P<m>[0-5]\d)(?!\d)(?:\s*(?P<ap>[ap])\.?m\b\.?)?|\s*(?P<ap2>[ap])\.?m\b\.?)"
+)
 _PETS = "dog|cat|puppy|kitten|pup|bird|parrot|hamster|rabbit|bunny|horse|turtle|fish|snake"
 _KIN = (
     "wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|son|daughter|mother|mom|mum|father"
@@ -244,10 +292,30 @@ def sentences(text: str) -> list[str]:
     return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text) if s.strip()]
 
 
+def without_stock_phrases(text: str) -> str:
+    """An assistant's turn without its stock phrases (openers, offers of more help)."""
+    kept = (_OPENER_RE.sub("", s) for s in sentences(text) if not _OFFER_RE.search(s))
+    return " ".join(s for s in kept if s)
+
+
 def name_ok(word: str) -> bool:
-    """Whether a capitalised word can be part of a name: no grammar, calendar or common word."""
+    """Whether a capitalised word can be part of a name: no grammar, calendar or common word,
+    no currency or unit ("EUR", "PM")."""
     lower = word.lower()
-    return len(word) > 1 and not (lower in STOPWORDS or lower in GENERIC or lower in CALENDAR)
+    unit = word.isupper() and lower in UNITS
+    return len(word) > 1 and not (
+        unit or lower in STOPWORDS or lower in GENERIC or lower in CALENDAR
+    )
+
+
+def is_title(word: str) -> bool:
+    """Whether a word is a title that belongs to the name after it: "Dr.", "Mrs"."""
+    return word.rstrip(".").lower() in TITLES
+
+
+def titled(words: list[str]) -> list[str]:
+    """A name's words, none when they are only titles ("Mr" of "Mr and Mrs Smith")."""
+    return [] if all(map(is_title, words)) else words
 
 
 def bare_word(word: str) -> str:
@@ -266,31 +334,55 @@ def local_name(address: str) -> str:
 def _names(text: str, *, sentence: bool = False) -> list[str]:
     """Capitalised runs that could be a person or project (no verbs, months or grammar).  A
     sentence's first word counts only when possessive: "Sarah's email", not "Report due"."""
+    return [name for _, _, name in _name_spans(text, sentence=sentence)]
+
+
+def _name_spans(text: str, *, sentence: bool = False) -> list[tuple[int, int, str]]:
+    """:func:`_names` with where each run starts and ends in ``text``."""
     out, lead = [], len(text) - len(text.lstrip("\"'“‘(*-•#> "))
     for match in _CAPS_RE.finditer(text):
         words = match.group(0).split()
-        if sentence and match.start() == lead and not re.search(r"['’]s$", words[0]):
+        opening = sentence and match.start() == lead
+        if opening and not (re.search(r"['’]s$", words[0]) or is_title(words[0])):
             words = words[1:]
+        if _AFTER_NUMBER_RE.search(text, 0, match.start()) and words[0].isupper():
+            words = words[1:]  # "120 EUR", "3 PM": a unit
         words = [w for w in map(bare_word, words) if name_ok(w) and w.lower() not in NOT_NAMES]
-        if words:
-            out.append(" ".join(words))
+        if words := titled(words):
+            out.append((match.start(), match.end(), " ".join(words)))
     return out
 
 
 def _owner(before: str, speaker: str, hint: str = "") -> tuple[str, bool]:
-    """Who a value belongs to, and whether the sentence says so: the name closest before it
-    (preferring one matching ``hint``), or the speaker's "my"; else the speaker, unconfirmed."""
-    names = _names(before, sentence=True)
-    for name in reversed(names):
+    """Who a value belongs to, and whether the sentence says so: the name or role ("the
+    plumber") closest before it, a name beside that role rather than the role (preferring a
+    name matching ``hint``), or the speaker's "my"; else the speaker, unconfirmed."""
+    names = _name_spans(before, sentence=True)
+    for _, _, name in reversed(names):
         if hint and name.lower().split()[0] == hint.lower():
             return name, True
+    roles = list(_ROLE_RE.finditer(before))
+    if roles and (not names or roles[-1].start() > names[-1][1]):
+        role, near = roles[-1], _name_spans(before)  # "Mario the plumber" opens a sentence
+        # "Mario the plumber", "the plumber Mario": the name says who
+        beside = [n for n in near if 0 <= role.start() - n[1] <= 8 or 0 <= n[0] - role.end() <= 3]
+        return (beside[-1][2] if beside else _role_name(role["role"])), True
     if names:
-        return names[-1], True
+        return names[-1][2], True
     return speaker, re.search(r"(?i)\b(?:my|me|mine)\b", before) is not None
 
 
-def _norm_date(match: re.Match[str], ref: date, *, yearly: bool = False) -> tuple[str, str]:
-    """(value, confidence): ISO when the year is stated or inferable, else the text, low."""
+def _role_name(role: str) -> str:
+    """How a role is filed: "Plumber", "Estate agent", "GP"."""
+    role = " ".join(role.lower().split())
+    return role.upper() if len(role) < 3 else role.capitalize()
+
+
+def _norm_date(
+    match: re.Match[str], ref: date, *, yearly: bool = False, ahead: bool = False
+) -> tuple[str, str]:
+    """(value, confidence): ISO when the year is stated or inferable, else the text, low.
+    Without a year, a date is at most six months past, or (``ahead``) on or after ``ref``."""
     try:
         if match["iso"]:
             return date.fromisoformat(match["iso"]).isoformat(), "high"
@@ -303,7 +395,7 @@ def _norm_date(match: re.Match[str], ref: date, *, yearly: bool = False) -> tupl
             date(2000, month, day)
             return f"{_MONTHS[month - 1].capitalize()} {day}", "medium"
         moment = date(ref.year, month, day)
-        if (ref - moment).days > 183:  # "deadline is January 5", said in December
+        if (ref - moment).days > (0 if ahead else 183):  # "deadline is January 5", in December
             moment = date(ref.year + 1, month, day)
         return moment.isoformat(), "medium"
     except ValueError:
@@ -357,6 +449,7 @@ def facts_from_turn(
             if (when := _DATE_RE.match(sentence[m.end() :])) and name_ok(who):
                 found.append((who, "birthday", *_norm_date(when, ref, yearly=True)))
         found += [_my_fact(m, me, ref) for m in _MY_RE.finditer(sentence)]
+        found += [_appointment(m, sentence, me, ref) for m in _APPOINTMENT_RE.finditer(sentence)]
         found += _life_facts(sentence, me)
         found += [_preference(m, me) for m in _PREF_RE.finditer(sentence)]
         for m in _BACKTICK_RE.finditer(sentence):
@@ -421,11 +514,49 @@ def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None
     return out
 
 
+def _appointment(
+    m: re.Match[str], sentence: str, me: str, ref: date
+) -> tuple[str, str, str, str] | None:
+    """The speaker's own dated appointment: with whom (a name or role after "with", else the
+    role before it: "dentist appointment"), on which day (``YYYY-MM-DD``) and, when said, at
+    what time (`` HH:MM``).  Not one that is someone else's, undated, or only asked for."""
+    whose = [w["who"].lower() for w in _WHOSE_RE.finditer(sentence, 0, m.end())]
+    if not whose or not re.match(r"my|our|i\b|i['’]|we", whose[-1]):
+        return None
+    when = _DATE_RE.search(sentence, m.end()) or _DATE_RE.search(sentence)
+    if when is None or sentence[: when.start()].endswith("week of "):
+        return None
+    past = re.search(r"(?i)\b(?:had|was|went|missed)\b", sentence[: m.start()]) is not None
+    day, confidence = _norm_date(when, ref, ahead=not past)
+    if when["iso"] and sentence[: when.start()].endswith("("):  # a relative date, resolved
+        confidence = "medium"
+    if clock := _TIME_RE.search(sentence, when.end()) or _TIME_RE.search(sentence):
+        hour, meridiem = int(clock["h"]), (clock["ap"] or clock["ap2"] or "").lower()
+        if meridiem and not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + 12 * (meridiem == "p") if meridiem else hour
+        day = f"{day} {hour:02d}:{clock['m'] or '00'}"
+    kind, field, who = (m["kind"] or "").lower(), "appointment", me
+    if with_ := _WITH_RE.match(sentence, m.end()):
+        names = _name_spans(sentence[with_.end() :])
+        if with_["role"]:
+            who = _role_name(with_["role"])
+        elif names and names[0][0] == 0:
+            who = names[0][2]
+    if who == me and re.fullmatch(ROLES, kind):
+        who = _role_name(kind)
+    elif who == me and kind and not (kind in STOPWORDS | GENERIC | VERBS or kind.endswith("ed")):
+        field = f"{kind} appointment"  # "my hair appointment"
+    return (who, field, day, confidence)
+
+
 def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] | None:
     """``my X is Y``: X names the field; a well-known field is validated."""
     field = " ".join(m["field"].lower().replace("’", "'").split())
     value = _clean_value(m["value"])
     if not value or len(field.split()) > 3 or SECRET_FIELD_RE.search(field):
+        return None
+    if re.search(r"\b(?:appointment|appt)$", field):  # read with its time by _appointment
         return None
     if value.split()[0].lower() in STOPWORDS | GENERIC:  # "my sister is a doctor": no field
         return None

@@ -42,7 +42,8 @@ OTHER_FACTS = ("facts.md", "Facts")
 # Fields a person has many values of at once: a new value is one more fact, not a conflict.
 MANY_VALUED = frozenset(
     """likes dislikes prefers event bought hobby pet son daughter brother sister cousin niece
-    nephew aunt uncle friend grandmother grandfather grandma grandpa kids children""".split()
+    nephew aunt uncle friend grandmother grandfather grandma grandpa kids children
+    appointment""".split()
 ) | {"best friend", "moved from", "moved to"}
 _MARKED_RE = re.compile(r"^-\s+(LOW|CONFLICT|INVALID|UNTRUSTED)\s+(.*)$")
 _WAS_RE = re.compile(r"\s+\(was (?P<was>[^)]*)\)(?=\s*(<!--|$))")

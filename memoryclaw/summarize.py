@@ -14,7 +14,7 @@ import json
 import math
 import re
 from bisect import bisect_left
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import suppress
 from dataclasses import dataclass
 from datetime import datetime, timezone
@@ -31,14 +31,19 @@ from .extraction import (
     NOT_NAMES,
     REQUEST_VERBS,
     SMALL_TALK,
+    TITLES,
+    UNITS,
     VERBS,
     FactDraft,
     bare_word,
     facts_from_tool_call,
     facts_from_turn,
+    is_title,
     local_name,
     name_ok,
     sentences,
+    titled,
+    without_stock_phrases,
 )
 from .notes import TURN_MARK, RawLog, Turn, clean_label, slugify
 from .redact import redact
@@ -138,7 +143,8 @@ def _view(number: int, turn: Turn) -> _View:
         turn.role in ("user", "participant")
         or (name is not None and turn.role not in _MACHINE_ROLES)
     )
-    words = extract_keywords(_MARKER_RE.sub(" ", text))  # "[REDACTED:api-key]" is no topic
+    said = text if human or tool else without_stock_phrases(text)  # "Happy to help!": no topic
+    words = extract_keywords(_MARKER_RE.sub(" ", said))  # "[REDACTED:api-key]" is no topic
     return _View(number, turn, name, text, tuple(words), human, tool)
 
 
@@ -218,7 +224,10 @@ def _episode(views: Sequence[_View], start: int, end: int, channel: str) -> Epis
     participants = tuple(dict.fromkeys(people))
     entities = _entities(seg, list(dict.fromkeys(v.name for v in seg if v.name and not v.tool)))
     scores = _keyword_scores(seg, entities)
-    tags = _tags(scores, participants, entities, channel)
+    # what the people said (or the tools they used) tags an episode; an assistant only pads
+    said = {k for v in seg if not v.human and not v.tool for k in v.keywords}
+    said -= {k for v in seg if v.human for k in v.keywords}
+    tags = _tags(scores, participants, entities, channel, said if len(said) < len(scores) else ())
     facts: dict[tuple[str, str, str], FactDraft] = {}
     for view in seg:
         for fact in _facts(views, view):
@@ -348,7 +357,10 @@ def _detail(view: _View) -> str | None:
     """One bullet: the turn's number, its speaker and the turn condensed, keeping its
     searchable words, relative dates resolved (``#3 Caroline: … yesterday (2023-05-07) …``)."""
     text = " ".join(view.text.split())
-    if not text or (not view.tool and all(k in SMALL_TALK for k in view.keywords)):
+    # an assistant's offer ("Let me know if you want the TP123 pass") is no topic, yet says
+    # what a later search may look for
+    words = view.keywords if view.human or view.tool else extract_keywords(view.text)
+    if not text or (not view.tool and all(k in SMALL_TALK for k in words)):
         return None
     label = view.label
     if not view.tool:  # "yesterday" means nothing once the day has passed: date it
@@ -411,13 +423,18 @@ def _keyword_scores(seg: Sequence[_View], entities: Sequence[str]) -> dict[str, 
 
 
 def _tags(
-    scores: dict[str, float], participants: Sequence[str], entities: Sequence[str], channel: str
+    scores: dict[str, float],
+    participants: Sequence[str],
+    entities: Sequence[str],
+    channel: str,
+    fillers: Collection[str] = (),
 ) -> tuple[str, ...]:
-    """The best-scored taggable keywords, one per stem, padded to three.  Speakers and their
+    """The best-scored taggable keywords, one per stem, padded to three: ``fillers`` (what
+    only an assistant said) pad first, then the speakers and channel.  Speakers and their
     nicknames ("Mel" for Melanie) are in every turn of a chat, so they tag nothing."""
     people = [p.lower() for p in participants]
     nicknames = {e.lower() for e in entities if any(p.startswith(e.lower()) for p in people)}
-    skip = GENERIC | CALENDAR | VERBS | STOPWORDS | nicknames
+    skip = GENERIC | CALENDAR | VERBS | STOPWORDS | TITLES | UNITS | nicknames
     order = {word: i for i, word in enumerate(scores)}
     ranked = sorted(
         (
@@ -428,12 +445,13 @@ def _tags(
             and not w.endswith(("ally", "ously", "ively", "ently", "fully", "ately"))
             and not (len(w) > 5 and w.endswith("ed"))  # "talked", "started": not a subject
         ),
-        key=lambda w: (-scores[w], order[w]),
+        key=lambda w: (w in fillers, -scores[w], order[w]),
     )
     tags: list[str] = []
     for word in ranked:
         stems = {t[:-1] if t.endswith("s") else t for t in tags}
-        if len(tags) < _MAX_TAGS and (word[:-1] if word.endswith("s") else word) not in stems:
+        limit = _MIN_TAGS if word in fillers else _MAX_TAGS
+        if len(tags) < limit and (word[:-1] if word.endswith("s") else word) not in stems:
             tags.append(word)
     for pad in (slugify(p) for p in [channel, *participants, "conversation", "notes", "log"] if p):
         if len(tags) < _MIN_TAGS and pad not in tags:
@@ -459,7 +477,10 @@ def _entities(seg: Sequence[_View], speakers: Sequence[str]) -> tuple[str, ...]:
                     words = [bare_word(w) for w in match.group(0).split()]
                     mid.update(words[1:] if match.start() == lead else words)
                     runs.append(
-                        [(w, i == 0 and match.start() == lead) for i, w in enumerate(words)]
+                        [
+                            (w, i == 0 and match.start() == lead and not is_title(w))
+                            for i, w in enumerate(words)
+                        ]
                     )
     out = {name.lower(): name for name in speakers}
     for run in runs:
@@ -471,6 +492,7 @@ def _entities(seg: Sequence[_View], speakers: Sequence[str]) -> tuple[str, ...]:
             elif word and name_ok(word) and (not opening or word in mid):
                 group, pending = [*group, *pending, word], []
             elif group:
-                out.setdefault(" ".join(group).lower(), " ".join(group))
+                if group := titled(group):
+                    out.setdefault(" ".join(group).lower(), " ".join(group))
                 group, pending = [], []
     return tuple(list(out.values())[:_MAX_ENTITIES])

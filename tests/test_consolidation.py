@@ -648,3 +648,46 @@ def test_a_log_written_with_an_overlong_session_key_is_still_consolidated(
     report = empty_vault.consolidate()
     assert report.logs_processed == ["logs/processed/2026-01-01_10-00-00_telegram_raw.md"]
     assert len(report.episodes) == 1 and not report.skipped
+
+
+_CHAT = (
+    "My accountant is Joanna Lindqvist.",
+    "Sure! Here's a quick note. I'd be happy to help with anything else. Let me know if you need"
+    " more!",
+    "The plumber (Mario, +44 20 7946 0958) charged 120 EUR for the boiler.",
+    "Great question! Here's what I noted: the plumber charged 120 EUR. Feel free to ask more. My"
+    " number is +44 20 7946 0000 and my email is helper@example.com.",
+    "My appointment with Dr. Okafor is next Tuesday at 3pm, and I have a dentist appointment on"
+    " 14 March at 9:30.",
+    "Certainly! I have an appointment with Dr. Okafor on 2030-01-01 at 10:00. Hope this helps!",
+)
+
+
+def test_a_chat_with_an_assistant_files_what_the_user_said(vault: Vault, vault_dir: Path) -> None:
+    _log(vault, "s-chat", *_CHAT)
+    report = vault.consolidate(now=LATER)
+    [path] = report.episodes
+    episode = parse_episode((vault_dir / path).read_text(), path, 0.0)
+    stock = {"sure", "question", "quick", "note", "happy", "help", "know", "feel", "free", "hope"}
+    assert not stock & set(episode.tags) and "eur" not in episode.tags
+    assert "Dr. Okafor" in episode.entities
+    assert not {"Dr", "EUR"} & set(episode.entities)
+    semantic = _semantic_text(vault_dir) + (vault_dir / "semantic/_pending.md").read_text()
+    assert "- Mario: +44 20 7946 0958 <!--" in semantic
+    assert "- User (accountant): Joanna Lindqvist <!--" in semantic
+    # said on Saturday 2025-11-01: next Tuesday is 4 November, 14 March the coming one
+    assert "- Dr. Okafor (appointment): 2025-11-04 15:00 <!--" in semantic
+    assert "- Dentist (appointment): 2026-03-14 09:30 <!--" in semantic
+    assert "EUR" not in semantic
+    # what the assistant said of itself is no fact of the user's
+    assert not {"+44 20 7946 0000", "helper@example.com", "2030-01-01"} & set(semantic.split())
+    assert "7946 0000" not in semantic
+
+
+def test_a_fact_is_found_by_its_value(vault: Vault) -> None:
+    _log(vault, "s-value", *_CHAT[:2])
+    vault.consolidate(now=LATER)
+    facts = vault.search("Joanna Lindqvist", now=LATER).facts
+    assert [(f.entity, f.field, f.value) for f in facts] == [
+        ("User", "accountant", "Joanna Lindqvist")
+    ]

@@ -231,6 +231,49 @@ def test_tags_prefer_distinctive_words_and_tool_subjects() -> None:
     assert "please" not in episode.tags and "send" not in episode.tags
 
 
+_HELPFUL = (
+    "Sure! Here's what I found. Great question! I'd be happy to help you compare options. "
+    "Let me know if you need anything else!",
+    "Certainly! Here's a quick summary. Feel free to ask if anything is unclear. Hope this helps!",
+    "You're welcome! Is there anything else I can help with? Don't hesitate to reach out.",
+)
+
+
+@pytest.mark.parametrize("helpful", _HELPFUL, ids=["found", "summary", "welcome"])
+def test_an_assistant_s_stock_phrases_tag_nothing(helpful: str) -> None:
+    log = make_log(
+        ("user", "Find flights to Lisbon for the conference."),
+        ("assistant", helpful),
+        ("user", "Book the cheapest flight."),
+        ("assistant", helpful),
+        ("user", "Thanks"),
+        ("assistant", helpful),
+    )
+    (episode,) = summarize_log(log)
+    user_said = {"lisbon", "flights", "conference", "book", "cheapest", "telegram", "user"}
+    assert set(episode.tags) <= user_said, episode.tags
+    assert episode.tags[:3] == ("lisbon", "flights", "conference")
+
+
+def test_an_assistant_s_stock_phrases_still_reach_its_detail_line() -> None:
+    log = make_log(
+        ("user", "Book the Lisbon flight."),
+        ("assistant", "Let me know if you want the TP123 boarding pass."),
+    )
+    (episode,) = summarize_log(log)
+    assert episode.details[1] == "#2 Assistant: Let me know if you want the TP123 boarding pass."
+    assert "tp123" not in episode.tags
+
+
+def test_an_assistant_s_words_only_pad_the_tags() -> None:
+    log = make_log(
+        ("user", "Any Lisbon trip ideas?"),
+        ("assistant", "Day one: Belem tower, pastries in Belem, then Alfama and Alfama fado."),
+    )
+    (episode,) = summarize_log(log)
+    assert episode.tags == ("lisbon", "trip", "belem")
+
+
 def test_speakers_and_nicknames_are_not_tags() -> None:
     log = make_log(
         ("user", "Hey Mel! The pottery class was great, pottery is my thing.", "Caroline", None),
