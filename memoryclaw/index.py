@@ -3,10 +3,11 @@
 The index is derived from the vault and disposable.  It holds one row per indexed file (with
 the mtime, size and content hash that decide whether the file changed), the episodes with an
 FTS5 table over tags, entities, summary and details, the facts with an FTS5 table over entity,
-field, value and section, the alias groups, and the length of each turn of the raw logs
-episodes name as their source, read once when such an episode is indexed (what recall
-metrics count as the transcript an episode stands for: these rows outlive the log, which
-retention deletes, for as long as the index lives).  A schema version
+field, value, section and the words of their value's shape (``notes.shape_words``: a phone
+number is found by "number"), the quoted lines likewise, the alias groups, and the length
+of each turn of the raw logs episodes name as their source, read once when such an episode
+is indexed (what recall metrics count as the transcript an episode stands for: these rows
+outlive the log, which retention deletes, for as long as the index lives).  A schema version
 in ``meta`` triggers a rebuild when this module's layout changes.
 
 For the optional vector fallback it also caches episode embeddings, content-addressed: a
@@ -28,23 +29,25 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .embeddings import embedding_text, text_hash
-from .notes import Episode, Fact, detail_passages, episode_fingerprint, utc_iso
+from .notes import Episode, Fact, detail_passages, episode_fingerprint, shape_words, utc_iso
 from .vault import ARCHIVE_DIR, FILE_MODE, ensure_dir
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 # A condition on a memory table's agent and scope columns and its parameters: what a recall
 # may see (memoryclaw.scopes.Policy.sql_filter).
 Visible = tuple[str, Sequence[str]]
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 # Column weights for bm25(): a tag outranks an entity, which outranks the summary and body.
 EPISODE_WEIGHTS = (10.0, 6.0, 4.0, 1.0)
-FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
-# A passage's words count fully; who said it counts a little ("what did Caroline say about").
-PASSAGE_WEIGHTS = (1.0, 0.5)
+# A fact's shape words (see notes.shape_words) count as its field does.
+FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5, 3.0)
+# A passage's words and shape words count fully; who said it counts a little ("what did
+# Caroline say about").
+PASSAGE_WEIGHTS = (1.0, 0.5, 1.0)
 _RANGE_ROWS_PER_ROW = 64  # see terms_matching
 _SPANS_PER_QUERY = 200  # see search_passages
 _MEMO_KEPT = 4096  # see Index._memo
@@ -79,8 +82,8 @@ _NOT_ARCHIVED = (
 _ARCHIVE_RANGE = (ARCHIVE_DIR + "/", ARCHIVE_DIR + "0")  # "0" is the character after "/"
 _FTS_COLUMNS = {
     "episodes_fts": ("tags_text", "entities_text", "summary", "details"),
-    "facts_fts": ("entity", "field", "value", "section"),
-    "passages_fts": ("text", "speaker"),
+    "facts_fts": ("entity", "field", "value", "section", "shape"),
+    "passages_fts": ("text", "speaker", "shape"),
 }
 
 
@@ -276,13 +279,16 @@ class Index:
                 "superseded": int,  # 1: kept in its file, not current (notes.SUPERSEDED_KEY)
                 "superseded_on": str,
                 "superseded_by": str,
+                "shape": str,  # notes.shape_words of the value and field
             },
             pk="rowid",
         )
         db.table("facts").create_index(["id"])
         db.table("facts").create_index(["path"])
         db.table("facts").enable_fts(
-            ["entity", "field", "value", "section"], create_triggers=False, tokenize=TOKENIZER
+            ["entity", "field", "value", "section", "shape"],
+            create_triggers=False,
+            tokenize=TOKENIZER,
         )
         db.table("passages").create(
             {
@@ -300,6 +306,7 @@ class Index:
                 "source": str,  # an episode's source log
                 "agent": str,
                 "scope": str,
+                "shape": str,  # notes.shape_words of the text
             },
             pk="rowid",
         )
@@ -307,7 +314,7 @@ class Index:
         db.table("passages").create_index(["episode_id"])
         db.table("passages").create_index(["kind", "path"])
         db.table("passages").enable_fts(
-            ["text", "speaker"], create_triggers=False, tokenize=TOKENIZER
+            ["text", "speaker", "shape"], create_triggers=False, tokenize=TOKENIZER
         )
         # Characters of each turn of a processed log: the transcript its episodes stand for.
         db.table("turn_sizes").create({"path": str, "turn": int, "chars": int})
@@ -583,8 +590,11 @@ class Index:
         last = self.execute("SELECT max(rowid) FROM passages").fetchone()[0] or 0
         self.conn.executemany(
             "INSERT INTO passages (path, kind, episode_id, turn, line, speaker, text, timestamp,"
-            " ts_epoch, session, source, agent, scope) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [(path, kind, owner, *row, session, source, agent, scope) for row in rows],
+            " ts_epoch, session, source, agent, scope, shape) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (path, kind, owner, *row, session, source, agent, scope, shape_words(row[3]))
+                for row in rows
+            ],
         )
         self._fts_insert("passages", path, after=last)  # only these: a log grows turn by turn
 
@@ -594,8 +604,8 @@ class Index:
             self._clear_content(path)
         self.conn.executemany(
             "INSERT INTO facts (id, path, line, section, entity, field, value, form, source,"
-            " updated, confidence, agent, scope, superseded, superseded_on, superseded_by)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " updated, confidence, agent, scope, superseded, superseded_on, superseded_by, shape)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     f.id,
@@ -614,6 +624,7 @@ class Index:
                     int(f.superseded),
                     f.superseded_on,
                     f.superseded_by,
+                    shape_words(f.value, f.field),
                 )
                 for f in facts
             ],
@@ -1009,18 +1020,19 @@ class Index:
 
     def search_facts(
         self,
-        entity_match: str,
+        named: str,
         match: str,
         limit: int,
         visible: Visible | None = None,
         *,
         current_only: bool = True,
     ) -> list[dict[str, Any]]:
-        """Facts whose entity matches ``entity_match``, ranked by how much of ``match`` they
-        hit; only those passing ``visible`` (an SQL condition on ``facts``), and only current
-        ones (not superseded) unless ``current_only`` is off."""
+        """Facts whose entity or value matches ``named`` (a question names whom it is about,
+        or what: "Joanna Lindqvist" finds "- Wife: Joanna Lindqvist"), ranked by how much of
+        ``match`` they hit; only those passing ``visible`` (an SQL condition on ``facts``),
+        and only current ones (not superseded) unless ``current_only`` is off."""
         weights = ", ".join(str(w) for w in FACT_WEIGHTS)
-        expression = f"entity : ({entity_match}) AND ({match})"
+        expression = f"{{entity value}} : ({named}) AND ({match})"
         only, only_params = " AND f.superseded = 0" if current_only else "", []
         if visible is not None and visible[0] != "1":
             only, only_params = f"{only} AND ({visible[0]})", list(visible[1])

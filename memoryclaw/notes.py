@@ -771,6 +771,70 @@ def value_kind(value: str) -> str | None:
     return None
 
 
+# What a question calls a kind of value the text holds without naming it: "what's my dentist's
+# number?" asks for the phone number on the line "- Dentist: Dr. Lena Hoffman, 020 7946 0321".
+# The index searches these words beside the text (SHAPE), never shows them.
+_SHAPE_WORDS = {
+    "phone": "phone number call telephone mobile tel",
+    "email": "email mail",
+    "url": "website site link url web homepage",
+    "date": "date birthday born birth",
+    "address": "address live lives street postcode",
+}
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # January, Sept.
+_SHAPE_RES = {
+    "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    "url": re.compile(r"\bhttps?://\S+|\bwww\.[\w-]+\.\S+", re.IGNORECASE),
+    # seven digits or more, in groups a phone number is written in
+    "phone": re.compile(r"(?<![\w-])\+?\(?\d(?:[\d().-]| (?=[\d(]))*\d(?![\w-])"),
+    "date": re.compile(
+        rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH} \d{{4}}\b"
+        rf"|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b",
+        re.IGNORECASE,
+    ),
+    # a house number and a street, or a UK postcode or a US state and ZIP
+    "address": re.compile(
+        r"\b\d+[a-z]? (?:[A-Z][\w'-]* ){1,3}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr"
+        r"|Boulevard|Blvd|Way|Place|Pl|Court|Ct|Square|Sq|Terrace|Close|Crescent|Grove"
+        r"|Gardens|Row|Hill|Park|Parade|Mews)\b"
+        r"|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b|\b[A-Z]{2} \d{5}(?:-\d{4})?\b"
+    ),
+}
+
+
+def shape_words(text: str, field: str = "") -> str:
+    """The words a question may use for the kinds of value in ``text`` (a phone number,
+    an email, a URL, a date, an address) or that its ``field`` names: ``"020 7946 0321"`` ->
+    ``"phone number call …"``; "" when there is none."""
+    kinds = [kind for kind, words in _SHAPE_WORDS.items() if field and field in words.split()]
+    for kind, pattern in _SHAPE_RES.items():
+        found = pattern.search(text)
+        if kind == "phone":
+            found = next((m for m in pattern.finditer(text) if _is_phone(m.group(0))), None)
+        if found is not None and kind not in kinds:
+            kinds.append(kind)
+    return " ".join(_SHAPE_WORDS[kind] for kind in kinds)
+
+
+def asked_shapes(keywords: Iterable[str]) -> frozenset[str]:
+    """The shape words among a query's ``keywords`` (a plural read as its singular): what
+    kind of value the query asks for ("what's Ana's number?" -> ``{"number"}``)."""
+    vocabulary = {word for words in _SHAPE_WORDS.values() for word in words.split()}
+    found = {k if k in vocabulary else k.removesuffix("s") for k in keywords}
+    return frozenset(found & vocabulary)
+
+
+def _is_phone(text: str) -> bool:
+    """Whether a run of digits reads as a phone number: 7 to 15 digits, not a date or time,
+    a range of years or an amount (without a leading ``+``, ``0`` or ``(`` it needs three
+    groups of digits)."""
+    digits = sum(ch.isdigit() for ch in text)
+    if not 7 <= digits <= 15 or DATE_RE.match(text) or "." in text:
+        return False
+    groups = [group for group in re.split(r"[\s().-]+", text) if group]
+    return text.startswith(("+", "0", "(")) or len(groups) >= 3
+
+
 def parse_provenance(comment: str) -> dict[str, str]:
     """Read ``source: x; updated: y; confidence: z`` from a comment body."""
     out: dict[str, str] = {}

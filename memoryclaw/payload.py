@@ -3,7 +3,8 @@
 Built from a :class:`~memoryclaw.retrieval.SearchResult`, in this order of claim on the budget:
 
 1. facts that match the query beyond naming their entity ("John's email?" shows John's email,
-   "When did John call?" shows no fact of John's);
+   "When did John call?" shows no fact of John's), or all of an entity's few facts when the
+   query names nothing else ("who is my dentist?");
 2. quoted evidence: the best passages, each an attributed line pointing at its turn, grouped
    under a one-line header per episode (its id, or the short handle ``ep-<hash>`` that names it
    as well, and its date); the query's words take turns (``_taking_turns``), so lines that
@@ -266,12 +267,6 @@ def _is_low(confidence: str) -> bool:
     return confidence.strip().lower() == "low"
 
 
-def _fact_matches_query(fact: FactResult) -> bool:
-    """Whether a fact matched a query word besides the words of its entity's name."""
-    entity_words = set(extract_keywords(fact.entity))
-    return any(term not in entity_words for term in fact.matched)
-
-
 class _Block:
     """The payload being filled: groups of lines, and how many characters they take."""
 
@@ -434,7 +429,7 @@ def render_payload(
     block = _Block(budget * CHARS_PER_TOKEN)
     if working:
         block.add_session(session_lines(working), budget * CHARS_PER_TOKEN // SESSION_SHARE)
-    facts = [f for f in result.facts if f.relevance >= min_score and _fact_matches_query(f)]
+    facts = [f for f in result.facts if f.relevance >= min_score and f.relevance > 0]
     used_facts = [
         fact
         for fact in facts

@@ -4,7 +4,8 @@
    emails, URLs, dates, numbers and paths kept whole; alias groups expanded both ways.
 2. Episodes: FTS5 BM25 with tags weighted above entities, summary and details, plus a bonus
    per keyword that equals a tag exactly; ties go to the newer episode, then the smaller id.
-3. Facts about the entities the query names, each with its age in days.
+3. Facts about the entities the query names, or whose value it names, each with its age in
+   days; a fact's field, and the shape of its value (``notes.shape_words``), are searched too.
 4. With a vector fallback, fewer than ``min_primary_results`` keyword hits (for a query with
    at least one keyword) add the nearest episodes by embedding, blended ``primary_first``
    (keyword hits, then new vector hits) or by reciprocal rank fusion (``rrf``).  ``weighted``
@@ -30,6 +31,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
@@ -39,7 +41,7 @@ from typing import Any
 from .config import RecencySettings
 from .errors import InvalidInputError, MemoryclawError
 from .index import Index, Visible
-from .notes import parse_timestamp, value_key
+from .notes import asked_shapes, parse_timestamp, value_key
 from .recency import Recency, effective_weight
 from .scopes import OWNER, Policy, RecallContext
 from .vault import is_archived
@@ -56,6 +58,7 @@ CANDIDATE_FLOOR = 25
 # neighbours, since withheld ones are dropped only after the search.
 _WITHHELD_SLACK = 4
 _FACTS_PER_RESULT = 2
+ENTITY_FACTS = 3  # a query naming only an entity recalls its facts when it has this many
 _MIN_SUMMARY_CHARS = 40
 _DETAILED_EPISODES = 2
 _DETAILS_CHARS = 400
@@ -75,6 +78,10 @@ EPISODE_SHARE = 0.5
 REPLY_SHARE = 0.3
 NEIGHBOUR_SHARE = 0.3
 SPEAKER_BOOST = 0.5  # 0.3-1.0 help a little; more buries what others said
+# The boost for a line that holds the kind of value the query asks for (a phone number for
+# "what's her number?", notes.shape_words): it answers, where a line that repeats the
+# question only asks.
+ANSWER_BOOST = 0.5
 PASSAGE_EPISODES = 5
 # Passages are read from the best PASSAGE_SOURCES episodes only (and every raw log): on LoCoMo
 # dev 20 loses nothing against all of them, and a common word no longer costs a vault scan.
@@ -605,10 +612,11 @@ def search(
         )
         for p in passages
     ]
+    of_entity = Counter(f.entity.lower() for f in facts)
     facts = [
         replace(
             f,
-            relevance=_fact_relevance(f, plan),
+            relevance=_fact_relevance(f, plan, of_entity[f.entity.lower()]),
             admitted_by=policy.admit(f.agent, f.scope)[1],
         )
         for f in facts
@@ -649,13 +657,18 @@ def _relevance(
     ]
 
 
-def _fact_relevance(fact: FactResult, plan: QueryPlan) -> float:
+def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int) -> float:
     """The share of the query's keywords besides the fact's entity name that the fact
-    matched: "John's email?" -> 1 for John's email; a fact matched by its entity alone -> 0."""
+    matched: "John's email?" -> 1 for John's email, 0 for his phone.  A query that names the
+    entity alone ("who is my dentist?") -> 1 for each of its facts when ``found`` (how many of
+    them the search found) is at most ``ENTITY_FACTS``, else 0: a person with dozens of facts
+    is asked about something, and only facts about that something help."""
     entity = set(extract_keywords(fact.entity))
     topic = [k for k in plan.keywords if k not in entity]
+    if not topic:
+        return 1.0 if fact.matched and found <= ENTITY_FACTS else 0.0
     hits = [t for t in fact.matched if t not in entity]
-    return min(1.0, len(hits) / len(topic)) if topic else 0.0
+    return min(1.0, len(hits) / len(topic))
 
 
 def withheld_from(everything: SearchResult, policy: Policy) -> tuple[Withheld, ...]:
@@ -689,7 +702,8 @@ def _rank_passages(
     ``NEIGHBOUR_SHARE`` x the lines before and after it, plus ``EPISODE_SHARE`` x its
     episode's score (scaled over the top ``PASSAGE_EPISODES``), so a line in the episode that
     best fits the whole question comes first; all of it x (1 + ``SPEAKER_BOOST``) for a line
-    spoken by someone the query names.  A raw log's turn that an episode already holds is
+    spoken by someone the query names, and x (1 + ``ANSWER_BOOST``) for a line holding the
+    kind of value the query asks for.  A raw log's turn that an episode already holds is
     left out."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:PASSAGE_SOURCES]]
@@ -713,6 +727,7 @@ def _rank_passages(
     }
     own = {(r["path"], r["line"]): r["score"] / top for r in rows}
     named = set(plan.keywords)
+    asked = asked_shapes(plan.keywords)
 
     def score(row: Mapping[str, Any]) -> float:
         path, line = row["path"], row["line"]
@@ -721,8 +736,11 @@ def _rank_passages(
         near = REPLY_SHARE * before + NEIGHBOUR_SHARE * after
         total = own[(path, line)] + near + EPISODE_SHARE * share
         # a question about someone is answered by what they said, more than by a line to them
-        spoken = (row["speaker"] or "").lower() in named
-        return float(total * (1 + SPEAKER_BOOST) if spoken else total)
+        if (row["speaker"] or "").lower() in named:
+            total *= 1 + SPEAKER_BOOST
+        if asked and asked.intersection((row["shape"] or "").split()):
+            total *= 1 + ANSWER_BOOST
+        return float(total)
 
     scored = sorted(
         ((score(row), row) for row in rows),
