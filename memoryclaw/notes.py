@@ -771,9 +771,10 @@ def value_kind(value: str) -> str | None:
     return None
 
 
-# What a question calls a kind of value the text holds without naming it: "what's my dentist's
+# What a question calls a kind of value a text holds without naming it: "what's my dentist's
 # number?" asks for the phone number on the line "- Dentist: Dr. Lena Hoffman, 020 7946 0321".
-# The index searches these words beside the text (SHAPE), never shows them.
+# The index stores one token per kind found (``shape:phone`` as ``shapephone``), never shown;
+# a query using one of the kind's words searches its token as well (shape_terms).
 _SHAPE_WORDS = {
     "phone": "phone number call telephone mobile tel",
     "email": "email mail",
@@ -781,7 +782,8 @@ _SHAPE_WORDS = {
     "date": "date birthday born birth",
     "address": "address live lives street postcode",
 }
-_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # January, Sept.
+SHAPE_PREFIX = "shape"
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # Sept.
 _SHAPE_RES = {
     "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
     "url": re.compile(r"\bhttps?://\S+|\bwww\.[\w-]+\.\S+", re.IGNORECASE),
@@ -802,26 +804,30 @@ _SHAPE_RES = {
 }
 
 
-def shape_words(text: str, field: str = "") -> str:
-    """The words a question may use for the kinds of value in ``text`` (a phone number,
-    an email, a URL, a date, an address) or that its ``field`` names: ``"020 7946 0321"`` ->
-    ``"phone number call …"``; "" when there is none."""
-    kinds = [kind for kind, words in _SHAPE_WORDS.items() if field and field in words.split()]
+def shape_tokens(text: str, field: str = "") -> str:
+    """The tokens of the kinds of value in ``text`` (a phone number, an email, a URL, a date,
+    an address) or that its ``field`` names: ``"Dr. Lena Hoffman, 020 7946 0321"`` ->
+    ``"shapephone"``; "" when there is none."""
+    kinds = [kind for kind, words in _SHAPE_WORDS.items() if field in words.split()]
     for kind, pattern in _SHAPE_RES.items():
-        found = pattern.search(text)
         if kind == "phone":
-            found = next((m for m in pattern.finditer(text) if _is_phone(m.group(0))), None)
-        if found is not None and kind not in kinds:
+            found = any(_is_phone(m.group(0)) for m in pattern.finditer(text))
+        else:
+            found = pattern.search(text) is not None
+        if found and kind not in kinds:
             kinds.append(kind)
-    return " ".join(_SHAPE_WORDS[kind] for kind in kinds)
+    return " ".join(SHAPE_PREFIX + kind for kind in kinds)
 
 
-def asked_shapes(keywords: Iterable[str]) -> frozenset[str]:
-    """The shape words among a query's ``keywords`` (a plural read as its singular): what
-    kind of value the query asks for ("what's Ana's number?" -> ``{"number"}``)."""
-    vocabulary = {word for words in _SHAPE_WORDS.values() for word in words.split()}
-    found = {k if k in vocabulary else k.removesuffix("s") for k in keywords}
-    return frozenset(found & vocabulary)
+def shape_terms(keywords: Iterable[str]) -> dict[str, str]:
+    """The query's ``keywords`` that name a kind of value (a plural read as its singular),
+    each with that kind's token: ``["dentist", "number"]`` -> ``{"number": "shapephone"}``."""
+    out = {}
+    for keyword in keywords:
+        for kind, words in _SHAPE_WORDS.items():
+            if keyword in words.split() or keyword.removesuffix("s") in words.split():
+                out[keyword] = SHAPE_PREFIX + kind
+    return out
 
 
 def _is_phone(text: str) -> bool:
@@ -829,7 +835,7 @@ def _is_phone(text: str) -> bool:
     a range of years or an amount (without a leading ``+``, ``0`` or ``(`` it needs three
     groups of digits)."""
     digits = sum(ch.isdigit() for ch in text)
-    if not 7 <= digits <= 15 or DATE_RE.match(text) or "." in text:
+    if not 7 <= digits <= 15 or DATE_RE.match(text.strip("()")) or "." in text:
         return False
     groups = [group for group in re.split(r"[\s().-]+", text) if group]
     return text.startswith(("+", "0", "(")) or len(groups) >= 3

@@ -12,7 +12,9 @@ Built from a :class:`~memoryclaw.retrieval.SearchResult`, in this order of claim
 3. neighbouring lines of a quoted passage (the question before an answer, the answer after a
    question) while there is room and they share a word with the query or the passage;
 4. turns logged but not yet consolidated, marked as recent;
-5. the headers of found episodes no line of which is quoted, with a short summary.
+5. the headers of found episodes no line of which is quoted, with a short summary;
+6. lines below ``min_score`` that pass it when judged as in a larger vault (a small vault's
+   common words count as a large one's would: ``PassageHit.smoothed``).
 
 Before all of these, in a live session, what the session is doing (its working memory,
 :mod:`memoryclaw.working`): the plan and the latest observations, at most a fifth of the
@@ -477,6 +479,18 @@ def render_payload(
                 chosen.append(near)
     for episode in results:
         block.add_header(episode.id, summary_header(episode))
+    # Then the lines relevant enough only as judged in a larger vault (PassageHit.smoothed):
+    # in a small one, a line that shares with the query only a word of half its lines.
+    for passage in result.passages:
+        later = passage.relevance < min_score <= passage.smoothed
+        low = passage.episode_id in low_ids
+        if (
+            later
+            and not low
+            and not block.has(passage)
+            and block.add_passage(passage, header_for(passage))
+        ):
+            chosen.append(passage)
     # Low-confidence memories fill what room is left, in their own rank order.
     used_facts += [
         fact

@@ -5,7 +5,8 @@
 2. Episodes: FTS5 BM25 with tags weighted above entities, summary and details, plus a bonus
    per keyword that equals a tag exactly; ties go to the newer episode, then the smaller id.
 3. Facts about the entities the query names, or whose value it names, each with its age in
-   days; a fact's field, and the shape of its value (``notes.shape_words``), are searched too.
+   days; a fact's field, and the kinds of value it holds (``notes.shape_tokens``: "number"
+   finds a phone number), are searched too.
 4. With a vector fallback, fewer than ``min_primary_results`` keyword hits (for a query with
    at least one keyword) add the nearest episodes by embedding, blended ``primary_first``
    (keyword hits, then new vector hits) or by reciprocal rank fusion (``rrf``).  ``weighted``
@@ -41,7 +42,7 @@ from typing import Any
 from .config import RecencySettings
 from .errors import InvalidInputError, MemoryclawError
 from .index import Index, Visible
-from .notes import asked_shapes, parse_timestamp, value_key
+from .notes import parse_timestamp, shape_terms, value_key
 from .recency import Recency, effective_weight
 from .scopes import OWNER, Policy, RecallContext
 from .vault import is_archived
@@ -79,7 +80,7 @@ REPLY_SHARE = 0.3
 NEIGHBOUR_SHARE = 0.3
 SPEAKER_BOOST = 0.5  # 0.3-1.0 help a little; more buries what others said
 # The boost for a line that holds the kind of value the query asks for (a phone number for
-# "what's her number?", notes.shape_words): it answers, where a line that repeats the
+# "what's her number?", notes.shape_tokens): it answers, where a line that repeats the
 # question only asks.
 ANSWER_BOOST = 0.5
 PASSAGE_EPISODES = 5
@@ -177,6 +178,7 @@ class QueryPlan:
     common: tuple[str, ...] = ()  # terms left out of episode ranking (see COMMON_SHARE)
     episode_match: str | None = None  # the expression episodes are ranked with
     truncated: bool = False  # the query was longer than what is read or searched with
+    shapes: Mapping[str, str] = field(default_factory=dict)  # keyword -> its kind's token
 
     @property
     def phrases(self) -> dict[str, str]:
@@ -185,8 +187,9 @@ class QueryPlan:
 
 
 def plan_query(query: str, index: Index) -> QueryPlan:
-    """Extract keywords and expand them with alias groups (single words and adjacent pairs),
-    from the query's head only and at most :data:`MAX_QUERY_TERMS` of them."""
+    """Extract keywords and expand them with alias groups (single words and adjacent pairs)
+    and with the token of the kind of value a keyword names (``notes.shape_terms``), from
+    the query's head only and at most :data:`MAX_QUERY_TERMS` of them."""
     head = query_head(query)
     keywords = extract_keywords(head)
     truncated = head != query or len(keywords) > MAX_QUERY_TERMS
@@ -196,10 +199,12 @@ def plan_query(query: str, index: Index) -> QueryPlan:
         candidates += [f"{first} {second}", f"{first}-{second}"]
     synonyms = index.synonyms(candidates)
     terms = list(keywords)
-    for synonym_list in synonyms.values():
-        for synonym in synonym_list:
-            if synonym not in terms:
-                terms.append(synonym)
+    shapes = shape_terms(keywords)
+    for synonym in [s for synonym_list in synonyms.values() for s in synonym_list] + [
+        *shapes.values()
+    ]:
+        if synonym not in terms:
+            terms.append(synonym)
     common = _common_terms(index, terms, keywords)
     return QueryPlan(
         query=query,
@@ -210,6 +215,7 @@ def plan_query(query: str, index: Index) -> QueryPlan:
         common=common,
         episode_match=_or_expression([t for t in terms if t not in common]),
         truncated=truncated,
+        shapes=shapes,
     )
 
 
@@ -310,6 +316,9 @@ class PassageHit:
     episode_confidence: str = ""  # of the episode it is a line of ("" for a raw log)
     recency: float | None = None  # its recency factor, when recency ranked
     vault: str | None = None  # the team vault it is from (memoryclaw.teams); None: this one
+    # 0..1: its relevance as if the vault were larger (index.SMOOTH_ROWS): in a small vault a
+    # word of the question in half its lines is no less a reason to show them
+    smoothed: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -612,6 +621,14 @@ def search(
         )
         for p in passages
     ]
+    # an episode is as relevant as its best line: an answer among other notes is no less one
+    best_of: dict[str, float] = {}
+    for p in passages:
+        best_of[p.episode_id] = max(best_of.get(p.episode_id, 0.0), p.relevance)
+    episodes = [
+        replace(e, relevance=best_of[e.id]) if best_of.get(e.id, 0.0) > e.relevance else e
+        for e in episodes
+    ]
     of_entity = Counter(f.entity.lower() for f in facts)
     facts = [
         replace(
@@ -667,7 +684,10 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int) -> float:
     topic = [k for k in plan.keywords if k not in entity]
     if not topic:
         return 1.0 if fact.matched and found <= ENTITY_FACTS else 0.0
-    hits = [t for t in fact.matched if t not in entity]
+    # a kind of value counts once, for every keyword naming it ("phone number", one phone)
+    kinds = {plan.shapes[k] for k in topic if k in plan.shapes}
+    hits = [t for t in fact.matched if t not in entity and t not in kinds]
+    hits += [k for k in topic if plan.shapes.get(k) in fact.matched and k not in hits]
     return min(1.0, len(hits) / len(topic))
 
 
@@ -726,10 +746,12 @@ def _rank_passages(
         e.id: e.score / best_episode for e in episodes if best_episode > 0 and e.via != "vector"
     }
     own = {(r["path"], r["line"]): r["score"] / top for r in rows}
+    top_smooth = max(r["smooth"] for r in rows)
+    smooth = {(r["path"], r["line"]): r["smooth"] / top_smooth for r in rows}
     named = set(plan.keywords)
-    asked = asked_shapes(plan.keywords)
+    asked = set(plan.shapes.values())
 
-    def score(row: Mapping[str, Any]) -> float:
+    def score(row: Mapping[str, Any], own: Mapping[tuple[str, int], float] = own) -> float:
         path, line = row["path"], row["line"]
         before, after = own.get((path, line - 1), 0.0), own.get((path, line + 1), 0.0)
         share = episode_share.get(row["episode_id"], 0.0)
@@ -738,7 +760,7 @@ def _rank_passages(
         # a question about someone is answered by what they said, more than by a line to them
         if (row["speaker"] or "").lower() in named:
             total *= 1 + SPEAKER_BOOST
-        if asked and asked.intersection((row["shape"] or "").split()):
+        if asked.intersection((row["shape"] or "").split()):
             total *= 1 + ANSWER_BOOST
         return float(total)
 
@@ -747,6 +769,7 @@ def _rank_passages(
         key=lambda s: (-round(s[0], 9), -s[1]["ts_epoch"], s[1]["path"], s[1]["line"]),
     )[:PASSAGES_KEPT]
     matched = index.terms_matching("passages", [r["rowid"] for _, r in scored], plan.phrases)
+    best_smooth = max(score(row, smooth) for row in rows)
     return [
         PassageHit(
             path=row["path"],
@@ -756,7 +779,7 @@ def _rank_passages(
             speaker=row["speaker"],
             text=row["text"],
             timestamp=row["timestamp"],
-            score=score,
+            score=total,
             matched=tuple(matched.get(row["rowid"], [])),
             via="log" if row["kind"] == "log" else "keyword",
             session=row["session"],
@@ -765,8 +788,9 @@ def _rank_passages(
             agent=row.get("agent"),
             scope=row.get("scope"),
             episode_confidence=str(row.get("episode_confidence") or ""),
+            smoothed=_scaled(score(row, smooth), best_smooth),
         )
-        for score, row in scored
+        for total, row in scored
     ]
 
 

@@ -127,6 +127,9 @@ CASES = [
     ("locksmith", "locksmith number", "07700 900461"),
     ("locksmith", "How do I call the locksmith?", "07700 900461"),
     ("locksmith", "locksmith", "07700 900461"),
+    # the only word shared with the answer is in every file, a word of a question in one
+    ("locksmith", "what's my locksmith called?", "Dave Kowalski"),
+    ("locksmith", "did I save a locksmith?", "Dave Kowalski"),
 ]
 
 
