@@ -924,9 +924,9 @@ class Index:
         the sum of those, so each phrase's own score, rescaled, makes the sum exact."""
         memo = self._memo()
         total = memo.get(("rows", table))
-        if total is None:
+        if total is None:  # counted no further than needed: a big table is not scanned
             total = memo[("rows", table)] = self.execute(
-                f"SELECT count(*) FROM {table}"
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT ?)", [SMOOTH_ROWS + 1]
             ).fetchone()[0]
         phrases = match.split(" OR ")
         if total > SMOOTH_ROWS or not all(_PHRASE_RE.match(p) for p in phrases):
