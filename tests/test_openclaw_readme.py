@@ -62,5 +62,6 @@ def test_the_readme_example_recalls_the_dentist(tmp_path: Path) -> None:
     assert asked, "OpenClaw never called the model"
     prompt = asked[0]
     assert "What's my dentist's number?" in prompt
+    assert "<memoryclaw>" in prompt, "nothing recalled: " + prompt[-400:]
     block = prompt[prompt.index("<memoryclaw>") : prompt.index("</memoryclaw>")]
     assert "Dentist: Dr. Lena Hoffman, 020 7946 0321" in block, block
