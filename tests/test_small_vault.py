@@ -17,6 +17,7 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
+from memoryclaw.notes import shape_terms, shape_tokens
 
 from .conftest import NOW
 
@@ -221,3 +222,35 @@ def test_the_readme_dentist_example_from_the_command_line(tmp_path: Path) -> Non
     for question in ("What's my dentist's number?", "who is my dentist?", "dentist"):
         out = memoryclaw("retrieve", question)
         assert "020 7946 0321" in out, textwrap.shorten(out, 300)
+
+
+@pytest.mark.parametrize(
+    ("text", "tokens"),
+    [
+        ("Dr. Lena Hoffman, 020 7946 0321", "shapephone"),
+        ("+46 70 123 45 67", "shapephone"),
+        ("(555) 123-4567", "shapephone"),
+        ("ana.ruiz@example.com", "shapeemail"),
+        ("see https://puregym.example/islington", "shapeurl"),
+        ("14 March 1961", "shapedate"),
+        ("Lost my job yesterday (2023-01-19), so", "shapedate"),
+        ("14 Elm Grove, Leeds LS6 2AB", "shapeaddress"),
+        ("Brightsmile Dental, 42 Upper Street; phone 020 7946 0321", "shapephone shapeaddress"),
+        ("PG-88213, £24.99 a month", ""),
+        ("from 2019-2021 I paid 1234567 in total", ""),
+        ("version 1.2.3.4567 of the app", ""),
+    ],
+    ids=lambda value: value if isinstance(value, str) and len(value) < 25 else None,
+)
+def test_the_kinds_of_value_a_line_holds(text: str, tokens: str) -> None:
+    """A date in brackets is no phone number, nor a range of years, an amount or a version."""
+    assert shape_tokens(text) == tokens
+
+
+def test_a_field_names_its_kind_and_a_question_its_kinds() -> None:
+    assert shape_tokens("Bristol", "city") == ""
+    assert shape_tokens("the 14th", "birthday") == "shapedate"
+    assert shape_terms(["dentist", "numbers", "live"]) == {
+        "numbers": "shapephone",
+        "live": "shapeaddress",
+    }
