@@ -773,8 +773,8 @@ def value_kind(value: str) -> str | None:
 
 # What a question calls a kind of value a text holds without naming it: "what's my dentist's
 # number?" asks for the phone number on the line "- Dentist: Dr. Lena Hoffman, 020 7946 0321".
-# The index stores one token per kind found (``shape:phone`` as ``shapephone``), never shown;
-# a query using one of the kind's words searches its token as well (shape_terms).
+# The index stores a token per kind found (``shapephone``), never shown, and a query using
+# one of the kind's words searches for its token as well (shape_terms).
 _SHAPE_WORDS = {
     "phone": "phone number call telephone mobile tel",
     "email": "email mail",

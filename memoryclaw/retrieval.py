@@ -200,11 +200,10 @@ def plan_query(query: str, index: Index) -> QueryPlan:
     synonyms = index.synonyms(candidates)
     terms = list(keywords)
     shapes = shape_terms(keywords)
-    for synonym in [s for synonym_list in synonyms.values() for s in synonym_list] + [
-        *shapes.values()
-    ]:
-        if synonym not in terms:
-            terms.append(synonym)
+    expanded = [synonym for synonym_list in synonyms.values() for synonym in synonym_list]
+    for term in [*expanded, *shapes.values()]:
+        if term not in terms:
+            terms.append(term)
     common = _common_terms(index, terms, keywords)
     return QueryPlan(
         query=query,
