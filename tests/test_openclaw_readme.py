@@ -61,7 +61,8 @@ def test_the_readme_example_recalls_the_dentist(tmp_path: Path) -> None:
         model.stop()
     assert asked, "OpenClaw never called the model"
     prompt = asked[0]
-    assert "What's my dentist's number?" in prompt
+    asks = [m.group(1) for c in commands if (m := re.search(r'agent .*-m "([^"]+)"', c))]
+    assert asks and asks[0] in prompt, (asks, prompt[-400:])
     assert "<memoryclaw>" in prompt, "nothing recalled: " + prompt[-400:]
     block = prompt[prompt.index("<memoryclaw>") : prompt.index("</memoryclaw>")]
     assert "Dentist: Dr. Lena Hoffman, 020 7946 0321" in block, block
