@@ -3,10 +3,11 @@
 The index is derived from the vault and disposable.  It holds one row per indexed file (with
 the mtime, size and content hash that decide whether the file changed), the episodes with an
 FTS5 table over tags, entities, summary and details, the facts with an FTS5 table over entity,
-field, value and section, the alias groups, and the length of each turn of the raw logs
-episodes name as their source, read once when such an episode is indexed (what recall
-metrics count as the transcript an episode stands for: these rows outlive the log, which
-retention deletes, for as long as the index lives).  A schema version
+field, value, section and the kinds of value they hold (``notes.shape_tokens``: a phone
+number is found by "number"), the quoted lines likewise, the alias groups, and the length
+of each turn of the raw logs episodes name as their source, read once when such an episode
+is indexed (what recall metrics count as the transcript an episode stands for: these rows
+outlive the log, which retention deletes, for as long as the index lives).  A schema version
 in ``meta`` triggers a rebuild when this module's layout changes.
 
 For the optional vector fallback it also caches episode embeddings, content-addressed: a
@@ -18,6 +19,8 @@ numpy is imported only by the methods that return or take vectors.
 from __future__ import annotations
 
 import json
+import math
+import re
 import sqlite3
 import time
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
@@ -28,23 +31,34 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .embeddings import embedding_text, text_hash
-from .notes import Episode, Fact, detail_passages, episode_fingerprint, utc_iso
+from .notes import Episode, Fact, detail_passages, episode_fingerprint, shape_tokens, utc_iso
 from .vault import ARCHIVE_DIR, FILE_MODE, ensure_dir
 
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "10"
+SCHEMA_VERSION = "11"
 # A condition on a memory table's agent and scope columns and its parameters: what a recall
 # may see (memoryclaw.scopes.Policy.sql_filter).
 Visible = tuple[str, Sequence[str]]
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 # Column weights for bm25(): a tag outranks an entity, which outranks the summary and body.
 EPISODE_WEIGHTS = (10.0, 6.0, 4.0, 1.0)
-FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5)
-# A passage's words count fully; who said it counts a little ("what did Caroline say about").
-PASSAGE_WEIGHTS = (1.0, 0.5)
+# The kinds of value a fact holds (notes.shape_tokens) count as its field does.
+FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5, 3.0)
+# A passage's words and the kinds of value it holds count fully; who said it counts a little
+# ("what did Caroline say about").
+PASSAGE_WEIGHTS = (1.0, 0.5, 1.0)
+# FTS5's bm25() weighs a term by log((N - n + 0.5) / (n + 0.5)), which is 0 (FTS5 makes it
+# 1e-6) for a term in half the rows or more: in a vault of three files nearly every word of a
+# question is, and a line sharing only such a word with it scores 0.  In a table of at most
+# SMOOTH_ROWS rows, passages also get a ``smooth`` score that weighs each term as if the table
+# had SMOOTH_ROWS more rows without it, log(1 + (N + SMOOTH_ROWS - n + 0.5) / (n + 0.5)):
+# recall judges relevance by it too (it never ranks), so a small vault's lines are judged as
+# a larger vault's would be.
+SMOOTH_ROWS = 2_000
+_PHRASE_RE = re.compile(r'^"[^"]*"$')
 _RANGE_ROWS_PER_ROW = 64  # see terms_matching
 _SPANS_PER_QUERY = 200  # see search_passages
 _MEMO_KEPT = 4096  # see Index._memo
@@ -79,8 +93,8 @@ _NOT_ARCHIVED = (
 _ARCHIVE_RANGE = (ARCHIVE_DIR + "/", ARCHIVE_DIR + "0")  # "0" is the character after "/"
 _FTS_COLUMNS = {
     "episodes_fts": ("tags_text", "entities_text", "summary", "details"),
-    "facts_fts": ("entity", "field", "value", "section"),
-    "passages_fts": ("text", "speaker"),
+    "facts_fts": ("entity", "field", "value", "section", "shape"),
+    "passages_fts": ("text", "speaker", "shape"),
 }
 
 
@@ -276,13 +290,16 @@ class Index:
                 "superseded": int,  # 1: kept in its file, not current (notes.SUPERSEDED_KEY)
                 "superseded_on": str,
                 "superseded_by": str,
+                "shape": str,  # notes.shape_tokens of the value and field
             },
             pk="rowid",
         )
         db.table("facts").create_index(["id"])
         db.table("facts").create_index(["path"])
         db.table("facts").enable_fts(
-            ["entity", "field", "value", "section"], create_triggers=False, tokenize=TOKENIZER
+            ["entity", "field", "value", "section", "shape"],
+            create_triggers=False,
+            tokenize=TOKENIZER,
         )
         db.table("passages").create(
             {
@@ -300,6 +317,7 @@ class Index:
                 "source": str,  # an episode's source log
                 "agent": str,
                 "scope": str,
+                "shape": str,  # notes.shape_tokens of the text
             },
             pk="rowid",
         )
@@ -307,7 +325,7 @@ class Index:
         db.table("passages").create_index(["episode_id"])
         db.table("passages").create_index(["kind", "path"])
         db.table("passages").enable_fts(
-            ["text", "speaker"], create_triggers=False, tokenize=TOKENIZER
+            ["text", "speaker", "shape"], create_triggers=False, tokenize=TOKENIZER
         )
         # Characters of each turn of a processed log: the transcript its episodes stand for.
         db.table("turn_sizes").create({"path": str, "turn": int, "chars": int})
@@ -583,8 +601,11 @@ class Index:
         last = self.execute("SELECT max(rowid) FROM passages").fetchone()[0] or 0
         self.conn.executemany(
             "INSERT INTO passages (path, kind, episode_id, turn, line, speaker, text, timestamp,"
-            " ts_epoch, session, source, agent, scope) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
-            [(path, kind, owner, *row, session, source, agent, scope) for row in rows],
+            " ts_epoch, session, source, agent, scope, shape) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            [
+                (path, kind, owner, *row, session, source, agent, scope, shape_tokens(row[3]))
+                for row in rows
+            ],
         )
         self._fts_insert("passages", path, after=last)  # only these: a log grows turn by turn
 
@@ -594,8 +615,8 @@ class Index:
             self._clear_content(path)
         self.conn.executemany(
             "INSERT INTO facts (id, path, line, section, entity, field, value, form, source,"
-            " updated, confidence, agent, scope, superseded, superseded_on, superseded_by)"
-            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " updated, confidence, agent, scope, superseded, superseded_on, superseded_by, shape)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
                 (
                     f.id,
@@ -614,6 +635,7 @@ class Index:
                     int(f.superseded),
                     f.superseded_on,
                     f.superseded_by,
+                    shape_tokens(f.value, f.field),
                 )
                 for f in facts
             ],
@@ -832,7 +854,9 @@ class Index:
         visible: Visible | None = None,
     ) -> list[dict[str, Any]]:
         """Passages matching an FTS5 expression, best BM25 first (as ``score``, higher is
-        better; ties: newer, then path and line), from these episode files and every raw log.
+        better; ties: newer, then path and line), from these episode files and every raw log;
+        ``smooth`` is their BM25 as in a larger table (see ``SMOOTH_ROWS``; in a larger table
+        the same as ``score``).
 
         A file's passages are stored together, so each file is one rowid range that FTS5
         reads straight from its doclists: the cost follows the files asked for, not how
@@ -885,8 +909,43 @@ class Index:
             columns = [c[0] for c in cursor.description]
             found = (dict(zip(columns, values)) for values in cursor.fetchall())
             rows += [row for row in found if row["path"] in wanted]  # a merged range's others
+        smoothed = self._smoothed("passages", weights, match)
+        for row in rows:
+            row["smooth"] = smoothed[row["rowid"]] if smoothed is not None else row["score"]
         rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
         return rows[:limit]
+
+    def _smoothed(self, table: str, weights: str, match: str) -> dict[int, float] | None:
+        """In a table of at most ``SMOOTH_ROWS`` rows, every row matching ``match`` (an OR of
+        phrases) with its BM25 with each phrase weighed as in a larger table (see
+        ``SMOOTH_ROWS``); None for a larger table or another kind of expression.
+
+        bm25() of one phrase is that phrase's idf times its term-frequency part, and of an OR
+        the sum of those, so each phrase's own score, rescaled, makes the sum exact."""
+        memo = self._memo()
+        total = memo.get(("rows", table))
+        if total is None:  # counted no further than needed: a big table is not scanned
+            total = memo[("rows", table)] = self.execute(
+                f"SELECT count(*) FROM (SELECT 1 FROM {table} LIMIT ?)", [SMOOTH_ROWS + 1]
+            ).fetchone()[0]
+        phrases = match.split(" OR ")
+        if total > SMOOTH_ROWS or not all(_PHRASE_RE.match(p) for p in phrases):
+            return None
+        fts, out = f"{table}_fts", dict[int, float]()
+        for phrase in phrases:
+            key = ("phrase", table, weights, phrase)
+            rows = memo.get(key)
+            if rows is None:
+                rows = memo[key] = self.execute(
+                    f"SELECT rowid, -bm25({fts}, {weights}) FROM {fts} WHERE {fts} MATCH ?",
+                    [phrase],
+                ).fetchall()
+            ratio = (total - len(rows) + 0.5) / (len(rows) + 0.5)
+            fts_idf = math.log(ratio) if ratio > 1 else 1e-6
+            scale = math.log1p(ratio + SMOOTH_ROWS / (len(rows) + 0.5)) / fts_idf
+            for rowid, score in rows:
+                out[rowid] = out.get(rowid, 0.0) + score * scale
+        return out
 
     def unscoped_counts(self) -> dict[str, int]:
         """How many episodes and facts carry no scope (owner-level, memoryclaw.scopes)."""
@@ -1009,18 +1068,19 @@ class Index:
 
     def search_facts(
         self,
-        entity_match: str,
+        named: str,
         match: str,
         limit: int,
         visible: Visible | None = None,
         *,
         current_only: bool = True,
     ) -> list[dict[str, Any]]:
-        """Facts whose entity matches ``entity_match``, ranked by how much of ``match`` they
-        hit; only those passing ``visible`` (an SQL condition on ``facts``), and only current
-        ones (not superseded) unless ``current_only`` is off."""
+        """Facts whose entity or value matches ``named`` (a question names whom it is about,
+        or what: "Joanna Lindqvist" finds "- Wife: Joanna Lindqvist"), ranked by how much of
+        ``match`` they hit; only those passing ``visible`` (an SQL condition on ``facts``),
+        and only current ones (not superseded) unless ``current_only`` is off."""
         weights = ", ".join(str(w) for w in FACT_WEIGHTS)
-        expression = f"entity : ({entity_match}) AND ({match})"
+        expression = f"{{entity value}} : ({named}) AND ({match})"
         only, only_params = " AND f.superseded = 0" if current_only else "", []
         if visible is not None and visible[0] != "1":
             only, only_params = f"{only} AND ({visible[0]})", list(visible[1])

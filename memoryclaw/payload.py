@@ -3,7 +3,8 @@
 Built from a :class:`~memoryclaw.retrieval.SearchResult`, in this order of claim on the budget:
 
 1. facts that match the query beyond naming their entity ("John's email?" shows John's email,
-   "When did John call?" shows no fact of John's);
+   "When did John call?" shows no fact of John's), or all of an entity's few facts when the
+   query names nothing else ("who is my dentist?");
 2. quoted evidence: the best passages, each an attributed line pointing at its turn, grouped
    under a one-line header per episode (its id, or the short handle ``ep-<hash>`` that names it
    as well, and its date); the query's words take turns (``_taking_turns``), so lines that
@@ -11,7 +12,9 @@ Built from a :class:`~memoryclaw.retrieval.SearchResult`, in this order of claim
 3. neighbouring lines of a quoted passage (the question before an answer, the answer after a
    question) while there is room and they share a word with the query or the passage;
 4. turns logged but not yet consolidated, marked as recent;
-5. the headers of found episodes no line of which is quoted, with a short summary.
+5. the headers of found episodes no line of which is quoted, with a short summary;
+6. lines below ``min_score`` that pass it when judged as in a larger vault (a small vault's
+   common words count as a large one's would: ``PassageHit.smoothed``).
 
 Before all of these, in a live session, what the session is doing that its history does not
 hold (its working memory, :mod:`memoryclaw.working`): the steps of its active skill, at most a
@@ -313,12 +316,6 @@ def _is_low(confidence: str) -> bool:
     return confidence.strip().lower() == "low"
 
 
-def _fact_matches_query(fact: FactResult) -> bool:
-    """Whether a fact matched a query word besides the words of its entity's name."""
-    entity_words = set(extract_keywords(fact.entity))
-    return any(term not in entity_words for term in fact.matched)
-
-
 class _Block:
     """The payload being filled: groups of lines, and how many characters they take."""
 
@@ -552,7 +549,7 @@ def render_payload(
     block = _Block(budget * CHARS_PER_TOKEN)
     if working:
         block.add_session(session_lines(working), budget * CHARS_PER_TOKEN // SESSION_SHARE)
-    facts = [f for f in result.facts if f.relevance >= min_score and _fact_matches_query(f)]
+    facts = [f for f in result.facts if f.relevance >= min_score and f.relevance > 0]
     used_facts = [
         fact
         for fact in facts
@@ -621,6 +618,18 @@ def render_payload(
                 chosen.append(near)
     for episode in results:
         block.add_header(episode.id, summary_header(episode))
+    # Then the lines relevant enough only as judged in a larger vault (PassageHit.smoothed):
+    # in a small one, a line that shares with the query only a word of half its lines.
+    for passage in result.passages:
+        later = passage.relevance < min_score <= passage.smoothed
+        low = passage.episode_id in low_ids
+        if (
+            later
+            and not low
+            and not block.has(passage)
+            and block.add_passage(passage, header_for(passage))
+        ):
+            chosen.append(passage)
     # Low-confidence memories fill what room is left, in their own rank order.
     used_facts += [
         fact

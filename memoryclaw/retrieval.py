@@ -4,7 +4,9 @@
    emails, URLs, dates, numbers and paths kept whole; alias groups expanded both ways.
 2. Episodes: FTS5 BM25 with tags weighted above entities, summary and details, plus a bonus
    per keyword that equals a tag exactly; ties go to the newer episode, then the smaller id.
-3. Facts about the entities the query names, each with its age in days.
+3. Facts about the entities the query names, or whose value it names, each with its age in
+   days; a fact's field, and the kinds of value it holds (``notes.shape_tokens``: "number"
+   finds a phone number), are searched too.
 4. With a vector fallback, fewer than ``min_primary_results`` keyword hits (for a query with
    at least one keyword) add the nearest episodes by embedding, blended ``primary_first``
    (keyword hits, then new vector hits) or by reciprocal rank fusion (``rrf``).  ``weighted``
@@ -30,6 +32,7 @@ from __future__ import annotations
 import json
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import date, datetime, timezone
@@ -39,7 +42,7 @@ from typing import Any
 from .config import RecencySettings
 from .errors import InvalidInputError, MemoryclawError
 from .index import Index, Visible
-from .notes import parse_timestamp, value_key
+from .notes import parse_timestamp, shape_terms, value_key
 from .origins import UNTRUSTED, episode_origin, fact_origin, line_origin
 from .recency import Recency, effective_weight
 from .scopes import OWNER, Policy, RecallContext
@@ -57,6 +60,7 @@ CANDIDATE_FLOOR = 25
 # neighbours, since withheld ones are dropped only after the search.
 _WITHHELD_SLACK = 4
 _FACTS_PER_RESULT = 2
+ENTITY_FACTS = 3  # a query naming only an entity recalls its facts when it has this many
 _MIN_SUMMARY_CHARS = 40
 _DETAILED_EPISODES = 2
 _DETAILS_CHARS = 400
@@ -76,6 +80,10 @@ EPISODE_SHARE = 0.5
 REPLY_SHARE = 0.3
 NEIGHBOUR_SHARE = 0.3
 SPEAKER_BOOST = 0.5  # 0.3-1.0 help a little; more buries what others said
+# The boost for a line that holds the kind of value the query asks for (a phone number for
+# "what's her number?", notes.shape_tokens): it answers, where a line that repeats the
+# question only asks.
+ANSWER_BOOST = 0.5
 PASSAGE_EPISODES = 5
 # Passages are read from the best PASSAGE_SOURCES episodes only (and every raw log): on LoCoMo
 # dev 20 loses nothing against all of them, and a common word no longer costs a vault scan.
@@ -171,6 +179,7 @@ class QueryPlan:
     common: tuple[str, ...] = ()  # terms left out of episode ranking (see COMMON_SHARE)
     episode_match: str | None = None  # the expression episodes are ranked with
     truncated: bool = False  # the query was longer than what is read or searched with
+    shapes: Mapping[str, str] = field(default_factory=dict)  # keyword -> its kind's token
 
     @property
     def phrases(self) -> dict[str, str]:
@@ -179,8 +188,9 @@ class QueryPlan:
 
 
 def plan_query(query: str, index: Index) -> QueryPlan:
-    """Extract keywords and expand them with alias groups (single words and adjacent pairs),
-    from the query's head only and at most :data:`MAX_QUERY_TERMS` of them."""
+    """Extract keywords and expand them with alias groups (single words and adjacent pairs)
+    and with the token of the kind of value a keyword names (``notes.shape_terms``), from
+    the query's head only and at most :data:`MAX_QUERY_TERMS` of them."""
     head = query_head(query)
     keywords = extract_keywords(head)
     truncated = head != query or len(keywords) > MAX_QUERY_TERMS
@@ -190,10 +200,11 @@ def plan_query(query: str, index: Index) -> QueryPlan:
         candidates += [f"{first} {second}", f"{first}-{second}"]
     synonyms = index.synonyms(candidates)
     terms = list(keywords)
-    for synonym_list in synonyms.values():
-        for synonym in synonym_list:
-            if synonym not in terms:
-                terms.append(synonym)
+    shapes = shape_terms(keywords)
+    expanded = [synonym for synonym_list in synonyms.values() for synonym in synonym_list]
+    for term in [*expanded, *shapes.values()]:
+        if term not in terms:
+            terms.append(term)
     common = _common_terms(index, terms, keywords)
     return QueryPlan(
         query=query,
@@ -204,6 +215,7 @@ def plan_query(query: str, index: Index) -> QueryPlan:
         common=common,
         episode_match=_or_expression([t for t in terms if t not in common]),
         truncated=truncated,
+        shapes=shapes,
     )
 
 
@@ -305,6 +317,9 @@ class PassageHit:
     episode_confidence: str = ""  # of the episode it is a line of ("" for a raw log)
     recency: float | None = None  # its recency factor, when recency ranked
     vault: str | None = None  # the team vault it is from (memoryclaw.teams); None: this one
+    # 0..1: its relevance as if the vault were larger (index.SMOOTH_ROWS): in a small vault a
+    # word of the question in half its lines is no less a reason to show them
+    smoothed: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
@@ -619,10 +634,19 @@ def search(
         )
         for p in passages
     ]
+    # an episode is as relevant as its best line: an answer among other notes is no less one
+    best_of: dict[str, float] = {}
+    for p in passages:
+        best_of[p.episode_id] = max(best_of.get(p.episode_id, 0.0), p.relevance)
+    episodes = [
+        replace(e, relevance=best_of[e.id]) if best_of.get(e.id, 0.0) > e.relevance else e
+        for e in episodes
+    ]
+    of_entity = Counter(f.entity.lower() for f in facts)
     facts = [
         replace(
             f,
-            relevance=_fact_relevance(f, plan),
+            relevance=_fact_relevance(f, plan, of_entity[f.entity.lower()]),
             admitted_by=policy.admit(f.agent, f.scope)[1],
         )
         for f in facts
@@ -663,13 +687,21 @@ def _relevance(
     ]
 
 
-def _fact_relevance(fact: FactResult, plan: QueryPlan) -> float:
+def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int) -> float:
     """The share of the query's keywords besides the fact's entity name that the fact
-    matched: "John's email?" -> 1 for John's email; a fact matched by its entity alone -> 0."""
+    matched: "John's email?" -> 1 for John's email, 0 for his phone.  A query that names the
+    entity alone ("who is my dentist?") -> 1 for each of its facts when ``found`` (how many of
+    them the search found) is at most ``ENTITY_FACTS``, else 0: a person with dozens of facts
+    is asked about something, and only facts about that something help."""
     entity = set(extract_keywords(fact.entity))
     topic = [k for k in plan.keywords if k not in entity]
-    hits = [t for t in fact.matched if t not in entity]
-    return min(1.0, len(hits) / len(topic)) if topic else 0.0
+    if not topic:
+        return 1.0 if fact.matched and found <= ENTITY_FACTS else 0.0
+    # a kind of value counts once, for every keyword naming it ("phone number", one phone)
+    kinds = {plan.shapes[k] for k in topic if k in plan.shapes}
+    hits = [t for t in fact.matched if t not in entity and t not in kinds]
+    hits += [k for k in topic if plan.shapes.get(k) in fact.matched and k not in hits]
+    return min(1.0, len(hits) / len(topic))
 
 
 def withheld_from(everything: SearchResult, policy: Policy) -> tuple[Withheld, ...]:
@@ -703,7 +735,8 @@ def _rank_passages(
     ``NEIGHBOUR_SHARE`` x the lines before and after it, plus ``EPISODE_SHARE`` x its
     episode's score (scaled over the top ``PASSAGE_EPISODES``), so a line in the episode that
     best fits the whole question comes first; all of it x (1 + ``SPEAKER_BOOST``) for a line
-    spoken by someone the query names.  A raw log's turn that an episode already holds is
+    spoken by someone the query names, and x (1 + ``ANSWER_BOOST``) for a line holding the
+    kind of value the query asks for.  A raw log's turn that an episode already holds is
     left out."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:PASSAGE_SOURCES]]
@@ -726,23 +759,30 @@ def _rank_passages(
         e.id: e.score / best_episode for e in episodes if best_episode > 0 and e.via != "vector"
     }
     own = {(r["path"], r["line"]): r["score"] / top for r in rows}
+    top_smooth = max(r["smooth"] for r in rows)
+    smooth = {(r["path"], r["line"]): r["smooth"] / top_smooth for r in rows}
     named = set(plan.keywords)
+    asked = set(plan.shapes.values())
 
-    def score(row: Mapping[str, Any]) -> float:
+    def score(row: Mapping[str, Any], own: Mapping[tuple[str, int], float] = own) -> float:
         path, line = row["path"], row["line"]
         before, after = own.get((path, line - 1), 0.0), own.get((path, line + 1), 0.0)
         share = episode_share.get(row["episode_id"], 0.0)
         near = REPLY_SHARE * before + NEIGHBOUR_SHARE * after
         total = own[(path, line)] + near + EPISODE_SHARE * share
         # a question about someone is answered by what they said, more than by a line to them
-        spoken = (row["speaker"] or "").lower() in named
-        return float(total * (1 + SPEAKER_BOOST) if spoken else total)
+        if (row["speaker"] or "").lower() in named:
+            total *= 1 + SPEAKER_BOOST
+        if asked.intersection((row["shape"] or "").split()):
+            total *= 1 + ANSWER_BOOST
+        return float(total)
 
     scored = sorted(
         ((score(row), row) for row in rows),
         key=lambda s: (-round(s[0], 9), -s[1]["ts_epoch"], s[1]["path"], s[1]["line"]),
     )[:PASSAGES_KEPT]
     matched = index.terms_matching("passages", [r["rowid"] for _, r in scored], plan.phrases)
+    best_smooth = max(score(row, smooth) for row in rows)
     return [
         PassageHit(
             path=row["path"],
@@ -752,7 +792,7 @@ def _rank_passages(
             speaker=row["speaker"],
             text=row["text"],
             timestamp=row["timestamp"],
-            score=score,
+            score=total,
             matched=tuple(matched.get(row["rowid"], [])),
             via="log" if row["kind"] == "log" else "keyword",
             session=row["session"],
@@ -761,8 +801,9 @@ def _rank_passages(
             agent=row.get("agent"),
             scope=row.get("scope"),
             episode_confidence=str(row.get("episode_confidence") or ""),
+            smoothed=_scaled(score(row, smooth), best_smooth),
         )
-        for score, row in scored
+        for total, row in scored
     ]
 
 
