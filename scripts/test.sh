@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every check the project has: lint, format, types, then the test suite.
+# Every check the project has: lint, format, types, the docs build, then the test suite.
 # Creates .venv on first use and installs the package with its dev extra.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -10,4 +10,8 @@ fi
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
 .venv/bin/mypy
+# The documentation site: a broken link or anchor fails the build.
+site=$(mktemp -d)
+NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
+rm -rf "$site"
 exec .venv/bin/python -m pytest "$@"
