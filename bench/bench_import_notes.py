@@ -24,7 +24,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memoryclaw import Vault
-from memoryclaw.importing import ImportReport, _dated_note, _write_new_episode
+from memoryclaw.importers.workspace import ImportReport, _dated_note, _write_new_episode
 
 WORDS = "harbour valve lisbon falcon piano boiler invoice climbing passport quinn rota".split()
 

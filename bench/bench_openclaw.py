@@ -43,7 +43,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench_search import machine_info, percentile  # noqa: E402
 
-from memoryclaw.transcripts import unprocessed_logs  # noqa: E402
+from memoryclaw.vault.rawlogs import unprocessed_logs  # noqa: E402
 from tests.loopback_model import LoopbackModel, prompt_text  # noqa: E402
 from tests.openclaw_env import (  # noqa: E402
     OPENCLAW_VERSION,

@@ -42,8 +42,8 @@ import yaml
 
 import memoryclaw
 from memoryclaw import RecallContext, Vault
-from memoryclaw.notes import Episode, dump_episode, episode_filename, slugify
-from memoryclaw.retrieval import plan_query
+from memoryclaw.recall.retrieval import plan_query
+from memoryclaw.vault.notes import Episode, dump_episode, episode_filename, slugify
 
 BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = BENCH_DIR.parent

@@ -41,8 +41,8 @@ sys.path.insert(0, str(BENCH_DIR))
 import numpy as np  # noqa: E402
 from bench_search import DEFAULT_SEED, machine_info, percentile  # noqa: E402
 
-from memoryclaw.embeddings import embedding_text  # noqa: E402
-from memoryclaw.notes import parse_episode  # noqa: E402
+from memoryclaw.index.embeddings import embedding_text  # noqa: E402
+from memoryclaw.vault.notes import parse_episode  # noqa: E402
 
 DEFAULT_OUT = BENCH_DIR / "out"
 SAMPLE_EPISODES = PROJECT_DIR / "sample_vault" / "episodes"
@@ -309,7 +309,7 @@ def linked_copy(source: Path, target: Path) -> Path:
 
 
 def _vector_settings(**retrieval: Any) -> Any:
-    from memoryclaw.config import settings_from_mapping
+    from memoryclaw.vault.config import settings_from_mapping
 
     return settings_from_mapping(
         {"retrieval": {"fallback": "vector", **retrieval}, "git": {"autoCommit": False}}
@@ -317,7 +317,7 @@ def _vector_settings(**retrieval: Any) -> Any:
 
 
 def _keyword_settings() -> Any:
-    from memoryclaw.config import settings_from_mapping
+    from memoryclaw.vault.config import settings_from_mapping
 
     return settings_from_mapping({"git": {"autoCommit": False}})
 
@@ -340,7 +340,7 @@ def measure_vault_vectors(
     from bench_search import Vocabulary, build_queries, ensure_vault
 
     from memoryclaw import Vault
-    from memoryclaw.vectors import nearest
+    from memoryclaw.index.vectors import nearest
 
     vocab = Vocabulary.build(seed)
     asked = build_queries(vocab, seed, queries)
@@ -417,7 +417,7 @@ def measure_real_model(size: int, queries: int, seed: int, out: Path) -> dict[st
     from bench_search import Vocabulary, build_queries, ensure_vault
 
     from memoryclaw import Vault
-    from memoryclaw.config import settings_from_mapping
+    from memoryclaw.vault.config import settings_from_mapping
 
     vocab = Vocabulary.build(seed)
     asked = build_queries(vocab, seed, queries)

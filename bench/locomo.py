@@ -40,11 +40,11 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memoryclaw import SearchResult, Vault  # noqa: E402
-from memoryclaw.config import Settings, settings_from_mapping  # noqa: E402
-from memoryclaw.retrieval import extract_keywords  # noqa: E402
+from memoryclaw.recall.retrieval import extract_keywords  # noqa: E402
+from memoryclaw.vault.config import Settings, settings_from_mapping  # noqa: E402
 
 if TYPE_CHECKING:
-    from memoryclaw.embeddings import Embedder, Vectors
+    from memoryclaw.index.embeddings import Embedder, Vectors
 
 DATA = ROOT.parent / "shared" / "data" / "locomo-dev.json"
 KS = (1, 3, 5, 10)
@@ -554,8 +554,8 @@ def collect_study(
 ) -> list[dict[str, Any]]:
     """Per question: the keyword candidates (id, score), every episode's cosine (as cached
     and chunked), the turns each episode covers, and the evidence turns."""
-    from memoryclaw.notes import parse_episode
-    from memoryclaw.vectors import nearest
+    from memoryclaw.index.vectors import nearest
+    from memoryclaw.vault.notes import parse_episode
 
     root = Path(run["root"])
     session_of = run["session_of"]
@@ -720,7 +720,7 @@ def main() -> None:
     variants = [v for v in VARIANTS if v.key in wanted]
     embedder = None
     if args.hybrid:
-        from memoryclaw.embeddings import embedder_for
+        from memoryclaw.index.embeddings import embedder_for
 
         started = time.perf_counter()
         embedder = QueryCache(embedder_for(VARIANTS[1].settings()))

@@ -13,8 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from .api import ForgetReport, IngestReport, Vault
-    from .archive import ArchiveReport
-    from .config import Settings, SharedVault, load_settings
+    from .consolidate.archive import ArchiveReport
     from .errors import (
         ArchiveConflictError,
         ConfigError,
@@ -30,61 +29,68 @@ if TYPE_CHECKING:
         UnsafePathError,
         VaultNotFoundError,
     )
-    from .hooks import MemoryHooks
-    from .importing import ImportReport
-    from .metrics import Metrics
-    from .notes import Episode, Fact, RawLog, Turn
-    from .payload import RetrievePayload
-    from .remote import RemoteSyncReport
-    from .retrieval import EpisodeResult, FactResult, SearchResult, Withheld, extract_keywords
-    from .scopes import Policy, RecallContext
-    from .sync import SyncReport
-    from .transcripts import LoggedTurn
-    from .working import WorkingMemories, WorkingMemory
+    from .importers.workspace import ImportReport
+    from .index.update import SyncReport
+    from .recall.metrics import Metrics
+    from .recall.payload import RetrievePayload
+    from .recall.retrieval import (
+        EpisodeResult,
+        FactResult,
+        SearchResult,
+        Withheld,
+        extract_keywords,
+    )
+    from .recall.working import WorkingMemories, WorkingMemory
+    from .serve.hooks import MemoryHooks
+    from .share.sync import RemoteSyncReport
+    from .vault.config import Settings, SharedVault, load_settings
+    from .vault.notes import Episode, Fact, RawLog, Turn
+    from .vault.rawlogs import LoggedTurn
+    from .vault.scopes import Policy, RecallContext
 
 # Where each public name lives.  Names are imported on first use (PEP 562), so a command
 # that needs a few modules (``memoryclaw search``) does not pay for every one of them.
 _HOMES = {
     "ArchiveConflictError": "errors",
-    "ArchiveReport": "archive",
+    "ArchiveReport": "consolidate.archive",
     "ConfigError": "errors",
     "EmbeddingError": "errors",
-    "Episode": "notes",
-    "EpisodeResult": "retrieval",
+    "Episode": "vault.notes",
+    "EpisodeResult": "recall.retrieval",
     "ExternalToolError": "errors",
-    "Fact": "notes",
-    "FactResult": "retrieval",
+    "Fact": "vault.notes",
+    "FactResult": "recall.retrieval",
     "ForgetReport": "api",
-    "ImportReport": "importing",
+    "ImportReport": "importers.workspace",
     "IngestReport": "api",
     "InvalidInputError": "errors",
     "LockTimeoutError": "errors",
-    "LoggedTurn": "transcripts",
-    "MemoryHooks": "hooks",
+    "LoggedTurn": "vault.rawlogs",
+    "MemoryHooks": "serve.hooks",
     "MemoryclawError": "errors",
-    "Metrics": "metrics",
+    "Metrics": "recall.metrics",
     "NotFoundError": "errors",
     "ParseError": "errors",
-    "Policy": "scopes",
-    "RawLog": "notes",
+    "Policy": "vault.scopes",
+    "RawLog": "vault.notes",
     "ReadOnlyVaultError": "errors",
-    "RecallContext": "scopes",
-    "RemoteSyncReport": "remote",
-    "RetrievePayload": "payload",
-    "SearchResult": "retrieval",
-    "Settings": "config",
-    "SharedVault": "config",
+    "RecallContext": "vault.scopes",
+    "RemoteSyncReport": "share.sync",
+    "RetrievePayload": "recall.payload",
+    "SearchResult": "recall.retrieval",
+    "Settings": "vault.config",
+    "SharedVault": "vault.config",
     "SyncError": "errors",
-    "SyncReport": "sync",
-    "Turn": "notes",
+    "SyncReport": "index.update",
+    "Turn": "vault.notes",
     "UnsafePathError": "errors",
     "Vault": "api",
     "VaultNotFoundError": "errors",
-    "Withheld": "retrieval",
-    "WorkingMemories": "working",
-    "WorkingMemory": "working",
-    "extract_keywords": "retrieval",
-    "load_settings": "config",
+    "Withheld": "recall.retrieval",
+    "WorkingMemories": "recall.working",
+    "WorkingMemory": "recall.working",
+    "extract_keywords": "recall.retrieval",
+    "load_settings": "vault.config",
 }
 
 

@@ -20,10 +20,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from . import __version__
-from . import metrics as recall_metrics
-from .archive import ArchiveReport, load_recalls, recalled_ids
-from .config import CONFIG_FILE, Settings, default_config_yaml, load_settings, resolve_vault_path
-from .embeddings import Embedder, embedder_for, embedder_name
+from .consolidate.archive import ArchiveReport, load_recalls, recalled_ids
 from .errors import (
     EmbeddingError,
     ExternalToolError,
@@ -32,7 +29,20 @@ from .errors import (
     NotFoundError,
     ReadOnlyVaultError,
 )
-from .history import (
+from .index.embeddings import Embedder, embedder_for, embedder_name
+from .index.store import Index
+from .index.update import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
+from .index.vectors import VectorHit, nearest, update_vectors
+from .recall import metrics as recall_metrics
+from .recall.recency import effective_weight
+from .recall.retrieval import (
+    SearchResult,
+    VectorFallback,
+    passage_neighbours,
+    search,
+    withheld_from,
+)
+from .share.history import (
     Commit,
     commit_changes,
     commit_journal,
@@ -43,20 +53,7 @@ from .history import (
     snapshot,
     value_commits,
 )
-from .index import Index
-from .notes import (
-    episode_handle,
-    format_provenance,
-    is_episode_handle,
-    parse_timestamp,
-    plural,
-    utc_iso,
-)
-from .recency import effective_weight
-from .retrieval import SearchResult, VectorFallback, passage_neighbours, search, withheld_from
-from .scopes import OWNER, Policy, RecallContext
-from .sync import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
-from .teams import (
+from .share.teams import (
     TeamVault,
     holder_of,
     merge,
@@ -67,18 +64,14 @@ from .teams import (
     team_neighbours,
     team_vaults,
 )
-from .transcripts import (
-    LoggedTurn,
-    NewTurn,
-    append_turns,
-    close_session,
-    held_back_logs,
-    is_open_log,
-    now_utc,
-    unprocessed_logs,
-    validate_turn,
+from .vault.config import (
+    CONFIG_FILE,
+    Settings,
+    default_config_yaml,
+    load_settings,
+    resolve_vault_path,
 )
-from .vault import (
+from .vault.files import (
     ARCHIVE_DIR,
     CONSOLIDATE_LOCK,
     SEMANTIC_LOCK,
@@ -96,16 +89,35 @@ from .vault import (
     safe_relpath,
     scan,
 )
-from .vectors import VectorHit, nearest, update_vectors
+from .vault.notes import (
+    episode_handle,
+    format_provenance,
+    is_episode_handle,
+    parse_timestamp,
+    plural,
+    utc_iso,
+)
+from .vault.rawlogs import (
+    LoggedTurn,
+    NewTurn,
+    append_turns,
+    close_session,
+    held_back_logs,
+    is_open_log,
+    now_utc,
+    unprocessed_logs,
+    validate_turn,
+)
+from .vault.scopes import OWNER, Policy, RecallContext
 
 if TYPE_CHECKING:
-    from .consolidation import ConsolidationReport
-    from .importing import ImportReport
-    from .payload import RetrievePayload
-    from .remote import RemoteSyncReport
-    from .review import PendingFact
-    from .skills import SkillInfo
-    from .supersede import SupersedeReport
+    from .consolidate.pipeline import ConsolidationReport
+    from .consolidate.review import PendingFact
+    from .consolidate.skills import SkillInfo
+    from .consolidate.supersede import SupersedeReport
+    from .importers.workspace import ImportReport
+    from .recall.payload import RetrievePayload
+    from .share.sync import RemoteSyncReport
 
 _log = logging.getLogger("memoryclaw.vectors")
 _NEIGHBOURS_OF = 20  # the best passages whose neighbouring lines may come along
@@ -237,8 +249,8 @@ class Vault:
             atomic_write(
                 gitignore, gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE
             )
-        from .remote import device_id, has_remote
-        from .remote import setup as setup_remote
+        from .share.sync import device_id, has_remote
+        from .share.sync import setup as setup_remote
 
         setup_remote(root)  # union merges for fact files, should the vault ever sync
         if git and not (root / ".git").exists():
@@ -272,7 +284,7 @@ class Vault:
     @property
     def teams(self) -> list[TeamVault]:
         """The team vaults ``sharedVaults`` lists: searched after this one, never written
-        (:mod:`memoryclaw.teams`)."""
+        (:mod:`memoryclaw.share.teams`)."""
         if self._teams is None:
             writable = _writable(self.root / STATE_DIR / "shared" / INDEX_FILE)
             self._teams = team_vaults(self.root, self.settings.shared_vaults, writable)
@@ -487,13 +499,14 @@ class Vault:
         """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working
         memory, of what ``context`` (None: the owner at the terminal) may see.  Archived
         episodes are left out; those in the block are noted as recalled (see :meth:`archive`).
-        A trivial message (greetings, thanks, fillers, emoji: :mod:`memoryclaw.trivial`)
+        A trivial message (greetings, thanks, fillers, emoji: :mod:`memoryclaw.recall.trivial`)
         recalls nothing and runs no search: its payload is empty, ``skipped: "trivial"``.
         ``working`` is the live session's working memory: its active skill's steps lead the
-        block (:mod:`memoryclaw.working` keeps it).  A ``context`` that names its session is a
+        block (:mod:`memoryclaw.recall.working` keeps it).  A ``context`` that names its session is
+        a
         host that sends the session's turns as history: those of its open log are not quoted."""
-        from .payload import render_payload
-        from .trivial import is_trivial
+        from .recall.payload import render_payload
+        from .recall.trivial import is_trivial
 
         budget = self.settings.retrieval.budget_tokens
         if is_trivial(query):
@@ -503,7 +516,7 @@ class Vault:
         result = self.search(query, now=now, refresh=refresh, context=context)
         if context is not None and context.session:
             result = _without_live_turns(self.root, result, context.session)
-        from .skills import active_skill
+        from .consolidate.skills import active_skill
 
         skill = active_skill(self.root, result.plan.keywords)
         top = result.passages[:_NEIGHBOURS_OF]
@@ -522,8 +535,9 @@ class Vault:
         return payload
 
     def _record(self, payload: RetrievePayload, now: datetime) -> None:
-        """Count the retrieve in the recall metrics (:mod:`memoryclaw.metrics`) and note the
-        episodes ``payload`` put before the model as recalled (:mod:`memoryclaw.archive`),
+        """Count the retrieve in the recall metrics (:mod:`memoryclaw.recall.metrics`) and note the
+        episodes ``payload`` put before the model as recalled
+        (:mod:`memoryclaw.consolidate.archive`),
         each once a day per process; one lock for both, never failing the recall."""
         if not _writable(self.root / recall_metrics.METRICS_FILE):
             return  # a vault that cannot be written
@@ -626,7 +640,7 @@ class Vault:
         With ``git.autoCommit`` in a git vault, what the run changed becomes one commit.
         """
         use_git = self.settings.git.auto_commit and is_repository(self.root)
-        from .consolidation import consolidate
+        from .consolidate.pipeline import consolidate
 
         self._finish_interrupted_forget()
         report = consolidate(
@@ -641,7 +655,7 @@ class Vault:
         out of automatic recall but searchable with ``include_archived``; ``dry_run`` only
         reports.  With ``git.autoCommit`` in a git vault the run is one commit."""
         use_git = not dry_run and self.settings.git.auto_commit and is_repository(self.root)
-        from .archive import run_archive
+        from .consolidate.archive import run_archive
 
         report = run_archive(
             self.root,
@@ -664,7 +678,7 @@ class Vault:
         it stays for another ``archiveAfterDays``); nothing to do when it is not archived."""
         refuse(self.teams, "archive --restore", ident)
         use_git = self.settings.git.auto_commit and is_repository(self.root)
-        from .archive import run_restore
+        from .consolidate.archive import run_restore
 
         report = run_restore(
             self.root, self.settings, self.index, ident, now=now or now_utc(), auto_commit=use_git
@@ -682,7 +696,7 @@ class Vault:
 
     def pending(self) -> list[PendingFact]:
         """Facts waiting for review in ``semantic/_pending.md``."""
-        from .review import pending_facts
+        from .consolidate.review import pending_facts
 
         return pending_facts(self.root)
 
@@ -690,7 +704,7 @@ class Vault:
         """Accept a pending fact: into its semantic file.  A conflict supersedes the old value,
         which stays in its file marked (dated ``now``, default: the current time)."""
         refuse(self.teams, "pending approve", ident)
-        from .review import approve
+        from .consolidate.review import approve
 
         with file_lock(self.root, SEMANTIC_LOCK):  # the lines it marks stay where they were
             self.refresh()
@@ -726,12 +740,12 @@ class Vault:
         """State ``entity``'s ``field`` as ``value``; its current values stay in their files,
         marked superseded by it on ``now``'s date (never deleted).  Setting the current value
         again writes nothing."""
-        from .review import replace_value
-        from .supersede import check_fact
+        from .consolidate.review import replace_value
+        from .consolidate.supersede import check_fact
 
         entity, field, value = check_fact(entity, field, value)
         if self.settings.privacy.redact_secrets:  # the same redactor every other writer passes
-            from .redact import redact
+            from .vault.redact import redact
 
             entity, field, value = redact(entity), field, redact(f"{field}: {value}")
             value = value.partition(": ")[2]
@@ -768,7 +782,7 @@ class Vault:
         ]
         if not rows:
             raise NotFoundError("fact", f"{entity} {field or ''}".strip())
-        from .supersede import fact_chain
+        from .consolidate.supersede import fact_chain
 
         chain = fact_chain(rows)
         git = is_repository(self.root)
@@ -788,7 +802,7 @@ class Vault:
     def reject_pending(self, ident: str) -> PendingFact:
         """Drop a pending fact."""
         refuse(self.teams, "pending reject", ident)
-        from .review import reject
+        from .consolidate.review import reject
 
         with file_lock(self.root, SEMANTIC_LOCK):
             return reject(self.root, ident)
@@ -800,8 +814,8 @@ class Vault:
         Team vaults (``sharedVaults``) are pulled first, fast-forward only; one that cannot be
         pulled says why in ``shared`` and stops nothing.  A vault that is not a git repository
         but lists team vaults only pulls them (``remote`` is empty)."""
-        from .remote import RemoteSyncReport, sync_remote
-        from .remote import setup as setup_remote
+        from .share.sync import RemoteSyncReport, sync_remote
+        from .share.sync import setup as setup_remote
 
         seconds = self.settings.sync.timeout_seconds
         shared = [team.pull(seconds).as_dict() for team in self.teams]
@@ -820,7 +834,7 @@ class Vault:
         if any(p.startswith("semantic/_forgotten/") for p in report.files_changed):
             self.refresh()  # a forget from elsewhere may have scrubbed raw logs too
             self.index.forget_deleted()
-        from .purge import collect_owed
+        from .share.purge import collect_owed
 
         collect_owed(self.root)  # a purge that followed another device's drops old objects
         return report
@@ -828,13 +842,13 @@ class Vault:
     def accept_config(self) -> list[str]:
         """Accept the ``memoryclaw.yaml`` keys a sync held: the values the file holds apply
         from the next load; the keys accepted."""
-        from .config import accept_held
+        from .vault.config import accept_held
 
         return accept_held(self.root)
 
     def export_archive(self, target: str | Path) -> int:
         """Write the vault's memory files to a ``.tar.gz``; how many files it holds."""
-        from .transfer import export_archive
+        from .share.transfer import export_archive
 
         return export_archive(self.root, Path(target))
 
@@ -842,7 +856,7 @@ class Vault:
         """Merge an exported ``.tar.gz`` into this git vault by the rules of a sync."""
         if not is_repository(self.root):
             raise ExternalToolError("git", f"{self.root} is not a git repository (git init)")
-        from .transfer import import_archive
+        from .share.transfer import import_archive
 
         report = import_archive(self.root, Path(source))
         memory = [p for p in report.files_changed if p.endswith(".md")]
@@ -913,7 +927,7 @@ class Vault:
     ) -> IngestReport:
         """Append many turns (``{session, role, content, timestamp?, name?, channel?, tool?}``,
         or ``{"messages": [...]}`` objects: OpenAI-style chats, see
-        :func:`memoryclaw.importers.message_records`).
+        :func:`memoryclaw.importers.parsers.message_records`).
 
         Every record is checked before anything is written; each session's log is closed after.
         ``line_numbers`` (one per record) are used in error messages instead of positions.
@@ -928,7 +942,7 @@ class Vault:
         logs = tuple(dict.fromkeys(t.path for t in logged))
         self._index_logs(logs)
         sessions = tuple(dict.fromkeys(t.session for t in logged))
-        from .scrub import FORGOTTEN
+        from .vault.scrub import FORGOTTEN
 
         blanked = sum(1 for t in logged if t.entry is not None and t.entry.content == FORGOTTEN)
         return IngestReport(len(logged), logs, sessions, forgotten=blanked)
@@ -940,8 +954,8 @@ class Vault:
         standard input; a ``.json`` path holds one chat or a list of them), in bounded memory:
         every line is checked before anything is written, then the turns are written in
         batches, and a run killed midway, run again, neither duplicates nor loses turns
-        (:mod:`memoryclaw.ingest`)."""
-        from .ingest import ingest_stream
+        (:mod:`memoryclaw.importers.ingest`)."""
+        from .importers.ingest import ingest_stream
 
         def to_turns(record: Mapping[str, Any], line: int, check: bool) -> list[NewTurn]:
             return _record_turns(record, name, line, check=check)
@@ -975,12 +989,13 @@ class Vault:
         """Bring an OpenClaw install's memory in (its state folder ``state``, default
         ``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``; one ``agent``, default all): MEMORY.md and
         USER.md items as facts and notes, daily notes as episodes, session transcripts as raw
-        logs, then consolidated.  A second import adds nothing (:mod:`memoryclaw.importing`)."""
+        logs, then consolidated.  A second import adds nothing
+        (:mod:`memoryclaw.importers.workspace`)."""
         where = Path(state).expanduser() if state is not None else None
         message = "memoryclaw: import from OpenClaw"
         use_git = self.settings.git.auto_commit and is_repository(self.root) and not dry_run
         with self._committing(message):
-            from .importing import import_openclaw
+            from .importers.workspace import import_openclaw
 
             done = import_openclaw(
                 self,
@@ -998,13 +1013,13 @@ class Vault:
     ) -> ImportReport:
         """Bring a folder of markdown notes in (an Obsidian vault, CLAUDE.md / AGENTS.md, memory
         folders): dated notes as episodes, memory files and lists as facts and notes."""
-        from .redact import redact  # a folder's name reaches the commit message
+        from .vault.redact import redact  # a folder's name reaches the commit message
 
         message = f"memoryclaw: import notes from {redact(Path(folder).name)}"
         use_git = self.settings.git.auto_commit and is_repository(self.root) and not dry_run
         note_writes = partial(journal, self.root) if use_git else None
         with self._committing(message):
-            from .importing import import_notes
+            from .importers.workspace import import_notes
 
             done = import_notes(
                 self, Path(folder), since=since, dry_run=dry_run, note_writes=note_writes
@@ -1024,7 +1039,7 @@ class Vault:
     def _keep_forgotten(self) -> None:
         """After an import: take out again whatever it brought back that was forgotten
         (the tombstones in ``semantic/_forgotten/``), from the files and the index."""
-        from . import forget as forgetting
+        from .share import forget as forgetting
 
         with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
             if forgetting.reapply(self.root, forgetting.memory_files(self.root)):
@@ -1104,7 +1119,7 @@ class Vault:
     def _forget(
         self, query: str | None, episode_id: str | None, fact_id: str | None, *, dry_run: bool
     ) -> ForgetReport:
-        from . import forget as forgetting
+        from .share import forget as forgetting
 
         if episode_id is not None:
             episode_rows = self.index.episode_rows("id = ?", [episode_id])
@@ -1121,7 +1136,7 @@ class Vault:
             todo = forgetting.plan_facts(self.root, self.index, fact_rows)
         else:
             assert query is not None
-            from .retrieval import extract_keywords
+            from .recall.retrieval import extract_keywords
 
             # Keywords only: forgetting must never reach what merely resembles the query.
             todo = forgetting.plan_query(self.root, self.index, extract_keywords(query))
@@ -1159,7 +1174,7 @@ class Vault:
     def _forget_committed(self, use_git: bool, message: str) -> str | None:
         """Bring the index up to date with a forget (its deleted words gone from the index
         file's bytes too), commit it, and drop its journal; the commit's sha."""
-        from . import forget as forgetting
+        from .share import forget as forgetting
 
         self._update_vectors(sync(self.root, self.index))
         self.index.forget_deleted()
@@ -1170,8 +1185,8 @@ class Vault:
     def _finish_interrupted_forget(self) -> None:
         """Before a consolidation or sync: finish a forget (or a history purge) that was
         killed on its way."""
-        from . import forget as forgetting
-        from .purge import PURGING
+        from .share import forget as forgetting
+        from .share.purge import PURGING
 
         if forgetting.interrupted(self.root) is not None or (self.root / PURGING).exists():
             with file_lock(self.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
@@ -1180,8 +1195,8 @@ class Vault:
     def _finish_forget(self) -> str | None:
         """Finish (or roll back) a forget that was killed on its way; its commit's sha.
         Called with the consolidation lock held."""
-        from . import forget as forgetting
-        from .purge import recover
+        from .share import forget as forgetting
+        from .share.purge import recover
 
         if is_repository(self.root):
             recover(self.root)  # a killed rewrite left the index at the old history
@@ -1222,14 +1237,14 @@ class Vault:
         (deleted ones vanish from every commit), with every other file some commit of which
         holds forgotten text (the tombstones, and ``query``'s words); push it to the sync
         remote.  The number of files rewritten, or with ``report`` the
-        :class:`memoryclaw.purge.PurgeReport`."""
+        :class:`memoryclaw.share.purge.PurgeReport`."""
         paths = list(paths)
         refuse(self.teams, "purge-history", *paths)
         if not is_repository(self.root):
             raise ExternalToolError("git", f"{self.root} is not a git repository")
-        from .forget import matcher_for
-        from .purge import purge
-        from .retrieval import extract_keywords
+        from .recall.retrieval import extract_keywords
+        from .share.forget import matcher_for
+        from .share.purge import purge
 
         keywords = extract_keywords(query) if query else []
         match, terms = matcher_for(self.root, keywords)
@@ -1248,7 +1263,7 @@ class Vault:
     def purge_blockers(self) -> list[str]:
         """Tracked files with uncommitted changes, which keep a history purge from running
         (after finishing a forget or a purge that was killed on its way)."""
-        from .purge import blockers
+        from .share.purge import blockers
 
         if not is_repository(self.root):
             return []
@@ -1258,21 +1273,21 @@ class Vault:
 
     def skills(self) -> list[SkillInfo]:
         """Every skill under ``skills/`` with its status; unreadable ones have status invalid."""
-        from .skills import list_skills
+        from .consolidate.skills import list_skills
 
         return list_skills(self.root)
 
     def approve_skill(self, name: str) -> SkillInfo:
         """Mark the skill approved; ``todos`` says how many TODO markers it still holds."""
         refuse(self.teams, "skills approve", name)
-        from .skills import approve_skill
+        from .consolidate.skills import approve_skill
 
         return approve_skill(self.root, name)
 
     def reject_skill(self, name: str) -> SkillInfo:
         """Mark the skill rejected: never active, and never suggested again."""
         refuse(self.teams, "skills reject", name)
-        from .skills import reject_skill
+        from .consolidate.skills import reject_skill
 
         return reject_skill(self.root, name)
 
@@ -1309,13 +1324,13 @@ class Vault:
         since: date | str | None = None,
         now: datetime | None = None,
     ) -> recall_metrics.Metrics:
-        """Recall metrics (:mod:`memoryclaw.metrics`) over the last ``days`` UTC days, today
+        """Recall metrics (:mod:`memoryclaw.recall.metrics`) over the last ``days`` UTC days, today
         included (default 7), or from the day ``since`` to today; with the facts pending
         review, the conflicts among them and the episodes archived, as they are now."""
         first, last = recall_metrics.window(recall_metrics.day_of(now or now_utc()), days, since)
         self.refresh()
         recorded = recall_metrics.read_days(self.root)
-        from .review import pending_facts
+        from .consolidate.review import pending_facts
 
         pending = pending_facts(self.root)
         lowest, highest = ARCHIVE_DIR + "/", ARCHIVE_DIR + "0"
@@ -1373,7 +1388,7 @@ class Vault:
             checks.append({"check": check, "status": status, "detail": detail})
 
         add("version", "ok", f"memoryclaw {__version__}")
-        from .config import LAST_VALID_FILE, config_file_problem
+        from .vault.config import LAST_VALID_FILE, config_file_problem
 
         bad_config = config_file_problem(self.root)
         add(
@@ -1385,7 +1400,7 @@ class Vault:
             if (self.root / CONFIG_FILE).exists()
             else "no memoryclaw.yaml; defaults apply",
         )
-        from .config import held_config
+        from .vault.config import held_config
 
         for key, pair in sorted(held_config(self.root).items()):
             add(
@@ -1462,7 +1477,7 @@ class Vault:
                 "installed" if have else f"not installed (pip install 'memoryclaw[{extra}]')",
             )
         if self.settings.llm.provider == "ollama":
-            from .llm import ollama_status
+            from .consolidate.llm import ollama_status
 
             add("llm", *ollama_status(self.settings.llm))
         for status, detail in self._vector_checks():
@@ -1476,7 +1491,7 @@ class Vault:
             else "not a git repository (memoryclaw init --git)",
         )
         if git_dir:
-            from .incoming import ignored_memory_folders, local_problems
+            from .share.incoming import ignored_memory_folders, local_problems
 
             hidden = ignored_memory_folders(self.root)
             if hidden:
@@ -1549,7 +1564,7 @@ def _without_live_turns(root: Path, result: SearchResult, session: str) -> Searc
 
 def _skipped(query: str, budget: int, reason: str) -> RetrievePayload:
     """The payload of a query recall did not run for: nothing to inject, and why."""
-    from .payload import RetrievePayload
+    from .recall.payload import RetrievePayload
 
     memory = {"goal": query, "plan": [], "facts": {}, "recent_observations": []}
     return RetrievePayload(
@@ -1656,7 +1671,7 @@ def _record_turns(
 ) -> list[NewTurn]:
     """The turns of one ingest record: a turn, or an OpenAI-style chat's turns; each turn
     checked as the vault will store it unless ``check`` is false (already checked)."""
-    from .importers import conversation_records
+    from .importers.parsers import conversation_records
 
     if isinstance(record, Mapping) and "messages" in record:
         expanded = conversation_records(record, source=source, line=line)

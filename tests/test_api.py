@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import InvalidInputError, NotFoundError, RecallContext, Vault, VaultNotFoundError
-from memoryclaw.config import CONFIG_FILE
-from memoryclaw.notes import episode_handle
+from memoryclaw.vault.config import CONFIG_FILE
+from memoryclaw.vault.notes import episode_handle
 
 from .conftest import NOW
 
@@ -79,7 +79,7 @@ def test_ingest_groups_sessions_and_closes_logs(empty_vault: Vault) -> None:
     ]
     report = empty_vault.ingest(records)
     assert report.turns == 3 and report.sessions == ("a", "b") and len(report.logs) == 2
-    from memoryclaw.transcripts import unprocessed_logs
+    from memoryclaw.vault.rawlogs import unprocessed_logs
 
     logs = {log.session: log for log in unprocessed_logs(empty_vault.root)}
     assert [t.content for t in logs["a"].turns] == ["a1", "a2"]

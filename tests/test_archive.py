@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from memoryclaw import ArchiveConflictError, NotFoundError, Vault
-from memoryclaw.archive import RECALL_FILE, RecallLog, load_recalls, save_recalls
-from memoryclaw.daemon import Daemon
-from memoryclaw.notes import parse_episode
-from memoryclaw.server import StdioServer
+from memoryclaw.consolidate.archive import RECALL_FILE, RecallLog, load_recalls, save_recalls
+from memoryclaw.serve.daemon import Daemon
+from memoryclaw.serve.stdio import StdioServer
+from memoryclaw.vault.notes import parse_episode
 
 from .conftest import child_limits, run_bounded
 from .line_client import line_client

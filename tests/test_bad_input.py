@@ -22,7 +22,7 @@ from typing import Any
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.inputs import MAX_LINE_BYTES
+from memoryclaw.vault.inputs import MAX_LINE_BYTES
 
 from .line_client import limit_memory
 

@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.extraction import FactDraft
-from memoryclaw.notes import RawLog, parse_episode, parse_log
-from memoryclaw.summarize import EpisodeDraft
-from memoryclaw.transcripts import unprocessed_logs
+from memoryclaw.consolidate.extraction import FactDraft
+from memoryclaw.consolidate.summarize import EpisodeDraft
+from memoryclaw.vault.notes import RawLog, parse_episode, parse_log
+from memoryclaw.vault.rawlogs import unprocessed_logs
 
 from .conftest import NOW, run_bounded
 
@@ -139,7 +139,7 @@ def _scripted(*facts: FactDraft) -> Callable[[RawLog], list[EpisodeDraft]]:
 
 
 def _run(vault: Vault, session: str, *facts: FactDraft) -> dict[str, object]:
-    from memoryclaw.consolidation import consolidate
+    from memoryclaw.consolidate.pipeline import consolidate
 
     _log(vault, session, f"details for {session}")
     return consolidate(
@@ -390,7 +390,7 @@ def test_episodes_of_one_log_sharing_a_second_and_a_slug_are_all_kept(vault: Vau
     file name: each is written to its own file, none overwrites another."""
     from dataclasses import replace
 
-    from memoryclaw.consolidation import consolidate
+    from memoryclaw.consolidate.pipeline import consolidate
 
     for n in range(4):
         vault.log_turn("same", "user", f"pelican fact {n}", timestamp=NOW)
@@ -493,7 +493,7 @@ def test_a_fact_read_from_a_tool_result_is_low_until_corroborated(
 ) -> None:
     """A summarizer (a model, say) that reads a fact out of a tool's output: data, not the
     owner's word, so it waits for review."""
-    from memoryclaw.consolidation import consolidate
+    from memoryclaw.consolidate.pipeline import consolidate
 
     vault.log_turn("s1", "user", "Look up the supplier for me", timestamp=NOW)
     vault.log_turn(
@@ -636,7 +636,7 @@ def test_a_log_written_with_an_overlong_session_key_is_still_consolidated(
 ) -> None:
     """Logging now refuses session keys over 400 characters; a log an earlier version wrote
     with one is consolidated like any other, never silently left behind."""
-    from memoryclaw.notes import Turn, dump_log
+    from memoryclaw.vault.notes import Turn, dump_log
 
     key = "agent:main:telegram:direct:" + "x" * 450
     meta = {"id": "log-long", "timestamp": "2026-01-01T10:00:00Z", "channel": "telegram"}

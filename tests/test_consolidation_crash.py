@@ -21,8 +21,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from memoryclaw import Vault
-from memoryclaw.notes import parse_episode, parse_log
-from memoryclaw.transcripts import unprocessed_logs
+from memoryclaw.vault.notes import parse_episode, parse_log
+from memoryclaw.vault.rawlogs import unprocessed_logs
 
 from .conftest import child_limits, run_bounded
 

@@ -18,9 +18,9 @@ from click.testing import CliRunner
 
 from memoryclaw import ConfigError, Vault
 from memoryclaw.cli import cli
-from memoryclaw.daemon import Daemon, _task_for
 from memoryclaw.errors import DaemonRunningError
-from memoryclaw.vault import atomic_write
+from memoryclaw.serve.daemon import Daemon, _task_for
+from memoryclaw.vault.files import atomic_write
 from tests.test_cli import clean_env, run
 from tests.test_remote import _first_device, _git, _remote
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryclaw.dates import human_annotations, human_date, resolve_relative_dates
+from memoryclaw.vault.dates import human_annotations, human_date, resolve_relative_dates
 
 MONDAY = date(2023, 5, 8)  # a Monday: weeks run Monday to Sunday
 

@@ -9,8 +9,7 @@ from typing import Any
 import pytest
 
 from memoryclaw import EmbeddingError
-from memoryclaw.config import settings_from_mapping
-from memoryclaw.embeddings import (
+from memoryclaw.index.embeddings import (
     Embedder,
     OllamaEmbedder,
     SentenceTransformerEmbedder,
@@ -20,6 +19,7 @@ from memoryclaw.embeddings import (
     normalised,
     text_hash,
 )
+from memoryclaw.vault.config import settings_from_mapping
 
 np = pytest.importorskip("numpy")
 

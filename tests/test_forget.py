@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from memoryclaw.history import MEMORY_FOLDERS
+from memoryclaw.share.history import MEMORY_FOLDERS
 
 from .test_bad_input import run as mc
 

@@ -11,8 +11,9 @@ from pathlib import Path
 
 import pytest
 
-from memoryclaw import ExternalToolError, UnsafePathError, Vault, history
-from memoryclaw.history import commit_changes, commit_journal, journal, snapshot
+from memoryclaw import ExternalToolError, UnsafePathError, Vault
+from memoryclaw.share import history
+from memoryclaw.share.history import commit_changes, commit_journal, journal, snapshot
 
 from .conftest import NOW
 
@@ -128,7 +129,7 @@ def test_the_next_run_commits_what_a_run_killed_before_its_commit_wrote(
         raise SystemExit("killed before the commit")
 
     with monkeypatch.context() as patch:
-        patch.setattr("memoryclaw.consolidation.commit_journal", killed)
+        patch.setattr("memoryclaw.consolidate.pipeline.commit_journal", killed)
         with pytest.raises(SystemExit):
             repo.consolidate(now=NOW + timedelta(days=1))
     status = git(repo.root, "status", "--porcelain", "--untracked-files=all")
@@ -214,7 +215,7 @@ def test_a_file_name_that_is_not_utf8_breaks_neither_forget_nor_sync_nor_import_
 
 def test_a_removal_already_staged_by_a_killed_run_is_committed(tmp_path: Path) -> None:
     """A git a killed run started can stage a deletion and end: the next commit takes it."""
-    from memoryclaw.history import commit_changes
+    from memoryclaw.share.history import commit_changes
 
     root = tmp_path / "v"
     subprocess.run(["git", "init", "-q", str(root)], check=True)

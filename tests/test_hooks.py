@@ -12,8 +12,8 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.hooks import MemoryHooks
-from memoryclaw.transcripts import unprocessed_logs
+from memoryclaw.serve.hooks import MemoryHooks
+from memoryclaw.vault.rawlogs import unprocessed_logs
 
 
 def test_before_model_returns_the_memory_block(vault_dir: Path) -> None:
@@ -69,7 +69,7 @@ def test_bad_turn_fails_open(vault_dir: Path, caplog: pytest.LogCaptureFixture) 
 _HOLD_LOGS_LOCK = """
 import sys, time
 from pathlib import Path
-from memoryclaw.vault import file_lock
+from memoryclaw.vault.files import file_lock
 with file_lock(Path(sys.argv[1]), "logs"):
     print("held", flush=True)
     time.sleep(4)

@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memoryclaw.notes import parse_episode
+from memoryclaw.vault.notes import parse_episode
 
 from .test_cli import clean_env
 

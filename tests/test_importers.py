@@ -12,7 +12,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw.errors import InvalidInputError
-from memoryclaw.importers import (
+from memoryclaw.importers.parsers import (
     NoteItem,
     conversation_records,
     daily_note_date,

@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import InvalidInputError, RecallContext, Vault
-from memoryclaw.notes import parse_facts
-from memoryclaw.openclaw import existing_memory_hint
-from memoryclaw.transcripts import unprocessed_logs
+from memoryclaw.serve.openclaw import existing_memory_hint
+from memoryclaw.vault.notes import parse_facts
+from memoryclaw.vault.rawlogs import unprocessed_logs
 
 from .openclaw_state import MEMORY, make_state
 from .test_cli import clean_env, snapshot

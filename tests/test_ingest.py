@@ -1,4 +1,5 @@
-"""``ingest`` of a file (:mod:`memoryclaw.ingest`): read twice in bounded memory — checked,
+"""``ingest`` of a file (:mod:`memoryclaw.importers.ingest`): read twice in bounded memory —
+checked,
 then written in batches — and safe to run again after a kill: no turn twice, none lost."""
 
 from __future__ import annotations
@@ -17,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw import ingest as ingest_module
-from memoryclaw.notes import parse_log
+from memoryclaw.importers import ingest as ingest_module
+from memoryclaw.vault.notes import parse_log
 
 from .test_cli import clean_env
 

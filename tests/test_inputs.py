@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import InvalidInputError, Vault
-from memoryclaw.inputs import (
+from memoryclaw.vault.inputs import (
     LABEL_LIMITS,
     MAX_DEPTH,
     bounded_lines,

@@ -22,10 +22,10 @@ from typing import Any
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.config import LlmSettings, Settings
-from memoryclaw.llm import ollama_summarizer, summarizer_for
-from memoryclaw.notes import RawLog, Turn, parse_episode
-from memoryclaw.summarize import EpisodeDraft, summarize_log
+from memoryclaw.consolidate.llm import ollama_summarizer, summarizer_for
+from memoryclaw.consolidate.summarize import EpisodeDraft, summarize_log
+from memoryclaw.vault.config import LlmSettings, Settings
+from memoryclaw.vault.notes import RawLog, Turn, parse_episode
 
 from .conftest import NOW
 

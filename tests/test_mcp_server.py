@@ -21,9 +21,9 @@ from mcp.types import CallToolResult, TextContent
 
 from memoryclaw import ConfigError, Vault
 from memoryclaw.cli import cli
-from memoryclaw.inputs import MAX_REQUEST_BYTES
-from memoryclaw.mcp_server import build_server
-from memoryclaw.transcripts import unprocessed_logs
+from memoryclaw.serve.mcp import build_server
+from memoryclaw.vault.inputs import MAX_REQUEST_BYTES
+from memoryclaw.vault.rawlogs import unprocessed_logs
 
 from .line_client import line_client
 

@@ -17,10 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import ConfigError, InvalidInputError, Vault
-from memoryclaw.metrics import METRICS_FILE, DayCounts, load_days, record
-from memoryclaw.notes import Turn, dump_log
-from memoryclaw.payload import RetrievePayload
-from memoryclaw.server import BAD_PARAMS, StdioServer
+from memoryclaw.recall.metrics import METRICS_FILE, DayCounts, load_days, record
+from memoryclaw.recall.payload import RetrievePayload
+from memoryclaw.serve.stdio import BAD_PARAMS, StdioServer
+from memoryclaw.vault.notes import Turn, dump_log
 
 from .conftest import NOW
 

@@ -14,9 +14,9 @@ import yaml
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryclaw import notes
 from memoryclaw.errors import ParseError
-from memoryclaw.notes import (
+from memoryclaw.vault import notes
+from memoryclaw.vault.notes import (
     CONFIDENCE_LEVELS,
     Episode,
     Turn,

@@ -11,7 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from memoryclaw import ExternalToolError, openclaw
+from memoryclaw import ExternalToolError
+from memoryclaw.serve import openclaw
 
 from .openclaw_state import make_state
 from .test_cli import on_a_terminal

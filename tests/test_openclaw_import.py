@@ -16,8 +16,8 @@ from collections import Counter
 from pathlib import Path
 from typing import Any
 
-from memoryclaw.notes import parse_log
-from memoryclaw.transcript_import import turn_identity
+from memoryclaw.importers.transcripts import turn_identity
+from memoryclaw.vault.notes import parse_log
 
 from .loopback_model import LoopbackModel
 from .openclaw_env import ensure_openclaw, openclaw_env

@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from memoryclaw.transcripts import unprocessed_logs
+from memoryclaw.vault.rawlogs import unprocessed_logs
 
 from .loopback_model import LoopbackModel, prompt_text
 from .openclaw_env import ensure_openclaw, node_bin, openclaw_env

@@ -1,4 +1,4 @@
-"""Where an OpenClaw install keeps its memory (:mod:`memoryclaw.openclaw_store`), by the
+"""Where an OpenClaw install keeps its memory (:mod:`memoryclaw.importers.openclaw_store`), by the
 rules OpenClaw 2026.9.6 documents, and reading its transcripts without writing to them."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from memoryclaw.openclaw_store import (
+from memoryclaw.importers.openclaw_store import (
     agent_places,
     daily_notes,
     load_config,

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.origins import ORIGINS, episode_origin, fact_origin, line_origin
-from memoryclaw.server import StdioServer
+from memoryclaw.recall.origins import ORIGINS, episode_origin, fact_origin, line_origin
+from memoryclaw.serve.stdio import StdioServer
 
 GROUP = "agent:main:telegram:group:-100777"
 CRON = "agent:main:cron:nightly"

@@ -22,8 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import NotFoundError, Vault
-from memoryclaw.notes import episode_handle, is_episode_handle
-from memoryclaw.payload import (
+from memoryclaw.recall.payload import (
     _FACTS_LABEL,
     _RECENT_LABEL,
     CLOSE,
@@ -34,7 +33,8 @@ from memoryclaw.payload import (
     estimate_tokens,
     render_payload,
 )
-from memoryclaw.retrieval import PassageHit
+from memoryclaw.recall.retrieval import PassageHit
+from memoryclaw.vault.notes import episode_handle, is_episode_handle
 
 from .conftest import NOW, SAMPLE_VAULT
 from .injection_corpus import CORPUS, Injection
@@ -488,8 +488,8 @@ def test_results_below_min_score_are_not_injected(
 
 
 def test_vector_hits_share_the_relevance_scale(tmp_path: Path) -> None:
-    from memoryclaw.retrieval import EpisodeResult, _relevance
-    from memoryclaw.scopes import Policy, RecallContext
+    from memoryclaw.recall.retrieval import EpisodeResult, _relevance
+    from memoryclaw.vault.scopes import Policy, RecallContext
 
     everyone = Policy(RecallContext())
 
@@ -524,7 +524,7 @@ def test_low_confidence_episodes_come_last_and_say_so(tmp_path: Path) -> None:
 
 
 def test_a_low_confidence_episode_gets_only_the_room_left(tmp_path: Path) -> None:
-    from memoryclaw.payload import render_payload
+    from memoryclaw.recall.payload import render_payload
 
     with Vault.init(tmp_path / "v", env={}) as vault:
         _episode_of(vault.root, "ep-doubtful", 1, "low", "pelican pelican lunch on friday")

@@ -86,15 +86,17 @@ def _imported_modules(path: Path) -> set[str]:
             names.update(alias.name.split(".")[0] for alias in node.names)
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names.add(node.module.split(".")[0])
-        elif isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
-            names.add("." + node.module.split(".")[0])
+        elif isinstance(node, ast.ImportFrom) and node.level >= 1 and node.module:
+            names.add("." + node.module.split(".")[-1])
     return names
 
 
-LIBRARY_FILES = sorted(p for p in PACKAGE.glob("*.py") if p.name not in UI_LAYER)
+LIBRARY_FILES = sorted(
+    p for p in PACKAGE.rglob("*.py") if p.name not in UI_LAYER and p.parent.name != "cli"
+)
 
 
-@pytest.mark.parametrize("path", LIBRARY_FILES, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", LIBRARY_FILES, ids=lambda p: str(p.relative_to(PACKAGE)))
 def test_no_ui_imports_below_the_cli(path: Path) -> None:
     imported = _imported_modules(path)
     assert not imported & UI_MODULES, f"{path.name} imports {imported & UI_MODULES}"
@@ -102,13 +104,13 @@ def test_no_ui_imports_below_the_cli(path: Path) -> None:
 
 
 def test_notes_module_does_no_io() -> None:
-    imported = _imported_modules(PACKAGE / "notes.py")
+    imported = _imported_modules(PACKAGE / "vault" / "notes.py")
     assert not imported & {"os", "pathlib", "shutil", "sqlite3", "sqlite_utils", "subprocess"}
 
 
 def test_only_index_module_imports_sqlite_utils() -> None:
-    users = {p.name for p in PACKAGE.glob("*.py") if "sqlite_utils" in _imported_modules(p)}
-    assert users == {"index.py"}
+    users = {p.name for p in PACKAGE.rglob("*.py") if "sqlite_utils" in _imported_modules(p)}
+    assert users == {"store.py"}
 
 
 def _module_and_class_defs(tree: ast.Module) -> list[ast.AST]:
@@ -123,7 +125,7 @@ def _module_and_class_defs(tree: ast.Module) -> list[ast.AST]:
 def test_every_public_function_has_a_docstring() -> None:
     missing = []
     kinds = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-    for path in sorted(PACKAGE.glob("*.py")):
+    for path in sorted(PACKAGE.rglob("*.py")):
         for node in _module_and_class_defs(ast.parse(path.read_text(encoding="utf-8"))):
             public = isinstance(node, kinds) and not node.name.startswith("_")
             if public and ast.get_docstring(node) is None:
@@ -136,7 +138,7 @@ def test_py_typed_marker_ships() -> None:
 
 
 def test_importers_module_does_no_io() -> None:
-    imported = _imported_modules(PACKAGE / "importers.py")
+    imported = _imported_modules(PACKAGE / "importers" / "parsers.py")
     assert not imported & {"os", "pathlib", "shutil", "sqlite3", "sqlite_utils", "subprocess"}
 
 
@@ -158,13 +160,13 @@ def test_the_command_line_imports_only_what_a_search_needs() -> None:
     heavy = {"apscheduler", "mcp", "numpy", "httpx", "sentence_transformers", "sqlite_utils"}
     assert not {m.split(".")[0] for m in loaded} & heavy
     writers = {
-        "memoryclaw.consolidation",
-        "memoryclaw.importing",
-        "memoryclaw.importers",
-        "memoryclaw.openclaw",
-        "memoryclaw.redact",
-        "memoryclaw.skills",
-        "memoryclaw.daemon",
-        "memoryclaw.mcp_server",
+        "memoryclaw.consolidate.pipeline",
+        "memoryclaw.importers.workspace",
+        "memoryclaw.importers.parsers",
+        "memoryclaw.serve.openclaw",
+        "memoryclaw.vault.redact",
+        "memoryclaw.consolidate.skills",
+        "memoryclaw.serve.daemon",
+        "memoryclaw.serve.mcp",
     }
     assert not loaded & writers, sorted(loaded & writers)

@@ -15,8 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
-from memoryclaw.config import ConfigError, settings_from_mapping
-from memoryclaw.recency import (
+from memoryclaw.recall.recency import (
     LATEST_WEIGHT,
     USE_SHARE,
     Recency,
@@ -24,6 +23,7 @@ from memoryclaw.recency import (
     decay,
     effective_weight,
 )
+from memoryclaw.vault.config import ConfigError, settings_from_mapping
 
 from .line_client import line_client
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryclaw.redact import redact
+from memoryclaw.vault.redact import redact
 
 from .secret_corpus import SAMPLES, SPLIT_SAMPLES
 from .test_forget import mc

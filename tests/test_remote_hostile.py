@@ -19,7 +19,7 @@ import pytest
 
 from memoryclaw import SyncError, Vault
 from memoryclaw.errors import UnsafePathError
-from memoryclaw.vault import CONSOLIDATE_LOCK, file_lock
+from memoryclaw.vault.files import CONSOLIDATE_LOCK, file_lock
 
 from .test_remote import kill_process_group
 
@@ -763,7 +763,7 @@ HOSTILE_CONFIGS = {
 def test_a_trust_relevant_config_key_from_a_remote_is_held_until_accepted(
     tmp_path: Path, text: str, key: str
 ) -> None:
-    from memoryclaw.config import Settings, flatten, plain
+    from memoryclaw.vault.config import Settings, flatten, plain
 
     bare = _remote(tmp_path)
     a = _device(tmp_path, bare, "a")
@@ -923,7 +923,7 @@ def test_a_group_turn_from_an_owner_id_a_remote_added_stays_untrusted(tmp_path: 
 def test_gitignore_and_gitattributes_lines_are_judged_by_their_shape(
     name: str, line: str, refused: bool
 ) -> None:
-    from memoryclaw.incoming import line_problem
+    from memoryclaw.share.incoming import line_problem
 
     assert (line_problem(name, line) is not None) == refused
 

@@ -14,7 +14,7 @@ from hypothesis import strategies as st
 
 from memoryclaw import Vault
 from memoryclaw.errors import InvalidInputError
-from memoryclaw.scopes import (
+from memoryclaw.vault.scopes import (
     Policy,
     RecallContext,
     conversation_scope,

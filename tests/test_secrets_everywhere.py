@@ -31,8 +31,8 @@ from typing import Any
 
 import pytest
 
-from memoryclaw.redact import redact
-from memoryclaw.remote import _pend
+from memoryclaw.share.sync import _pend
+from memoryclaw.vault.redact import redact
 
 from .openclaw_state import T0, make_state, make_store, message
 from .secret_corpus import MASKED_TAIL, SAMPLES, SPLIT_SAMPLES

@@ -15,10 +15,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
-from memoryclaw import server as server_module
-from memoryclaw.inputs import MAX_REQUEST_BYTES
-from memoryclaw.retrieval import MAX_QUERY_BYTES
-from memoryclaw.server import (
+from memoryclaw.recall.retrieval import MAX_QUERY_BYTES
+from memoryclaw.serve import stdio as server_module
+from memoryclaw.serve.stdio import (
     BAD_PARAMS,
     INVALID_REQUEST,
     MEMORY_ERROR,
@@ -27,7 +26,8 @@ from memoryclaw.server import (
     PARSE_ERROR,
     StdioServer,
 )
-from memoryclaw.transcripts import MAX_TURN_CHARS, unprocessed_logs
+from memoryclaw.vault.inputs import MAX_REQUEST_BYTES
+from memoryclaw.vault.rawlogs import MAX_TURN_CHARS, unprocessed_logs
 
 from .line_client import limit_memory, line_client
 from .test_transcripts import REAL, recalled_block, vault_text

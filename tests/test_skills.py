@@ -18,13 +18,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import NotFoundError, ParseError, Vault
-from memoryclaw.notes import Turn, dump_log, parse_log
-from memoryclaw.skills import (
+from memoryclaw.consolidate.skills import (
     list_skills,
     pattern_counts,
     suggest_skills,
     tool_sequences,
 )
+from memoryclaw.vault.notes import Turn, dump_log, parse_log
 
 EMAIL = ("lookup_contact", "draft_email", "send_email")
 NAME = "lookup-contact-draft-email-send-email"

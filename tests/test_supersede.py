@@ -12,14 +12,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryclaw import InvalidInputError, NotFoundError, Vault
-from memoryclaw.notes import (
+from memoryclaw.serve.stdio import StdioServer
+from memoryclaw.vault.notes import (
     format_fact_line,
     format_provenance,
     mark_superseded,
     parse_facts,
     parse_superseded,
 )
-from memoryclaw.server import StdioServer
 
 from .conftest import NOW, run_bounded
 from .line_client import line_client

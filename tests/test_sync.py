@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.sync import is_stale, sync, sync_paths
+from memoryclaw.index.update import is_stale, sync, sync_paths
 
 JOHN = "episodes/2025-04-08_14-32-10_email-john.md"
 
@@ -145,7 +145,7 @@ def test_schema_change_triggers_rebuild(vault: Vault, vault_dir: Path) -> None:
 def test_large_vault_freshness_uses_folder_mtimes_only(
     vault: Vault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("memoryclaw.sync.FULL_STAT_LIMIT", 0)
+    monkeypatch.setattr("memoryclaw.index.update.FULL_STAT_LIMIT", 0)
     vault.reindex()
     assert not is_stale(vault.root, vault.index)
     with open(vault_dir / JOHN, "a", encoding="utf-8") as handle:
@@ -276,7 +276,7 @@ def test_file_changing_under_the_scan_is_skipped_for_this_pass(
     if known:
         vault.reindex()
     os.utime(path, ns=(1, 1))  # so the scan sees it as new or changed
-    import memoryclaw.sync as sync_module
+    import memoryclaw.index.update as sync_module
 
     real_scan = sync_module.scan
 

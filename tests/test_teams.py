@@ -12,7 +12,7 @@ from typing import Any
 import pytest
 
 from memoryclaw import ConfigError, ReadOnlyVaultError, RecallContext, Vault
-from memoryclaw.teams import _interleave
+from memoryclaw.share.teams import _interleave
 from tests.test_cli import clean_env, one_error_line, run, run_json
 from tests.test_remote import _git
 

@@ -1,4 +1,4 @@
-"""OpenClaw session transcripts into raw logs (:mod:`memoryclaw.transcript_import`): real
+"""OpenClaw session transcripts into raw logs (:mod:`memoryclaw.importers.transcripts`): real
 times, keys, agents and speakers; each turn once, whoever logged it first."""
 
 from __future__ import annotations
@@ -18,8 +18,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryclaw import ParseError, RecallContext, Vault
-from memoryclaw.notes import parse_log, utc_iso
-from memoryclaw.transcript_import import LEDGER_FILE, logged_positions, turn_identity
+from memoryclaw.importers.transcripts import LEDGER_FILE, logged_positions, turn_identity
+from memoryclaw.vault.notes import parse_log, utc_iso
 
 from .openclaw_state import T0, append_event, make_state, message
 

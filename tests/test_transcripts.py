@@ -14,10 +14,10 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import InvalidInputError, Vault
-from memoryclaw.config import Settings, settings_from_mapping
-from memoryclaw.notes import parse_log
-from memoryclaw.payload import CLOSE, FRAME, OPEN, strip_recalled
-from memoryclaw.transcripts import (
+from memoryclaw.recall.payload import CLOSE, FRAME, OPEN, strip_recalled
+from memoryclaw.vault.config import Settings, settings_from_mapping
+from memoryclaw.vault.notes import parse_log
+from memoryclaw.vault.rawlogs import (
     MAX_TURN_CHARS,
     NewTurn,
     append_turns,

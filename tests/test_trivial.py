@@ -13,9 +13,9 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
-from memoryclaw.hooks import MemoryHooks
-from memoryclaw.server import StdioServer
-from memoryclaw.trivial import TRIVIAL_WORDS, is_trivial, is_trivial_word
+from memoryclaw.recall.trivial import TRIVIAL_WORDS, is_trivial, is_trivial_word
+from memoryclaw.serve.hooks import MemoryHooks
+from memoryclaw.serve.stdio import StdioServer
 
 from .conftest import NOW
 

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from memoryclaw.errors import LockTimeoutError, ParseError, UnsafePathError, VaultNotFoundError
-from memoryclaw.vault import (
+from memoryclaw.vault.files import (
     atomic_write,
     classify,
     file_lock,
@@ -141,7 +141,8 @@ def test_file_lock_excludes_another_process(tmp_path: Path) -> None:
         [
             sys.executable,
             "-c",
-            "import sys, time; from pathlib import Path; from memoryclaw.vault import file_lock\n"
+            "import sys, time; from pathlib import Path\n"
+            "from memoryclaw.vault.files import file_lock\n"
             "with file_lock(Path(sys.argv[1]), 'x'):\n"
             "    print('held', flush=True); time.sleep(3)",
             str(tmp_path),

@@ -18,11 +18,11 @@ from typing import Any
 import pytest
 
 from memoryclaw import EmbeddingError, Vault
-from memoryclaw.config import Settings, settings_from_mapping
-from memoryclaw.embeddings import Embedder
-from memoryclaw.index import Index
-from memoryclaw.retrieval import VectorFallback, search
-from memoryclaw.vectors import nearest, update_vectors
+from memoryclaw.index.embeddings import Embedder
+from memoryclaw.index.store import Index
+from memoryclaw.index.vectors import nearest, update_vectors
+from memoryclaw.recall.retrieval import VectorFallback, search
+from memoryclaw.vault.config import Settings, settings_from_mapping
 
 from .conftest import NOW
 

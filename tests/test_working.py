@@ -11,13 +11,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
-from memoryclaw.config import WorkingMemorySettings
+from memoryclaw.consolidate.skills import skill_steps
 from memoryclaw.errors import ParseError
-from memoryclaw.notes import Turn
-from memoryclaw.retrieval import FactResult
-from memoryclaw.skills import skill_steps
-from memoryclaw.transcripts import session_turns
-from memoryclaw.working import (
+from memoryclaw.recall.retrieval import FactResult
+from memoryclaw.recall.working import (
     MAX_OBSERVATIONS,
     WorkingMemories,
     WorkingMemory,
@@ -25,6 +22,9 @@ from memoryclaw.working import (
     stated_steps,
     with_session,
 )
+from memoryclaw.vault.config import WorkingMemorySettings
+from memoryclaw.vault.notes import Turn
+from memoryclaw.vault.rawlogs import session_turns
 
 SESSION = "agent:main:cli:wm"
 

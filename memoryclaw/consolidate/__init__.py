@@ -1,0 +1,1 @@
+"""Raw logs become episodes, facts and skills."""

@@ -1,0 +1,609 @@
+"""Facts read from conversation turns: what a person states, and whom a tool call writes to.
+
+No model is involved; a fact is kept only where a regular expression can validate it.  A human
+turn's statements (never its questions) give emails, URLs, phone numbers, deadlines, birthdays,
+``my X is Y`` fields, likes, dislikes and preferences, file paths and commands, and the
+speaker's own dated appointments; a tool call's ``to``, ``cc`` and ``bcc`` addresses give the
+email of a person its request named.  A value belongs to the name or role ("the plumber")
+written closest before it (a deadline to a project code like projectX; a name beside the role
+rather than the role), else to the speaker, whose ``my X is Y`` and ``I like Z`` are always
+their own.  A title is part of a name ("Dr. Okafor"); a currency or unit ("EUR") is none.
+Everything is read from redacted text: a value redaction would change is dropped, and so is
+one that is not what its field says (an email that is no address) or a field named like a
+secret (password, PIN, token, card ...).
+
+Confidence is how sure the reading is:
+
+- high: an ISO date; a URL; an email, or a phone number in international form, whose owner
+  the sentence names ("Sarah's email is", "my email is"); a recipient whose address matches
+  a name in the request;
+- medium: a date with its month in words (without a year, in the year that puts it at most
+  six months before the turn; a birthday keeps only month and day); a phone number in local
+  form whose owner the sentence names; any other ``my X is Y``; a taste; a path; a command in
+  backticks; the recipient of a request naming one person; an appointment (high with an ISO
+  date; a date without a year is the next one);
+- low: an email or phone number whose owner is only guessed; a date that is no date
+  ("February 30"); a vague deadline ("next Friday"); a command after "run".
+
+The summarizer (:mod:`memoryclaw.consolidate.summarize`) reads names and sentences with the same
+words and rules, kept here once.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from datetime import date
+
+from ..recall.retrieval import STOPWORDS
+from ..vault.notes import value_kind
+from ..vault.redact import redact
+
+
+def _words(text: str) -> frozenset[str]:
+    return frozenset(text.split())
+
+
+# A turn made only of these words carries nothing a later question could ask about.
+SMALL_TALK = _words(
+    """hello hey hi bye goodbye thanks thank thx cheers ok okay yes yeah yep yup nope sure great
+    good nice cool awesome wow lol haha welcome see soon later talk take care"""
+)
+# Too common in conversation to tag an episode, or to be a name when capitalised.
+GENERIC = SMALL_TALK | _words(
+    """really lot lots much many well way time times day days going gonna wanna gotta want
+    wanted need make made making look looks looking feel feeling felt think thought sounds
+    sound hope bit kind kinda pretty totally always never still even back new one two keep let
+    done come coming found give try trying tried work working use using mean right fun amazing
+    wonderful fantastic super true special definitely absolutely actually maybe probably
+    everything nothing someone everyone stuff big little small best better bad today tomorrow
+    yesterday now ago ready able glad happy love loved loving lovely sweet agree people life
+    lately recently last next first week year month redacted let's i'd incredible exciting
+    excited cute beautiful proud guess course though sorry wish means tough dear utc btw since
+    others around together long hear heard helps helping seeing seen taking getting bring
+    staying stay wait join met happened important difference hard motivated appreciate
+    favorite positive inspiring inspired impact congrats interesting lucky strong real crazy
+    busy must ones part cause reminds pushing blast awesome words ideas idea every thing
+    things pic pics enjoy talk feels makes start ask another different huge worth gorgeous"""
+)
+_MONTHS = tuple(
+    "january february march april may june july august september october november december".split()
+)
+CALENDAR = frozenset(_MONTHS) | _words(
+    "jan feb mar apr jun jul aug sep sept oct nov dec"
+    " monday tuesday wednesday thursday friday saturday sunday mon tue tues wed weds thu thurs"
+    " fri sat"
+)
+# Verbs only: never a tag.  REQUEST_VERBS adds verbs that are nouns too ("email", "book").
+VERBS = _words(
+    """add arrange buy cancel change check compare create delete explain fetch find fix get give
+    help look lookup make move pay prepare put query read remind remember remove renew reply
+    reschedule run save schedule send set share show summarise summarize track translate write"""
+)
+REQUEST_VERBS = VERBS | _words("book call draft email list note order plan search text update")
+NOT_NAMES = REQUEST_VERBS | _words(
+    "email e-mail phone number mobile contact address new work home please info support admin"
+    " noreply team sales"
+)
+_CLI = _words(
+    """git npm npx pip pipx python python3 make docker kubectl cargo go yarn pnpm uv pytest ls
+    cd curl ssh brew apt sudo bash sh node ruff mypy memoryclaw rsync scp tar"""
+)
+# Fields whose values must never be kept as facts, whatever reads them (extractor or model).
+SECRET_FIELD_RE = re.compile(r"pass|pin\b|token|secret|key|ssn|social security|card|cvv|login")
+
+# A title is part of the name after it ("Dr. Okafor"): its dot ends no sentence, and alone
+# it names no one.
+TITLES = _words("dr mr mrs ms mx prof st rev fr sr jr capt lt sgt col gen hon")
+_TITLE_ALT = "Dr|Mrs|Mr|Ms|Mx|Prof|St|Rev|Fr|Sr|Jr|Capt|Lt|Sgt|Col|Gen|Hon"
+# Currency codes and units read as capitalised words ("120 EUR", "3 PM"): never a name.
+UNITS = _words(
+    """eur usd gbp jpy chf cad aud nzd sek nok dkk pln czk huf inr cny rmb hkd sgd zar brl mxn
+    rub try krw am pm utc gmt cet cest est edt pst pdt bst kg km mb gb tb kb"""
+)
+_NO_STOP = "".join(rf"(?<!\b{t}\.)" for t in _TITLE_ALT.split("|")) + r"(?<!\b[A-Z]\.)"
+# An assistant's stock phrases, about no topic: openers ("Sure!", "Great question!", "Here's
+# what I found") are cut from a sentence, and a sentence offering more help ("I'd be happy
+# to help", "Let me know if ...", "Hope this helps") is dropped whole.
+_OPENER_RE = re.compile(
+    r"(?i)^(?:(?:sure(?: thing)?|certainly|of course|absolutely|no problem|got it|okay|ok"
+    r"|(?:great|good|excellent) question|you['’]re (?:very )?welcome|glad you asked)\b[!.,:]*\s*)+"
+    r"|^here(?:['’]s| is| are)\b(?: (?:what I \w+|an? (?:quick |short |brief )?\w+))?[:,]?\s*"
+)
+_OFFER_RE = re.compile(
+    r"(?i)\b(?:(?:happy|glad) to (?:help|assist)|let me know|feel free|don['’]t hesitate"
+    r"|hope (?:this|that|it) helps|anything else|any (?:other|more|further) questions"
+    r"|is there anything|if you (?:need|want) (?:anything|more|help))\b"
+)
+_SENTENCE_SPLIT_RE = re.compile(rf"(?<=[.!?]){_NO_STOP}\s+|\s*\n\s*")
+EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
+CODE_PATTERN = r"\b[A-Za-z][A-Za-z-]*\d[\w-]*|\b[a-z]+[A-Z]\w*"  # projectX, Q3, BX4TQ7
+# A capitalised word, with the titles and initials before it: "Dr. J. Okafor"
+_NAME_WORD = rf"(?:(?:{_TITLE_ALT}|[A-Z])\.[ \t]+(?=[A-Z]))*[A-Z][\w'’-]*"
+CAPS_PATTERN = rf"\b{_NAME_WORD}(?:(?:[ \t]+(?:of|the|de|da|van|von|del))*[ \t]+{_NAME_WORD})*"
+CONNECTORS = _words("of the de da van von del")  # inside a name: "Lord of the Rings"
+_CODE_RE = re.compile(CODE_PATTERN)
+_CAPS_RE = re.compile(CAPS_PATTERN)
+_EMAIL_RE = re.compile(EMAIL_PATTERN)
+_URL_RE = re.compile(r"https?://[^\s<>()\"']+")
+_PHONE_RE = re.compile(r"(?<![\w+])\+?\d[\d \t().-]{5,18}\d(?!\w)")
+_PHONE_CONTEXT_RE = re.compile(r"(?i)\b(?:phone|mobile|cell|number|call|tel|whatsapp|text)\b")
+_PATH_RE = re.compile(
+    r"(?<![\w:/.@])(?:~|\.{1,2})?/(?:[\w.-]+/)*[\w.-]*[A-Za-z][\w.-]*"
+    r"|(?<![\w:/.@-])[\w.-]+/(?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,6}\b"
+)
+_BACKTICK_RE = re.compile(r"`([^`\n]{2,200})`")
+_RUN_RE = re.compile(r"\brun\s+(?P<cmd>[a-z][\w.+-]*(?:\s+[^\s,;!?`]+){0,12})")
+_MONTH_ALT = (
+    r"jan(?:uary)?|feb(?:ruary)?|mar(?:ch)?|apr(?:il)?|may|june?|july?|aug(?:ust)?"
+    r"|sep(?:t(?:ember)?)?|oct(?:ober)?|nov(?:ember)?|dec(?:ember)?"
+)
+_DATE_RE = re.compile(
+    rf"(?i)(?P<iso>\d{{4}}-\d{{2}}-\d{{2}})\b"
+    rf"|(?P<m1>{_MONTH_ALT})\.?\s+(?P<d1>\d{{1,2}})(?:st|nd|rd|th)?\b(?:,?\s+(?P<y1>\d{{4}})\b)?"
+    rf"|(?P<d2>\d{{1,2}})(?:st|nd|rd|th)?\s+(?:of\s+)?(?P<m2>{_MONTH_ALT})\b\.?"
+    r"(?:,?\s+(?P<y2>\d{4})\b)?"
+)
+_VAGUE_DATE_RE = re.compile(
+    rf"(?i)(?:next|this|end of|tomorrow|tonight|today|eod|eow|(?:{_MONTH_ALT})\b|\w+day\b)[^,;]*"
+)
+_DEADLINE_RE = re.compile(
+    r"(?i)\b(?:deadline|due(?:\s+date)?)\b(?:\s+(?:is|was|will be|by|on|for|date))*\s*:?\s*"
+)
+_BIRTHDAY_RE = re.compile(
+    r"\b(?P<who>[A-Z][\w-]*(?: [A-Z][\w-]*)?)['’]s birthday is (?:on )?(?:the )?"
+    r"|\b(?P<who2>[A-Z][a-z]+) turns \d{1,3} on (?:the )?"
+)
+# Only a clause's own subject: "in my art is ..." or "the things I love makes ..." state nothing.
+_CLAUSE = r"(?:^|[,;:]\s+|\b(?:and|but|so|because|that|since|also|oh|btw|well|now|fyi)\s+)"
+_MY_RE = re.compile(rf"(?i){_CLAUSE}my (?P<field>[a-z][a-z'’ -]{{0,30}}?) is (?P<value>[^,;]+)")
+_PREF_RE = re.compile(
+    rf"{_CLAUSE}I (?P<mod>(?:really |also |just |absolutely |totally )?(?:don['’]t |do not )?"
+    r"(?:really )?)(?P<verb>prefer|like|love|enjoy|hate|dislike|can['’]t stand) (?P<value>[^,;]+)"
+)
+# What people say about themselves in conversation: each pattern names its field; the value
+# is the capture, cut at the first clause boundary.
+# People known by what they do for the speaker: "the plumber", "my dentist".
+ROLES = (
+    "plumber|electrician|dentist|doctor|gp|vet|accountant|lawyer|solicitor|attorney|landlord"
+    "|landlady|mechanic|builder|contractor|cleaner|gardener|babysitter|nanny|therapist"
+    "|hairdresser|barber|tutor|teacher|coach|trainer|realtor|estate agent|pharmacist|nurse"
+    "|optician|physio|physiotherapist|surgeon|banker|advisor|adviser|handyman|locksmith|decorator"
+    "|painter|roofer|courier|driver|caterer|photographer|florist|architect"
+)
+_ROLE_RE = re.compile(rf"(?i)\b(?:the|my|our|a|an|his|her|their)\s+(?P<role>{ROLES})\b")
+_AFTER_NUMBER_RE = re.compile(r"\d\s*$")
+# "I have a dentist appointment on 14 March at 9:30", "my appointment with Dr. Okafor is ..."
+_APPOINTMENT_RE = re.compile(r"(?i)\b(?:(?P<kind>[a-z]+)(?:['’]s)?\s+)?(?:appointment|appt)\b")
+_WHOSE_RE = re.compile(
+    r"(?i)\b(?P<who>my|our|I|I['’]\w+|we|we['’]\w+|your|you|his|her|he|she|their|they)\b"
+)
+_WITH_RE = re.compile(rf"(?i)\s+with\s+(?:(?:the|my|our|a|an)\s+)?(?:(?P<role>{ROLES})\b)?")
+_TIME_RE = re.compile(
+    r"(?i)(?<![\d:.-])(?P<h>[01]?\d|2[0-3])"
+    r"(?::(?P<m>[0-5]\d)(?!\d)(?:\s*(?P<ap>[ap])\.?m\b\.?)?|\s*(?P<ap2>[ap])\.?m\b\.?)"
+)
+_PETS = "dog|cat|puppy|kitten|pup|bird|parrot|hamster|rabbit|bunny|horse|turtle|fish|snake"
+_KIN = (
+    "wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|son|daughter|mother|mom|mum|father"
+    "|dad|brother|sister|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew"
+    "|best friend|roommate|boss"
+)
+_NAME = r"(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
+_PLACE = r"(?P<value>[A-Z][\w'’-]*(?: (?:[A-Z][\w'’-]*|of|de|la))*)"
+_AFTER_THING = re.compile(
+    r"\s+(?:yesterday|today|tonight|tomorrow|last|this|next|recently|lately|\d|on|at|for|with|"
+    r"because|and|but|so|from|since|when)\b.*$",
+    re.IGNORECASE,
+)
+_TRAILING_WHEN = re.compile(
+    r"\s+(?:the day before yesterday|yesterday|today|tonight|tomorrow"
+    r"|(?:last|this|next|this past|this coming) \w+|\S+ (?:days?|weeks?|months?|years?) ago"
+    r"|in \S+ (?:days?|weeks?|months?|years?))\s*$",
+    re.IGNORECASE,
+)
+_LIFE_RES = (
+    # "my dog Max", "our cat named Bailey", "a puppy called Luna"
+    (
+        "pet",
+        re.compile(
+            rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|new|another) (?P<kind>{_PETS})(?:,)? (?:(?:named|called) )?"
+            + _NAME
+            + r"\b"
+        ),
+    ),
+    # "my sister Anna", "my husband, Tom,"
+    ("kin", re.compile(rf"\b[Mm]y (?P<kind>{_KIN})(?:,)? (?:(?:named|called) )?" + _NAME + r"\b")),
+    # "I work as a nurse at St Mary's", "I'm working at Google", "I got a job at the bank"
+    (
+        "job",
+        re.compile(
+            r"(?i)\bI(?:['’]m| am)? (?:now |currently |still |just )?(?:work(?:ing|ed)?|got a job|"
+            r"started (?:a new job|working)) as (?:an? |the )?(?P<value>[a-z][\w -]{2,40}?)"
+            r"(?= at | for |[.,;!]|$)"
+        ),
+    ),
+    (
+        "employer",
+        re.compile(
+            r"\bI(?:['’]m| am|['’]ve been| have been)? (?:now |currently |still |just )?"
+            r"(?:work(?:ing|ed)?(?: as [\w -]+?)?|"
+            r"got a job|started (?:a new job|working)) (?:at|for) (?P<value>[A-Z][\w&'’.-]*"
+            r"(?: [A-Z][\w&'’.-]*){0,3})"
+        ),
+    ),
+    # "I live in Boston", "we moved to Denver", "I moved here from Sweden"
+    ("lives in", re.compile(r"\b(?:I|[Ww]e) (?:still |now )?live in " + _PLACE)),
+    (
+        "moved",
+        re.compile(
+            r"\b(?:I|[Ww]e) (?:just |recently )?(?:moved|relocated) (?:here )?"
+            r"(?P<dir>to|from) " + _PLACE
+        ),
+    ),
+    # "I bought a new guitar", "I just got a Kindle"
+    (
+        "bought",
+        re.compile(
+            r"(?i)\bI (?:just |finally |recently )?(?:bought|purchased|got myself) "
+            r"(?P<value>(?:an? |a new |some |my first )?[\w -]{2,40})"
+        ),
+    ),
+    # "I took up pottery", "I started learning the violin", "my hobby is painting" (via _MY_RE)
+    (
+        "hobby",
+        re.compile(
+            r"(?i)\bI (?:just |recently )?(?:took up|picked up|started learning|"
+            r"signed up for) (?P<value>(?:an? |the )?[\w -]{2,40})"
+        ),
+    ),
+)
+# A dated event: "I went to a support group yesterday (2023-05-07)": the annotation
+# the summarizer adds after resolving a relative date (memoryclaw.vault.dates).
+_EVENT_RE = re.compile(
+    r"(?i)\b(?:I|[Ww]e) (?:just |finally )?(?P<what>(?:went|ran|visited|attended|joined|"
+    r"finished|started|signed up|volunteered|adopted|painted|hiked|traveled|travelled|"
+    r"camped|gave|had|took|won|met|celebrated)\b[^.!?;()]{3,80}?)\s*"
+    r"\((?P<when>(?:week of )?\d{4}-\d{2}(?:-\d{2})?)\)"
+)
+# A relative date the summarizer resolved, right after the words it stands for.
+_RESOLVED_RE = re.compile(r"[^,;()\n]{0,40}\((?P<iso>\d{4}-\d{2}-\d{2})\)")
+_VALUE_END_RE = re.compile(r"\s+(?:and|but|because|so|which|who|since|when|if)\s.*$|[.!?:]+$")
+
+
+@dataclass(frozen=True)
+class FactDraft:
+    """A candidate fact read from one turn, validated but not yet written anywhere."""
+
+    entity: str
+    field: str
+    value: str
+    confidence: str
+    turn: int
+
+
+# -------------------------------------------------------------------- words and names
+
+
+def sentences(text: str) -> list[str]:
+    """The sentences and lines of ``text``, stripped; blank ones dropped."""
+    return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text) if s.strip()]
+
+
+def without_stock_phrases(text: str) -> str:
+    """An assistant's turn without its stock phrases (openers, offers of more help)."""
+    kept = (_OPENER_RE.sub("", s) for s in sentences(text) if not _OFFER_RE.search(s))
+    return " ".join(s for s in kept if s)
+
+
+def name_ok(word: str) -> bool:
+    """Whether a capitalised word can be part of a name: no grammar, calendar or common word,
+    no currency or unit ("EUR", "PM")."""
+    lower = word.lower()
+    unit = word.isupper() and lower in UNITS
+    return len(word) > 1 and not (
+        unit or lower in STOPWORDS or lower in GENERIC or lower in CALENDAR
+    )
+
+
+def is_title(word: str) -> bool:
+    """Whether a word is a title that belongs to the name after it: "Dr.", "Mrs"."""
+    return word.rstrip(".").lower() in TITLES
+
+
+def titled(words: list[str]) -> list[str]:
+    """A name's words, none when they are only titles ("Mr" of "Mr and Mrs Smith")."""
+    return [] if all(map(is_title, words)) else words
+
+
+def bare_word(word: str) -> str:
+    """The word without a possessive or trailing hyphens: "Sarah's" -> "Sarah"."""
+    return re.sub(r"['’]s?$|-+$", "", word)
+
+
+def local_name(address: str) -> str:
+    """An email address's first name-like part: "john.smith@x.com" -> "john"."""
+    return re.split(r"[.+_@-]", address)[0]
+
+
+# ------------------------------------------------------------------------------ facts
+
+
+def _names(text: str, *, sentence: bool = False) -> list[str]:
+    """Capitalised runs that could be a person or project (no verbs, months or grammar).  A
+    sentence's first word counts only when possessive: "Sarah's email", not "Report due"."""
+    return [name for _, _, name in _name_spans(text, sentence=sentence)]
+
+
+def _name_spans(text: str, *, sentence: bool = False) -> list[tuple[int, int, str]]:
+    """:func:`_names` with where each run starts and ends in ``text``."""
+    out, lead = [], len(text) - len(text.lstrip("\"'“‘(*-•#> "))
+    for match in _CAPS_RE.finditer(text):
+        words = match.group(0).split()
+        opening = sentence and match.start() == lead
+        if opening and not (re.search(r"['’]s$", words[0]) or is_title(words[0])):
+            words = words[1:]
+        if _AFTER_NUMBER_RE.search(text, 0, match.start()) and words[0].isupper():
+            words = words[1:]  # "120 EUR", "3 PM": a unit
+        words = [w for w in map(bare_word, words) if name_ok(w) and w.lower() not in NOT_NAMES]
+        if words := titled(words):
+            out.append((match.start(), match.end(), " ".join(words)))
+    return out
+
+
+def _owner(before: str, speaker: str, hint: str = "") -> tuple[str, bool]:
+    """Who a value belongs to, and whether the sentence says so: the name or role ("the
+    plumber") closest before it, a name beside that role rather than the role (preferring a
+    name matching ``hint``), or the speaker's "my"; else the speaker, unconfirmed."""
+    names = _name_spans(before, sentence=True)
+    for _, _, name in reversed(names):
+        if hint and name.lower().split()[0] == hint.lower():
+            return name, True
+    roles = list(_ROLE_RE.finditer(before))
+    if roles and (not names or roles[-1].start() > names[-1][1]):
+        role, near = roles[-1], _name_spans(before)  # "Mario the plumber" opens a sentence
+        # "Mario the plumber", "the plumber Mario": the name says who
+        beside = [n for n in near if 0 <= role.start() - n[1] <= 8 or 0 <= n[0] - role.end() <= 3]
+        return (beside[-1][2] if beside else _role_name(role["role"])), True
+    if names:
+        return names[-1][2], True
+    return speaker, re.search(r"(?i)\b(?:my|me|mine)\b", before) is not None
+
+
+def _role_name(role: str) -> str:
+    """How a role is filed: "Plumber", "Estate agent", "GP"."""
+    role = " ".join(role.lower().split())
+    return role.upper() if len(role) < 3 else role.capitalize()
+
+
+def _norm_date(
+    match: re.Match[str], ref: date, *, yearly: bool = False, ahead: bool = False
+) -> tuple[str, str]:
+    """(value, confidence): ISO when the year is stated or inferable, else the text, low.
+    Without a year, a date is at most six months past, or (``ahead``) on or after ``ref``."""
+    try:
+        if match["iso"]:
+            return date.fromisoformat(match["iso"]).isoformat(), "high"
+        prefix = (match["m1"] or match["m2"]).lower()[:3]
+        month = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(prefix))
+        day, year = int(match["d1"] or match["d2"]), match["y1"] or match["y2"]
+        if year:
+            return date(int(year), month, day).isoformat(), "medium"
+        if yearly:  # a birthday recurs: month and day are the fact
+            date(2000, month, day)
+            return f"{_MONTHS[month - 1].capitalize()} {day}", "medium"
+        moment = date(ref.year, month, day)
+        if (ref - moment).days > (0 if ahead else 183):  # "deadline is January 5", in December
+            moment = date(ref.year + 1, month, day)
+        return moment.isoformat(), "medium"
+    except ValueError:
+        return match.group(0).strip(), "low"
+
+
+def _clean_value(text: str) -> str:
+    value = _VALUE_END_RE.sub("", text.strip()).strip(" \"'“”")
+    return value if 0 < len(value) <= 60 and len(value.split()) <= 8 else ""
+
+
+def facts_from_turn(
+    turn: int, text: str, speaker: str | None, said_on: date
+) -> Iterator[FactDraft]:
+    """Facts a human turn states; questions state nothing.  ``turn`` is its number in the log,
+    ``text`` its redacted content, ``speaker`` the name "my" stands for ("User" without one)
+    and ``said_on`` its day, which completes a date written without a year."""
+    me, ref = speaker or "User", said_on
+    found: list[tuple[str, str, str, str] | None] = []
+    for sentence in (s for s in sentences(text) if not s.endswith("?")):
+        plain = _URL_RE.sub(" ", _EMAIL_RE.sub(" ", sentence))
+        bare = _BACKTICK_RE.sub(" ", plain)
+        for m in _EMAIL_RE.finditer(sentence):
+            local = local_name(m.group(0))
+            who, sure = _owner(sentence[: m.start()], me, local)
+            if not sure and local.isalpha() and local.lower() not in NOT_NAMES:
+                who = local.capitalize()  # "send it to bob@x.com": likely Bob's, unconfirmed
+            found.append((who, "email", m.group(0), "high" if sure else "low"))
+        for m in _URL_RE.finditer(sentence):
+            url = m.group(0).rstrip(".,;:!?")
+            found.append((_owner(sentence[: m.start()], me)[0], "url", url, "high"))
+        for m in _PHONE_RE.finditer(plain):
+            number, before = m.group(0).strip(), plain[: m.start()]
+            if not 7 <= sum(c.isdigit() for c in number) <= 15 or _DATE_RE.search(number):
+                continue
+            if number.startswith("+") or _PHONE_CONTEXT_RE.search(before):
+                who, sure = _owner(before, me)
+                level = "high" if number.startswith("+") else "medium"
+                found.append((who, "phone", number, level if sure else "low"))
+        for m in _DEADLINE_RE.finditer(sentence):
+            rest, project = sentence[m.end() :], _CODE_RE.search(sentence)
+            owner = project.group(0) if project else _owner(sentence[: m.start()], me)[0]
+            if when := _DATE_RE.match(rest):
+                found.append((owner, "deadline", *_norm_date(when, ref)))
+            elif resolved := _RESOLVED_RE.match(rest):  # "next Friday (2025-04-18)"
+                found.append((owner, "deadline", resolved["iso"], "medium"))
+            elif not rest.lower().startswith("to ") and (vague := _VAGUE_DATE_RE.match(rest)):
+                found.append((owner, "deadline", _clean_value(vague.group(0)), "low"))
+        for m in _BIRTHDAY_RE.finditer(sentence):
+            who = m["who"] or m["who2"]
+            if (when := _DATE_RE.match(sentence[m.end() :])) and name_ok(who):
+                found.append((who, "birthday", *_norm_date(when, ref, yearly=True)))
+        found += [_my_fact(m, me, ref) for m in _MY_RE.finditer(sentence)]
+        found += [_appointment(m, sentence, me, ref) for m in _APPOINTMENT_RE.finditer(sentence)]
+        found += _life_facts(sentence, me)
+        found += [_preference(m, me) for m in _PREF_RE.finditer(sentence)]
+        for m in _BACKTICK_RE.finditer(sentence):
+            code, who = m.group(1).strip(), _owner(sentence[: m.start()], me)[0]
+            if _PATH_RE.fullmatch(code):
+                found.append((who, "path", code, "medium"))
+            elif re.match(r"[a-z.][\w.+-]*(?:\s|$)", code):
+                found.append((who, "command", code, "medium"))
+        for m in _RUN_RE.finditer(bare):
+            command = m["cmd"].rstrip(".")
+            if command.split()[0] in _CLI or re.search(r"\s--?[a-z]", command):
+                found.append((me, "command", command, "low"))
+        for m in _PATH_RE.finditer(bare):
+            found.append((_owner(bare[: m.start()], me)[0], "path", m.group(0), "medium"))
+    for entity, field, value, confidence in (f for f in found if f is not None):
+        kind = {"email": "email", "url": "url", "phone": "phone"}.get(field)
+        if (
+            value
+            and "[REDACTED" not in value
+            and redact(value) == value
+            and (kind is None or value_kind(value) == kind)
+        ):
+            yield FactDraft(entity, field, value, confidence, turn)
+
+
+def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None]:
+    """What a speaker says of their own life: pets, family, job, home, purchases, hobbies and
+    dated events, all ``medium`` (stated once, in passing)."""
+    out: list[tuple[str, str, str, str] | None] = []
+    for field, pattern in _LIFE_RES:
+        for m in pattern.finditer(sentence):
+            if field in {"pet", "kin"}:
+                name = m["name"]
+                if not name_ok(name.split()[0]) or name.split()[0].lower() in NOT_NAMES:
+                    continue
+                kind = " ".join(m["kind"].lower().split())
+                out.append(
+                    (
+                        me,
+                        "pet" if field == "pet" else kind,
+                        f"{name} ({kind})" if field == "pet" else name,
+                        "medium",
+                    )
+                )
+                continue
+            value = m["value"]
+            if field in {"bought", "hobby"}:  # "a new guitar last week": the thing, not when
+                value = _AFTER_THING.sub("", value)
+            value = _clean_value(value)
+            named = field in {"lives in", "moved", "employer"}  # "New York" is a name
+            if not value or (not named and value.lower().split()[0] in GENERIC):
+                continue
+            if field == "moved":
+                field_name = "moved to" if m["dir"] == "to" else "moved from"
+                out.append((me, field_name, value, "medium"))
+            else:
+                out.append((me, field, value, "medium"))
+    for m in _EVENT_RE.finditer(sentence):
+        what = _clean_value(_TRAILING_WHEN.sub("", m["what"]))
+        if what:
+            out.append((me, "event", f"{what} ({m['when']})", "medium"))
+    return out
+
+
+def _appointment(
+    m: re.Match[str], sentence: str, me: str, ref: date
+) -> tuple[str, str, str, str] | None:
+    """The speaker's own dated appointment: with whom (a name or role after "with", else the
+    role before it: "dentist appointment"), on which day (``YYYY-MM-DD``) and, when said, at
+    what time (`` HH:MM``).  Not one that is someone else's, undated, or only asked for."""
+    whose = [w["who"].lower() for w in _WHOSE_RE.finditer(sentence, 0, m.end())]
+    if not whose or not re.match(r"my|our|i\b|i['’]|we", whose[-1]):
+        return None
+    when = _DATE_RE.search(sentence, m.end()) or _DATE_RE.search(sentence)
+    if when is None or sentence[: when.start()].endswith("week of "):
+        return None
+    past = re.search(r"(?i)\b(?:had|was|went|missed)\b", sentence[: m.start()]) is not None
+    day, confidence = _norm_date(when, ref, ahead=not past)
+    if when["iso"] and sentence[: when.start()].endswith("("):  # a relative date, resolved
+        confidence = "medium"
+    if clock := _TIME_RE.search(sentence, when.end()) or _TIME_RE.search(sentence):
+        hour, meridiem = int(clock["h"]), (clock["ap"] or clock["ap2"] or "").lower()
+        if meridiem and not 1 <= hour <= 12:
+            return None
+        hour = hour % 12 + 12 * (meridiem == "p") if meridiem else hour
+        day = f"{day} {hour:02d}:{clock['m'] or '00'}"
+    kind, field, who = (m["kind"] or "").lower(), "appointment", me
+    if with_ := _WITH_RE.match(sentence, m.end()):
+        names = _name_spans(sentence[with_.end() :])
+        if with_["role"]:
+            who = _role_name(with_["role"])
+        elif names and names[0][0] == 0:
+            who = names[0][2]
+    if who == me and re.fullmatch(ROLES, kind):
+        who = _role_name(kind)
+    elif who == me and kind and not (kind in STOPWORDS | GENERIC | VERBS or kind.endswith("ed")):
+        field = f"{kind} appointment"  # "my hair appointment"
+    return (who, field, day, confidence)
+
+
+def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] | None:
+    """``my X is Y``: X names the field; a well-known field is validated."""
+    field = " ".join(m["field"].lower().replace("’", "'").split())
+    value = _clean_value(m["value"])
+    if not value or len(field.split()) > 3 or SECRET_FIELD_RE.search(field):
+        return None
+    if re.search(r"\b(?:appointment|appt)$", field):  # read with its time by _appointment
+        return None
+    if value.split()[0].lower() in STOPWORDS | GENERIC:  # "my sister is a doctor": no field
+        return None
+    if field in {"email", "e-mail", "email address"}:
+        return (me, "email", value, "high" if value_kind(value) == "email" else "low")
+    if field in {"phone", "phone number", "number", "mobile", "mobile number", "cell"}:
+        return (me, "phone", value, "medium" if value_kind(value) == "phone" else "low")
+    if field == "birthday":
+        when = _DATE_RE.match(value)
+        return (me, field, *(_norm_date(when, ref, yearly=True) if when else (value, "low")))
+    return (me, field, value, "medium")
+
+
+def _preference(m: re.Match[str], me: str) -> tuple[str, str, str, str] | None:
+    """``I prefer / like / love / hate Z``; "don't" turns a like into a dislike."""
+    value = _clean_value(m["value"])
+    if value.startswith("to "):  # "I'd love to help" is a wish, not a taste
+        return None
+    head = re.sub(r"^(?:the|a|an)\s+", "", value.lower()).split(" ", 1)[0] if value else ""
+    if not head or head in STOPWORDS or head in GENERIC:  # "I love it", "I like that"
+        return None
+    negated = re.search(r"not|n['’]t", m["mod"]) is not None
+    if m["verb"] in {"like", "love", "enjoy"}:
+        field: str | None = "dislikes" if negated else "likes"
+    else:
+        field = None if negated else "prefers" if m["verb"] == "prefer" else "dislikes"
+    return (me, field, value, "medium") if field else None
+
+
+def facts_from_tool_call(turn: int, arguments: str, request: str) -> Iterator[FactDraft]:
+    """Recipients of a tool call, named by the human turn that asked for it.  ``turn`` is the
+    call's number in the log, ``arguments`` its redacted JSON and ``request`` the redacted text
+    of the turn that asked ("" without one)."""
+    try:
+        args = json.loads(arguments)
+    except (ValueError, RecursionError):
+        return
+    names = list(dict.fromkeys(_names(request)))
+    for key in ("to", "cc", "bcc") if isinstance(args, dict) else ():
+        value = args.get(key)
+        for address in (
+            [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        ):
+            if not isinstance(address, str) or value_kind(address) != "email":
+                continue
+            match = [n for n in names if n.lower() == local_name(address).lower()]
+            if match:
+                yield FactDraft(match[0], "email", address, "high", turn)
+            elif key == "to" and len(names) == 1:
+                yield FactDraft(names[0], "email", address, "medium", turn)

@@ -1,0 +1,1 @@
+"""Bring existing memory in: OpenClaw workspaces, note folders, chat files."""

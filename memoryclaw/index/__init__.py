@@ -1,0 +1,1 @@
+"""The derived SQLite index: schema, scan of the vault, queries, vectors."""

@@ -1,0 +1,1 @@
+"""From a query to the payload: plan, rank, recency, working memory, metrics."""

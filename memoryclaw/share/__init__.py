@@ -1,0 +1,1 @@
+"""Git history, sync with remotes, team vaults, export and import, forgetting."""

@@ -1,0 +1,302 @@
+"""Git for a vault: one commit per consolidation run, the history of one memory, and a
+rewrite of that history when a memory must be purged from it.
+
+Only what consolidation wrote is committed.  Before it changes a file it notes the path, and
+the file's state then, in a journal (``.memoryclaw/uncommitted``, :func:`journal`);
+:func:`commit_journal` commits the noted files that changed since and empties the journal.
+A run killed before its commit leaves the journal behind, so the next run commits what the
+killed one wrote.  A hand edit waiting in the working tree stays the user's to commit, unless
+consolidation wrote that same file; temp files and other programs' files are never noted.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+
+from ..errors import ExternalToolError, UnsafePathError
+from ..vault.files import (
+    EPISODES_DIR,
+    LOGS_DIR,
+    SEMANTIC_DIR,
+    SKILLS_DIR,
+    STATE_DIR,
+    ensure_dir,
+    open_private,
+    owner_only_umask,
+    safe_relpath,
+)
+
+JOURNAL_FILE = f"{STATE_DIR}/uncommitted"
+MEMORY_FOLDERS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, SKILLS_DIR)
+VAULT_FILES = ("memoryclaw.yaml", ".gitignore", ".gitattributes")  # what every clone shares
+AUTHOR = ("memoryclaw", "memoryclaw@localhost")
+_FIELD = "\x1f"
+
+
+@dataclass(frozen=True)
+class Commit:
+    """One commit that touched a memory file."""
+
+    sha: str
+    date: str
+    author: str
+    message: str
+
+    def as_dict(self) -> dict[str, str]:
+        """The commit as a JSON-ready dict."""
+        return {"sha": self.sha, "date": self.date, "author": self.author, "message": self.message}
+
+
+def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
+    git = shutil.which("git")
+    if git is None:
+        raise ExternalToolError("git", "not found on PATH")
+    for _ in range(_LOCK_TRIES):
+        done = subprocess.run(
+            [git, "--literal-pathspecs", "-C", str(root), *args],
+            capture_output=True,
+            # a file name that is not UTF-8 comes back as surrogate escapes, as os.listdir
+            # gives it, and goes back to git as the same bytes
+            encoding="utf-8",
+            errors="surrogateescape",
+            check=False,
+            preexec_fn=owner_only_umask,
+        )
+        # another git (one a killed memoryclaw started) is finishing: it ends in a moment
+        if done.returncode == 0 or "index.lock" not in done.stderr:
+            break
+        time.sleep(_LOCK_PAUSE)
+    if check and done.returncode != 0:
+        reason = (done.stderr.strip() or done.stdout.strip()).splitlines()
+        raise ExternalToolError(
+            f"git {args[0]}", reason[-1] if reason else "failed", returncode=done.returncode
+        )
+    return done
+
+
+_LOCK_TRIES = 50
+_LOCK_PAUSE = 0.2
+
+
+def is_repository(root: Path) -> bool:
+    """Whether the vault folder is the top of a git work tree."""
+    if shutil.which("git") is None or not (root / ".git").exists():
+        return False
+    return _git(root, "rev-parse", "--is-inside-work-tree", check=False).returncode == 0
+
+
+def _dirty(root: Path, paths: Iterable[str]) -> set[str]:
+    """Which of ``paths`` git sees as changed, new or deleted (a staged rename as both: its
+    old path's removal is a change to commit too)."""
+    out = _git(
+        root, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *paths
+    )
+    dirty = set()
+    skip = False
+    for entry in out.stdout.split("\0"):
+        if skip or not entry:
+            skip = False
+            continue
+        skip = entry[0] in "RC"  # a rename's second field is the old path
+        dirty.add(entry[3:])
+    return dirty
+
+
+def _fingerprint(root: Path, rel: str) -> str:
+    """What tells a file's state apart: an atomic write makes a new inode and mtime."""
+    try:
+        st = os.lstat(root / rel)
+    except OSError:
+        return "absent"
+    return f"{st.st_ino}:{st.st_size}:{st.st_mtime_ns}"
+
+
+def _live_log(root: Path, rel: str) -> bool:
+    """A raw log still in ``logs/``: a session being written (verbatim, with redaction off).
+    Only its processed, redacted copy is committed, and its removal from ``logs/``."""
+    folder, _, name = rel.rpartition("/")
+    return folder == LOGS_DIR and name.endswith(".md") and (root / rel).exists()
+
+
+def snapshot(root: Path) -> dict[str, str]:
+    """Fingerprints of the memory files that are dirty now."""
+    return {rel: _fingerprint(root, rel) for rel in _dirty(root, MEMORY_FOLDERS)}
+
+
+def commit_changes(root: Path, before: dict[str, str], message: str) -> str | None:
+    """Commit the memory files changed since ``before``; the new commit's sha, or None."""
+
+    def changed() -> list[str]:
+        dirty = _dirty(root, MEMORY_FOLDERS)
+        return [rel for rel in sorted(dirty) if before.get(rel) != _fingerprint(root, rel)]
+
+    staged = _stage(root, changed)
+    return _commit_only(root, staged, message) if staged else None
+
+
+def _stage(root: Path, changed: Callable[[], list[str]]) -> list[str]:
+    """Stage the paths ``changed()`` names, less live logs; the paths staged.
+
+    Between git's look and ``git add`` a path can leave the disk (a log consolidated, a git
+    that a killed run started finishing its commit): then git refuses the whole add, so look
+    again once and keep only what git can still stage, a file on disk or one in its index.
+    """
+    paths = [rel for rel in changed() if not _live_log(root, rel)]
+    if not paths or _git(root, "add", "-A", "--", *paths, check=False).returncode == 0:
+        return paths
+    paths = [rel for rel in changed() if not _live_log(root, rel)]
+    known = set(_git(root, "ls-files", "-z", "--", *paths).stdout.split("\0")) if paths else set()
+    stageable = [rel for rel in paths if rel in known or os.path.lexists(root / rel)]
+    if stageable:
+        _git(root, "add", "-A", "--", *stageable)
+    # a removal already staged (by a git a killed run started) is in HEAD only: commit it too
+    listed = _git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths, check=False)
+    in_head = set(listed.stdout.split("\0")) if paths else set()
+    return [rel for rel in paths if rel in stageable or rel in in_head]
+
+
+def first_commit(root: Path) -> str | None:
+    """Make a new repository's first commit: the vault's own files and the memory files
+    already in the folder (hand-written ones too), never a live log nor anything outside the
+    memory folders; its sha, or None when the repository has a commit already."""
+    if _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0:
+        return None
+    staged = _stage(root, lambda: sorted(_dirty(root, (*VAULT_FILES, *MEMORY_FOLDERS))))
+    return _commit_only(root, staged, "memoryclaw: init") if staged else None
+
+
+def _commit_only(root: Path, paths: Sequence[str], message: str) -> str:
+    """Commit exactly ``paths`` (staged already) as memoryclaw; the new commit's sha."""
+    name, email = AUTHOR
+    _git(
+        root,
+        "-c",
+        f"user.name={name}",
+        "-c",
+        f"user.email={email}",
+        "commit",
+        "--quiet",
+        "--no-verify",
+        "-m",
+        message,
+        "--only",
+        "--",
+        *paths,
+    )
+    return _git(root, "rev-parse", "HEAD").stdout.strip()
+
+
+def journal(root: Path, paths: Iterable[str]) -> None:
+    """Note, before writing them, vault files consolidation is about to change or delete."""
+    text = "".join(f"{_fingerprint(root, rel)}\t{rel}\n" for rel in paths)
+    if not text:
+        return
+    ensure_dir(root / STATE_DIR)
+    fd = open_private(root / JOURNAL_FILE, os.O_WRONLY | os.O_APPEND)
+    try:
+        os.write(fd, text.encode("utf-8"))
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def _noted(root: Path) -> dict[str, str]:
+    """The journal: each path with its state when first noted (a torn last line is dropped)."""
+    try:
+        text = (root / JOURNAL_FILE).read_text(encoding="utf-8", errors="replace")
+    except FileNotFoundError:
+        return {}
+    noted: dict[str, str] = {}
+    for line in text.splitlines():
+        fingerprint, tab, rel = line.partition("\t")
+        try:
+            if tab and safe_relpath(rel) == rel:
+                noted.setdefault(rel, fingerprint)
+        except UnsafePathError:
+            continue
+    return noted
+
+
+def _changed(root: Path, noted: dict[str, str]) -> list[str]:
+    """The noted paths git sees as changed whose state differs from when they were noted."""
+    dirty = _dirty(root, noted) if noted else set()
+    return sorted(rel for rel in dirty if noted.get(rel) != _fingerprint(root, rel))
+
+
+def commit_journal(root: Path, message: str) -> str | None:
+    """Commit the noted files that changed since they were noted; the new commit's sha, or
+    None when there was nothing to commit.  The journal is emptied either way."""
+    noted = _noted(root)
+    staged = _stage(root, partial(_changed, root, noted))
+    sha = _commit_only(root, staged, message) if staged else None
+    (root / JOURNAL_FILE).unlink(missing_ok=True)
+    return sha
+
+
+def file_history(root: Path, rel: str) -> list[Commit]:
+    """The commits that touched ``rel`` (following renames), newest first."""
+    rel = safe_relpath(rel)
+    if not is_repository(root):
+        raise ExternalToolError("git", f"{root} is not a git repository (memoryclaw init --git)")
+    return _commits(_git(root, "log", "--follow", f"--format={_LOG_FORMAT}", "--", rel).stdout)
+
+
+_LOG_FORMAT = _FIELD.join(["%H", "%aI", "%an", "%B"]) + "\x1e"
+
+
+def _commits(out: str) -> list[Commit]:
+    """The commits of ``git log --format=_LOG_FORMAT`` output, in its order."""
+    commits = []
+    for record in out.split("\x1e"):
+        if record.strip():
+            sha, date, author, message = record.strip("\n").split(_FIELD, 3)
+            commits.append(Commit(sha, date, author, message.strip()))
+    return commits
+
+
+_ERE_SPECIAL_RE = re.compile(r"([.^$*+?()\[\]{}|\\])")
+
+
+def value_commits(root: Path, paths: Sequence[str], values: Iterable[str]) -> list[Commit]:
+    """The commits whose changes to ``paths`` added or removed a line holding one of
+    ``values`` (a fact stated, marked superseded or edited), newest first."""
+    chosen = [safe_relpath(rel) for rel in paths]
+    texts = sorted({value for value in values if value})
+    if not chosen or not texts or not is_repository(root):
+        return []
+    pattern = "|".join(_ERE_SPECIAL_RE.sub(r"\\\1", text) for text in texts)
+    args = ["log", "-E", f"-G{pattern}", f"--format={_LOG_FORMAT}", "--", *chosen]
+    return _commits(_git(root, *args).stdout)
+
+
+def purge_history(root: Path, paths: Iterable[str]) -> int:
+    """Rewrite every commit of the vault's repository so that each of ``paths`` holds what
+    it holds now (or is absent, and unnamed in messages, if it is gone now); then drop the
+    old objects.  The number of paths rewritten (:func:`memoryclaw.share.purge.purge` also finds
+    them in the history and pushes the result)."""
+    from .purge import purge
+
+    return purge(root, paths, _NOTHING).files
+
+
+class _Nothing:
+    """A matcher that forgets nothing: only the paths named are rewritten."""
+
+    def line(self, text: str) -> bool:
+        """Never: nothing is forgotten by its text."""
+        return False
+
+    def ident(self, ident: str | None) -> bool:
+        """Never: nothing is forgotten by its id."""
+        return False
+
+
+_NOTHING = _Nothing()

@@ -1,0 +1,1 @@
+"""The files themselves: formats, atomic writes, dates, redaction, input bounds, scopes."""

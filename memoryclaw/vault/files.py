@@ -1,0 +1,497 @@
+"""Disk I/O for the vault: layout, safe paths, atomic writes, bounded reads, scans and locks.
+
+Everything that touches the vault's files goes through here, so that every write is atomic
+(temp file + fsync + rename, 0600 files in 0700 folders) and every read is bounded and
+refuses to follow a link out of the vault.
+"""
+
+from __future__ import annotations
+
+import errno
+import fcntl
+import os
+import stat as statmod
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import (
+    FileChangedError,
+    LockTimeoutError,
+    ParseError,
+    UnsafePathError,
+    VaultNotFoundError,
+)
+
+EPISODES_DIR = "episodes"
+# Episodes moved out of automatic recall (memoryclaw.consolidate.archive):
+# episodes/archive/YYYY/<rest>, where episodes/<rest> is where the episode lived and goes back to.
+ARCHIVE_DIR = "episodes/archive"
+SEMANTIC_DIR = "semantic"
+LOGS_DIR = "logs"
+PROCESSED_DIR = "logs/processed"
+INDEXED_DIRS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR)  # what a sync walks
+SKILLS_DIR = "skills"
+STATE_DIR = ".memoryclaw"
+ALIASES_FILE = "semantic/aliases.yaml"
+PENDING_FILE = "semantic/_pending.md"
+# held by every writer of semantic/ (after the logs lock, when both are held)
+SEMANTIC_LOCK = "semantic"
+# held by a consolidation, an archive run or a sync from start to end
+CONSOLIDATE_LOCK = "consolidate"
+VAULT_FOLDERS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, PROCESSED_DIR, SKILLS_DIR)
+
+MAX_FILE_BYTES = 4 * 1024 * 1024
+# Deeper folders are reported and not read: no vault organises memories 32 levels down, and
+# a path of thousands of levels would exhaust recursion and path-length limits downstream.
+MAX_FOLDER_DEPTH = 32
+FILE_MODE = 0o600
+DIR_MODE = 0o700
+
+
+@dataclass(frozen=True)
+class FileStat:
+    """A vault file found by a scan, with what decides whether it changed."""
+
+    path: str  # relative to the vault, POSIX separators
+    kind: str  # episode | facts | aliases
+    mtime_ns: int
+    size: int
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A file a scan or read passed over, and why."""
+
+    path: str
+    reason: str
+    line: int | None = None
+
+
+def require_vault(root: Path) -> Path:
+    """The vault's absolute path, or :class:`VaultNotFoundError` when it is not a folder."""
+    if not root.exists():
+        raise VaultNotFoundError(root, "no such folder")
+    if not root.is_dir():
+        raise VaultNotFoundError(root, "not a folder")
+    check_state_dir(root)
+    return root.resolve()
+
+
+def check_state_dir(root: Path) -> None:
+    """Refuse a ``.memoryclaw`` that is a symlink or not a folder: the index (every memory's
+    text) and the locks are written only into a real folder inside the vault."""
+    state = root / STATE_DIR
+    if os.path.islink(state) or (os.path.lexists(state) and not state.is_dir()):
+        raise UnsafePathError(
+            state,
+            "is a symlink or not a folder; memoryclaw keeps its index and locks only in a real"
+            " folder inside the vault (remove it: it is rebuilt)",
+        )
+
+
+def owner_only_umask() -> None:
+    """For a child process (git): what it creates is readable by the vault's owner only."""
+    os.umask(0o077)
+
+
+def ensure_dir(path: Path) -> None:
+    """Create a folder (and its missing parents) 0700, whatever the umask, if missing."""
+    missing = []
+    while not os.path.lexists(path):
+        missing.append(path)
+        path = path.parent
+    for folder in reversed(missing):
+        with suppress(FileExistsError):  # another process made it meanwhile: theirs is 0700 too
+            make_dir(folder)
+
+
+def make_dir(path: Path) -> None:
+    """Create one folder 0700 whatever the umask; FileExistsError if the name is taken."""
+    os.mkdir(path, DIR_MODE)
+    os.chmod(path, DIR_MODE)  # the umask may have taken bits from the mode
+
+
+def open_private(path: Path, flags: int = os.O_RDWR) -> int:
+    """Open a file with ``flags``, creating it 0600 whatever the umask; the descriptor."""
+    fd = os.open(path, flags | os.O_CREAT, FILE_MODE)
+    if os.fstat(fd).st_mode & 0o777 != FILE_MODE:
+        with suppress(OSError):  # someone else's file: leave its mode alone
+            os.fchmod(fd, FILE_MODE)
+    return fd
+
+
+def safe_relpath(rel: str) -> str:
+    """Validate a vault-relative path written by a person or a program; POSIX form."""
+    text = rel.replace("\\", "/")
+    if not text or text.startswith("/") or "\x00" in text or (len(text) > 1 and text[1] == ":"):
+        raise UnsafePathError(rel, "must be a path relative to the vault")
+    parts = [part for part in text.split("/") if part not in ("", ".")]
+    if not parts or any(part == ".." for part in parts):
+        raise UnsafePathError(rel, "must not contain '..'")
+    return "/".join(parts)
+
+
+def resolve_inside(root: Path, rel: str) -> Path:
+    """The absolute path of ``rel`` inside the vault; links that leave the vault are refused."""
+    rel = safe_relpath(rel)
+    candidate = root / rel
+    real = candidate.resolve()
+    if real != root and root not in real.parents:
+        raise UnsafePathError(rel, "is a link that points outside the vault")
+    return candidate
+
+
+def atomic_write(path: Path, text: str) -> None:
+    """Write ``text`` so readers see the old file or the new one, never a torn one."""
+    ensure_dir(path.parent)
+    data = text.encode("utf-8")
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(path.parent)
+
+
+def copy_exact(source: Path, target: Path) -> None:
+    """Put a byte-for-byte copy of ``source`` (its mtime too) at ``target``, atomically and
+    durably: once this returns, the copy survives a crash or a power cut."""
+    ensure_dir(target.parent)
+    data = source.read_bytes()
+    mtime_ns = os.lstat(source).st_mtime_ns
+    fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
+    try:
+        os.fchmod(fd, FILE_MODE)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            # the mtime stands in for a missing timestamp: a copy must not make it younger
+            os.utime(handle.fileno(), ns=(mtime_ns, mtime_ns))
+            os.fsync(handle.fileno())
+        os.replace(tmp, target)
+    except BaseException:
+        with suppress(FileNotFoundError):
+            os.unlink(tmp)
+        raise
+    _fsync_dir(target.parent)
+
+
+def remove_durably(path: Path) -> None:
+    """Delete a file and make the deletion survive a crash (its folder is synced)."""
+    path.unlink(missing_ok=True)
+    _fsync_dir(path.parent)
+
+
+def sweep_temp_files(folder: Path) -> list[Path]:
+    """Delete what a killed :func:`atomic_write` left in ``folder`` (not recursive).
+
+    Callers hold the lock every writer of that folder takes, so no write is in flight.
+    """
+    if not folder.is_dir():
+        return []
+    stale = sorted(p for p in folder.glob(".*.tmp") if p.is_file())
+    for path in stale:
+        path.unlink(missing_ok=True)
+    return stale
+
+
+def _fsync_dir(folder: Path) -> None:
+    fd = os.open(folder, os.O_RDONLY)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def read_text(
+    root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES, *, scanned: bool = False
+) -> str:
+    """Read a vault file as UTF-8, refusing huge, binary or undecodable files with a reason.
+
+    ``scanned`` marks a path that :func:`scan` produced, whose links it already checked.
+    """
+    if printable_name(rel) != rel:  # it could be neither stored nor printed
+        raise ParseError(printable_name(rel), "file name is not valid UTF-8")
+    path = root / rel if scanned else resolve_inside(root, rel)
+    try:
+        size = path.stat().st_size
+    except FileNotFoundError:
+        raise ParseError(rel, "file disappeared before it could be read") from None
+    _check_size(rel, size, max_bytes)
+    try:
+        data = path.read_bytes()
+    except IsADirectoryError:
+        raise ParseError(rel, "is a folder, not a file") from None
+    except PermissionError:
+        raise ParseError(rel, "permission denied") from None
+    return _decode(rel, data)
+
+
+def read_scanned(root: Path, found: FileStat, max_bytes: int = MAX_FILE_BYTES) -> str:
+    """Read a file :func:`scan` found, as :func:`read_text` does, provided it is still what
+    the scan saw: one that vanished, became a folder or changed since raises
+    :class:`FileChangedError`, to be read on the next pass."""
+    try:
+        fd = os.open(root / found.path, os.O_RDONLY | os.O_NONBLOCK)
+    except (FileNotFoundError, NotADirectoryError):
+        raise FileChangedError(found.path, "vanished while the vault was scanned") from None
+    except PermissionError:
+        raise ParseError(found.path, "permission denied") from None
+    try:
+        st = os.fstat(fd)
+        seen = (found.mtime_ns, found.size)
+        if not statmod.S_ISREG(st.st_mode) or (st.st_mtime_ns, st.st_size) != seen:
+            raise FileChangedError(found.path, "changed while the vault was scanned")
+        _check_size(found.path, st.st_size, max_bytes)
+        with open(fd, "rb", closefd=False) as handle:
+            data = handle.read(st.st_size + 1)  # one byte more shows it grew meanwhile
+    finally:
+        os.close(fd)
+    if len(data) != found.size:
+        raise FileChangedError(found.path, "changed while it was read")
+    return _decode(found.path, data)
+
+
+def _check_size(rel: str, size: int, max_bytes: int) -> None:
+    if size > max_bytes:
+        limit = max_bytes // (1024 * 1024)
+        raise ParseError(rel, f"file is {size / 1048576:.1f} MiB, over the {limit} MiB limit")
+
+
+def _decode(rel: str, data: bytes) -> str:
+    if b"\x00" in data:
+        raise ParseError(rel, "binary content (NUL byte), not a text file")
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        raise ParseError(rel, f"not valid UTF-8 (byte 0x{data[exc.start]:02x})", line) from None
+
+
+def classify(rel: str) -> str | None:
+    """Which kind of indexed file ``rel`` is: episode, facts, aliases, or None (not indexed)."""
+    if rel == ALIASES_FILE:
+        return "aliases"
+    name = rel.rsplit("/", 1)[-1]
+    if not name.endswith(".md") or name.startswith((".", "_")):
+        return None
+    if rel.startswith(EPISODES_DIR + "/"):
+        return "episode"
+    if rel.startswith(SEMANTIC_DIR + "/"):
+        return "facts"
+    if rel.startswith(LOGS_DIR + "/") and rel.count("/") == 1:
+        return "log"  # a raw log not yet consolidated: its turns are recalled as they come
+    return None
+
+
+def is_archived(rel: str) -> bool:
+    """Whether the vault file ``rel`` lies in the episode archive (out of automatic recall)."""
+    return rel.startswith(ARCHIVE_DIR + "/")
+
+
+def active_path(rel: str) -> str:
+    """Where an archived episode lives when it is not archived: ``episodes/archive/2025/x.md``
+    -> ``episodes/x.md`` (a year folder is dropped when there is one); other paths as they are."""
+    if not is_archived(rel):
+        return rel
+    rest = rel[len(ARCHIVE_DIR) + 1 :]
+    year, slash, tail = rest.partition("/")
+    if slash and len(year) == 4 and year.isdigit():
+        rest = tail
+    return f"{EPISODES_DIR}/{rest}"
+
+
+def archive_path(rel: str, year: int) -> str:
+    """Where the episode at ``rel`` (under ``episodes/``) goes when archived in ``year``."""
+    return f"{ARCHIVE_DIR}/{year:04d}/{rel[len(EPISODES_DIR) + 1 :]}"
+
+
+@dataclass
+class Scan:
+    """What a walk of the indexed folders found."""
+
+    files: list[FileStat]
+    skipped: list[Skipped]
+    folders: dict[str, int]  # vault-relative folder -> its mtime_ns
+
+
+def scan(root: Path) -> Scan:
+    """Every indexed file under episodes/ and semantic/ (sorted by path), what was skipped,
+    and the mtime of every folder walked.
+
+    Whatever the folders hold — names that are not UTF-8, nesting thousands deep, files that
+    vanish or turn into folders while they are walked — is skipped with a reason, never fatal.
+    """
+    result = Scan([], [], {})
+    for top in INDEXED_DIRS:
+        folder = root / top
+        if folder.is_symlink():
+            _check_link(root, folder, top, result)
+        elif folder.is_dir():
+            _walk(root, top, result)
+    result.files.sort(key=lambda f: f.path)
+    return result
+
+
+def printable_name(name: str) -> str:
+    """A file name as text that can be printed and stored: bytes that are not UTF-8 (held by
+    Python as lone surrogates) are shown as ``\\xff`` escapes."""
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:
+        return os.fsencode(name).decode("utf-8", "backslashreplace")
+    return name
+
+
+def _walk(root: Path, top: str, result: Scan) -> None:
+    """Walk ``top`` without recursion, down to ``MAX_FOLDER_DEPTH`` folders."""
+    pending = [top]
+    while pending:
+        rel = pending.pop()
+        try:
+            mtime_ns = os.stat(root / rel).st_mtime_ns
+            with os.scandir(root / rel) as listing:
+                entries = list(listing)
+        except (FileNotFoundError, NotADirectoryError):
+            continue  # gone since its parent was listed: its parent's mtime says so
+        except OSError as exc:
+            result.skipped.append(Skipped(rel, f"cannot list folder: {exc.strerror}"))
+            continue
+        result.folders[rel] = mtime_ns
+        for entry in entries:
+            if entry.name.startswith("."):
+                continue
+            child = f"{rel}/{entry.name}"
+            shown = printable_name(child)
+            try:
+                is_folder = entry.is_dir(follow_symlinks=False)
+                if shown != child and (is_folder or classify(shown) is not None):
+                    result.skipped.append(Skipped(shown, "file name is not valid UTF-8"))
+                elif entry.is_symlink():
+                    _check_link(root, Path(entry.path), child, result)
+                elif is_folder and child.count("/") >= MAX_FOLDER_DEPTH:
+                    reason = f"folders nested more than {MAX_FOLDER_DEPTH} deep are not read"
+                    result.skipped.append(Skipped(child, reason))
+                elif is_folder and rel == LOGS_DIR:
+                    continue  # logs/processed/ is consolidated: its episodes are indexed
+                elif is_folder:
+                    pending.append(child)
+                elif entry.is_file(follow_symlinks=False) and (kind := classify(child)):
+                    st = entry.stat(follow_symlinks=False)
+                    result.files.append(FileStat(child, kind, st.st_mtime_ns, st.st_size))
+            except FileNotFoundError:
+                continue  # removed while the folder was walked: not there for this pass
+
+
+def _check_link(root: Path, link: Path, rel: str, result: Scan) -> None:
+    try:
+        target = link.resolve(strict=True)
+    except (OSError, RuntimeError):
+        result.skipped.append(Skipped(rel, "broken symbolic link"))
+        return
+    if root not in target.parents:
+        result.skipped.append(Skipped(rel, "symbolic link points outside the vault"))
+        return
+    if target.is_dir():
+        result.skipped.append(Skipped(rel, "symbolic link to a folder is not followed"))
+        return
+    kind = classify(rel)
+    if kind is not None:
+        try:
+            st = target.stat()
+        except FileNotFoundError:
+            return  # removed since it was resolved: not there for this pass
+        result.files.append(FileStat(rel, kind, st.st_mtime_ns, st.st_size))
+
+
+def disk_usage(root: Path, skip: frozenset[str]) -> int:
+    """Bytes in the files under ``root`` (links not followed), leaving out folders named in
+    ``skip``; iterative, so no nesting depth can exhaust the stack."""
+    total, pending = 0, [root]
+    while pending:
+        folder = pending.pop()
+        try:
+            with os.scandir(folder) as listing:
+                entries = list(listing)
+        except OSError:
+            continue  # vanished or unreadable: nothing to count
+        for entry in entries:
+            with suppress(OSError):
+                if entry.is_dir(follow_symlinks=False):
+                    if entry.name not in skip:
+                        pending.append(Path(entry.path))
+                else:
+                    total += entry.stat(follow_symlinks=False).st_size
+    return total
+
+
+def folders_changed(root: Path, folders: dict[str, int]) -> bool:
+    """Whether any of these folders changed (a file or folder added, removed or renamed in it)
+    since their mtimes were taken, or the indexed top folders appeared or vanished.
+
+    Only the folders are stat-ed, not listed: a new subfolder changes its parent's mtime.
+    """
+    for top in INDEXED_DIRS:
+        if (top in folders) != (root / top).is_dir():
+            return True
+    for rel, mtime_ns in folders.items():
+        try:
+            if os.stat(root / rel).st_mtime_ns != mtime_ns:
+                return True
+        except OSError:
+            return True
+    return False
+
+
+@contextmanager
+def file_lock(root: Path, name: str, timeout: float = 10.0) -> Iterator[None]:
+    """Hold an exclusive advisory lock ``.memoryclaw/locks/<name>.lock`` for the block."""
+    if not root.is_dir():
+        raise VaultNotFoundError(root, "no such folder")
+    check_state_dir(root)
+    with lock_at(root / STATE_DIR / "locks" / f"{name}.lock", timeout):
+        yield
+
+
+@contextmanager
+def lock_at(path: Path, timeout: float = 10.0) -> Iterator[None]:
+    """Hold an exclusive advisory lock on the file ``path`` (made if missing) for the block."""
+    ensure_dir(path.parent)
+    fd = open_private(path)
+    deadline = time.monotonic() + timeout
+    try:
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EACCES):
+                    raise
+                if time.monotonic() >= deadline:
+                    raise LockTimeoutError(path, timeout) from None
+                time.sleep(0.01)
+        yield
+    finally:
+        os.close(fd)
+
+
+def unique_path(folder: Path, filename: str) -> Path:
+    """``folder/filename``, or ``name-2.md``, ``name-3.md`` ... when that is taken."""
+    candidate = folder / filename
+    stem, dot, ext = filename.rpartition(".")
+    counter = 2
+    while candidate.exists():
+        candidate = folder / f"{stem}-{counter}{dot}{ext}"
+        counter += 1
+    return candidate
