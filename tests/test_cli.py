@@ -1023,9 +1023,9 @@ def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[str
     return paths
 
 
-def test_every_command_is_in_the_readme_table() -> None:
-    readme = (Path(__file__).resolve().parent.parent / "README.md").read_text(encoding="utf-8")
-    section = readme.split("\n## Command line\n", 1)[1].split("\n## ", 1)[0]
+def test_every_command_is_in_the_command_reference_table() -> None:
+    reference = Path(__file__).resolve().parent.parent / "docs" / "cli.md"
+    section = reference.read_text(encoding="utf-8").split("\n## ", 1)[0]
     first_cells = [line.split(" | ")[0] for line in section.splitlines() if line.startswith("| `")]
     listed = [usage for cell in first_cells for usage in re.findall(r"`([^`]+)`", cell)]
     commands = _command_paths(cli)
@@ -1041,8 +1041,10 @@ def test_the_readmes_install_from_the_checkout_and_the_openclaw_flow_needs_no_va
         assert "pip install -e ." in text, readme  # memoryclaw is not on PyPI
         assert not re.search(r"pip install (-U )?'?memoryclaw", text), readme
     text = (root / "README.md").read_text(encoding="utf-8")
-    section = text.split("\n## Use with OpenClaw\n", 1)[1].split("\n## ", 1)[0]
+    section = text.split("\n### Use with OpenClaw\n", 1)[1].split("\n#", 1)[0]
     flow = section.split("```bash\n", 1)[1].split("```", 1)[0]
+    # the reference page shows the same flow
+    assert flow in (root / "docs" / "openclaw.md").read_text(encoding="utf-8")
     # every later command finds the vault init made: the default one, no --vault needed
     assert "memoryclaw init --git" in flow and "--vault" not in flow
     assert "~/.openclaw/workspace/memoryclaw/" in flow

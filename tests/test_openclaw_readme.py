@@ -22,8 +22,8 @@ README = Path(__file__).resolve().parent.parent / "README.md"
 
 
 def _readme_commands() -> list[str]:
-    """The command lines of the first ``bash`` block of the README's OpenClaw section."""
-    section = README.read_text().split("\n## Use with OpenClaw\n", 1)[1].split("\n## ", 1)[0]
+    """The command lines of the first ``bash`` block of the README's OpenClaw quick start."""
+    section = README.read_text().split("\n### Use with OpenClaw\n", 1)[1].split("\n#", 1)[0]
     block = re.search(r"```bash\n(.*?)```", section, re.DOTALL)
     assert block is not None, "no bash block in the README's OpenClaw section"
     lines = [line.split("  #", 1)[0].strip() for line in block.group(1).splitlines()]
