@@ -242,8 +242,9 @@ def _remember(vault: Vault, session: str, text: str, **extra: str) -> None:
 
 
 def test_each_agent_recalls_only_its_own_memories(vault: Vault) -> None:
-    _remember(vault, "agent:main:main", "My locker code at the gym is 4471")
-    _remember(vault, "agent:work:main", "The staging cluster is called bluefin")
+    # Said in earlier sessions: a session's own open log is in its host's history, not recalled.
+    _remember(vault, "agent:main:earlier", "My locker code at the gym is 4471")
+    _remember(vault, "agent:work:earlier", "The staging cluster is called bluefin")
     for _ in range(2):  # recalled from the raw log, then from the episode
         main = vault.retrieve("locker code bluefin cluster", context=DIRECT).context
         work = vault.retrieve("locker code bluefin cluster", context=WORK).context
