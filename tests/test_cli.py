@@ -922,9 +922,9 @@ def test_forget_query_asks_on_a_terminal(
     vault_dir: Path, monkeypatch: pytest.MonkeyPatch, answer: str, removed: bool
 ) -> None:
     """On a terminal ``forget QUERY`` lists the matches and asks (CliRunner, faked tty)."""
-    import memoryclaw.cli as cli_module
+    import memoryclaw.cli.forgetting as forgetting_module
 
-    monkeypatch.setattr(cli_module, "sys", _TtySys())
+    monkeypatch.setattr(forgetting_module, "sys", _TtySys())
     for name in [k for k in os.environ if k.upper().startswith("MEMORYCLAW_")]:
         monkeypatch.delenv(name)
     before = snapshot(vault_dir)
