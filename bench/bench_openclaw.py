@@ -19,6 +19,7 @@ OpenClaw (Node 24 + OpenClaw from npm) comes from ``tests/openclaw_env.py``'s ca
 stdout and in ``bench/out/openclaw.md``, raw numbers in ``bench/out/openclaw.json``.
 
     .venv/bin/python bench/bench_openclaw.py [--turns 5] [--hook-calls 200] [--cold-runs 5]
+        [--configs A,B,C]
 """
 
 from __future__ import annotations
@@ -235,17 +236,19 @@ class Home:
         }
 
 
-def measure_turns(work: Path, turns: int, warmup: int) -> dict[str, Any]:
-    """Interleaved whole-turn wall times of configurations A, B and C."""
+def measure_turns(
+    work: Path, turns: int, warmup: int, configs: Sequence[str] = tuple(CONFIGS)
+) -> dict[str, Any]:
+    """Interleaved whole-turn wall times of ``configs`` (A, B and C by default)."""
     openclaw_bin = ensure_openclaw()
     model = LoopbackModel(reply=REPLY).start()
     try:
-        homes = {name: Home(name, work, openclaw_bin, model) for name in CONFIGS}
+        homes = {name: Home(name, work, openclaw_bin, model) for name in configs}
         for home in homes.values():
             home.setup()
         slots = {name: home.memory_slot() for name, home in homes.items()}
-        results: dict[str, list[dict[str, Any]]] = {name: [] for name in CONFIGS}
-        warm: dict[str, list[dict[str, Any]]] = {name: [] for name in CONFIGS}
+        results: dict[str, list[dict[str, Any]]] = {name: [] for name in configs}
+        warm: dict[str, list[dict[str, Any]]] = {name: [] for name in configs}
         for i in range(warmup + turns):
             for name, home in homes.items():
                 record = home.turn(f"bench-{name.lower()}-{i}")
@@ -263,7 +266,7 @@ def measure_turns(work: Path, turns: int, warmup: int) -> dict[str, Any]:
         "turns": turns,
         "warmup": warmup,
         "slots": slots,
-        "configs": CONFIGS,
+        "configs": {name: CONFIGS[name] for name in configs},
         "results": results,
         "warmup_results": warm,
     }
@@ -349,7 +352,7 @@ def render(report: dict[str, Any]) -> str:
     turns = report["turns"]
     if turns:
         results = turns["results"]
-        for name, label in CONFIGS.items():
+        for name, label in turns["configs"].items():
             s = _turn_summary(results[name])
             blocks = sum(r["block"] for r in results[name])
             row(
@@ -360,6 +363,8 @@ def render(report: dict[str, Any]) -> str:
                 len(results[name]),
             )
         for left, right in (("A", "C"), ("A", "B"), ("B", "C")):
+            if left not in results or right not in results:
+                continue
             d = _paired(turns, left, right)
             row(
                 f"whole turn {left} − {right}",
@@ -377,6 +382,11 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
     parser.add_argument("--warmup", type=int, default=1, help="untimed turns per configuration")
     parser.add_argument("--hook-calls", type=int, default=200, help="warm hook calls")
     parser.add_argument("--cold-runs", type=int, default=5, help="fresh Node processes")
+    parser.add_argument(
+        "--configs",
+        default="A,B,C",
+        help="configurations to time, e.g. A alone for many cold recalls through the plugin",
+    )
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
     return parser.parse_args(argv)
 
@@ -405,7 +415,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["turns"] = None
         if args.turns > 0:
             print("whole OpenClaw turns (A B C interleaved) ...", file=sys.stderr)
-            report["turns"] = measure_turns(work, args.turns, args.warmup)
+            configs = [c for c in args.configs.split(",") if c]
+            unknown = sorted(set(configs) - set(CONFIGS))
+            if unknown:
+                raise SystemExit(f"--configs: unknown {unknown}; known: {', '.join(CONFIGS)}")
+            report["turns"] = measure_turns(work, args.turns, args.warmup, configs)
     report["took_s"] = time.perf_counter() - started
     report["load"]["end"] = os.getloadavg()[0]
     problems = check_path(report["turns"]) if report["turns"] else []
