@@ -49,6 +49,7 @@ from .tombstones import load as load_tombstones
 from .vault import (
     LOGS_DIR,
     MAX_FILE_BYTES,
+    PROCESSED_DIR,
     Skipped,
     atomic_write,
     ensure_dir,
@@ -485,7 +486,9 @@ def append_turns(
                 stamp = new.timestamp.strftime("%Y-%m-%d_%H-%M-%S")
                 stamp += f"_{device}" if device else ""
                 name = f"{stamp}_{meta['channel']}_raw.md"
-                target = unique_path(folder, name)
+                # nor the name of a consolidated log: retrieval takes logs/processed/<name>
+                # for this log's consolidated copy
+                target = unique_path(folder, name, root / PROCESSED_DIR)
                 meta["id"] += target.name.removeprefix(name[:-3]).removesuffix(".md")  # -2 ...
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
                 atomic_write(target, segment.text)  # reserve the name under the lock
