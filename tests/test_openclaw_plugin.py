@@ -24,7 +24,7 @@ from typing import Any
 
 import pytest
 
-from memoryclaw.vault.rawlogs import unprocessed_logs
+from memoryclaw.vault.rawlogs import RECALLED_RESULT, unprocessed_logs
 
 from .loopback_model import LoopbackModel, prompt_text
 from .openclaw_env import ensure_openclaw, node_bin, openclaw_env
@@ -246,8 +246,15 @@ def test_memory_search_tool_call_returns_openclaw_shaped_results(openclaw: OpenC
         assert hit["provenance"]["originClass"] in {"owner", "agent", "untrusted", "system"}
     origins = {hit["snippet"]: hit["provenance"]["originClass"] for hit in result["results"]}
     assert origins["Brightsmile Dental phone: 020 7946 0321"] == "owner"  # written by hand
-    logged = _session_log(openclaw.vault, "agent:main:explicit:tool-1")
-    assert "tool_call: " in logged and "tool_result: " in logged
+    # logged as the tool that ran, not OpenClaw's wrapper: what memory_search found is
+    # memory already, so the raw log holds the marker, not the recalled text again
+    [log] = [g for g in unprocessed_logs(openclaw.vault) if g.session.endswith(":tool-1")]
+    tools = [(t.role, t.tool) for t in log.turns if t.role in ("tool_call", "tool_result")]
+    assert tools == [("tool_call", "memory_search"), ("tool_result", "memory_search")]
+    call, result = (t for t in log.turns if t.tool)
+    assert json.loads(call.content) == {"query": "dentist phone"}
+    assert result.content == RECALLED_RESULT
+    assert "Brightsmile Dental phone: 020 7946 0321" not in (openclaw.vault / log.path).read_text()
 
 
 def test_the_next_turn_is_not_shown_its_own_history_again(openclaw: OpenClaw) -> None:

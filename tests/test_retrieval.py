@@ -259,3 +259,26 @@ def test_the_command_line_refuses_a_long_search_and_retrieves_from_a_long_messag
     done = subprocess.run([*base, "retrieve", query, "--json"], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["query_truncated"] is True
+
+
+def test_a_new_log_named_like_a_consolidated_one_is_still_recent(empty_vault: Vault) -> None:
+    """A group's log consolidated, then a cron run's log started in the same second on the
+    same channel: the new log takes a name of its own (not its predecessor's in
+    ``logs/processed/``), so none of its turns is taken for consolidated already."""
+    vault, group, cron = empty_vault, "agent:main:telegram:group:-100", "agent:main:cron:tides"
+    for n, text in enumerate(["The heron count at the marsh is twelve.", "Noted, twelve herons."]):
+        role = "user" if n == 0 else "assistant"
+        vault.log_turn(group, role, text, channel="telegram", timestamp=NOW)
+    vault.end_session(group)
+    assert vault.consolidate(all_logs=True).episodes
+    logged = vault.log_turn(
+        cron, "user", "The kestrel survey starts Monday.", channel="telegram", timestamp=NOW
+    )
+    vault.log_turn(cron, "assistant", "Kestrel survey noted.", channel="telegram", timestamp=NOW)
+    assert not (vault.root / "logs" / "processed" / logged.path.split("/")[-1]).exists()
+    recent = vault.search("kestrel survey").as_dict()["recent"]
+    assert {p["text"] for p in recent if p["path"] == logged.path} == {
+        "The kestrel survey starts Monday.",
+        "Kestrel survey noted.",
+    }
+    assert "The kestrel survey starts Monday." in vault.retrieve("kestrel survey").context

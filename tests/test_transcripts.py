@@ -417,3 +417,26 @@ def test_results_of_memory_s_own_tools_are_not_stored_again(vault: Vault, tool: 
     assert f"### tool_result · {tool} · " in text and "not stored again" in text
     other = vault.log_turn("s-tools", "tool_result", "weather: 14C", tool="web", timestamp=NOW)
     assert "weather: 14C" in (vault.root / other.path).read_text("utf-8")
+
+
+def _wrapped_result(tool: str, text: str) -> str:
+    """A result through OpenClaw's ``tool_call`` wrapper, as OpenClaw 2026.9.6 words it."""
+    inner = {"content": [{"type": "text", "text": text}], "details": {"text": text}}
+    wrapper = {"tool": {"id": f"openclaw:memoryclaw:{tool}", "name": tool, "source": "openclaw"}}
+    return json.dumps({**wrapper, "result": inner}, indent=2)
+
+
+@pytest.mark.parametrize("tool", ["memory_search", "memory_get"], ids=["search", "get"])
+def test_memory_s_own_tools_through_openclaw_s_tool_call_wrapper_are_not_stored_again(
+    vault: Vault, tool: str
+) -> None:
+    """A host that logs OpenClaw's ``tool_call`` wrapper as it is (an older plugin): the
+    wrapped tool is the one that ran, so a recall's result is the marker, not the memories."""
+    wrapped = _wrapped_result(tool, "Brightsmile Dental phone: 020 7946 0321")
+    logged = vault.log_turn("s-wrap", "tool_result", wrapped, tool="tool_call", timestamp=NOW)
+    text = (vault.root / logged.path).read_text("utf-8")
+    assert "7946 0321" not in text
+    assert f"### tool_result · {tool} · " in text and "not stored again" in text
+    weather = _wrapped_result("web_fetch", "weather: 14C")
+    other = vault.log_turn("s-wrap", "tool_result", weather, tool="tool_call", timestamp=NOW)
+    assert "weather: 14C" in (vault.root / other.path).read_text("utf-8")

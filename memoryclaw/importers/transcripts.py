@@ -50,6 +50,7 @@ from ..vault.rawlogs import (
     RECALLED_RESULT,
     NewTurn,
     log_texts,
+    unwrapped_tool,
     validate_turn,
 )
 from ..vault.scopes import PARTICIPANT, parse_session_key
@@ -80,12 +81,6 @@ TOOL_KEY_CHARS = 1000
 _TOOL_ROLES = ("tool_call", "tool_result")
 _TICK = timedelta(seconds=1)  # stamps are whole seconds
 _PLUGIN_CLIP_RE = re.compile(r" … \[\d+ more chars\]\Z")
-# OpenClaw's tool_call wrapper as the plugin logs it (JSON.stringify of the call's arguments,
-# and the wrapper's pretty-printed result); the importer unwraps both (importers._tool_call)
-_WRAPPED_CALL_RE = re.compile(r'\A\{"id":"(?P<tool>[^"\\]*)","args":')
-_WRAPPED_RESULT_RE = re.compile(
-    r'\A\{\s*"tool":\s*\{\s*"id":\s*"[^"\\]*",\s*"name":\s*"(?P<tool>[^"\\]*)"'
-)
 
 Said = tuple[str, str, str]  # (session key, speaker, text): a turn by what was said
 _K = TypeVar("_K")
@@ -199,20 +194,6 @@ def _speaker(role: str) -> str:
     return {PARTICIPANT: "user", "tool": "tool_result"}.get(role, role)
 
 
-def _unwrapped(speaker: str, text: str, tool: str | None, whole: bool) -> tuple[str, str | None]:
-    """A tool turn's text (``whole``: not clipped) and tool with OpenClaw's ``tool_call``
-    wrapper taken off, as the importer logs it (the plugin logs the wrapper); other turns as
-    they are."""
-    if tool != "tool_call":
-        return text, tool
-    if speaker == "tool_call" and (call := _WRAPPED_CALL_RE.match(text)):
-        arguments = text[call.end() :]
-        return (arguments.removesuffix("}") if whole else arguments), call["tool"]
-    if speaker == "tool_result" and (result := _WRAPPED_RESULT_RE.match(text)):
-        return text, result["tool"]
-    return text, tool
-
-
 def turn_identity(
     role: str,
     content: str,
@@ -240,7 +221,7 @@ def turn_identity(
         return speaker, " ".join(_redact(text, previous).split())
     clipped = _PLUGIN_CLIP_RE.search(text)
     text = text[: clipped.start()] if clipped else text
-    text, tool = _unwrapped(speaker, text, tool, whole=clipped is None)
+    text, tool = unwrapped_tool(speaker, text, tool, whole=clipped is None)
     if speaker == "tool_result" and tool in RECALL_TOOLS:
         return speaker, RECALLED_RESULT
     if speaker == "tool_call":

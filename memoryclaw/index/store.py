@@ -977,18 +977,20 @@ class Index:
         columns = [c[0] for c in cursor.description]
         return [dict(zip(columns, values)) for values in cursor.fetchall()]
 
-    def consolidated_turns(self, sources: Sequence[str]) -> dict[str, list[tuple[int, int]]]:
-        """For each processed-log path, the turn ranges episodes already cover."""
+    def consolidated_turns(
+        self, sources: Sequence[str]
+    ) -> dict[tuple[str, str | None], list[tuple[int, int]]]:
+        """For each processed-log path and session, the turn ranges episodes already cover."""
         if not sources:
             return {}
         marks = ",".join("?" * len(sources))
-        out: dict[str, list[tuple[int, int]]] = {}
-        for source, first, last in self.execute(
-            f"SELECT source, turn_first, turn_last FROM episodes WHERE source IN ({marks})"
-            " AND turn_first IS NOT NULL",
+        out: dict[tuple[str, str | None], list[tuple[int, int]]] = {}
+        for source, session, first, last in self.execute(
+            f"SELECT source, session, turn_first, turn_last FROM episodes"
+            f" WHERE source IN ({marks}) AND turn_first IS NOT NULL",
             list(sources),
         ).fetchall():
-            out.setdefault(source, []).append((int(first), int(last)))
+            out.setdefault((source, session), []).append((int(first), int(last)))
         return out
 
     def match_count(self, match: str, cap: int) -> int:

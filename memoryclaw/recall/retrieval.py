@@ -751,7 +751,11 @@ def _rank_passages(
             r
             for r in rows
             if r["kind"] != "log"
-            or not any(a <= r["turn"] <= b for a, b in covered.get(_processed_twin(r["path"]), []))
+            # the twin by name is this log's copy only when it is of the same session
+            or not any(
+                a <= r["turn"] <= b
+                for a, b in covered.get((_processed_twin(r["path"]), r["session"]), [])
+            )
         ]
     if not rows:
         return []

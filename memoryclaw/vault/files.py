@@ -486,12 +486,13 @@ def lock_at(path: Path, timeout: float = 10.0) -> Iterator[None]:
         os.close(fd)
 
 
-def unique_path(folder: Path, filename: str) -> Path:
-    """``folder/filename``, or ``name-2.md``, ``name-3.md`` ... when that is taken."""
-    candidate = folder / filename
+def unique_path(folder: Path, filename: str, *also: Path) -> Path:
+    """``folder/filename``, or ``name-2.md``, ``name-3.md`` ... when that name is taken in
+    ``folder`` or in any folder of ``also``."""
+    name = filename
     stem, dot, ext = filename.rpartition(".")
     counter = 2
-    while candidate.exists():
-        candidate = folder / f"{stem}-{counter}{dot}{ext}"
+    while any(os.path.lexists(place / name) for place in (folder, *also)):
+        name = f"{stem}-{counter}{dot}{ext}"
         counter += 1
-    return candidate
+    return folder / name

@@ -11,6 +11,7 @@ never stored, or consolidated, again as something said).
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass, replace
@@ -23,6 +24,7 @@ from .config import Settings
 from .files import (
     LOGS_DIR,
     MAX_FILE_BYTES,
+    PROCESSED_DIR,
     Skipped,
     atomic_write,
     ensure_dir,
@@ -62,6 +64,13 @@ MAX_TURN_CHARS = 1_000_000
 # memoryclaw's own tools (OpenClaw plugin, MCP): their results quote memories already stored
 RECALL_TOOLS = frozenset({"memory_search", "memory_get"})
 RECALLED_RESULT = "(recalled memories; not stored again)"
+# OpenClaw's tool_call wrapper, which runs another tool by id, as a log may hold it: the call's
+# arguments as JSON.stringify writes them, the result pretty-printed (importers._tool_call
+# unwraps the same wrapper from a transcript's structured events)
+_WRAPPED_CALL_RE = re.compile(r'\A\{"id":"(?P<tool>[^"\\]*)","args":')
+_WRAPPED_RESULT_RE = re.compile(
+    r'\A\{\s*"tool":\s*\{\s*"id":\s*"[^"\\]*",\s*"name":\s*"(?P<tool>[^"\\]*)"'
+)
 # A turn from before this or from the future is a broken clock or input: accepted, it would
 # sort wrongly and keep its session's log from ever going idle (and being consolidated).
 EARLIEST_TURN = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -104,6 +113,22 @@ class LoggedTurn:
     previous_size: int | None = None
     agent: str | None = None  # the log's agent and scope, as its frontmatter has them
     scope: str | None = None
+
+
+def unwrapped_tool(
+    role: str, text: str, tool: str | None, *, whole: bool = True
+) -> tuple[str, str | None]:
+    """A ``tool_call`` or ``tool_result`` turn's text and tool with OpenClaw's ``tool_call``
+    wrapper taken off (a call's text is then its arguments; ``whole``: the text is not
+    clipped), so the turn names the tool that ran; any other turn as it is."""
+    if tool != "tool_call":
+        return text, tool
+    if role == "tool_call" and (call := _WRAPPED_CALL_RE.match(text)):
+        arguments = text[call.end() :]
+        return (arguments.removesuffix("}") if whole else arguments), call["tool"]
+    if role == "tool_result" and (result := _WRAPPED_RESULT_RE.match(text)):
+        return text, result["tool"]
+    return text, tool
 
 
 def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None = None) -> None:
@@ -431,14 +456,17 @@ def append_turns(
             segment = segments.get(new.session)
             # a recalled block the host put in front of a message is memory already, not
             # what was said: logged, it would come back from consolidation as a new memory
-            content = _strip_recalled(new.content)
-            if new.role in ("tool", "tool_result") and new.tool in RECALL_TOOLS:
-                content = RECALLED_RESULT  # the same: what memory's own tools found is memory
+            content, tool = _strip_recalled(new.content), new.tool
+            if new.role in ("tool", "tool_result"):
+                # a result through OpenClaw's tool_call wrapper is the wrapped tool's
+                tool = unwrapped_tool("tool_result", content, tool)[1]
+                if tool in RECALL_TOOLS:
+                    content = RECALLED_RESULT  # the same: what memory's own tools found is memory
             if settings.privacy.redact_secrets:
                 before = _last_turns(segment.text) if segment and segment.count else []
                 content = _redact(content, before)
             content = _clip(content)
-            speaker, tool = new.name, new.tool
+            speaker = new.name
             forgotten = segments.forgotten()
             if forgotten and forgotten_turn(content, forgotten):
                 content, speaker, tool = FORGOTTEN, None, None  # as forget blanks a turn
@@ -458,7 +486,9 @@ def append_turns(
                 stamp = new.timestamp.strftime("%Y-%m-%d_%H-%M-%S")
                 stamp += f"_{device}" if device else ""
                 name = f"{stamp}_{meta['channel']}_raw.md"
-                target = unique_path(folder, name)
+                # nor the name of a consolidated log: retrieval takes logs/processed/<name>
+                # for this log's consolidated copy
+                target = unique_path(folder, name, root / PROCESSED_DIR)
                 meta["id"] += target.name.removeprefix(name[:-3]).removesuffix(".md")  # -2 ...
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
                 atomic_write(target, segment.text)  # reserve the name under the lock

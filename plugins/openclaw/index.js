@@ -125,6 +125,31 @@ function isoTime(ms) {
 }
 
 /**
+ * The tool a call block runs and its arguments.  OpenClaw's `tool_call` wrapper runs another
+ * tool by id (`{id, args}`): that tool and its arguments, so memoryclaw sees which tool ran
+ * (a recall's result is not stored again).  memoryclaw's transcript import unwraps the same.
+ */
+function calledTool(block) {
+  const name = String(block?.name ?? "tool");
+  const input = block?.arguments ?? block?.input ?? {};
+  if (name === "tool_call" && typeof input?.id === "string") return [input.id, input.args ?? {}];
+  return [name, input];
+}
+
+/** The tool a result came from: through OpenClaw's `tool_call` wrapper (whose text names the
+ * tool it ran), the wrapped one.  The text stays as it is, as OpenClaw's transcript has it. */
+function resultTool(name, text) {
+  const start = text.indexOf("{");
+  if (name !== "tool_call" || start < 0) return name;
+  try {
+    const wrapped = JSON.parse(text.slice(start));
+    return typeof wrapped?.tool?.name === "string" && wrapped.tool.name ? wrapped.tool.name : name;
+  } catch {
+    return name;
+  }
+}
+
+/**
  * The turns of the last exchange in `messages` (from the last user message on), as
  * log_turn params without the session fields.
  */
@@ -148,20 +173,21 @@ export function turnsOf(messages) {
       if (text.trim()) turns.push({ role: message.role, content: text, timestamp });
       for (const block of Array.isArray(message.content) ? message.content : []) {
         if (block?.type === "toolCall" || block?.type === "tool_use") {
-          const input = block.arguments ?? block.input ?? {};
+          const [tool, input] = calledTool(block);
           turns.push({
             role: "tool_call",
-            tool: String(block.name ?? "tool"),
+            tool,
             content: clip(typeof input === "string" ? input : JSON.stringify(input)),
             timestamp,
           });
         }
       }
     } else if (message?.role === "toolResult" || message?.role === "tool") {
+      const text = contentText(message.content);
       turns.push({
         role: "tool_result",
-        tool: String(message.toolName ?? message.name ?? "tool"),
-        content: clip(contentText(message.content)) || "(no output)",
+        tool: resultTool(String(message.toolName ?? message.name ?? "tool"), text),
+        content: clip(text) || "(no output)",
         timestamp,
       });
     }

@@ -176,6 +176,24 @@ test("turnsOf keeps only the last exchange and clips huge tool output", () => {
   assert.ok(clipped.content.length < 4100 && clipped.content.endsWith("more chars]"));
 });
 
+test("turnsOf logs the tool OpenClaw's tool_call wrapper runs, with its own arguments", () => {
+  const wrapped = { tool: { id: "openclaw:memoryclaw:memory_search", name: "memory_search" }, result: {} };
+  const turns = turnsOf([
+    { role: "user", content: "Search memory for my dentist." },
+    {
+      role: "assistant",
+      content: [{ type: "toolCall", id: "c1", name: "tool_call", arguments: { id: "memory_search", args: { query: "dentist" } } }],
+    },
+    { role: "toolResult", toolCallId: "c1", toolName: "tool_call", content: [{ type: "text", text: JSON.stringify(wrapped, null, 2) }] },
+    { role: "toolResult", toolCallId: "c2", toolName: "tool_call", content: [{ type: "text", text: "not JSON" }] },
+  ]);
+  assert.deepEqual(
+    turns.slice(1).map((t) => [t.role, t.tool]),
+    [["tool_call", "memory_search"], ["tool_result", "memory_search"], ["tool_result", "tool_call"]],
+  );
+  assert.deepEqual(JSON.parse(turns[1].content), { query: "dentist" });
+});
+
 test("searchResult honours maxResults and minScore on memoryclaw's 0-1 relevance", () => {
   const found = {
     facts: [
