@@ -35,7 +35,6 @@ FACADES = {"__init__", "__main__"}
 # Imports that run against the stage order today.  The list may only shrink: a new upward
 # import fails the test below, and an entry that is no longer upward fails the one after it.
 KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("consolidate.pipeline", "importers.transcripts"),
     ("index.update", "consolidate.summarize"),
     ("recall.metrics", "consolidate.archive"),
     ("recall.working", "consolidate.skills"),

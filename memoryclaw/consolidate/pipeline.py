@@ -45,6 +45,7 @@ from ..vault.files import (
     scan,
     sweep_temp_files,
 )
+from ..vault.ledger import LEDGER_FILE, record_pruned
 from ..vault.notes import (
     Episode,
     RawLog,
@@ -574,8 +575,6 @@ def _expire_processed(root: Path, settings: Settings, now: datetime, note: Note)
     ]
     if not expired:
         return []
-    from ..importers.transcripts import LEDGER_FILE, record_pruned  # an import's concern
-
     # an OpenClaw import must still know these turns were logged once their logs are gone;
     # while the ledger cannot be written (an import holds it, or it is broken) they are kept
     note([LEDGER_FILE])
