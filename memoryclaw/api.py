@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from . import __version__
-from .consolidate.archive import ArchiveReport, load_recalls, recalled_ids
+from .consolidate.archive import ArchiveReport
 from .errors import (
     EmbeddingError,
     ExternalToolError,
@@ -42,6 +42,7 @@ from .recall.retrieval import (
     search,
     withheld_from,
 )
+from .recall.usage import load_recalls, recalled_ids
 from .share.history import (
     Commit,
     commit_changes,

@@ -34,11 +34,11 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..consolidate.archive import RECALL_LOCK_SECONDS, note_recalled_locked
 from ..errors import InvalidInputError, LockTimeoutError
 from ..vault.files import STATE_DIR, ensure_dir, file_lock, open_private
 from ..vault.inputs import read_state_json
 from ..vault.notes import plural
+from .usage import RECALL_LOCK_SECONDS, note_recalled_locked
 
 if TYPE_CHECKING:
     from .payload import RetrievePayload
