@@ -114,11 +114,11 @@ from .vault.scopes import OWNER, Policy, RecallContext
 if TYPE_CHECKING:
     from .consolidate.pipeline import ConsolidationReport
     from .consolidate.review import PendingFact
-    from .consolidate.skills import SkillInfo
     from .consolidate.supersede import SupersedeReport
     from .importers.workspace import ImportReport
     from .recall.payload import RetrievePayload
     from .share.sync import RemoteSyncReport
+    from .vault.skillfiles import SkillInfo
 
 _log = logging.getLogger("memoryclaw.vectors")
 _NEIGHBOURS_OF = 20  # the best passages whose neighbouring lines may come along

@@ -40,10 +40,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..consolidate.skills import skill_steps
 from ..errors import MemoryclawError
 from ..vault.config import WorkingMemorySettings
 from ..vault.notes import Turn
+from ..vault.skillfiles import skill_steps
 from .payload import RetrievePayload, estimate_tokens, shorten, strip_recalled
 from .retrieval import FactResult
 
