@@ -113,11 +113,11 @@ from .vault.scopes import OWNER, Policy, RecallContext
 
 if TYPE_CHECKING:
     from .consolidate.pipeline import ConsolidationReport
-    from .consolidate.review import PendingFact
     from .consolidate.supersede import SupersedeReport
     from .importers.workspace import ImportReport
     from .recall.payload import RetrievePayload
     from .share.sync import RemoteSyncReport
+    from .vault.pending import PendingFact
     from .vault.skillfiles import SkillInfo
 
 _log = logging.getLogger("memoryclaw.vectors")
@@ -697,7 +697,7 @@ class Vault:
 
     def pending(self) -> list[PendingFact]:
         """Facts waiting for review in ``semantic/_pending.md``."""
-        from .consolidate.review import pending_facts
+        from .vault.pending import pending_facts
 
         return pending_facts(self.root)
 
@@ -1331,7 +1331,7 @@ class Vault:
         first, last = recall_metrics.window(recall_metrics.day_of(now or now_utc()), days, since)
         self.refresh()
         recorded = recall_metrics.read_days(self.root)
-        from .consolidate.review import pending_facts
+        from .vault.pending import pending_facts
 
         pending = pending_facts(self.root)
         lowest, highest = ARCHIVE_DIR + "/", ARCHIVE_DIR + "0"

@@ -62,6 +62,7 @@ from ..vault.notes import (
     utc_iso,
     value_kind,
 )
+from ..vault.pending import MANY_VALUED, append_line, remove_lines, untrusted_note
 from ..vault.rawlogs import now_utc, processed_text, redacted_log, unprocessed_logs
 from ..vault.scopes import PARTICIPANT, conversation_scope
 from ..vault.scrub import FORGOTTEN, forgotten_turn, scrub
@@ -69,15 +70,7 @@ from ..vault.tombstones import Tombstones
 from ..vault.tombstones import load as load_tombstones
 from .extraction import FactDraft
 from .llm import summarizer_for
-from .review import (
-    MANY_VALUED,
-    append_line,
-    matching,
-    remove_lines,
-    same_value,
-    target_file,
-    untrusted_note,
-)
+from .review import matching, same_value, target_file
 from .skills import suggest_skills
 from .summarize import EpisodeDraft
 

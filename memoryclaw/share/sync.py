@@ -31,7 +31,6 @@ from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any
 
-from ..consolidate.review import MANY_VALUED, append_line
 from ..errors import ExternalToolError, SyncError
 from ..vault.config import CONFIG_FILE, Settings, file_settings, held_config, hold_changes
 from ..vault.files import (
@@ -46,6 +45,7 @@ from ..vault.files import (
     owner_only_umask,
 )
 from ..vault.notes import parse_facts, value_key
+from ..vault.pending import MANY_VALUED, append_line
 from .history import (
     AUTHOR,
     MEMORY_FOLDERS,
