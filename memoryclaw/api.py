@@ -250,8 +250,9 @@ class Vault:
             atomic_write(
                 gitignore, gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE
             )
-        from .share.sync import device_id, has_remote
+        from .share.sync import has_remote
         from .share.sync import setup as setup_remote
+        from .vault.device import device_id
 
         setup_remote(root)  # union merges for fact files, should the vault ever sync
         if git and not (root / ".git").exists():

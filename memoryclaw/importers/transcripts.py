@@ -44,6 +44,7 @@ from ..vault.rawlogs import (
     log_texts,
     validate_turn,
 )
+from ..vault.recalled import strip_recalled
 from ..vault.scopes import PARTICIPANT, parse_session_key
 from ..vault.scrub import FORGOTTEN, forgotten_turn
 from .openclaw_store import StoredSession
@@ -75,12 +76,6 @@ def _redact(text: str, previous: Sequence[str]) -> str:
     from ..vault.redact import redact  # its patterns take a while to compile: only when needed
 
     return redact(text, previous)
-
-
-def _strip_recalled(text: str) -> str:
-    from ..recall.payload import strip_recalled
-
-    return strip_recalled(text)
 
 
 def _speaker(role: str) -> str:
@@ -123,7 +118,7 @@ def turn_identity(
     speaker = _speaker(role)
     if content == FORGOTTEN:
         return speaker, FORGOTTEN
-    text = _strip_recalled(content)
+    text = strip_recalled(content)
     if forgotten and forgotten_turn(_redact(text, previous), forgotten):
         return speaker, FORGOTTEN
     if speaker not in _TOOL_ROLES:

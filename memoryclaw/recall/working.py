@@ -43,8 +43,9 @@ from typing import Any
 from ..errors import MemoryclawError
 from ..vault.config import WorkingMemorySettings
 from ..vault.notes import Turn
+from ..vault.recalled import strip_recalled
 from ..vault.skillfiles import skill_steps
-from .payload import RetrievePayload, estimate_tokens, shorten, strip_recalled
+from .payload import RetrievePayload, estimate_tokens, shorten
 from .retrieval import FactResult
 
 GOAL_CHARS = 400  # a pasted document is not a goal: its start says what is asked

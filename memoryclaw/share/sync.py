@@ -2,13 +2,13 @@
 
 A sync commits what waits (consolidation's journal and hand edits), fetches, merges and
 pushes.  Merges cannot conflict in practice by construction: each device puts its id
-(:func:`device_id`) into the raw logs it creates, so two devices never make the same file,
-and the append-only fact files merge by ``merge=union`` (``.gitattributes``, see
-:func:`setup`).  What still conflicts is resolved the same way on every clone, so all of
-them converge: the remote's version of the file stays and each local line it lacks goes to
-``semantic/_pending.md`` as ``- CONFLICT (sync) …`` for review.  After a union merge two
-new values for one entity's field keep the remote's and send the local one to review too.
-Nothing ever holds conflict markers, and nothing written is lost.
+(:func:`~memoryclaw.vault.device.device_id`) into the raw logs it creates, so two devices
+never make the same file, and the append-only fact files merge by ``merge=union``
+(``.gitattributes``, see :func:`setup`).  What still conflicts is resolved the same way on
+every clone, so all of them converge: the remote's version of the file stays and each local
+line it lacks goes to ``semantic/_pending.md`` as ``- CONFLICT (sync) …`` for review.  After
+a union merge two new values for one entity's field keep the remote's and send the local one
+to review too.  Nothing ever holds conflict markers, and nothing written is lost.
 
 A sync killed at any point is finished by the next: a merge left half done is aborted and
 redone, a stale ``.git/index.lock`` (no git running on the vault) is removed.
@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import secrets
 import shutil
 import signal
 import stat
@@ -33,6 +31,7 @@ from typing import Any
 
 from ..errors import ExternalToolError, SyncError
 from ..vault.config import CONFIG_FILE, Settings, file_settings, held_config, hold_changes
+from ..vault.device import device_id
 from ..vault.files import (
     CONSOLIDATE_LOCK,
     PENDING_FILE,
@@ -66,13 +65,11 @@ from .incoming import (
     screen,
 )
 
-DEVICE_FILE = f"{STATE_DIR}/device"
 SYNC_MARK = "CONFLICT (sync)"
 _PUSH_TRIES = 4
 HELD_FILE = f"{STATE_DIR}/sync-held.json"  # see _recover
 _ADD_BATCH = 500
 SYNC_WAIT_SECONDS = 120.0  # how long a sync waits for a running consolidation to finish
-_DEVICE_RE = re.compile(r"[a-z0-9]{1,16}")
 
 
 @dataclass
@@ -113,29 +110,6 @@ class RemoteSyncReport:
             "repaired": [r.as_dict() for r in self.repaired],
             **({"shared": self.shared} if self.shared else {}),
         }
-
-
-def device_id(root: Path, settings: Settings) -> str:
-    """This device's short id: ``sync.deviceId``, else one made once and kept locally."""
-    known = log_device(root, settings)
-    if known:
-        return known
-    made = secrets.token_hex(3)
-    ensure_dir(root / STATE_DIR)
-    atomic_write(root / DEVICE_FILE, made + "\n")
-    return made
-
-
-def log_device(root: Path, settings: Settings) -> str:
-    """The device id new raw log names carry: empty in a vault that has never synced, whose
-    log names stay ``YYYY-MM-DD_HH-MM-SS_<channel>_raw.md``."""
-    if settings.sync.device_id:
-        return settings.sync.device_id
-    try:
-        known = (root / DEVICE_FILE).read_text(encoding="utf-8").strip()
-    except OSError:
-        return ""
-    return known if _DEVICE_RE.fullmatch(known) else ""
 
 
 def has_remote(root: Path) -> bool:

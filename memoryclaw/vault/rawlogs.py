@@ -20,6 +20,7 @@ from typing import Any
 
 from ..errors import InvalidInputError, ParseError, UnsafePathError
 from .config import Settings
+from .device import log_device
 from .files import (
     LOGS_DIR,
     MAX_FILE_BYTES,
@@ -46,6 +47,7 @@ from .notes import (
     slugify,
     utc_iso,
 )
+from .recalled import strip_recalled
 from .scopes import (
     check_kind,
     conversation_scope,
@@ -194,7 +196,7 @@ def redacted_log(log: RawLog) -> RawLog:
             t,
             # a lone word answering "my password is" a turn or two before is that password
             content=_redact(
-                _strip_recalled(t.content), [p.content for p in log.turns[max(0, n - 2) : n]]
+                strip_recalled(t.content), [p.content for p in log.turns[max(0, n - 2) : n]]
             ),
             name=_redact_label(t.name),
             tool=_redact_label(t.tool),
@@ -431,7 +433,7 @@ def append_turns(
             segment = segments.get(new.session)
             # a recalled block the host put in front of a message is memory already, not
             # what was said: logged, it would come back from consolidation as a new memory
-            content = _strip_recalled(new.content)
+            content = strip_recalled(new.content)
             if new.role in ("tool", "tool_result") and new.tool in RECALL_TOOLS:
                 content = RECALLED_RESULT  # the same: what memory's own tools found is memory
             if settings.privacy.redact_secrets:
@@ -452,8 +454,6 @@ def append_turns(
             if segment is None:
                 meta = _new_log_meta(new, settings.scopes.owner_ids)
                 # The device's id keeps two devices syncing one vault from making one file.
-                from ..share.sync import log_device  # a sync's concern, imported when it is
-
                 device = log_device(root, settings)
                 stamp = new.timestamp.strftime("%Y-%m-%d_%H-%M-%S")
                 stamp += f"_{device}" if device else ""
@@ -546,11 +546,3 @@ def is_open_log(root: Path, rel: str) -> bool:
 def now_utc() -> datetime:
     """The current time, UTC, whole seconds."""
     return datetime.now(timezone.utc).replace(microsecond=0)
-
-
-def _strip_recalled(text: str) -> str:
-    """:func:`memoryclaw.recall.payload.strip_recalled`, imported when a turn is logged (a search
-    never needs the payload module)."""
-    from ..recall.payload import strip_recalled
-
-    return strip_recalled(text)
