@@ -1,5 +1,6 @@
-"""Git for a vault: one commit per consolidation run, the history of one memory, and a
-rewrite of that history when a memory must be purged from it.
+"""Git for a vault: one commit per consolidation run, and the history of one memory (a
+rewrite of that history, when a memory must be purged from it, is
+:mod:`memoryclaw.share.purge`).
 
 Only what consolidation wrote is committed.  Before it changes a file it notes the path, and
 the file's state then, in a journal (``.memoryclaw/uncommitted``, :func:`journal`);
@@ -275,28 +276,3 @@ def value_commits(root: Path, paths: Sequence[str], values: Iterable[str]) -> li
     pattern = "|".join(_ERE_SPECIAL_RE.sub(r"\\\1", text) for text in texts)
     args = ["log", "-E", f"-G{pattern}", f"--format={_LOG_FORMAT}", "--", *chosen]
     return _commits(_git(root, *args).stdout)
-
-
-def purge_history(root: Path, paths: Iterable[str]) -> int:
-    """Rewrite every commit of the vault's repository so that each of ``paths`` holds what
-    it holds now (or is absent, and unnamed in messages, if it is gone now); then drop the
-    old objects.  The number of paths rewritten (:func:`memoryclaw.share.purge.purge` also finds
-    them in the history and pushes the result)."""
-    from .purge import purge
-
-    return purge(root, paths, _NOTHING).files
-
-
-class _Nothing:
-    """A matcher that forgets nothing: only the paths named are rewritten."""
-
-    def line(self, text: str) -> bool:
-        """Never: nothing is forgotten by its text."""
-        return False
-
-    def ident(self, ident: str | None) -> bool:
-        """Never: nothing is forgotten by its id."""
-        return False
-
-
-_NOTHING = _Nothing()

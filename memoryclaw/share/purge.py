@@ -33,6 +33,7 @@ from ..vault.files import STATE_DIR, atomic_write, ensure_dir, resolve_inside, s
 from ..vault.notes import plural
 from ..vault.scrub import Matcher, kind_of, scrub
 from ..vault.tombstones import TOMBSTONE_DIR, load
+from .git import network_git
 from .history import MEMORY_FOLDERS, _commit_only, _dirty, _git
 
 PURGE_MARKER = f"{STATE_DIR}/purged.json"
@@ -410,8 +411,6 @@ def push_purged(root: Path, remote: str, seconds: float = _PUSH_SECONDS) -> str 
     the old one back); None when done or nothing was owed, else why it could not be.  Each
     network step runs for at most ``seconds``, then it and every helper it started are
     killed (a remote that never answers holds no lock for ever)."""
-    from .sync import network_git  # a sync's module, needed only when there is a remote
-
     marker = _marker(root)
     if marker is None or marker.get("remote") != remote:
         return None

@@ -18,12 +18,8 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
-import signal
 import stat
-import subprocess
 import time
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import CompletedProcess
@@ -41,10 +37,10 @@ from ..vault.files import (
     atomic_write,
     ensure_dir,
     file_lock,
-    owner_only_umask,
 )
 from ..vault.notes import parse_facts, value_key
 from ..vault.pending import MANY_VALUED, append_line
+from .git import network_git
 from .history import (
     AUTHOR,
     MEMORY_FOLDERS,
@@ -658,59 +654,6 @@ def _network(root: Path, remote: str, seconds: float, *args: str) -> CompletedPr
     if done is None:
         raise SyncError(remote, f"no answer within {seconds:g} s (sync.timeoutSeconds); gave up")
     return done
-
-
-def network_git(root: Path, seconds: float, *args: str) -> CompletedProcess[str] | None:
-    """Run a git command that uses the network for at most ``seconds``; None when it ran out
-    of time, after it and every process it started were killed."""
-    git = shutil.which("git")
-    if git is None:
-        raise ExternalToolError("git", "not found on PATH")
-    # a prompt for a user name or password would wait for an answer no one gives
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    process = subprocess.Popen(
-        [git, "-C", str(root), *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        encoding="utf-8",
-        errors="surrogateescape",  # file names that are not UTF-8, as history._git reads them
-        env=env,
-        preexec_fn=owner_only_umask,
-    )
-    try:
-        out, err = process.communicate(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        _kill_tree(process.pid)
-        try:
-            process.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # a helper it started that /proc did not show
-            process.kill()
-            process.wait()
-            for pipe in (process.stdout, process.stderr):
-                if pipe is not None:
-                    pipe.close()
-        return None
-    return CompletedProcess(process.args, process.returncode, out, err)
-
-
-def _kill_tree(pid: int) -> None:
-    """SIGKILL a process and all its descendants (git runs helpers: ssh, upload-pack)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (entry / "stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    doomed, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        doomed.append(current)
-        todo.extend(children.get(current, []))
-    for victim in reversed(doomed):
-        with suppress(ProcessLookupError):
-            os.kill(victim, signal.SIGKILL)
 
 
 def _reason(stderr: str) -> str:
