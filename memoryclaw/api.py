@@ -1138,7 +1138,7 @@ class Vault:
             todo = forgetting.plan_facts(self.root, self.index, fact_rows)
         else:
             assert query is not None
-            from .recall.retrieval import extract_keywords
+            from .vault.words import extract_keywords
 
             # Keywords only: forgetting must never reach what merely resembles the query.
             todo = forgetting.plan_query(self.root, self.index, extract_keywords(query))
@@ -1244,9 +1244,9 @@ class Vault:
         refuse(self.teams, "purge-history", *paths)
         if not is_repository(self.root):
             raise ExternalToolError("git", f"{self.root} is not a git repository")
-        from .recall.retrieval import extract_keywords
         from .share.forget import matcher_for
         from .share.purge import purge
+        from .vault.words import extract_keywords
 
         keywords = extract_keywords(query) if query else []
         match, terms = matcher_for(self.root, keywords)

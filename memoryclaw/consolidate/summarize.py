@@ -20,10 +20,10 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 from itertools import accumulate
 
-from ..recall.retrieval import STOPWORDS, extract_keywords
 from ..vault.dates import resolve_relative_dates
 from ..vault.notes import TURN_MARK, RawLog, Turn, clean_label, slugify
 from ..vault.redact import redact
+from ..vault.words import SMALL_TALK, STOPWORDS, extract_keywords, sentences, without_stock_phrases
 from .extraction import (
     CALENDAR,
     CAPS_PATTERN,
@@ -33,7 +33,6 @@ from .extraction import (
     GENERIC,
     NOT_NAMES,
     REQUEST_VERBS,
-    SMALL_TALK,
     TITLES,
     UNITS,
     VERBS,
@@ -44,9 +43,7 @@ from .extraction import (
     is_title,
     local_name,
     name_ok,
-    sentences,
     titled,
-    without_stock_phrases,
 )
 
 SUMMARY_CHARS = 200

@@ -46,7 +46,8 @@ from typing import Any
 from ..vault.dates import human_annotations, human_date
 from ..vault.notes import value_key, value_kind
 from ..vault.recalled import CLOSE, FRAME, OPEN
-from .retrieval import EpisodeResult, FactResult, PassageHit, SearchResult, extract_keywords
+from ..vault.words import extract_keywords
+from .retrieval import EpisodeResult, FactResult, PassageHit, SearchResult
 
 CHARS_PER_TOKEN = 4
 _FACTS_LABEL, _RECENT_LABEL = "Facts (age):", "Recent turns (not yet consolidated):"
