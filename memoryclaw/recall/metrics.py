@@ -203,8 +203,7 @@ def record(
     noted: Sequence[str] = (),
 ) -> bool:
     """Add ``counts`` to ``now``'s day (none when ``keep_days`` is 0) and note the episodes
-    ``noted`` as recalled (:mod:`memoryclaw.consolidate.archive`), under one lock; False (and a
-    logged
+    ``noted`` as recalled (:mod:`memoryclaw.recall.usage`), under one lock; False (and a logged
     warning) when that could not be done, which never fails the caller."""
     keep = counts is not None and keep_days > 0
     if not keep and not noted:
