@@ -38,7 +38,6 @@ if TYPE_CHECKING:
         FactResult,
         SearchResult,
         Withheld,
-        extract_keywords,
     )
     from .recall.working import WorkingMemories, WorkingMemory
     from .serve.hooks import MemoryHooks
@@ -47,6 +46,7 @@ if TYPE_CHECKING:
     from .vault.notes import Episode, Fact, RawLog, Turn
     from .vault.rawlogs import LoggedTurn
     from .vault.scopes import Policy, RecallContext
+    from .vault.words import extract_keywords
 
 # Where each public name lives.  Names are imported on first use (PEP 562), so a command
 # that needs a few modules (``memoryclaw search``) does not pay for every one of them.
@@ -89,7 +89,7 @@ _HOMES = {
     "Withheld": "recall.retrieval",
     "WorkingMemories": "recall.working",
     "WorkingMemory": "recall.working",
-    "extract_keywords": "recall.retrieval",
+    "extract_keywords": "vault.words",
     "load_settings": "vault.config",
 }
 

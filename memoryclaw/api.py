@@ -20,7 +20,7 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from . import __version__
-from .consolidate.archive import ArchiveReport, load_recalls, recalled_ids
+from .consolidate.archive import ArchiveReport
 from .errors import (
     EmbeddingError,
     ExternalToolError,
@@ -42,6 +42,7 @@ from .recall.retrieval import (
     search,
     withheld_from,
 )
+from .recall.usage import load_recalls, recalled_ids
 from .share.history import (
     Commit,
     commit_changes,
@@ -112,12 +113,12 @@ from .vault.scopes import OWNER, Policy, RecallContext
 
 if TYPE_CHECKING:
     from .consolidate.pipeline import ConsolidationReport
-    from .consolidate.review import PendingFact
-    from .consolidate.skills import SkillInfo
     from .consolidate.supersede import SupersedeReport
     from .importers.workspace import ImportReport
     from .recall.payload import RetrievePayload
     from .share.sync import RemoteSyncReport
+    from .vault.pending import PendingFact
+    from .vault.skillfiles import SkillInfo
 
 _log = logging.getLogger("memoryclaw.vectors")
 _NEIGHBOURS_OF = 20  # the best passages whose neighbouring lines may come along
@@ -249,8 +250,9 @@ class Vault:
             atomic_write(
                 gitignore, gitignore.read_text(encoding="utf-8").rstrip("\n") + "\n" + GITIGNORE
             )
-        from .share.sync import device_id, has_remote
+        from .share.sync import has_remote
         from .share.sync import setup as setup_remote
+        from .vault.device import device_id
 
         setup_remote(root)  # union merges for fact files, should the vault ever sync
         if git and not (root / ".git").exists():
@@ -696,7 +698,7 @@ class Vault:
 
     def pending(self) -> list[PendingFact]:
         """Facts waiting for review in ``semantic/_pending.md``."""
-        from .consolidate.review import pending_facts
+        from .vault.pending import pending_facts
 
         return pending_facts(self.root)
 
@@ -1136,7 +1138,7 @@ class Vault:
             todo = forgetting.plan_facts(self.root, self.index, fact_rows)
         else:
             assert query is not None
-            from .recall.retrieval import extract_keywords
+            from .vault.words import extract_keywords
 
             # Keywords only: forgetting must never reach what merely resembles the query.
             todo = forgetting.plan_query(self.root, self.index, extract_keywords(query))
@@ -1242,9 +1244,9 @@ class Vault:
         refuse(self.teams, "purge-history", *paths)
         if not is_repository(self.root):
             raise ExternalToolError("git", f"{self.root} is not a git repository")
-        from .recall.retrieval import extract_keywords
         from .share.forget import matcher_for
         from .share.purge import purge
+        from .vault.words import extract_keywords
 
         keywords = extract_keywords(query) if query else []
         match, terms = matcher_for(self.root, keywords)
@@ -1330,7 +1332,7 @@ class Vault:
         first, last = recall_metrics.window(recall_metrics.day_of(now or now_utc()), days, since)
         self.refresh()
         recorded = recall_metrics.read_days(self.root)
-        from .consolidate.review import pending_facts
+        from .vault.pending import pending_facts
 
         pending = pending_facts(self.root)
         lowest, highest = ARCHIVE_DIR + "/", ARCHIVE_DIR + "0"

@@ -34,26 +34,16 @@ FACADES = {"__init__", "__main__"}
 
 # Imports that run against the stage order today.  The list may only shrink: a new upward
 # import fails the test below, and an entry that is no longer upward fails the one after it.
-KNOWN_UPWARD: set[tuple[str, str]] = {
-    ("consolidate.pipeline", "importers.transcripts"),
-    ("index.update", "consolidate.summarize"),
-    ("recall.metrics", "consolidate.archive"),
-    ("recall.working", "consolidate.skills"),
-    ("share.forget", "consolidate.review"),
-    ("share.sync", "consolidate.review"),
-    ("vault.rawlogs", "recall.payload"),
-    ("vault.rawlogs", "share.sync"),
-}
+KNOWN_UPWARD: set[tuple[str, str]] = set()
 
 # Circles of imports today.  Like the list above, it may only shrink.
-KNOWN_CIRCLES: list[set[str]] = [{"share.history", "share.incoming", "share.purge", "share.sync"}]
+KNOWN_CIRCLES: list[set[str]] = []
 
 # Modules still past 550 lines, waiting to be split by concern.  It may only shrink.
 KNOWN_LONG: set[str] = {
     "api",
     "consolidate.extraction",
     "consolidate.pipeline",
-    "consolidate.skills",
     "importers.workspace",
     "index.store",
     "recall.payload",

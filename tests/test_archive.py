@@ -21,7 +21,7 @@ from typing import Any
 import pytest
 
 from memoryclaw import ArchiveConflictError, NotFoundError, Vault
-from memoryclaw.consolidate.archive import RECALL_FILE, RecallLog, load_recalls, save_recalls
+from memoryclaw.recall.usage import RECALL_FILE, RecallLog, load_recalls, save_recalls
 from memoryclaw.serve.daemon import Daemon
 from memoryclaw.serve.stdio import StdioServer
 from memoryclaw.vault.notes import parse_episode

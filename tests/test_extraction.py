@@ -10,9 +10,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryclaw.consolidate.extraction import sentences
 from memoryclaw.consolidate.summarize import summarize_log
 from memoryclaw.vault.notes import RawLog, Turn
+from memoryclaw.vault.words import sentences
 
 from .test_summarize import SECRET, UTC, make_log
 

@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from memoryclaw.vault.rawlogs import RECALLED_RESULT, unprocessed_logs
+from memoryclaw.vault.rawlogs import unprocessed_logs
+from memoryclaw.vault.recalled import RECALLED_RESULT
 
 from .loopback_model import LoopbackModel, prompt_text
 from .openclaw_env import ensure_openclaw, node_bin, openclaw_env

@@ -25,9 +25,6 @@ from memoryclaw import NotFoundError, Vault
 from memoryclaw.recall.payload import (
     _FACTS_LABEL,
     _RECENT_LABEL,
-    CLOSE,
-    FRAME,
-    OPEN,
     _clean,
     _taking_turns,
     estimate_tokens,
@@ -35,6 +32,7 @@ from memoryclaw.recall.payload import (
 )
 from memoryclaw.recall.retrieval import PassageHit
 from memoryclaw.vault.notes import episode_handle, is_episode_handle
+from memoryclaw.vault.recalled import CLOSE, FRAME, OPEN
 
 from .conftest import NOW, SAMPLE_VAULT
 from .injection_corpus import CORPUS, Injection

@@ -19,11 +19,11 @@ from memoryclaw.recall.retrieval import (
     MAX_QUERY_BYTES,
     MAX_QUERY_TERMS,
     check_query,
-    extract_keywords,
     fts_phrase,
     plan_query,
     query_head,
 )
+from memoryclaw.vault.words import extract_keywords
 
 from .conftest import NOW
 

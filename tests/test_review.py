@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import NotFoundError, Vault
-from memoryclaw.consolidate.review import pending_facts
+from memoryclaw.vault.pending import pending_facts
 
 
 def test_sample_pending_facts_parse(vault: Vault) -> None:

@@ -15,10 +15,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from memoryclaw.consolidate.extraction import SMALL_TALK
 from memoryclaw.consolidate.summarize import EpisodeDraft, summarize_log
-from memoryclaw.recall.retrieval import extract_keywords
 from memoryclaw.vault.notes import RawLog, Turn, parse_log
+from memoryclaw.vault.words import SMALL_TALK, extract_keywords
 
 UTC = timezone.utc
 T0 = datetime(2025, 4, 8, 14, 30, tzinfo=UTC)

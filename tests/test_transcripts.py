@@ -14,7 +14,6 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import InvalidInputError, Vault
-from memoryclaw.recall.payload import CLOSE, FRAME, OPEN, strip_recalled
 from memoryclaw.vault.config import Settings, settings_from_mapping
 from memoryclaw.vault.notes import parse_log
 from memoryclaw.vault.rawlogs import (
@@ -24,6 +23,7 @@ from memoryclaw.vault.rawlogs import (
     now_utc,
     unprocessed_logs,
 )
+from memoryclaw.vault.recalled import CLOSE, FRAME, OPEN, strip_recalled
 
 from .conftest import NOW, run_bounded
 from .test_cli import run

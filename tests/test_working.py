@@ -11,7 +11,6 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
-from memoryclaw.consolidate.skills import skill_steps
 from memoryclaw.errors import ParseError
 from memoryclaw.recall.retrieval import FactResult
 from memoryclaw.recall.working import (
@@ -25,6 +24,7 @@ from memoryclaw.recall.working import (
 from memoryclaw.vault.config import WorkingMemorySettings
 from memoryclaw.vault.notes import Turn
 from memoryclaw.vault.rawlogs import session_turns
+from memoryclaw.vault.skillfiles import skill_steps
 
 SESSION = "agent:main:cli:wm"
 

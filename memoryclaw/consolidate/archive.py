@@ -3,10 +3,11 @@
 
 *Used* means recalled (put into a ``retrieve`` payload), edited (the file's mtime), or dated
 (its timestamp) within those days.  Recalls are noted per episode id in
-``.memoryclaw/recall.json`` (:class:`RecallLog`), derived state that a rebuilt index does not
-touch.  The log also says since when recalls are noted; every episode counts as used at that
-moment, so a missing or unreadable log (a new vault, ``.memoryclaw/`` deleted) only delays
-archiving by ``archiveAfterDays``, and never archives something recalled meanwhile.
+``.memoryclaw/recall.json`` (:class:`~memoryclaw.recall.usage.RecallLog`), derived state
+that a rebuilt index does not touch.  The log also says since when recalls are noted; every
+episode counts as used at that moment, so a missing or unreadable log (a new vault,
+``.memoryclaw/`` deleted) only delays archiving by ``archiveAfterDays``, and never archives
+something recalled meanwhile.
 
 A move is a byte-for-byte copy (its mtime kept) written atomically and synced, then the
 removal of the original; a restore is the same move back.  A process killed at any point
@@ -22,12 +23,10 @@ consolidation lock: one at a time, and never while consolidation writes episodes
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 import stat as statmod
 import time
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timedelta, timezone
 from pathlib import Path
@@ -36,6 +35,7 @@ from typing import Any
 from ..errors import ArchiveConflictError, NotFoundError
 from ..index.store import Index
 from ..index.update import sync
+from ..recall.usage import RecallLog, load_recalls, note_recalled, start_noting
 from ..share.history import commit_journal, journal
 from ..vault.config import Settings
 from ..vault.files import (
@@ -44,11 +44,9 @@ from ..vault.files import (
     EPISODES_DIR,
     MAX_FOLDER_DEPTH,
     SEMANTIC_LOCK,
-    STATE_DIR,
     Skipped,
     active_path,
     archive_path,
-    atomic_write,
     copy_exact,
     file_lock,
     is_archived,
@@ -56,85 +54,9 @@ from ..vault.files import (
     scan,
     sweep_temp_files,
 )
-from ..vault.inputs import read_state_json
-from ..vault.notes import parse_timestamp, plural, utc_iso
-
-RECALL_FILE = f"{STATE_DIR}/recall.json"
-# A retrieve waits at most this long to note its recalls: the hook must stay fast, and a
-# recall not noted only makes an episode look unused a little earlier than it was.
-RECALL_LOCK_SECONDS = 1.0
+from ..vault.notes import plural, utc_iso
 
 _log = logging.getLogger("memoryclaw.archive")
-
-
-@dataclass
-class RecallLog:
-    """When each episode was last recalled, and since when recalls are noted."""
-
-    since: datetime
-    last: dict[str, datetime] = field(default_factory=dict)
-
-    def last_used(self, ident: str) -> datetime:
-        """The episode's last recall, or the start of noting when none was noted."""
-        return max(self.since, self.last.get(ident, self.since))
-
-    def to_json(self) -> str:
-        """The file's text."""
-        doc = {
-            "since": utc_iso(self.since),
-            "episodes": {k: utc_iso(v) for k, v in sorted(self.last.items())},
-        }
-        return json.dumps(doc, indent=1, sort_keys=True) + "\n"
-
-
-def load_recalls(root: Path) -> RecallLog | None:
-    """The vault's recall log; None when it is missing or unreadable (start over, safely)."""
-    doc = read_state_json(root / RECALL_FILE)  # bounded: a huge or deep file starts over
-    try:
-        if not isinstance(doc, dict) or not isinstance(doc.get("episodes"), dict):
-            return None
-        since = parse_timestamp(doc["since"])
-        last = {str(k): parse_timestamp(v) for k, v in doc["episodes"].items()}
-    except (ValueError, TypeError, KeyError, AttributeError, OverflowError):
-        return None
-    return RecallLog(since, last)
-
-
-def save_recalls(root: Path, recalls: RecallLog) -> None:
-    """Write the recall log (callers hold the ``recall`` lock)."""
-    atomic_write(root / RECALL_FILE, recalls.to_json())
-
-
-def note_recalled(root: Path, idents: Iterable[str], now: datetime) -> None:
-    """Record that these episodes were recalled at ``now`` (later recalls are kept)."""
-    with file_lock(root, "recall", timeout=RECALL_LOCK_SECONDS):
-        note_recalled_locked(root, idents, now)
-
-
-def note_recalled_locked(root: Path, idents: Iterable[str], now: datetime) -> None:
-    """:func:`note_recalled` for a caller that holds the ``recall`` lock already."""
-    wanted = sorted(set(idents))
-    recalls = load_recalls(root)
-    fresh = recalls is None
-    if recalls is None:
-        recalls = RecallLog(now)
-    changed = False
-    for ident in wanted:
-        if recalls.last.get(ident, datetime.min.replace(tzinfo=timezone.utc)) < now:
-            recalls.last[ident] = now
-            changed = True
-    if changed or fresh:
-        save_recalls(root, recalls)
-
-
-def start_noting(root: Path, now: datetime) -> RecallLog:
-    """The recall log, created (noting from ``now``) when there is none."""
-    with file_lock(root, "recall", timeout=RECALL_LOCK_SECONDS):
-        recalls = load_recalls(root)
-        if recalls is None:
-            recalls = RecallLog(now)
-            save_recalls(root, recalls)
-        return recalls
 
 
 @dataclass(frozen=True)
@@ -333,8 +255,3 @@ def _same(root: Path, move: Move) -> bool:
         return (root / move.source).read_bytes() == (root / move.target).read_bytes()
     except OSError:
         return False
-
-
-def recalled_ids(episode_ids: Iterable[str], passage_ids: Iterable[str]) -> list[str]:
-    """The episode ids a payload quoted or named, without duplicates, in order."""
-    return list(dict.fromkeys([*episode_ids, *passage_ids]))

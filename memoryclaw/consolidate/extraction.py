@@ -25,8 +25,8 @@ Confidence is how sure the reading is:
 - low: an email or phone number whose owner is only guessed; a date that is no date
   ("February 30"); a vague deadline ("next Friday"); a command after "run".
 
-The summarizer (:mod:`memoryclaw.consolidate.summarize`) reads names and sentences with the same
-words and rules, kept here once.
+The summarizer (:mod:`memoryclaw.consolidate.summarize`) reads names with the same words and
+rules, kept here once; sentences, keywords and small talk are :mod:`memoryclaw.vault.words`.
 """
 
 from __future__ import annotations
@@ -37,20 +37,15 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 
-from ..recall.retrieval import STOPWORDS
 from ..vault.notes import value_kind
 from ..vault.redact import redact
+from ..vault.words import SMALL_TALK, STOPWORDS, TITLE_ALT, sentences
 
 
 def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
-# A turn made only of these words carries nothing a later question could ask about.
-SMALL_TALK = _words(
-    """hello hey hi bye goodbye thanks thank thx cheers ok okay yes yeah yep yup nope sure great
-    good nice cool awesome wow lol haha welcome see soon later talk take care"""
-)
 # Too common in conversation to tag an episode, or to be a name when capitalised.
 GENERIC = SMALL_TALK | _words(
     """really lot lots much many well way time times day days going gonna wanna gotta want
@@ -97,31 +92,15 @@ SECRET_FIELD_RE = re.compile(r"pass|pin\b|token|secret|key|ssn|social security|c
 # A title is part of the name after it ("Dr. Okafor"): its dot ends no sentence, and alone
 # it names no one.
 TITLES = _words("dr mr mrs ms mx prof st rev fr sr jr capt lt sgt col gen hon")
-_TITLE_ALT = "Dr|Mrs|Mr|Ms|Mx|Prof|St|Rev|Fr|Sr|Jr|Capt|Lt|Sgt|Col|Gen|Hon"
 # Currency codes and units read as capitalised words ("120 EUR", "3 PM"): never a name.
 UNITS = _words(
     """eur usd gbp jpy chf cad aud nzd sek nok dkk pln czk huf inr cny rmb hkd sgd zar brl mxn
     rub try krw am pm utc gmt cet cest est edt pst pdt bst kg km mb gb tb kb"""
 )
-_NO_STOP = "".join(rf"(?<!\b{t}\.)" for t in _TITLE_ALT.split("|")) + r"(?<!\b[A-Z]\.)"
-# An assistant's stock phrases, about no topic: openers ("Sure!", "Great question!", "Here's
-# what I found") are cut from a sentence, and a sentence offering more help ("I'd be happy
-# to help", "Let me know if ...", "Hope this helps") is dropped whole.
-_OPENER_RE = re.compile(
-    r"(?i)^(?:(?:sure(?: thing)?|certainly|of course|absolutely|no problem|got it|okay|ok"
-    r"|(?:great|good|excellent) question|you['’]re (?:very )?welcome|glad you asked)\b[!.,:]*\s*)+"
-    r"|^here(?:['’]s| is| are)\b(?: (?:what I \w+|an? (?:quick |short |brief )?\w+))?[:,]?\s*"
-)
-_OFFER_RE = re.compile(
-    r"(?i)\b(?:(?:happy|glad) to (?:help|assist)|let me know|feel free|don['’]t hesitate"
-    r"|hope (?:this|that|it) helps|anything else|any (?:other|more|further) questions"
-    r"|is there anything|if you (?:need|want) (?:anything|more|help))\b"
-)
-_SENTENCE_SPLIT_RE = re.compile(rf"(?<=[.!?]){_NO_STOP}\s+|\s*\n\s*")
 EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
 CODE_PATTERN = r"\b[A-Za-z][A-Za-z-]*\d[\w-]*|\b[a-z]+[A-Z]\w*"  # projectX, Q3, BX4TQ7
 # A capitalised word, with the titles and initials before it: "Dr. J. Okafor"
-_NAME_WORD = rf"(?:(?:{_TITLE_ALT}|[A-Z])\.[ \t]+(?=[A-Z]))*[A-Z][\w'’-]*"
+_NAME_WORD = rf"(?:(?:{TITLE_ALT}|[A-Z])\.[ \t]+(?=[A-Z]))*[A-Z][\w'’-]*"
 CAPS_PATTERN = rf"\b{_NAME_WORD}(?:(?:[ \t]+(?:of|the|de|da|van|von|del))*[ \t]+{_NAME_WORD})*"
 CONNECTORS = _words("of the de da van von del")  # inside a name: "Lord of the Rings"
 _CODE_RE = re.compile(CODE_PATTERN)
@@ -285,17 +264,6 @@ class FactDraft:
 
 
 # -------------------------------------------------------------------- words and names
-
-
-def sentences(text: str) -> list[str]:
-    """The sentences and lines of ``text``, stripped; blank ones dropped."""
-    return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text) if s.strip()]
-
-
-def without_stock_phrases(text: str) -> str:
-    """An assistant's turn without its stock phrases (openers, offers of more help)."""
-    kept = (_OPENER_RE.sub("", s) for s in sentences(text) if not _OFFER_RE.search(s))
-    return " ".join(s for s in kept if s)
 
 
 def name_ok(word: str) -> bool:

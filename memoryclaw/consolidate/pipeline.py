@@ -45,6 +45,7 @@ from ..vault.files import (
     scan,
     sweep_temp_files,
 )
+from ..vault.ledger import LEDGER_FILE, record_pruned
 from ..vault.notes import (
     Episode,
     RawLog,
@@ -61,6 +62,7 @@ from ..vault.notes import (
     utc_iso,
     value_kind,
 )
+from ..vault.pending import MANY_VALUED, append_line, remove_lines, untrusted_note
 from ..vault.rawlogs import now_utc, processed_text, redacted_log, unprocessed_logs
 from ..vault.scopes import PARTICIPANT, conversation_scope
 from ..vault.scrub import FORGOTTEN, forgotten_turn, scrub
@@ -68,15 +70,7 @@ from ..vault.tombstones import Tombstones
 from ..vault.tombstones import load as load_tombstones
 from .extraction import FactDraft
 from .llm import summarizer_for
-from .review import (
-    MANY_VALUED,
-    append_line,
-    matching,
-    remove_lines,
-    same_value,
-    target_file,
-    untrusted_note,
-)
+from .review import matching, same_value, target_file
 from .skills import suggest_skills
 from .summarize import EpisodeDraft
 
@@ -574,8 +568,6 @@ def _expire_processed(root: Path, settings: Settings, now: datetime, note: Note)
     ]
     if not expired:
         return []
-    from ..importers.transcripts import LEDGER_FILE, record_pruned  # an import's concern
-
     # an OpenClaw import must still know these turns were logged once their logs are gone;
     # while the ledger cannot be written (an import holds it, or it is broken) they are kept
     note([LEDGER_FILE])

@@ -10,20 +10,19 @@ secret reaches an episode.
 
 from __future__ import annotations
 
-import json
 import math
 import re
 from bisect import bisect_left
 from collections.abc import Collection, Iterator, Sequence
-from contextlib import suppress
 from dataclasses import dataclass
-from datetime import datetime, timezone
+from datetime import datetime
 from itertools import accumulate
 
-from ..recall.retrieval import STOPWORDS, extract_keywords
 from ..vault.dates import resolve_relative_dates
-from ..vault.notes import TURN_MARK, RawLog, Turn, clean_label, slugify
+from ..vault.notes import RawLog, slugify
 from ..vault.redact import redact
+from ..vault.turnlines import TurnView, clip, detail_line, turn_view, utc
+from ..vault.words import SMALL_TALK, STOPWORDS, extract_keywords, sentences
 from .extraction import (
     CALENDAR,
     CAPS_PATTERN,
@@ -33,7 +32,6 @@ from .extraction import (
     GENERIC,
     NOT_NAMES,
     REQUEST_VERBS,
-    SMALL_TALK,
     TITLES,
     UNITS,
     VERBS,
@@ -44,21 +42,14 @@ from .extraction import (
     is_title,
     local_name,
     name_ok,
-    sentences,
     titled,
-    without_stock_phrases,
 )
 
 SUMMARY_CHARS = 200
-DETAIL_CHARS = 500
-_TAIL_CAP = 40  # searchable words kept from the cut part of a long assistant or tool turn
 _MIN_TAGS, _MAX_TAGS, _MAX_ENTITIES = 3, 6, 15
 _TOPIC_WINDOW = 4  # turns compared on each side of a candidate cut
-_TOOL_ROLES = frozenset({"tool_call", "tool_result", "tool"})
-_MACHINE_ROLES = _TOOL_ROLES | {"assistant", "system"}
 _RANK = {"low": 0, "medium": 1, "high": 2}
 
-_MARKER_RE = re.compile(r"\[REDACTED:[\w-]+\]")
 _ASIDE_RE = re.compile(r"\[[^\]\n]{0,400}\]")  # "[shares an image: …]": a caption, not a statement
 _SUMMARY_TOPICS = 3
 _ENTITY_RE = re.compile(
@@ -88,76 +79,18 @@ class EpisodeDraft:
     slug: str
 
 
-@dataclass(frozen=True)
-class _View:
-    """A turn as the summarizer reads it: redacted once, keywords extracted once."""
-
-    number: int
-    turn: Turn
-    name: str | None  # the speaker's name, when the turn carries one
-    text: str
-    keywords: tuple[str, ...]
-    human: bool
-    tool: bool
-
-    @property
-    def speaker(self) -> str:
-        """The participant: a name, else the role."""
-        return self.name or self.turn.role
-
-    @property
-    def label(self) -> str:
-        """How a bullet or summary names the speaker."""
-        return self.name or self.turn.role.capitalize()
-
-
 def summarize_log(log: RawLog, *, max_turns: int = 24, max_chars: int = 6000) -> list[EpisodeDraft]:
     """Split the log into episodes along topic or size boundaries and summarize each."""
-    views = [_view(number, turn) for number, turn in enumerate(log.turns, start=1)]
+    views = [turn_view(number, turn) for number, turn in enumerate(log.turns, start=1)]
     channel = str(log.meta.get("channel") or "")
     segments = _segments(views, max(1, max_turns), max(1, max_chars))
     return [_episode(views, start, end, channel) for start, end in segments]
 
 
-TurnLine = tuple[int, str | None, str, datetime]  # (number, speaker, line, time)
-
-
-def turn_line(number: int, turn: Turn) -> TurnLine | None:
-    """One turn of a log as its episode will quote it (None for small talk)."""
-    line = _detail(_view(number, turn))
-    if line is None:
-        return None
-    label, _, said = line.split(" ", 1)[1].partition(": ")  # without the turn mark
-    return (number, label, said, _utc(turn.timestamp))
-
-
-def turn_lines(log: RawLog) -> list[TurnLine]:
-    """Each turn of a log as its episode will quote it."""
-    lines = (turn_line(number, turn) for number, turn in enumerate(log.turns, start=1))
-    return [line for line in lines if line is not None]
-
-
-def _view(number: int, turn: Turn) -> _View:
-    text, name, tool = redact(turn.content), clean_label(turn.name), turn.role in _TOOL_ROLES
-    human = not tool and (
-        turn.role in ("user", "participant")
-        or (name is not None and turn.role not in _MACHINE_ROLES)
-    )
-    said = text if human or tool else without_stock_phrases(text)  # "Happy to help!": no topic
-    words = extract_keywords(_MARKER_RE.sub(" ", said))  # "[REDACTED:api-key]" is no topic
-    return _View(number, turn, name, text, tuple(words), human, tool)
-
-
-def _utc(moment: datetime) -> datetime:
-    if moment.tzinfo is None:
-        moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc)
-
-
 # ---------------------------------------------------------------------- segmentation
 
 
-def _segments(views: Sequence[_View], max_turns: int, max_chars: int) -> list[tuple[int, int]]:
+def _segments(views: Sequence[TurnView], max_turns: int, max_chars: int) -> list[tuple[int, int]]:
     """Half-open turn index ranges covering every turn once, in order."""
     prefix = list(accumulate((len(v.turn.content) for v in views), initial=0))
 
@@ -183,7 +116,7 @@ def _segments(views: Sequence[_View], max_turns: int, max_chars: int) -> list[tu
 
 
 def _best_cut(
-    views: Sequence[_View],
+    views: Sequence[TurnView],
     bounds: Sequence[int],
     first: int,
     last: int,
@@ -207,7 +140,7 @@ def _best_cut(
         right = {k for v in views[at : at + _TOPIC_WINDOW] for k in v.keywords}
         union = left | right
         shift = 1 - len(left & right) / len(union) if union else 0.5
-        gap = (_utc(views[at].turn.timestamp) - _utc(views[at - 1].turn.timestamp)).total_seconds()
+        gap = (utc(views[at].turn.timestamp) - utc(views[at - 1].turn.timestamp)).total_seconds()
         pause = 1.0 if gap >= 1800 else 0.3 if gap >= 300 else 0.0
         score = shift + pause - 2 * abs(at - ideal) / limits[0]
         if score >= best_score:  # ties go to the later cut: fuller segments
@@ -218,7 +151,7 @@ def _best_cut(
 # ---------------------------------------------------------------------------- episode
 
 
-def _episode(views: Sequence[_View], start: int, end: int, channel: str) -> EpisodeDraft:
+def _episode(views: Sequence[TurnView], start: int, end: int, channel: str) -> EpisodeDraft:
     seg = views[start:end]
     people = [v.speaker for v in seg if not v.tool] or [v.turn.role for v in seg]
     participants = tuple(dict.fromkeys(people))
@@ -241,38 +174,28 @@ def _episode(views: Sequence[_View], start: int, end: int, channel: str) -> Epis
     return EpisodeDraft(
         first_turn=start + 1,
         last_turn=end,
-        timestamp=_utc(seg[0].turn.timestamp),
+        timestamp=utc(seg[0].turn.timestamp),
         summary=redact(_summary(seg, scores, participants, _topics(tags, participants, channel))),
         tags=tags,
         entities=entities,
         participants=participants,
-        details=tuple(redact(d) for d in (_detail(v) for v in seg) if d),
+        details=tuple(redact(d) for d in (detail_line(v) for v in seg) if d),
         facts=tuple(facts.values()),
         confidence=confidence,
         slug=slugify(" ".join(tags[:3]), max_length=40),
     )
 
 
-def _facts(views: Sequence[_View], view: _View) -> Iterator[FactDraft]:
+def _facts(views: Sequence[TurnView], view: TurnView) -> Iterator[FactDraft]:
     """What a human turn states, or whom a tool call writes to, named by the turn that asked."""
     if view.human:
-        said_on = _utc(view.turn.timestamp).date()
+        said_on = utc(view.turn.timestamp).date()
         text = resolve_relative_dates(view.text, said_on)  # "yesterday" dates an event
         yield from facts_from_turn(view.number, text, view.name, said_on)
     elif view.turn.role == "tool_call":
         recent = views[max(0, view.number - 50) : view.number - 1]  # bounded: logs can be long
         trigger = next((v for v in reversed(recent) if v.human), None)
         yield from facts_from_tool_call(view.number, view.text, trigger.text if trigger else "")
-
-
-def _clip(text: str, limit: int) -> str:
-    """``text`` cut to ``limit`` characters at a word boundary, marked with an ellipsis."""
-    if len(text) <= limit:
-        return text
-    cut = text[: max(limit, 2) - 1]
-    if " " in cut[limit // 2 :]:
-        cut = cut[: cut.rindex(" ")]
-    return cut.rstrip(" ,;:-") + "…"
 
 
 def _request(sentence: str) -> str | None:
@@ -284,7 +207,7 @@ def _request(sentence: str) -> str | None:
 
 
 def _summary(
-    seg: Sequence[_View],
+    seg: Sequence[TurnView],
     scores: dict[str, float],
     participants: Sequence[str],
     topics: Sequence[str] = (),
@@ -295,7 +218,7 @@ def _summary(
     calls = [v.turn.tool for v in seg if v.turn.role == "tool_call" and v.turn.tool]
     tools = ", ".join(dict.fromkeys(calls))
     pool = [v for v in seg if v.human and v.keywords] or [v for v in seg if not v.tool]
-    best: tuple[float, str, _View] | None = None
+    best: tuple[float, str, TurnView] | None = None
     for view in pool:
         for sentence in sentences(_ASIDE_RE.sub(" ", view.text)):  # not an image's caption
             words = extract_keywords(sentence)
@@ -312,10 +235,10 @@ def _summary(
             if best is None or score > best[0]:
                 best = (score, " ".join(sentence.split()), view)
     if best is None and topics and any(not v.tool for v in seg):
-        return _clip(_talked_about(participants, topics), SUMMARY_CHARS)
+        return clip(_talked_about(participants, topics), SUMMARY_CHARS)
     if best is None:
         core = f"{len(seg)} turn{'s' * (len(seg) != 1)} without text"
-        return _clip(f"{core} (used {tools})." if tools else f"{core}.", SUMMARY_CHARS)
+        return clip(f"{core} (used {tools})." if tools else f"{core}.", SUMMARY_CHARS)
     _, sentence, view = best
     names = [p for p in participants if p != view.speaker]
     other = names[0] if view.name and len(participants) == 2 and names[0] in _named(seg) else ""
@@ -323,7 +246,7 @@ def _summary(
     if request is not None:
         head = f"{view.label} asked {other} to " if other else f"{view.label} asked to "
         body = request[:1].lower() + request[1:].rstrip(".!?")
-        core = head + _clip(body, SUMMARY_CHARS - len(head) - 1) + "."
+        core = head + clip(body, SUMMARY_CHARS - len(head) - 1) + "."
     else:
         # A statement speaks for itself (the tags name the topics); a question says only
         # what was not known, so it comes with the topics the exchange was about.
@@ -333,11 +256,11 @@ def _summary(
             verb = "asked" if sentence.endswith("?") else "told" if other else "said"
             head = f"{view.label} {verb} {other}: " if other else f"{view.label} {verb}: "
         head = head.replace("  ", " ")
-        core = f'{head}"{_clip(sentence.replace(chr(34), chr(39)), SUMMARY_CHARS - len(head) - 2)}"'
+        core = f'{head}"{clip(sentence.replace(chr(34), chr(39)), SUMMARY_CHARS - len(head) - 2)}"'
     suffix = f" (used {tools})"
     if tools and len(core) + len(suffix) <= SUMMARY_CHARS:
         core = core[:-1] + suffix + "." if core.endswith(".") else core + suffix
-    return _clip(core, SUMMARY_CHARS)  # only a very long speaker name makes this cut
+    return clip(core, SUMMARY_CHARS)  # only a very long speaker name makes this cut
 
 
 def _join(words: Sequence[str]) -> str:
@@ -349,51 +272,8 @@ def _talked_about(participants: Sequence[str], topics: Sequence[str]) -> str:
     return f"{who} talked about {_join(topics)}."
 
 
-def _named(seg: Sequence[_View]) -> set[str]:
+def _named(seg: Sequence[TurnView]) -> set[str]:
     return {v.name for v in seg if v.name}
-
-
-def _detail(view: _View) -> str | None:
-    """One bullet: the turn's number, its speaker and the turn condensed, keeping its
-    searchable words, relative dates resolved (``#3 Caroline: … yesterday (2023-05-07) …``)."""
-    text = " ".join(view.text.split())
-    # an assistant's offer ("Let me know if you want the TP123 pass") is no topic, yet says
-    # what a later search may look for
-    words = view.keywords if view.human or view.tool else extract_keywords(view.text)
-    if not text or (not view.tool and all(k in SMALL_TALK for k in words)):
-        return None
-    label = view.label
-    if not view.tool:  # "yesterday" means nothing once the day has passed: date it
-        text = resolve_relative_dates(text, _utc(view.turn.timestamp).date())
-    if view.tool:
-        with suppress(ValueError, RecursionError):
-            text = json.dumps(json.loads(text), ensure_ascii=False)
-        kind = {"tool_call": "tool", "tool_result": "result"}.get(view.turn.role, view.turn.role)
-        label = f"{kind} {clean_label(view.turn.tool)}" if clean_label(view.turn.tool) else kind
-    condensed = _condense(text, DETAIL_CHARS, None if view.human else _TAIL_CAP)
-    return f"{TURN_MARK}{view.number} {label}: {condensed}"
-
-
-def _condense(text: str, limit: int, tail_cap: int | None) -> str:
-    """Whole sentences up to ``limit``, then the searchable words of the rest."""
-    if len(text) <= limit:
-        return text
-    kept = ""
-    for sentence in sentences(text):
-        if kept and len(kept) + 1 + len(sentence) > limit:
-            break
-        kept = f"{kept} {sentence}".strip()
-    kept = _clip(kept, limit) if len(kept) > limit else kept + " …"
-    have = set(extract_keywords(kept))
-    missing = [k for k in extract_keywords(text) if k not in have]
-    if tail_cap is not None:  # numbers, dates and names are what questions ask for: first
-        capitalised = {w.lower() for w in re.findall(r"\b[A-Z][\w'’-]*", text)}
-        ranked = sorted(
-            enumerate(missing),
-            key=lambda p: (not (any(c.isdigit() for c in p[1]) or p[1] in capitalised), p[0]),
-        )
-        missing = [k for _, k in ranked[:tail_cap]]
-    return f"{kept} (also: {', '.join(missing)})" if missing else kept
 
 
 # ------------------------------------------------------------------ tags and entities
@@ -405,7 +285,7 @@ def _topics(tags: Sequence[str], participants: Sequence[str], channel: str) -> l
     return [tag for tag in tags if tag not in padding][:_SUMMARY_TOPICS]
 
 
-def _keyword_scores(seg: Sequence[_View], entities: Sequence[str]) -> dict[str, float]:
+def _keyword_scores(seg: Sequence[TurnView], entities: Sequence[str]) -> dict[str, float]:
     """Keyword weights: a human's words count double, a tool's subject ("email") triple."""
     scores: dict[str, float] = {}
     for view in seg:
@@ -459,7 +339,7 @@ def _tags(
     return tuple(tags)
 
 
-def _entities(seg: Sequence[_View], speakers: Sequence[str]) -> tuple[str, ...]:
+def _entities(seg: Sequence[TurnView], speakers: Sequence[str]) -> tuple[str, ...]:
     """Names as written: speakers, capitalised words not opening a sentence, code-like tokens."""
     runs: list[list[tuple[str, bool]]] = []  # words, and whether each opens its sentence
     mid: set[str] = set()  # words seen capitalised inside a sentence: names, not grammar

@@ -11,10 +11,10 @@ bad turn stops nothing: it is checked first, and reported and left out.  Which t
   is the plugin's turn when it has the same session, the same speaker and the same words as
   written (:func:`turn_identity`: recalled blocks out, redacted, spacing collapsed, a tool's
   text by its first characters, OpenClaw's ``tool_call`` wrapper unwrapped), stamped within
-  :data:`MATCH_WINDOW` of it (:func:`logged_positions`): the plugin stamps a turn when the
-  agent's run ends, OpenClaw when the message came in, seconds or minutes apart.  Each logged
-  turn stands for one turn (as many pairs as can be made, the nearest such), so an "ok" said
-  twice and logged once is imported once;
+  :data:`~memoryclaw.vault.ledger.MATCH_WINDOW` of it (:func:`logged_positions`): the plugin
+  stamps a turn when the agent's run ends, OpenClaw when the message came in, seconds or
+  minutes apart.  Each logged turn stands for one turn (as many pairs as can be made, the
+  nearest such), so an "ok" said twice and logged once is imported once;
 * once consolidated, the plugin's logs are in ``logs/processed/``; when those are deleted
   (``consolidation.logRetentionDays``), the ledger keeps, per session key, the time span of
   each deleted log's turns (``pruned``), and a transcript turn within a span (give or take
@@ -26,33 +26,19 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import suppress
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass
 from datetime import datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import yaml
-
 from ..errors import InvalidInputError, ParseError
-from ..vault.files import (
-    LOGS_DIR,
-    PROCESSED_DIR,
-    atomic_write,
-    file_lock,
-    read_text,
-    resolve_inside,
-)
-from ..vault.notes import RawLog, parse_log, utc_iso
-from ..vault.rawlogs import (
-    RECALL_TOOLS,
-    RECALLED_RESULT,
-    NewTurn,
-    log_texts,
-    unwrapped_tool,
-    validate_turn,
-)
+from ..vault.files import LOGS_DIR, PROCESSED_DIR, file_lock
+from ..vault.ledger import LEDGER_FILE, MATCH_WINDOW, Ledger, read_ledger, write_ledger
+from ..vault.notes import parse_log, utc_iso
+from ..vault.rawlogs import NewTurn, log_texts, validate_turn
+from ..vault.recalled import RECALL_TOOLS, RECALLED_RESULT, strip_recalled, unwrapped_tool
 from ..vault.scopes import PARTICIPANT, parse_session_key
 from ..vault.scrub import FORGOTTEN, forgotten_turn
 from .openclaw_store import StoredSession
@@ -63,18 +49,6 @@ if TYPE_CHECKING:
     from ..vault.tombstones import Tombstones
     from .workspace import ImportReport
 
-LEDGER_FILE = f"{LOGS_DIR}/imported.yaml"
-LEDGER_HEADER = (
-    "# What `memoryclaw openclaw import` brought in: per OpenClaw session (agent/session id),\n"
-    "# the time of the last turn imported or found logged. Remove an entry to import that\n"
-    "# session again.\n"
-    "# pruned: per session key, the first/last time of the turns of logs deleted after\n"
-    "# logRetentionDays; an import takes a turn in such a span as logged already.\n"
-)
-# How far apart the plugin's and OpenClaw's stamps of one turn may be: the plugin stamps a
-# turn when the agent's run ends (a run with tools may take minutes), OpenClaw when the
-# message came in.  Wider would take a turn said again an hour later for the one logged.
-MATCH_WINDOW = timedelta(hours=1)
 # A tool's text is known by this many of its first characters, spacing left out: the plugin
 # logs at most 4000 characters of it (then "… [N more chars]"), OpenClaw's transcript all.
 TOOL_KEY_CHARS = 1000
@@ -86,106 +60,10 @@ Said = tuple[str, str, str]  # (session key, speaker, text): a turn by what was 
 _K = TypeVar("_K")
 
 
-@dataclass
-class _Ledger:
-    """``logs/imported.yaml``: per session (``agent/session id``) the last turn imported or
-    found logged, and per session key the spans of deleted logs' turns."""
-
-    sessions: dict[str, datetime] = field(default_factory=dict)
-    pruned: dict[str, list[tuple[datetime, datetime]]] = field(default_factory=dict)
-
-
-def _time(value: Any, where: str) -> datetime:
-    try:
-        return datetime.fromisoformat(str(value))
-    except ValueError:
-        problem = f"{where}: {value!r} is not an ISO time (delete the line to re-import)"
-        raise ParseError(LEDGER_FILE, problem) from None
-
-
-def _read_ledger(root: Path) -> _Ledger:
-    path = root / LEDGER_FILE
-    if not path.is_file():
-        return _Ledger()
-    try:
-        value = yaml.safe_load(read_text(root, LEDGER_FILE)) or {}
-    except yaml.YAMLError as exc:
-        raise ParseError(LEDGER_FILE, f"not YAML: {exc}") from None
-    value = value if isinstance(value, dict) else {}
-    section, pruned = value.get("openclaw") or {}, value.get("pruned") or {}
-    if not isinstance(section, dict):
-        raise ParseError(LEDGER_FILE, "openclaw: expected a mapping of session to time")
-    if not isinstance(pruned, dict):
-        raise ParseError(LEDGER_FILE, "pruned: expected a mapping of session key to spans")
-    ledger = _Ledger({str(k): _time(v, f"openclaw: {k}") for k, v in section.items()})
-    for key, spans in pruned.items():
-        where = f"pruned: {key}"
-        if not isinstance(spans, list) or not all(
-            isinstance(span, str) and span.count("/") == 1 for span in spans
-        ):
-            raise ParseError(LEDGER_FILE, f"{where}: expected a list of first/last times")
-        ledger.pruned[str(key)] = [
-            (_time(first, where), _time(last, where))
-            for first, last in (span.split("/") for span in spans)
-        ]
-    return ledger
-
-
-def _write_ledger(root: Path, ledger: _Ledger) -> None:
-    document: dict[str, Any] = {
-        "openclaw": {key: moment.isoformat() for key, moment in sorted(ledger.sessions.items())}
-    }
-    if ledger.pruned:
-        document["pruned"] = {
-            key: [f"{utc_iso(first)}/{utc_iso(last)}" for first, last in spans]
-            for key, spans in sorted(ledger.pruned.items())
-        }
-    body = yaml.safe_dump(document, sort_keys=False, allow_unicode=True)
-    with file_lock(root, "logs"):  # logs/ is swept under this lock
-        atomic_write(resolve_inside(root, LEDGER_FILE), LEDGER_HEADER + body)
-
-
-def record_pruned(root: Path, logs: Iterable[RawLog]) -> None:
-    """Add to the ledger the span of each OpenClaw session's turns in ``logs``, which are
-    about to be deleted (``logRetentionDays``), so an import still knows those turns were
-    logged."""
-    spans: dict[str, list[tuple[datetime, datetime]]] = {}
-    for log in logs:
-        session = log.session
-        if not log.turns or session is None or parse_session_key(session).agent is None:
-            continue  # only an OpenClaw session (agent:<id>:...) has a transcript to import
-        times = [turn.timestamp for turn in log.turns]
-        spans.setdefault(session, []).append((min(times), max(times)))
-    if not spans:
-        return
-    with file_lock(root, "imports"):
-        ledger = _read_ledger(root)
-        for session, found in spans.items():
-            ledger.pruned[session] = _merged([*ledger.pruned.get(session, []), *found])
-        _write_ledger(root, ledger)
-
-
-def _merged(spans: Sequence[tuple[datetime, datetime]]) -> list[tuple[datetime, datetime]]:
-    """The spans, those that overlap or lie within the match window of each other as one."""
-    out: list[tuple[datetime, datetime]] = []
-    for first, last in sorted(spans):
-        if out and first - out[-1][1] <= MATCH_WINDOW:
-            out[-1] = (out[-1][0], max(out[-1][1], last))
-        else:
-            out.append((first, last))
-    return out
-
-
 def _redact(text: str, previous: Sequence[str]) -> str:
     from ..vault.redact import redact  # its patterns take a while to compile: only when needed
 
     return redact(text, previous)
-
-
-def _strip_recalled(text: str) -> str:
-    from ..recall.payload import strip_recalled
-
-    return strip_recalled(text)
 
 
 def _speaker(role: str) -> str:
@@ -214,7 +92,7 @@ def turn_identity(
     speaker = _speaker(role)
     if content == FORGOTTEN:
         return speaker, FORGOTTEN
-    text = _strip_recalled(content)
+    text = strip_recalled(content)
     if forgotten and forgotten_turn(_redact(text, previous), forgotten):
         return speaker, FORGOTTEN
     if speaker not in _TOOL_ROLES:
@@ -336,7 +214,7 @@ def _logged_turns(root: Path, keys: Mapping[str, str]) -> list[tuple[Said, datet
     return found
 
 
-def _pruned(ledger: _Ledger, session: str, moment: datetime) -> bool:
+def _pruned(ledger: Ledger, session: str, moment: datetime) -> bool:
     """Whether ``moment`` is in a span of the session's deleted logs (or within the window)."""
     return any(
         first - MATCH_WINDOW <= moment <= last + MATCH_WINDOW
@@ -429,7 +307,7 @@ def import_sessions(
     """Log the new turns of ``found`` (see the module docstring) and record them in the
     ledger; on a dry run, only count them in ``report``."""
     with file_lock(vault.root, "imports"):
-        ledger = _read_ledger(vault.root)
+        ledger = read_ledger(vault.root)
         candidates: list[_Candidate] = []
         for session in found:
             report.unreadable_events += session.unreadable
@@ -459,7 +337,7 @@ def import_sessions(
             for rel in ingested.logs:
                 report.wrote(rel)
         if changed:
-            _write_ledger(vault.root, ledger)
+            write_ledger(vault.root, ledger)
             report.wrote(LEDGER_FILE)
 
 

@@ -43,7 +43,7 @@ from datetime import date, datetime, time, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..consolidate.review import MANY_VALUED, append_line, matching, same_value
+from ..consolidate.review import matching, same_value
 from ..errors import InvalidInputError
 from ..share.forget import reapply
 from ..vault.config import CONFIG_FILE
@@ -76,6 +76,7 @@ from ..vault.notes import (
     slugify,
     value_key,
 )
+from ..vault.pending import MANY_VALUED, append_line
 from ..vault.redact import redact
 from ..vault.scopes import KINDS, OWNER, SCOPE_PROBLEM, conversation_scope, valid_scope
 from ..vault.tombstones import Tombstones

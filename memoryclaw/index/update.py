@@ -127,9 +127,8 @@ def index_file(
         if log.meta.get("processed"):
             index.remove_file(stat.path)  # its episodes hold its turns now
         else:
-            from ..consolidate.summarize import (
-                turn_lines,  # the summarizer's imports serve logs only
-            )
+            # redaction's patterns take a while to compile: loaded when a log is indexed only
+            from ..vault.turnlines import turn_lines
 
             log_id = str(log.meta.get("id") or stat.path)
             index.put_log_turns(
@@ -323,9 +322,7 @@ def index_logged_turn(root: Path, index: Index, logged: LoggedTurn) -> SyncRepor
             folders: dict[str, int] = json.loads(stored)
             incremental = LOGS_DIR in folders
         if incremental:
-            from ..consolidate.summarize import (
-                turn_line,  # the summarizer's imports serve logs only
-            )
+            from ..vault.turnlines import turn_line  # as above: only when a turn is indexed
 
             try:
                 st = os.lstat(root / logged.path)

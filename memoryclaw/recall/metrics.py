@@ -34,11 +34,11 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..consolidate.archive import RECALL_LOCK_SECONDS, note_recalled_locked
 from ..errors import InvalidInputError, LockTimeoutError
 from ..vault.files import STATE_DIR, ensure_dir, file_lock, open_private
 from ..vault.inputs import read_state_json
 from ..vault.notes import plural
+from .usage import RECALL_LOCK_SECONDS, note_recalled_locked
 
 if TYPE_CHECKING:
     from .payload import RetrievePayload
@@ -203,8 +203,7 @@ def record(
     noted: Sequence[str] = (),
 ) -> bool:
     """Add ``counts`` to ``now``'s day (none when ``keep_days`` is 0) and note the episodes
-    ``noted`` as recalled (:mod:`memoryclaw.consolidate.archive`), under one lock; False (and a
-    logged
+    ``noted`` as recalled (:mod:`memoryclaw.recall.usage`), under one lock; False (and a logged
     warning) when that could not be done, which never fails the caller."""
     keep = counts is not None and keep_days > 0
     if not keep and not noted:

@@ -45,6 +45,7 @@ from ..vault.config import RecencySettings
 from ..vault.files import is_archived
 from ..vault.notes import parse_timestamp, shape_terms, value_key
 from ..vault.scopes import OWNER, Policy, RecallContext
+from ..vault.words import extract_keywords
 from .origins import UNTRUSTED, episode_origin, fact_origin, line_origin
 from .recency import Recency, effective_weight
 
@@ -89,34 +90,7 @@ PASSAGE_EPISODES = 5
 # dev 20 loses nothing against all of them, and a common word no longer costs a vault scan.
 PASSAGE_SOURCES = 20
 
-_WHOLE_TOKEN_RE = re.compile(
-    r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
-    r"|https?://\S+"  # url
-    r"|\d{4}-\d{2}-\d{2}(?:t[\d:]+z?)?"  # date
-    r"|~?(?:[\w.-]*/)+[\w.-]+"  # path
-    r"|\d+(?:[.,:]\d+)*%?"  # number
-    r"|[^\W\d_](?:[\w]|['’-](?=\w))*",  # word, keeping inner hyphens and apostrophes
-    re.UNICODE,
-)
 _PHRASE_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
-
-STOPWORDS = frozenset(
-    """
-    a about above after again against all am an and any are aren't as at be because been before
-    being below between both but by can can't cannot could couldn't did didn't do does doesn't
-    doing don't down during each few for from further had hadn't has hasn't have haven't having
-    he he'd he'll he's her here here's hers herself him himself his how how's i i'd i'll i'm
-    i've if in into is isn't it it's its itself let's me more most mustn't my myself no nor not
-    of off on once only or other ought our ours ourselves out over own same shan't she she'd
-    she'll she's should shouldn't so some such than that that's the their theirs them
-    themselves then there there's these they they'd they'll they're they've this those through
-    to too under until up very was wasn't we we'd we'll we're we've were weren't what what's
-    when when's where where's which while who who's whom why why's will with won't would
-    wouldn't you you'd you'll you're you've your yours yourself yourselves also just like get
-    got tell told say said know remember recall anything something thing things ever yet
-    please thanks hey hi ok okay
-    """.split()
-)
 
 
 def check_query(query: str, *, source: str | None = None, line: int | None = None) -> None:
@@ -141,19 +115,6 @@ def query_head(query: str) -> str:
     head = data[:MAX_QUERY_BYTES].decode("utf-8", "ignore")
     cut = head.rfind(" ")
     return head[:cut] if cut > 0 else head
-
-
-def extract_keywords(query: str) -> list[str]:
-    """The query's keywords in order of appearance, without duplicates."""
-    seen: dict[str, None] = {}  # ordered, with O(1) membership: turns can be long
-    for token in _WHOLE_TOKEN_RE.findall(query.lower()):
-        token = token.rstrip(".,;:!?)'’")
-        if token.endswith(("'s", "’s")):
-            token = token[:-2]
-        token = token.replace("’", "'")
-        if len(token) >= 2 and token not in STOPWORDS:
-            seen.setdefault(token)
-    return list(seen)
 
 
 def fts_phrase(term: str) -> str | None:

@@ -40,11 +40,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..consolidate.skills import skill_steps
 from ..errors import MemoryclawError
 from ..vault.config import WorkingMemorySettings
 from ..vault.notes import Turn
-from .payload import RetrievePayload, estimate_tokens, shorten, strip_recalled
+from ..vault.recalled import strip_recalled
+from ..vault.skillfiles import skill_steps
+from .payload import RetrievePayload, estimate_tokens, shorten
 from .retrieval import FactResult
 
 GOAL_CHARS = 400  # a pasted document is not a goal: its start says what is asked

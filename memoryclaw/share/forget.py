@@ -24,7 +24,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..consolidate.review import pending_facts
 from ..errors import MemoryclawError
 from ..index.store import Index
 from ..vault.files import (
@@ -51,6 +50,7 @@ from ..vault.notes import (
     parse_provenance,
     split_frontmatter,
 )
+from ..vault.pending import pending_facts
 from ..vault.scrub import FORGOTTEN, Edit, Matcher, kind_of, scrub
 from ..vault.tombstones import (
     TOMBSTONE_DIR,

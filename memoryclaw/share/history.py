@@ -1,5 +1,6 @@
-"""Git for a vault: one commit per consolidation run, the history of one memory, and a
-rewrite of that history when a memory must be purged from it.
+"""Git for a vault: one commit per consolidation run, and the history of one memory (a
+rewrite of that history, when a memory must be purged from it, is
+:mod:`memoryclaw.share.purge`).
 
 Only what consolidation wrote is committed.  Before it changes a file it notes the path, and
 the file's state then, in a journal (``.memoryclaw/uncommitted``, :func:`journal`);
@@ -14,8 +15,6 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
-import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from functools import partial
@@ -30,9 +29,9 @@ from ..vault.files import (
     STATE_DIR,
     ensure_dir,
     open_private,
-    owner_only_umask,
     safe_relpath,
 )
+from .git import run_git
 
 JOURNAL_FILE = f"{STATE_DIR}/uncommitted"
 MEMORY_FOLDERS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, SKILLS_DIR)
@@ -55,48 +54,17 @@ class Commit:
         return {"sha": self.sha, "date": self.date, "author": self.author, "message": self.message}
 
 
-def _git(root: Path, *args: str, check: bool = True) -> subprocess.CompletedProcess[str]:
-    git = shutil.which("git")
-    if git is None:
-        raise ExternalToolError("git", "not found on PATH")
-    for _ in range(_LOCK_TRIES):
-        done = subprocess.run(
-            [git, "--literal-pathspecs", "-C", str(root), *args],
-            capture_output=True,
-            # a file name that is not UTF-8 comes back as surrogate escapes, as os.listdir
-            # gives it, and goes back to git as the same bytes
-            encoding="utf-8",
-            errors="surrogateescape",
-            check=False,
-            preexec_fn=owner_only_umask,
-        )
-        # another git (one a killed memoryclaw started) is finishing: it ends in a moment
-        if done.returncode == 0 or "index.lock" not in done.stderr:
-            break
-        time.sleep(_LOCK_PAUSE)
-    if check and done.returncode != 0:
-        reason = (done.stderr.strip() or done.stdout.strip()).splitlines()
-        raise ExternalToolError(
-            f"git {args[0]}", reason[-1] if reason else "failed", returncode=done.returncode
-        )
-    return done
-
-
-_LOCK_TRIES = 50
-_LOCK_PAUSE = 0.2
-
-
 def is_repository(root: Path) -> bool:
     """Whether the vault folder is the top of a git work tree."""
     if shutil.which("git") is None or not (root / ".git").exists():
         return False
-    return _git(root, "rev-parse", "--is-inside-work-tree", check=False).returncode == 0
+    return run_git(root, "rev-parse", "--is-inside-work-tree", check=False).returncode == 0
 
 
 def _dirty(root: Path, paths: Iterable[str]) -> set[str]:
     """Which of ``paths`` git sees as changed, new or deleted (a staged rename as both: its
     old path's removal is a change to commit too)."""
-    out = _git(
+    out = run_git(
         root, "status", "--porcelain", "-z", "--no-renames", "--untracked-files=all", "--", *paths
     )
     dirty = set()
@@ -150,15 +118,17 @@ def _stage(root: Path, changed: Callable[[], list[str]]) -> list[str]:
     again once and keep only what git can still stage, a file on disk or one in its index.
     """
     paths = [rel for rel in changed() if not _live_log(root, rel)]
-    if not paths or _git(root, "add", "-A", "--", *paths, check=False).returncode == 0:
+    if not paths or run_git(root, "add", "-A", "--", *paths, check=False).returncode == 0:
         return paths
     paths = [rel for rel in changed() if not _live_log(root, rel)]
-    known = set(_git(root, "ls-files", "-z", "--", *paths).stdout.split("\0")) if paths else set()
+    known = (
+        set(run_git(root, "ls-files", "-z", "--", *paths).stdout.split("\0")) if paths else set()
+    )
     stageable = [rel for rel in paths if rel in known or os.path.lexists(root / rel)]
     if stageable:
-        _git(root, "add", "-A", "--", *stageable)
+        run_git(root, "add", "-A", "--", *stageable)
     # a removal already staged (by a git a killed run started) is in HEAD only: commit it too
-    listed = _git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths, check=False)
+    listed = run_git(root, "ls-tree", "-r", "-z", "--name-only", "HEAD", "--", *paths, check=False)
     in_head = set(listed.stdout.split("\0")) if paths else set()
     return [rel for rel in paths if rel in stageable or rel in in_head]
 
@@ -167,7 +137,7 @@ def first_commit(root: Path) -> str | None:
     """Make a new repository's first commit: the vault's own files and the memory files
     already in the folder (hand-written ones too), never a live log nor anything outside the
     memory folders; its sha, or None when the repository has a commit already."""
-    if _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0:
+    if run_git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0:
         return None
     staged = _stage(root, lambda: sorted(_dirty(root, (*VAULT_FILES, *MEMORY_FOLDERS))))
     return _commit_only(root, staged, "memoryclaw: init") if staged else None
@@ -176,7 +146,7 @@ def first_commit(root: Path) -> str | None:
 def _commit_only(root: Path, paths: Sequence[str], message: str) -> str:
     """Commit exactly ``paths`` (staged already) as memoryclaw; the new commit's sha."""
     name, email = AUTHOR
-    _git(
+    run_git(
         root,
         "-c",
         f"user.name={name}",
@@ -191,7 +161,7 @@ def _commit_only(root: Path, paths: Sequence[str], message: str) -> str:
         "--",
         *paths,
     )
-    return _git(root, "rev-parse", "HEAD").stdout.strip()
+    return run_git(root, "rev-parse", "HEAD").stdout.strip()
 
 
 def journal(root: Path, paths: Iterable[str]) -> None:
@@ -246,7 +216,7 @@ def file_history(root: Path, rel: str) -> list[Commit]:
     rel = safe_relpath(rel)
     if not is_repository(root):
         raise ExternalToolError("git", f"{root} is not a git repository (memoryclaw init --git)")
-    return _commits(_git(root, "log", "--follow", f"--format={_LOG_FORMAT}", "--", rel).stdout)
+    return _commits(run_git(root, "log", "--follow", f"--format={_LOG_FORMAT}", "--", rel).stdout)
 
 
 _LOG_FORMAT = _FIELD.join(["%H", "%aI", "%an", "%B"]) + "\x1e"
@@ -274,29 +244,4 @@ def value_commits(root: Path, paths: Sequence[str], values: Iterable[str]) -> li
         return []
     pattern = "|".join(_ERE_SPECIAL_RE.sub(r"\\\1", text) for text in texts)
     args = ["log", "-E", f"-G{pattern}", f"--format={_LOG_FORMAT}", "--", *chosen]
-    return _commits(_git(root, *args).stdout)
-
-
-def purge_history(root: Path, paths: Iterable[str]) -> int:
-    """Rewrite every commit of the vault's repository so that each of ``paths`` holds what
-    it holds now (or is absent, and unnamed in messages, if it is gone now); then drop the
-    old objects.  The number of paths rewritten (:func:`memoryclaw.share.purge.purge` also finds
-    them in the history and pushes the result)."""
-    from .purge import purge
-
-    return purge(root, paths, _NOTHING).files
-
-
-class _Nothing:
-    """A matcher that forgets nothing: only the paths named are rewritten."""
-
-    def line(self, text: str) -> bool:
-        """Never: nothing is forgotten by its text."""
-        return False
-
-    def ident(self, ident: str | None) -> bool:
-        """Never: nothing is forgotten by its id."""
-        return False
-
-
-_NOTHING = _Nothing()
+    return _commits(run_git(root, *args).stdout)

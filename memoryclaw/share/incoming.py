@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from collections.abc import Iterable
@@ -33,8 +32,9 @@ from typing import Any
 
 from ..errors import ConfigError, ExternalToolError, ParseError
 from ..vault.config import CONFIG_FILE, Settings, flatten, settings_from_mapping
-from ..vault.files import STATE_DIR, atomic_write, owner_only_umask
+from ..vault.files import STATE_DIR, atomic_write
 from ..vault.notes import load_yaml
+from .git import run_git_bytes
 from .history import AUTHOR, MEMORY_FOLDERS
 
 REGULAR_MODES = frozenset({"100644", "100755"})
@@ -91,32 +91,11 @@ class _Entry:
     sha: str
 
 
-def _run(
-    root: Path, *args: str, data: bytes | None = None, env: dict[str, str] | None = None
-) -> bytes:
-    """Run git on the vault's repository; its stdout as bytes (paths need not be UTF-8)."""
-    git = shutil.which("git")
-    if git is None:
-        raise ExternalToolError("git", "not found on PATH")
-    done = subprocess.run(
-        [git, "--literal-pathspecs", "-C", str(root), *args],
-        input=data,
-        capture_output=True,
-        check=False,
-        env=env,
-        preexec_fn=owner_only_umask,
-    )
-    if done.returncode != 0:
-        said = done.stderr.decode(errors="replace").strip().splitlines()
-        raise ExternalToolError(f"git {args[0]}", said[-1] if said else "failed")
-    return done.stdout
-
-
 def _tree(root: Path, commit: str | None) -> dict[str, _Entry]:
     """Every file of ``commit``'s tree: path -> mode and blob (or submodule commit)."""
     if commit is None:
         return {}
-    out = _run(root, "ls-tree", "-r", "-z", "--full-tree", commit)
+    out = run_git_bytes(root, "ls-tree", "-r", "-z", "--full-tree", commit)
     entries = {}
     for record in out.split(b"\0"):
         if not record:
@@ -130,7 +109,7 @@ def _tree(root: Path, commit: str | None) -> dict[str, _Entry]:
 def _blob(root: Path, entry: _Entry | None) -> bytes:
     if entry is None or entry.mode not in REGULAR_MODES:
         return b""
-    return _run(root, "cat-file", "blob", entry.sha)
+    return run_git_bytes(root, "cat-file", "blob", entry.sha)
 
 
 def _top(path: str) -> str:
@@ -177,7 +156,7 @@ def _deletions_only_from_base(
 def _run_ok(root: Path, *args: str) -> str | None:
     """A git command's output, or None when it fails (no merge base)."""
     try:
-        return _run(root, *args).decode().strip() or None
+        return run_git_bytes(root, *args).decode().strip() or None
     except ExternalToolError:
         return None
 
@@ -257,7 +236,7 @@ def commit_settings(root: Path, commit: str) -> Settings | None:
     """What ``memoryclaw.yaml`` in ``commit`` says (defaults when it has none), or None when
     it is not a valid configuration."""
     try:
-        data = _run(root, "cat-file", "blob", f"{commit}:{CONFIG_FILE}")
+        data = run_git_bytes(root, "cat-file", "blob", f"{commit}:{CONFIG_FILE}")
     except ExternalToolError:
         data = b""  # none there
     try:
@@ -435,7 +414,7 @@ def repair_local(root: Path) -> list[Refusal]:
 
 def _encoded_paths(root: Path, data: bytes) -> dict[str, str]:
     """The tracked memory files this ``.gitattributes`` gives a ``working-tree-encoding``."""
-    tracked = [os.fsdecode(p) for p in _run(root, "ls-files", "-z").split(b"\0") if p]
+    tracked = [os.fsdecode(p) for p in run_git_bytes(root, "ls-files", "-z").split(b"\0") if p]
     memory = [p for p in tracked if _in_memory(p) or p == CONFIG_FILE]
     out = {}
     for path, _, raw in _check_attr(".gitattributes", data, memory, "working-tree-encoding"):
@@ -535,7 +514,7 @@ def _repaired(
         kept = ours.get(refusal.path)
         if kept is not None and kept.mode in REGULAR_MODES:
             additions.append(f"{kept.mode} {kept.sha}\t{refusal.path}")
-    git_dir = Path(_run(root, "rev-parse", "--absolute-git-dir").decode().strip())
+    git_dir = Path(run_git_bytes(root, "rev-parse", "--absolute-git-dir").decode().strip())
     prefix, _, suffix = SCREEN_INDEX_GLOB.partition("*")
     fd, index = tempfile.mkstemp(prefix=prefix, suffix=suffix, dir=git_dir)
     os.close(fd)
@@ -550,18 +529,22 @@ def _repaired(
         "GIT_COMMITTER_EMAIL": email,
     }
     try:
-        _run(root, "read-tree", upstream, env=env)
+        run_git_bytes(root, "read-tree", upstream, env=env)
         for lines in (removals, additions):
             if lines:
                 data = b"".join(os.fsencode(line) + b"\0" for line in lines)
-                _run(root, "update-index", "-z", "--index-info", data=data, env=env)
-        tree = _run(root, "write-tree", env=env).decode().strip()
+                run_git_bytes(root, "update-index", "-z", "--index-info", data=data, env=env)
+        tree = run_git_bytes(root, "write-tree", env=env).decode().strip()
     finally:
         with suppress(FileNotFoundError):
             os.unlink(index)
     listed = ", ".join(r.path for r in refused[:5]) + (" …" if len(refused) > 5 else "")
     message = f"memoryclaw: sync refused {len(refused)} path(s) from the remote: {listed}"
-    return _run(root, "commit-tree", tree, "-p", upstream, "-m", message, env=env).decode().strip()
+    return (
+        run_git_bytes(root, "commit-tree", tree, "-p", upstream, "-m", message, env=env)
+        .decode()
+        .strip()
+    )
 
 
 def ignored_memory_folders(root: Path) -> list[str]:

@@ -33,7 +33,8 @@ from ..vault.files import STATE_DIR, atomic_write, ensure_dir, resolve_inside, s
 from ..vault.notes import plural
 from ..vault.scrub import Matcher, kind_of, scrub
 from ..vault.tombstones import TOMBSTONE_DIR, load
-from .history import MEMORY_FOLDERS, _commit_only, _dirty, _git
+from .git import network_git, run_git
+from .history import MEMORY_FOLDERS, _commit_only, _dirty
 
 PURGE_MARKER = f"{STATE_DIR}/purged.json"
 PURGING = f"{STATE_DIR}/purging"  # a rewrite under way; left behind, it was killed
@@ -103,10 +104,12 @@ def recover(root: Path) -> None:
     history while HEAD is at the new one (the work tree holds what HEAD holds)."""
     if not (root / PURGING).exists():
         return
-    for ref in _git(root, "for-each-ref", "--format=%(refname)", "refs/original/").stdout.split():
-        _git(root, "update-ref", "-d", ref)
-    if _git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0:
-        _git(root, "read-tree", "HEAD")
+    for ref in run_git(
+        root, "for-each-ref", "--format=%(refname)", "refs/original/"
+    ).stdout.split():
+        run_git(root, "update-ref", "-d", ref)
+    if run_git(root, "rev-parse", "--verify", "--quiet", "HEAD", check=False).returncode == 0:
+        run_git(root, "read-tree", "HEAD")
     (root / PURGING).unlink(missing_ok=True)
 
 
@@ -114,7 +117,7 @@ def blockers(root: Path) -> list[str]:
     """Tracked files with changes not committed: git cannot rewrite history past them."""
     recover(root)
     _commit_requests(root)
-    out = _git(root, "status", "--porcelain", "-z", "--untracked-files=no").stdout
+    out = run_git(root, "status", "--porcelain", "-z", "--untracked-files=no").stdout
     found, skip = [], False
     for entry in out.split("\0"):
         if skip or not entry:
@@ -127,7 +130,7 @@ def blockers(root: Path) -> list[str]:
 
 def held_in_history(root: Path, match: Matcher, terms: Iterable[str] = ()) -> list[str]:
     """The memory files some version of which, in any commit, holds forgotten content."""
-    listing = _git(root, "rev-list", "--all", "--objects", "--", *MEMORY_FOLDERS, check=False)
+    listing = run_git(root, "rev-list", "--all", "--objects", "--", *MEMORY_FOLDERS, check=False)
     blobs: dict[str, str] = {}
     named: set[str] = set()
     words = [t.casefold() for t in terms]
@@ -225,7 +228,7 @@ def purge(
     words = sorted(t.casefold() for t in terms)
     chosen = sorted({safe_relpath(p) for p in paths} | set(held_in_history(root, match, words)))
     report = PurgeReport(paths=chosen, left=[_LEFT[0]])
-    branch = _git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
+    branch = run_git(root, "symbolic-ref", "--quiet", "--short", "HEAD", check=False).stdout.strip()
     upstream = _upstream(root, remote, branch)
     if chosen:
         if keep is None:
@@ -250,9 +253,9 @@ def _upstream(root: Path, remote: str | None, branch: str) -> str | None:
     marker = _marker(root)
     if marker and marker.get("remote") == remote and marker.get("branch") == branch:
         return str(marker["old"])  # an earlier purge's push is still owed
-    if _git(root, "remote", "get-url", remote, check=False).returncode != 0:
+    if run_git(root, "remote", "get-url", remote, check=False).returncode != 0:
         return None
-    done = _git(
+    done = run_git(
         root, "rev-parse", "--verify", "--quiet", f"refs/remotes/{remote}/{branch}", check=False
     )
     return done.stdout.strip() or None
@@ -260,13 +263,13 @@ def _upstream(root: Path, remote: str | None, branch: str) -> str | None:
 
 def _request(root: Path) -> None:
     """Commit a purge request (no text) that a sync carries to every other device."""
-    stamp = _git(root, "log", "-1", "--format=%ct", check=False).stdout.strip() or "0"
+    stamp = run_git(root, "log", "-1", "--format=%ct", check=False).stdout.strip() or "0"
     rel = f"{TOMBSTONE_DIR}/{_REQUEST_PREFIX}{stamp}-{os.urandom(4).hex()}.txt"
     atomic_write(
         resolve_inside(root, rel),
         "# memoryclaw: a device purged its history; each purges its own\n",
     )
-    _git(root, "add", "--", rel)
+    run_git(root, "add", "--", rel)
     _commit_only(root, [rel], "memoryclaw: purge request")
     _mark_done(root, [rel.rsplit("/", 1)[1]])
 
@@ -276,7 +279,7 @@ def _commit_requests(root: Path) -> None:
     found = _dirty(root, [TOMBSTONE_DIR])
     mine = sorted(p for p in found if p.rsplit("/", 1)[-1].startswith(_REQUEST_PREFIX))
     if mine:
-        _git(root, "add", "--", *mine)
+        run_git(root, "add", "--", *mine)
         _commit_only(root, mine, "memoryclaw: purge request")
 
 
@@ -315,7 +318,7 @@ def follow(root: Path, keep: str | None) -> PurgeReport | None:
 def _filter_branch(root: Path, chosen: list[str], words: list[str], keep: str | None) -> None:
     blobs = {}
     for rel in chosen:
-        shown = _git(root, "rev-parse", "--verify", "--quiet", f"HEAD:{rel}", check=False)
+        shown = run_git(root, "rev-parse", "--verify", "--quiet", f"HEAD:{rel}", check=False)
         blobs[rel] = shown.stdout.strip() if shown.returncode == 0 else ""
     with tempfile.TemporaryDirectory() as tmp:
         table = Path(tmp) / "paths.json"
@@ -347,9 +350,9 @@ def _filter_branch(root: Path, chosen: list[str], words: list[str], keep: str | 
         if done.returncode != 0:
             reason = (done.stderr.strip() or done.stdout.strip()).splitlines()
             raise ExternalToolError("git filter-branch", reason[-1] if reason else "failed")
-    refs = _git(root, "for-each-ref", "--format=%(refname)", "refs/original/").stdout.split()
+    refs = run_git(root, "for-each-ref", "--format=%(refname)", "refs/original/").stdout.split()
     for ref in refs:
-        _git(root, "update-ref", "-d", ref)
+        run_git(root, "update-ref", "-d", ref)
     if keep:  # within a sync, which still names the old commits: dropped when it ends
         (root / GC_OWED).write_text("", encoding="utf-8")
     else:
@@ -358,8 +361,8 @@ def _filter_branch(root: Path, chosen: list[str], words: list[str], keep: str | 
 
 def collect(root: Path) -> None:
     """Drop the old commits' objects (and the reflog entries that keep them)."""
-    _git(root, "reflog", "expire", "--expire=now", "--all")
-    _git(root, "gc", "--prune=now", "--quiet")
+    run_git(root, "reflog", "expire", "--expire=now", "--all")
+    run_git(root, "gc", "--prune=now", "--quiet")
     (root / GC_OWED).unlink(missing_ok=True)
 
 
@@ -410,8 +413,6 @@ def push_purged(root: Path, remote: str, seconds: float = _PUSH_SECONDS) -> str 
     the old one back); None when done or nothing was owed, else why it could not be.  Each
     network step runs for at most ``seconds``, then it and every helper it started are
     killed (a remote that never answers holds no lock for ever)."""
-    from .sync import network_git  # a sync's module, needed only when there is a remote
-
     marker = _marker(root)
     if marker is None or marker.get("remote") != remote:
         return None

@@ -2,13 +2,13 @@
 
 A sync commits what waits (consolidation's journal and hand edits), fetches, merges and
 pushes.  Merges cannot conflict in practice by construction: each device puts its id
-(:func:`device_id`) into the raw logs it creates, so two devices never make the same file,
-and the append-only fact files merge by ``merge=union`` (``.gitattributes``, see
-:func:`setup`).  What still conflicts is resolved the same way on every clone, so all of
-them converge: the remote's version of the file stays and each local line it lacks goes to
-``semantic/_pending.md`` as ``- CONFLICT (sync) …`` for review.  After a union merge two
-new values for one entity's field keep the remote's and send the local one to review too.
-Nothing ever holds conflict markers, and nothing written is lost.
+(:func:`~memoryclaw.vault.device.device_id`) into the raw logs it creates, so two devices
+never make the same file, and the append-only fact files merge by ``merge=union``
+(``.gitattributes``, see :func:`setup`).  What still conflicts is resolved the same way on
+every clone, so all of them converge: the remote's version of the file stays and each local
+line it lacks goes to ``semantic/_pending.md`` as ``- CONFLICT (sync) …`` for review.  After
+a union merge two new values for one entity's field keep the remote's and send the local one
+to review too.  Nothing ever holds conflict markers, and nothing written is lost.
 
 A sync killed at any point is finished by the next: a merge left half done is aborted and
 redone, a stale ``.git/index.lock`` (no git running on the vault) is removed.
@@ -18,22 +18,16 @@ from __future__ import annotations
 
 import json
 import os
-import re
-import secrets
-import shutil
-import signal
 import stat
-import subprocess
 import time
-from contextlib import suppress
 from dataclasses import dataclass, field
 from pathlib import Path
 from subprocess import CompletedProcess
 from typing import Any
 
-from ..consolidate.review import MANY_VALUED, append_line
 from ..errors import ExternalToolError, SyncError
 from ..vault.config import CONFIG_FILE, Settings, file_settings, held_config, hold_changes
+from ..vault.device import device_id
 from ..vault.files import (
     CONSOLIDATE_LOCK,
     PENDING_FILE,
@@ -43,15 +37,15 @@ from ..vault.files import (
     atomic_write,
     ensure_dir,
     file_lock,
-    owner_only_umask,
 )
 from ..vault.notes import parse_facts, value_key
+from ..vault.pending import MANY_VALUED, append_line
+from .git import network_git, run_git
 from .history import (
     AUTHOR,
     MEMORY_FOLDERS,
     VAULT_FILES,
     _dirty,
-    _git,
     _live_log,
     commit_journal,
 )
@@ -66,13 +60,11 @@ from .incoming import (
     screen,
 )
 
-DEVICE_FILE = f"{STATE_DIR}/device"
 SYNC_MARK = "CONFLICT (sync)"
 _PUSH_TRIES = 4
 HELD_FILE = f"{STATE_DIR}/sync-held.json"  # see _recover
 _ADD_BATCH = 500
 SYNC_WAIT_SECONDS = 120.0  # how long a sync waits for a running consolidation to finish
-_DEVICE_RE = re.compile(r"[a-z0-9]{1,16}")
 
 
 @dataclass
@@ -115,34 +107,11 @@ class RemoteSyncReport:
         }
 
 
-def device_id(root: Path, settings: Settings) -> str:
-    """This device's short id: ``sync.deviceId``, else one made once and kept locally."""
-    known = log_device(root, settings)
-    if known:
-        return known
-    made = secrets.token_hex(3)
-    ensure_dir(root / STATE_DIR)
-    atomic_write(root / DEVICE_FILE, made + "\n")
-    return made
-
-
-def log_device(root: Path, settings: Settings) -> str:
-    """The device id new raw log names carry: empty in a vault that has never synced, whose
-    log names stay ``YYYY-MM-DD_HH-MM-SS_<channel>_raw.md``."""
-    if settings.sync.device_id:
-        return settings.sync.device_id
-    try:
-        known = (root / DEVICE_FILE).read_text(encoding="utf-8").strip()
-    except OSError:
-        return ""
-    return known if _DEVICE_RE.fullmatch(known) else ""
-
-
 def has_remote(root: Path) -> bool:
     """Whether the vault is a git repository with a remote (a clone, or set up to sync)."""
     if not (root / ".git").exists():
         return False
-    return bool(_git(root, "remote", check=False).stdout.strip())
+    return bool(run_git(root, "remote", check=False).stdout.strip())
 
 
 def setup(root: Path) -> list[str]:
@@ -197,7 +166,7 @@ def _recover(root: Path) -> None:
     held_path = root / HELD_FILE
     if (git_dir / "MERGE_HEAD").exists():
         held = _held(held_path)
-        changed = _git(root, "diff", "--name-only", "-z", "HEAD", check=False).stdout
+        changed = run_git(root, "diff", "--name-only", "-z", "HEAD", check=False).stdout
         for rel in (p for p in changed.split("\0") if p):
             # what the half-done merge brought is untrusted: a symlink is never read, the
             # state folder is not memory
@@ -207,11 +176,11 @@ def _recover(root: Path) -> None:
                 held[rel] = list(dict.fromkeys([*held.get(rel, []), *lines]))
         ensure_dir(held_path.parent)
         atomic_write(held_path, json.dumps(held, ensure_ascii=False))
-        _git(root, "merge", "--abort", check=False)
+        run_git(root, "merge", "--abort", check=False)
         if (git_dir / "MERGE_HEAD").exists():
-            _git(root, "reset", "--merge", check=False)
+            run_git(root, "reset", "--merge", check=False)
         if (git_dir / "MERGE_HEAD").exists():
-            _git(root, "reset", "--hard", "HEAD", check=False)  # the lines are held
+            run_git(root, "reset", "--hard", "HEAD", check=False)  # the lines are held
             (git_dir / "MERGE_HEAD").unlink(missing_ok=True)
     if held_path.exists():
         for rel, lines in _held(held_path).items():
@@ -289,15 +258,15 @@ def _commit_all(root: Path, paths: list[str], message: str) -> bool:
         batch = paths[start : start + _ADD_BATCH]
         # a removal a killed run's git staged is neither on disk nor in the index: git add
         # would refuse the batch, and the commit below takes it as it is
-        known = set(_git(root, "ls-files", "-z", "--", *batch).stdout.split("\0"))
+        known = set(run_git(root, "ls-files", "-z", "--", *batch).stdout.split("\0"))
         batch = [rel for rel in batch if rel in known or os.path.lexists(root / rel)]
         if batch:
-            _git(root, "add", "-A", "--", *batch)
-    if _git(root, "diff", "--cached", "--quiet", check=False).returncode == 0:
+            run_git(root, "add", "-A", "--", *batch)
+    if run_git(root, "diff", "--cached", "--quiet", check=False).returncode == 0:
         return False
     name, email = AUTHOR
     args = ("-c", f"user.name={name}", "-c", f"user.email={email}", "commit", "--quiet")
-    _git(root, *args, "--no-verify", "-m", message)
+    run_git(root, *args, "--no-verify", "-m", message)
     return True
 
 
@@ -316,16 +285,16 @@ def _temp(rel: str) -> bool:
 
 
 def _rev(root: Path, ref: str) -> str | None:
-    done = _git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
+    done = run_git(root, "rev-parse", "--verify", "--quiet", f"{ref}^{{commit}}", check=False)
     return done.stdout.strip() or None
 
 
 def _count(root: Path, spec: str) -> int:
-    return int(_git(root, "rev-list", "--count", spec).stdout.strip() or 0)
+    return int(run_git(root, "rev-list", "--count", spec).stdout.strip() or 0)
 
 
 def _show(root: Path, spec: str) -> str | None:
-    done = _git(root, "show", spec, check=False)
+    done = run_git(root, "show", spec, check=False)
     return done.stdout if done.returncode == 0 else None
 
 
@@ -357,7 +326,7 @@ def _pend(root: Path, lines: list[str], source: str) -> int:
 def _resolve_conflicts(root: Path) -> int:
     """Resolve each conflicted path: the remote's version stays, local lines it lacks go to
     review; the number of paths resolved."""
-    out = _git(root, "diff", "--name-only", "-z", "--diff-filter=U").stdout
+    out = run_git(root, "diff", "--name-only", "-z", "--diff-filter=U").stdout
     paths = sorted(p for p in out.split("\0") if p)
     modes = _stage_modes(root)
     for rel in paths:
@@ -366,22 +335,22 @@ def _resolve_conflicts(root: Path) -> int:
         theirs = _show(root, f":3:{rel}") if modes.get((rel, 3)) in REGULAR_MODES else None
         if theirs is None:
             (root / rel).unlink(missing_ok=True)
-            _git(root, "rm", "--quiet", "--cached", "--ignore-unmatch", "--", rel)
+            run_git(root, "rm", "--quiet", "--cached", "--ignore-unmatch", "--", rel)
         else:
             atomic_write(root / rel, theirs)
-            _git(root, "add", "--", rel)
+            run_git(root, "add", "--", rel)
         kept = set((theirs or "").splitlines())
         lost = [line for line in ours.splitlines() if line not in kept]
         if lost:
             _pend(root, lost, rel)
-            _git(root, "add", "--", PENDING_FILE)
+            run_git(root, "add", "--", PENDING_FILE)
     return len(paths)
 
 
 def _stage_modes(root: Path) -> dict[tuple[str, int], str]:
     """The mode of each conflicted path's stages: (path, stage) -> mode."""
     modes = {}
-    for record in _git(root, "ls-files", "-u", "-z").stdout.split("\0"):
+    for record in run_git(root, "ls-files", "-u", "-z").stdout.split("\0"):
         meta, _, rel = record.partition("\t")
         if rel:
             mode, _sha, stage = meta.split()
@@ -488,14 +457,14 @@ def _merge(root: Path, upstream: str, report: RemoteSyncReport) -> None:
 def _merge_screened(root: Path, upstream: str, head: str | None, report: RemoteSyncReport) -> None:
     """Merge the screened ``upstream`` into ``head`` (see :func:`_merge`)."""
     if head is None:
-        _git(root, "reset", "--quiet", "--hard", upstream)
+        run_git(root, "reset", "--quiet", "--hard", upstream)
         return
     if _ancestor(root, upstream, "HEAD"):
         return
-    base_sha = _git(root, "merge-base", "HEAD", upstream, check=False).stdout.strip()
+    base_sha = run_git(root, "merge-base", "HEAD", upstream, check=False).stdout.strip()
     name, email = AUTHOR
     ident = ("-c", f"user.name={name}", "-c", f"user.email={email}")
-    done = _git(
+    done = run_git(
         root,
         *ident,
         "merge",
@@ -513,21 +482,21 @@ def _merge_screened(root: Path, upstream: str, head: str | None, report: RemoteS
         return  # a fast-forward
     report.conflicts_resolved += _resolve_conflicts(root)
     _keep_valid_config(root, head, report)
-    changed = _git(root, "diff", "--name-only", "-z", head, upstream, "--", SEMANTIC_DIR).stdout
+    changed = run_git(root, "diff", "--name-only", "-z", head, upstream, "--", SEMANTIC_DIR).stdout
     for rel in sorted(p for p in changed.split("\0") if p.endswith(".md")):
         base = _show(root, f"{base_sha}:{rel}") or "" if base_sha else ""
         ours = _show(root, f"{head}:{rel}") or ""
         theirs = _show(root, f"{upstream}:{rel}") or ""
         if ours and theirs:
             report.conflicts_resolved += _normalise(root, rel, base, ours, theirs)
-            _git(root, "add", "--", rel)
+            run_git(root, "add", "--", rel)
             if (root / PENDING_FILE).exists():
-                _git(root, "add", "--", PENDING_FILE)
-    _git(root, *ident, "commit", "--quiet", "--no-verify", "-m", "memoryclaw: sync merge")
+                run_git(root, "add", "--", PENDING_FILE)
+    run_git(root, *ident, "commit", "--quiet", "--no-verify", "-m", "memoryclaw: sync merge")
 
 
 def _ancestor(root: Path, older: str, newer: str) -> bool:
-    return _git(root, "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
+    return run_git(root, "merge-base", "--is-ancestor", older, newer, check=False).returncode == 0
 
 
 def _keep_valid_config(root: Path, head: str, report: RemoteSyncReport) -> None:
@@ -540,7 +509,7 @@ def _keep_valid_config(root: Path, head: str, report: RemoteSyncReport) -> None:
     ours = _show(root, f"{head}:{CONFIG_FILE}")
     if ours is not None and config_problem(ours.encode("utf-8"), CONFIG_FILE) is None:
         atomic_write(root / CONFIG_FILE, ours)
-        _git(root, "add", "--", CONFIG_FILE)
+        run_git(root, "add", "--", CONFIG_FILE)
         refusal = Refusal(CONFIG_FILE, f"the merge made it invalid, this device's kept: {why}")
         report.refused.append(refusal)
 
@@ -592,7 +561,7 @@ def _forget_again(root: Path, before: str | None) -> None:
     if before == after or after is None:
         return
     spec = ["diff", "--name-only", "-z", before, after] if before else ["ls-files", "-z"]
-    paths = [p for p in _git(root, *spec).stdout.split("\0") if p]
+    paths = [p for p in run_git(root, *spec).stdout.split("\0") if p]
     if reapply(root, paths):
         with file_lock(root, SEMANTIC_LOCK):
             commit_local(root)
@@ -602,7 +571,7 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
     try:
         with file_lock(root, SEMANTIC_LOCK):
             _recover(root)
-        if _git(root, "remote", "get-url", remote, check=False).returncode != 0:
+        if run_git(root, "remote", "get-url", remote, check=False).returncode != 0:
             raise SyncError(remote, "no such remote (git remote add origin URL)")
         device_id(root, settings)  # from now on this device's logs carry its id
         with file_lock(root, SEMANTIC_LOCK):
@@ -611,7 +580,7 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
             report.repaired = repair_local(root)
             commit_local(root)
         _push_purged_history(root, remote, settings.sync.timeout_seconds)
-        branch = _git(root, "symbolic-ref", "--short", "HEAD").stdout.strip()
+        branch = run_git(root, "symbolic-ref", "--short", "HEAD").stdout.strip()
         before = _rev(root, "HEAD")
         seconds = settings.sync.timeout_seconds
         for attempt in range(_PUSH_TRIES):
@@ -641,13 +610,13 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
                 raise SyncError(remote, _reason(pushed.stderr))
         after = _rev(root, "HEAD")
         if before and after and before != after:
-            out = _git(root, "diff", "--name-only", "-z", before, after).stdout
+            out = run_git(root, "diff", "--name-only", "-z", before, after).stdout
             report.files_changed = sorted(p for p in out.split("\0") if p)
             if CONFIG_FILE in report.files_changed:
                 old, new = (_show(root, f"{sha}:{CONFIG_FILE}") or "" for sha in (before, after))
                 report.config_changed = config_changes(old.encode(), new.encode())
         elif after and not before:
-            out = _git(root, "ls-files", "-z").stdout
+            out = run_git(root, "ls-files", "-z").stdout
             report.files_changed = sorted(p for p in out.split("\0") if p)
         report.config_held = config_held(root)
     except ExternalToolError as exc:
@@ -684,59 +653,6 @@ def _network(root: Path, remote: str, seconds: float, *args: str) -> CompletedPr
     if done is None:
         raise SyncError(remote, f"no answer within {seconds:g} s (sync.timeoutSeconds); gave up")
     return done
-
-
-def network_git(root: Path, seconds: float, *args: str) -> CompletedProcess[str] | None:
-    """Run a git command that uses the network for at most ``seconds``; None when it ran out
-    of time, after it and every process it started were killed."""
-    git = shutil.which("git")
-    if git is None:
-        raise ExternalToolError("git", "not found on PATH")
-    # a prompt for a user name or password would wait for an answer no one gives
-    env = {**os.environ, "GIT_TERMINAL_PROMPT": "0"}
-    process = subprocess.Popen(
-        [git, "-C", str(root), *args],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        encoding="utf-8",
-        errors="surrogateescape",  # file names that are not UTF-8, as history._git reads them
-        env=env,
-        preexec_fn=owner_only_umask,
-    )
-    try:
-        out, err = process.communicate(timeout=seconds)
-    except subprocess.TimeoutExpired:
-        _kill_tree(process.pid)
-        try:
-            process.communicate(timeout=5)
-        except subprocess.TimeoutExpired:  # a helper it started that /proc did not show
-            process.kill()
-            process.wait()
-            for pipe in (process.stdout, process.stderr):
-                if pipe is not None:
-                    pipe.close()
-        return None
-    return CompletedProcess(process.args, process.returncode, out, err)
-
-
-def _kill_tree(pid: int) -> None:
-    """SIGKILL a process and all its descendants (git runs helpers: ssh, upload-pack)."""
-    children: dict[int, list[int]] = {}
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            fields = (entry / "stat").read_text().rpartition(")")[2].split()
-        except OSError:
-            continue
-        children.setdefault(int(fields[1]), []).append(int(entry.name))
-    doomed, todo = [], [pid]
-    while todo:
-        current = todo.pop()
-        doomed.append(current)
-        todo.extend(children.get(current, []))
-    for victim in reversed(doomed):
-        with suppress(ProcessLookupError):
-            os.kill(victim, signal.SIGKILL)
 
 
 def _reason(stderr: str) -> str:

@@ -42,6 +42,7 @@ from ..recall.retrieval import (
 from ..vault.config import RecencySettings, SharedVault
 from ..vault.files import STATE_DIR
 from ..vault.scopes import Policy
+from .git import network_git
 
 _log = logging.getLogger("memoryclaw.teams")
 SHARED_DIR = f"{STATE_DIR}/shared"
@@ -157,8 +158,6 @@ class TeamVault:
             report.error = "its branch has no upstream to pull from (clone the team repository)"
             return report
         before = _git(self.root, "rev-parse", "HEAD")
-        from .sync import network_git
-
         done = network_git(self.root, seconds, "pull", "--ff-only", "--quiet", "--no-rebase")
         if done is None:
             report.error = f"its remote gave no answer within {seconds:g} s (sync.timeoutSeconds)"

@@ -21,7 +21,8 @@ from pathlib import Path, PurePosixPath
 from ..errors import InvalidInputError
 from ..vault.config import CONFIG_FILE
 from ..vault.files import CONSOLIDATE_LOCK, SEMANTIC_LOCK, file_lock
-from .history import AUTHOR, MEMORY_FOLDERS, _git, _live_log
+from .git import run_git
+from .history import AUTHOR, MEMORY_FOLDERS, _live_log
 from .incoming import config_changes, repair_local
 from .sync import RemoteSyncReport, _merge, commit_local, config_held
 
@@ -89,7 +90,7 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
     with file_lock(root, SEMANTIC_LOCK):
         report.repaired = repair_local(root)  # as a sync does before it merges
         commit_local(root)
-    before = _git(root, "rev-parse", "HEAD").stdout.strip()
+    before = run_git(root, "rev-parse", "HEAD").stdout.strip()
     with tempfile.TemporaryDirectory() as tmp:
         tree_dir = Path(tmp) / "tree"
         tree_dir.mkdir()
@@ -118,13 +119,13 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
         commit = run("commit-tree", tree, "-m", f"memoryclaw: import {source.name}")
     with file_lock(root, SEMANTIC_LOCK):
         _merge(root, commit, report)
-    after = _git(root, "rev-parse", "HEAD").stdout.strip()
+    after = run_git(root, "rev-parse", "HEAD").stdout.strip()
     if after != before:
-        out = _git(root, "diff", "--name-only", "-z", before, after).stdout
+        out = run_git(root, "diff", "--name-only", "-z", before, after).stdout
         report.files_changed = sorted(p for p in out.split("\0") if p)
         if CONFIG_FILE in report.files_changed:
             old, new = (
-                _git(root, "show", f"{sha}:{CONFIG_FILE}", check=False).stdout
+                run_git(root, "show", f"{sha}:{CONFIG_FILE}", check=False).stdout
                 for sha in (before, after)
             )
             report.config_changed = config_changes(old.encode(), new.encode())

@@ -11,7 +11,6 @@ never stored, or consolidated, again as something said).
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass, replace
@@ -21,6 +20,7 @@ from typing import Any
 
 from ..errors import InvalidInputError, ParseError, UnsafePathError
 from .config import Settings
+from .device import log_device
 from .files import (
     LOGS_DIR,
     MAX_FILE_BYTES,
@@ -48,6 +48,7 @@ from .notes import (
     slugify,
     utc_iso,
 )
+from .recalled import RECALL_TOOLS, RECALLED_RESULT, strip_recalled, unwrapped_tool
 from .scopes import (
     check_kind,
     conversation_scope,
@@ -61,16 +62,6 @@ from .tombstones import Tombstones
 from .tombstones import load as load_tombstones
 
 MAX_TURN_CHARS = 1_000_000
-# memoryclaw's own tools (OpenClaw plugin, MCP): their results quote memories already stored
-RECALL_TOOLS = frozenset({"memory_search", "memory_get"})
-RECALLED_RESULT = "(recalled memories; not stored again)"
-# OpenClaw's tool_call wrapper, which runs another tool by id, as a log may hold it: the call's
-# arguments as JSON.stringify writes them, the result pretty-printed (importers._tool_call
-# unwraps the same wrapper from a transcript's structured events)
-_WRAPPED_CALL_RE = re.compile(r'\A\{"id":"(?P<tool>[^"\\]*)","args":')
-_WRAPPED_RESULT_RE = re.compile(
-    r'\A\{\s*"tool":\s*\{\s*"id":\s*"[^"\\]*",\s*"name":\s*"(?P<tool>[^"\\]*)"'
-)
 # A turn from before this or from the future is a broken clock or input: accepted, it would
 # sort wrongly and keep its session's log from ever going idle (and being consolidated).
 EARLIEST_TURN = datetime(1970, 1, 1, tzinfo=timezone.utc)
@@ -113,22 +104,6 @@ class LoggedTurn:
     previous_size: int | None = None
     agent: str | None = None  # the log's agent and scope, as its frontmatter has them
     scope: str | None = None
-
-
-def unwrapped_tool(
-    role: str, text: str, tool: str | None, *, whole: bool = True
-) -> tuple[str, str | None]:
-    """A ``tool_call`` or ``tool_result`` turn's text and tool with OpenClaw's ``tool_call``
-    wrapper taken off (a call's text is then its arguments; ``whole``: the text is not
-    clipped), so the turn names the tool that ran; any other turn as it is."""
-    if tool != "tool_call":
-        return text, tool
-    if role == "tool_call" and (call := _WRAPPED_CALL_RE.match(text)):
-        arguments = text[call.end() :]
-        return (arguments.removesuffix("}") if whole else arguments), call["tool"]
-    if role == "tool_result" and (result := _WRAPPED_RESULT_RE.match(text)):
-        return text, result["tool"]
-    return text, tool
 
 
 def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None = None) -> None:
@@ -219,7 +194,7 @@ def redacted_log(log: RawLog) -> RawLog:
             t,
             # a lone word answering "my password is" a turn or two before is that password
             content=_redact(
-                _strip_recalled(t.content), [p.content for p in log.turns[max(0, n - 2) : n]]
+                strip_recalled(t.content), [p.content for p in log.turns[max(0, n - 2) : n]]
             ),
             name=_redact_label(t.name),
             tool=_redact_label(t.tool),
@@ -456,7 +431,7 @@ def append_turns(
             segment = segments.get(new.session)
             # a recalled block the host put in front of a message is memory already, not
             # what was said: logged, it would come back from consolidation as a new memory
-            content, tool = _strip_recalled(new.content), new.tool
+            content, tool = strip_recalled(new.content), new.tool
             if new.role in ("tool", "tool_result"):
                 # a result through OpenClaw's tool_call wrapper is the wrapped tool's
                 tool = unwrapped_tool("tool_result", content, tool)[1]
@@ -480,8 +455,6 @@ def append_turns(
             if segment is None:
                 meta = _new_log_meta(new, settings.scopes.owner_ids)
                 # The device's id keeps two devices syncing one vault from making one file.
-                from ..share.sync import log_device  # a sync's concern, imported when it is
-
                 device = log_device(root, settings)
                 stamp = new.timestamp.strftime("%Y-%m-%d_%H-%M-%S")
                 stamp += f"_{device}" if device else ""
@@ -576,11 +549,3 @@ def is_open_log(root: Path, rel: str) -> bool:
 def now_utc() -> datetime:
     """The current time, UTC, whole seconds."""
     return datetime.now(timezone.utc).replace(microsecond=0)
-
-
-def _strip_recalled(text: str) -> str:
-    """:func:`memoryclaw.recall.payload.strip_recalled`, imported when a turn is logged (a search
-    never needs the payload module)."""
-    from ..recall.payload import strip_recalled
-
-    return strip_recalled(text)
