@@ -223,14 +223,16 @@ def _clean(text: str) -> str:
 
 
 def _defang(text: str) -> str:
-    """``text`` with the outer brackets of its markup (``_MARKUP_RE``) made ``‹ ›``."""
+    """``text`` with the outer brackets of its markup (``_MARKUP_RE``) made ``‹ ›``, markup
+    inside a match included."""
     skeleton = text.translate(_LOOKALIKES)
     out, done = [], 0
     for match in _MARKUP_RE.finditer(skeleton):
         found = match.group(0)
         opening = len(found) - len(found.lstrip("<["))
         closing = len(found) - len(found.rstrip(">]"))
-        inner = text[match.start() + opening : match.end() - closing]
+        # what a match spans may hold more markup (a cut-off "</memoryclaw[/INST]"): defanged too
+        inner = _defang(text[match.start() + opening : match.end() - closing])
         out += [text[done : match.start()], _QUOTE_OPEN * opening, inner, _QUOTE_CLOSE * closing]
         done = match.end()
     return "".join([*out, text[done:]])
