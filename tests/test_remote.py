@@ -364,6 +364,16 @@ def kill_process_group(process: subprocess.Popen[bytes]) -> None:
         time.sleep(0.01)
 
 
+def clear_stale_locks(remote: Path) -> None:
+    """Remove what a killed push left locked in a path remote.
+
+    A path remote's receive-pack runs in the sync's process group and dies with it, possibly
+    after updating a ref but before removing its lock; a real remote's server outlives the
+    client, so its stale locks are cleared here as that server would have."""
+    for lock in remote.rglob("*.lock"):
+        lock.unlink()
+
+
 def test_killed_syncs_are_finished_by_the_next(tmp_path: Path) -> None:
     rng = random.Random(7)
     bare = _remote(tmp_path)
@@ -382,6 +392,7 @@ def test_killed_syncs_are_finished_by_the_next(tmp_path: Path) -> None:
         process = _sync_process(a)
         time.sleep(rng.uniform(0.0, 0.6))
         kill_process_group(process)
+        clear_stale_locks(bare)
     with Vault(a, env={}) as va:
         va.sync_remote()
     with Vault(b, env={}) as vb:

@@ -21,7 +21,7 @@ from memoryclaw import SyncError, Vault
 from memoryclaw.errors import UnsafePathError
 from memoryclaw.vault.files import CONSOLIDATE_LOCK, file_lock
 
-from .test_remote import kill_process_group
+from .test_remote import clear_stale_locks, kill_process_group
 
 SECRET = "OUTSIDE-SECRET-7731-do-not-copy"
 GIT_ID = ("-c", "user.name=mallory", "-c", "user.email=m@example.org")
@@ -436,6 +436,7 @@ def test_killed_syncs_against_a_hostile_remote_leak_nothing_and_lose_nothing(
         time.sleep(rng.uniform(0.1, 1.0))
         kills += process.poll() is None
         kill_process_group(process)
+        clear_stale_locks(bare)
         with Vault(b, env={}) as vb:
             vb.sync_remote()
         assert (b / ".memoryclaw").is_dir() and not (b / ".memoryclaw").is_symlink()
