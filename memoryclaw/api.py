@@ -505,8 +505,7 @@ class Vault:
         recalls nothing and runs no search: its payload is empty, ``skipped: "trivial"``.
         ``working`` is the live session's working memory: its active skill's steps lead the
         block (:mod:`memoryclaw.recall.working` keeps it).  A ``context`` that names its session is
-        a
-        host that sends the session's turns as history: those of its open log are not quoted."""
+        a host that sends the session's turns as history: those of its open log are not quoted."""
         from .recall.payload import render_payload
         from .recall.trivial import is_trivial
 

@@ -85,8 +85,7 @@ def replace_value(
 ) -> SupersedeReport:
     """Make ``value`` current for ``entity``'s ``field``: the current values in ``paths`` are
     kept, marked superseded (:func:`memoryclaw.consolidate.supersede.supersede`), and the new value
-    is
-    stated next to them, or appended where a new fact of that field goes."""
+    is stated next to them, or appended where a new fact of that field goes."""
     report = supersede(root, paths, entity, field, value, provenance, today)
     if report.path is not None:
         return report
