@@ -1,8 +1,8 @@
 """An OpenClaw state folder laid out as OpenClaw 2026.9.6 lays it out, for the import tests:
 workspace files of two agents, the per-agent SQLite session store (the tables and columns
 memoryclaw reads), and a legacy JSONL transcript with its ``sessions.json``.  The events are
-shaped as the real OpenClaw stores them (see ``tests/test_openclaw_import.py`` for the import
-of a store the real OpenClaw wrote)."""
+shaped as the real OpenClaw stores them (see ``tests/importers/test_openclaw_import.py`` for
+the import of a store the real OpenClaw wrote)."""
 
 from __future__ import annotations
 

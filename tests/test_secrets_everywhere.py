@@ -33,10 +33,10 @@ import pytest
 
 from memoryclaw.share.sync import _pend
 from memoryclaw.vault.redact import redact
+from tests.cli.test_cli import clean_env, run
 
 from .openclaw_state import T0, make_state, make_store, message
 from .secret_corpus import MASKED_TAIL, SAMPLES, SPLIT_SAMPLES
-from .test_cli import clean_env, run
 
 # Every secret, with what else of it must not survive: a masked key's visible tail is a
 # fragment of the real key (and the index folds case).

@@ -1,0 +1,328 @@
+"""Fact extraction (SPEC section 5), as the episodes of :func:`summarize_log` keep it: what a
+person's turn states, whom a tool call writes to, and what states nothing."""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from memoryclaw.consolidate.summarize import summarize_log
+from memoryclaw.vault.notes import RawLog, Turn
+from memoryclaw.vault.words import sentences
+from tests.consolidate.test_summarize import SECRET, UTC, make_log
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "Sarah's new email is sarah.k@newco.com",
+            ("Sarah", "email", "sarah.k@newco.com", "high"),
+            id="email-possessive",
+        ),
+        pytest.param(
+            "Email John at john@example.com",
+            ("John", "email", "john@example.com", "high"),
+            id="email-name",
+        ),
+        pytest.param(
+            "my email is me@example.org",
+            ("User", "email", "me@example.org", "high"),
+            id="email-mine",
+        ),
+        pytest.param(
+            "send it to bob@corp.com", ("Bob", "email", "bob@corp.com", "low"), id="email-unnamed"
+        ),
+        pytest.param(
+            "call me on +44 7700 900123",
+            ("User", "phone", "+44 7700 900123", "high"),
+            id="phone-intl",
+        ),
+        pytest.param(
+            "my phone number is 020 7946 0958",
+            ("User", "phone", "020 7946 0958", "medium"),
+            id="phone-mine",
+        ),
+        pytest.param(
+            "The projectX deadline is April 10.",
+            ("projectX", "deadline", "2025-04-10", "medium"),
+            id="deadline-month-day",
+        ),
+        pytest.param(
+            "Report due 2025-04-10", ("User", "deadline", "2025-04-10", "high"), id="deadline-iso"
+        ),
+        pytest.param(
+            "The deadline is February 30",
+            ("User", "deadline", "February 30", "low"),
+            id="deadline-bad-date",
+        ),
+        pytest.param(
+            "deadline is next Friday",
+            ("User", "deadline", "2025-04-18", "medium"),  # said on Tuesday 2025-04-08
+            id="deadline-vague",
+        ),
+        pytest.param(
+            "Docs are at https://example.com/docs.",
+            ("User", "url", "https://example.com/docs", "high"),
+            id="url",
+        ),
+        pytest.param(
+            "Please run `make test` now",
+            ("User", "command", "make test", "medium"),
+            id="command-backticks",
+        ),
+        pytest.param(
+            "run npm install --save-dev x",
+            ("User", "command", "npm install --save-dev x", "low"),
+            id="command-run",
+        ),
+        pytest.param(
+            "Notes live in ~/notes/projectx.md",
+            ("User", "path", "~/notes/projectx.md", "medium"),
+            id="path",
+        ),
+        pytest.param(
+            "My favorite color is blue.",
+            ("User", "favorite color", "blue", "medium"),
+            id="my-x-is-y",
+        ),
+        pytest.param(
+            "Emma's birthday is March 3rd", ("Emma", "birthday", "March 3", "medium"), id="birthday"
+        ),
+        pytest.param(
+            "my birthday is 12 March 1990",
+            ("User", "birthday", "1990-03-12", "medium"),
+            id="birthday-mine",
+        ),
+        pytest.param(
+            "I prefer window seats", ("User", "prefers", "window seats", "medium"), id="prefers"
+        ),
+        pytest.param("Honestly, I love hiking", ("User", "likes", "hiking", "medium"), id="likes"),
+        pytest.param(
+            "I don't like loud restaurants",
+            ("User", "dislikes", "loud restaurants", "medium"),
+            id="dont-like",
+        ),
+        pytest.param("I hate mornings", ("User", "dislikes", "mornings", "medium"), id="hates"),
+    ],
+)
+def test_facts_stated_by_the_user(text: str, expected: tuple[str, str, str, str]) -> None:
+    (episode,) = summarize_log(make_log(("user", text)))
+    assert [(f.entity, f.field, f.value, f.confidence) for f in episode.facts] == [expected]
+    assert episode.facts[0].turn == 1
+
+
+def test_a_date_without_a_year_is_the_next_one() -> None:
+    december = Turn("user", datetime(2025, 12, 20, 9, 0, tzinfo=UTC), "the deadline is 3rd of Jan")
+    (episode,) = summarize_log(RawLog("logs/x.md", {}, (december,)))
+    assert [(f.field, f.value, f.confidence) for f in episode.facts] == [
+        ("deadline", "2026-01-03", "medium")
+    ]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Is your email x@y.com?", id="question"),
+        pytest.param("I love it", id="pronoun"),
+        pytest.param("I'd love to help", id="wish"),
+        pytest.param("I love to paint", id="infinitive"),
+        pytest.param("Showing diversity in my art is important to me", id="my-not-subject"),
+        pytest.param("the things I love make me happy", id="relative-clause"),
+        pytest.param("my sister is a doctor", id="my-relation"),
+        pytest.param(f"My password is hunter2xyz and my api key is {SECRET}", id="secrets"),
+        pytest.param("we were late due to the rain", id="due-to"),
+        pytest.param("I run for office", id="run-not-a-command"),
+        pytest.param("It works 24/7, and/or on weekends", id="slashes-not-paths"),
+        pytest.param("Give me 3-4 options between 1200 and 1500", id="numbers-not-phones"),
+    ],
+)
+def test_no_fact_from_what_is_not_stated(text: str) -> None:
+    (episode,) = summarize_log(make_log(("user", text)))
+    assert episode.facts == ()
+
+
+def test_facts_belong_to_a_named_speaker_and_never_to_the_assistant() -> None:
+    log = make_log(
+        ("user", "I love pottery, and my dog is Oscar.", "Caroline", None),
+        ("assistant", "My email is bot@example.com and I love chess."),
+        ("tool_result", '{"email": "ann@example.com", "to": "ann@example.com"}', None, "lookup"),
+    )
+    (episode,) = summarize_log(log)
+    assert {(f.entity, f.field, f.value, f.turn) for f in episode.facts} == {
+        ("Caroline", "likes", "pottery", 1),
+        ("Caroline", "dog", "Oscar", 1),
+    }
+
+
+@pytest.mark.parametrize(
+    ("request_text", "args", "expected"),
+    [
+        pytest.param(
+            "Email Sarah the notes",
+            {"to": "sarah@example.com"},
+            {("Sarah", "high")},
+            id="name-matches",
+        ),
+        pytest.param(
+            "Send the notes to my boss Ana",
+            {"to": "a.k@example.com"},
+            {("Ana", "medium")},
+            id="one-name",
+        ),
+        pytest.param("Send it to Ana and Ben", {"to": ["x@example.com"]}, set(), id="ambiguous"),
+        pytest.param(
+            "Add Ben in cc", {"cc": ["ben@example.com"], "to": "nope"}, {("Ben", "high")}, id="cc"
+        ),
+    ],
+)
+def test_tool_call_recipients_become_contacts(
+    request_text: str, args: dict[str, object], expected: set[tuple[str, str]]
+) -> None:
+    log = make_log(("user", request_text), ("tool_call", json.dumps(args), None, "send_email"))
+    (episode,) = summarize_log(log)
+    emails = [f for f in episode.facts if f.field == "email"]
+    assert {(f.entity, f.confidence) for f in emails} == expected
+    assert all(f.turn == 2 for f in emails)
+
+
+def _facts_of(*turns: tuple[str, str]) -> set[tuple[str, str, str]]:
+    (episode,) = summarize_log(make_log(*turns))
+    return {(f.entity, f.field, f.value) for f in episode.facts}
+
+
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        pytest.param("Dr. Okafor's number is +44 20 7946 0011.", "Dr. Okafor", id="dr"),
+        pytest.param("Call Mr. Smith on +44 20 7946 0012.", "Mr. Smith", id="mr"),
+        pytest.param("Mrs. Patel's phone is +44 20 7946 0013.", "Mrs. Patel", id="mrs"),
+        pytest.param("Reach Ms. Lee at +44 20 7946 0014.", "Ms. Lee", id="ms"),
+        pytest.param("Prof. Ng can be reached at +44 20 7946 0015.", "Prof. Ng", id="prof"),
+    ],
+)
+def test_a_title_neither_ends_the_sentence_nor_stands_for_the_person(text: str, name: str) -> None:
+    (episode,) = summarize_log(make_log(("user", text)))
+    assert [(f.entity, f.field) for f in episode.facts] == [(name, "phone")]
+    assert name in episode.entities
+    titles = {"Dr", "Mr", "Mrs", "Ms", "Prof", "Dr.", "Mr.", "Mrs.", "Ms.", "Prof."}
+    assert not titles & set(episode.entities)
+    assert not {t.lower().rstrip(".") for t in titles} & set(episode.tags)
+
+
+def test_st_and_initials_do_not_cut_a_sentence() -> None:
+    text = "We met at St. Mary's with John F. Kennedy's nephew on Baker St. near the station."
+    assert sentences(text) == [text]
+    assert sentences("I saw Dr. Okafor. Then I left.") == ["I saw Dr. Okafor.", "Then I left."]
+    (episode,) = summarize_log(make_log(("user", f"{text} Mr. and Mrs. Smith came too.")))
+    assert episode.entities == ("St. Mary", "John F. Kennedy", "Baker St", "Mrs. Smith")
+
+
+@given(
+    title=st.sampled_from(["Dr", "Mr", "Mrs", "Ms", "Prof", "St"]),
+    name=st.from_regex(r"[A-Z][a-z]{2,9}", fullmatch=True),
+    rest=st.from_regex(r"[a-z]{2,8}( [a-z]{2,8}){0,4}", fullmatch=True),
+)
+def test_no_title_ends_a_sentence(title: str, name: str, rest: str) -> None:
+    text = f"I saw {title}. {name} {rest}. Then {rest}."
+    assert sentences(text) == [f"I saw {title}. {name} {rest}.", f"Then {rest}."]
+
+
+@pytest.mark.parametrize(
+    ("text", "owner"),
+    [
+        pytest.param(
+            "The plumber (Mario, +44 20 7946 0958) charged 120 EUR.", "Mario", id="name-in-brackets"
+        ),
+        pytest.param(
+            "I paid the plumber 120 EUR, his number is +44 20 7946 0958.",
+            "Plumber",
+            id="role-before-currency",
+        ),
+        pytest.param(
+            "Mario the plumber charged 80 GBP, call him on +44 20 7946 0958.",
+            "Mario",
+            id="name-beside-role",
+        ),
+        pytest.param(
+            "The electrician came at 9 AM and took 200 USD, phone +44 20 7946 0958.",
+            "Electrician",
+            id="time-and-currency",
+        ),
+        pytest.param("My plumber's number is +44 20 7946 0958.", "Plumber", id="my-role"),
+        pytest.param("Our GP, +44 20 7946 0958, opens at 8.", "GP", id="acronym-role"),
+    ],
+)
+def test_a_phone_belongs_to_the_person_or_role_never_to_a_unit(text: str, owner: str) -> None:
+    (episode,) = summarize_log(make_log(("user", text)))
+    phones = [(f.entity, f.value) for f in episode.facts if f.field == "phone"]
+    assert phones == [(owner, "+44 20 7946 0958")]
+    assert not {"EUR", "GBP", "USD", "AM"} & set(episode.entities)
+    assert not {"eur", "gbp", "usd"} & set(episode.tags)
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        pytest.param(
+            "I have a dentist appointment on 14 March at 9:30.",
+            ("Dentist", "appointment", "2026-03-14 09:30"),  # said 2025-04-08: next March
+            id="kind-day-month-time",
+        ),
+        pytest.param(
+            "My appointment with Dr. Okafor is next Tuesday at 3pm.",
+            ("Dr. Okafor", "appointment", "2025-04-15 15:00"),
+            id="with-title-relative",
+        ),
+        pytest.param(
+            "I've booked an appointment with my accountant on 2025-05-02 at 10:15 am.",
+            ("Accountant", "appointment", "2025-05-02 10:15"),
+            id="with-role-iso",
+        ),
+        pytest.param(
+            "My hair appointment is on April 20.",
+            ("User", "hair appointment", "2025-04-20"),
+            id="own-no-time",
+        ),
+        pytest.param(
+            "Tomorrow at 2:45 PM I have an appointment with Anna Berg",
+            ("Anna Berg", "appointment", "2025-04-09 14:45"),
+            id="date-before",
+        ),
+    ],
+)
+def test_a_dated_appointment_is_a_fact(text: str, expected: tuple[str, str, str]) -> None:
+    assert expected in _facts_of(("user", text))
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("Can you book me a dentist appointment on 14 March?", id="question"),
+        pytest.param("Please book a dentist appointment on 14 March.", id="request"),
+        pytest.param("I have an appointment soon.", id="undated"),
+        pytest.param("Great, your appointment with Dr. Okafor is on 14 March.", id="not-mine"),
+    ],
+)
+def test_no_appointment_from_what_is_not_stated(text: str) -> None:
+    assert not {f for f in _facts_of(("user", text)) if "appointment" in f[1]}
+
+
+@given(
+    day=st.integers(1, 28),
+    month=st.integers(1, 12),
+    hour=st.integers(0, 23),
+    minute=st.integers(0, 59),
+)
+def test_an_appointment_keeps_its_day_and_time(
+    day: int, month: int, hour: int, minute: int
+) -> None:
+    name = datetime(2000, month, 1).strftime("%B")
+    text = f"I have a dentist appointment on {day} {name} 2027 at {hour}:{minute:02d}."
+    assert _facts_of(("user", text)) == {
+        ("Dentist", "appointment", f"2027-{month:02d}-{day:02d} {hour:02d}:{minute:02d}")
+    }

@@ -1,0 +1,204 @@
+"""Disk I/O: atomic writes, permissions, safe paths, bounded reads, scans and locks."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from memoryclaw.errors import LockTimeoutError, ParseError, UnsafePathError, VaultNotFoundError
+from memoryclaw.vault.files import (
+    atomic_write,
+    classify,
+    file_lock,
+    read_text,
+    require_vault,
+    resolve_inside,
+    safe_relpath,
+    scan,
+    unique_path,
+)
+
+from ..conftest import run_bounded
+
+
+def test_atomic_write_creates_private_file_and_folders(tmp_path: Path) -> None:
+    target = tmp_path / "a" / "b" / "note.md"
+    atomic_write(target, "héllo\n")
+    assert target.read_text(encoding="utf-8") == "héllo\n"
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert stat.S_IMODE((tmp_path / "a" / "b").stat().st_mode) == 0o700
+    assert [p.name for p in target.parent.iterdir()] == ["note.md"]  # no temp file left
+
+
+def test_atomic_write_replaces_whole_file(tmp_path: Path) -> None:
+    target = tmp_path / "note.md"
+    atomic_write(target, "x" * 10_000)
+    atomic_write(target, "short")
+    assert target.read_text() == "short"
+
+
+@pytest.mark.parametrize(
+    "bad",
+    ["../x.md", "a/../../x.md", "/etc/passwd", "", "a/\x00b", "..", "C:/x"],
+    ids=["parent", "nested-parent", "absolute", "empty", "nul", "dotdot", "drive"],
+)
+def test_safe_relpath_refuses_escapes(bad: str) -> None:
+    with pytest.raises(UnsafePathError):
+        safe_relpath(bad)
+
+
+def test_safe_relpath_normalises() -> None:
+    assert safe_relpath("episodes//./a.md") == "episodes/a.md"
+    assert safe_relpath("episodes\\a.md") == "episodes/a.md"
+
+
+def test_resolve_inside_refuses_link_out(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    (root / "episodes").mkdir(parents=True)
+    outside = tmp_path / "secret.md"
+    outside.write_text("secret")
+    (root / "episodes" / "link.md").symlink_to(outside)
+    with pytest.raises(UnsafePathError, match="outside the vault"):
+        resolve_inside(root.resolve(), "episodes/link.md")
+
+
+def test_read_text_limits_and_encodings(tmp_path: Path) -> None:
+    root = tmp_path.resolve()
+    (root / "big.md").write_bytes(b"a" * 2048)
+    with pytest.raises(ParseError, match="limit"):
+        read_text(root, "big.md", max_bytes=1024)
+    (root / "bin.md").write_bytes(b"abc\x00def")
+    with pytest.raises(ParseError, match="binary"):
+        read_text(root, "bin.md")
+    (root / "latin.md").write_bytes(b"line one\nline two\ncaf\xe9\n")
+    with pytest.raises(ParseError) as info:
+        read_text(root, "latin.md")
+    assert info.value.line == 3 and "UTF-8" in info.value.reason
+    with pytest.raises(ParseError, match="disappeared"):
+        read_text(root, "missing.md")
+
+
+@pytest.mark.parametrize(
+    ("rel", "kind"),
+    [
+        ("episodes/a.md", "episode"),
+        ("episodes/2025/a.md", "episode"),
+        ("semantic/contacts.md", "facts"),
+        ("semantic/aliases.yaml", "aliases"),
+        ("semantic/_pending.md", None),
+        ("episodes/.hidden.md", None),
+        ("episodes/a.txt", None),
+        ("logs/x_raw.md", "log"),
+        ("logs/processed/x_raw.md", None),
+    ],
+    ids=["episode", "nested", "facts", "aliases", "pending", "hidden", "txt", "log", "processed"],
+)
+def test_classify(rel: str, kind: str | None) -> None:
+    assert classify(rel) == kind
+
+
+def test_scan_reports_links_out_and_follows_links_in(tmp_path: Path) -> None:
+    root = tmp_path / "vault"
+    (root / "episodes").mkdir(parents=True)
+    (root / "semantic").mkdir()
+    (root / "episodes" / "a.md").write_text("x")
+    (tmp_path / "outside.md").write_text("y")
+    (root / "episodes" / "out.md").symlink_to(tmp_path / "outside.md")
+    (root / "episodes" / "in.md").symlink_to(root / "episodes" / "a.md")
+    (root / "episodes" / "dangling.md").symlink_to(root / "nope.md")
+    walked = scan(root.resolve())
+    assert [f.path for f in walked.files] == ["episodes/a.md", "episodes/in.md"]
+    assert set(walked.folders) == {"episodes", "semantic"}
+    reasons = {s.path: s.reason for s in walked.skipped}
+    assert "outside the vault" in reasons["episodes/out.md"]
+    assert "broken" in reasons["episodes/dangling.md"]
+
+
+def test_require_vault(tmp_path: Path) -> None:
+    with pytest.raises(VaultNotFoundError, match="no such folder"):
+        require_vault(tmp_path / "missing")
+    (tmp_path / "file").write_text("x")
+    with pytest.raises(VaultNotFoundError, match="not a folder"):
+        require_vault(tmp_path / "file")
+
+
+def test_unique_path(tmp_path: Path) -> None:
+    (tmp_path / "a.md").write_text("x")
+    (tmp_path / "a-2.md").write_text("x")
+    assert unique_path(tmp_path, "a.md").name == "a-3.md"
+    assert unique_path(tmp_path, "b.md").name == "b.md"
+
+
+def test_file_lock_excludes_another_process(tmp_path: Path) -> None:
+    holder = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            "import sys, time; from pathlib import Path\n"
+            "from memoryclaw.vault.files import file_lock\n"
+            "with file_lock(Path(sys.argv[1]), 'x'):\n"
+            "    print('held', flush=True); time.sleep(3)",
+            str(tmp_path),
+        ],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline().strip() == "held"
+        started = time.monotonic()
+        with pytest.raises(LockTimeoutError), file_lock(tmp_path, "x", timeout=0.3):
+            pass
+        assert time.monotonic() - started >= 0.3
+    finally:
+        holder.wait(timeout=10)
+        if holder.stdout is not None:
+            holder.stdout.close()
+    with file_lock(tmp_path, "x", timeout=1):
+        assert (tmp_path / ".memoryclaw" / "locks" / "x.lock").exists()
+    assert os.access(tmp_path / ".memoryclaw" / "locks" / "x.lock", os.R_OK)
+
+
+@pytest.mark.parametrize("umask", [0o000, 0o022, 0o277], ids=["000", "022", "277"])
+def test_everything_memoryclaw_creates_is_private_whatever_the_umask(
+    tmp_path: Path, umask: int
+) -> None:
+    root = tmp_path / "vault"
+    turns = "".join(
+        json.dumps({"session": f"s{n}", "role": "user", "content": f"Ana's email is a{n}@x.org"})
+        + "\n"
+        for n in range(3)
+    )
+    (tmp_path / "turns.jsonl").write_text(turns)
+    commands = [
+        ["init", str(root), "--git"],
+        ["--vault", str(root), "log", "--session", "s", "--role", "user", "hello"],
+        ["--vault", str(root), "ingest", str(tmp_path / "turns.jsonl")],
+        ["--vault", str(root), "consolidate", "--all"],
+        ["--vault", str(root), "search", "email"],
+        ["--vault", str(root), "reindex", "--full"],
+        ["--vault", str(root), "daemon", "--once"],
+    ]
+    for command in commands:
+        done = run_bounded(None, *command, umask=umask)
+        assert done.returncode == 0, (command, done.stderr)
+    made = [root, *root.rglob("*")]
+    assert (root / ".git" / "HEAD").exists()  # git's own files are checked too
+    assert any(p.name == "locks" for p in made) and any(p.name == "index.db" for p in made)
+    modes = {p.relative_to(tmp_path).as_posix(): stat.S_IMODE(p.lstat().st_mode) for p in made}
+    wrong = {
+        rel: oct(mode)
+        for rel, mode in modes.items()
+        if (
+            mode & 0o077
+            if "/.git/" in rel
+            else mode != (0o700 if (tmp_path / rel).is_dir() else 0o600)
+        )
+    }  # git sets its own owner bits (hooks executable, objects read-only): none for others
+    assert wrong == {}
