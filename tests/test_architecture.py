@@ -45,7 +45,6 @@ KNOWN_LONG: set[str] = {
     "consolidate.extraction",
     "consolidate.pipeline",
     "importers.workspace",
-    "index.store",
     "recall.payload",
     "recall.retrieval",
     "serve.daemon",

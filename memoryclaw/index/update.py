@@ -41,7 +41,8 @@ from ..vault.files import (
     scan,
 )
 from ..vault.notes import parse_aliases, parse_episode, parse_facts, parse_log
-from .store import FileState, Index
+from .reads import FileState
+from .store import Index
 
 if TYPE_CHECKING:
     from ..vault.rawlogs import LoggedTurn

@@ -40,7 +40,8 @@ from itertools import pairwise
 from typing import Any
 
 from ..errors import InvalidInputError, MemoryclawError
-from ..index.store import Index, Visible
+from ..index.fulltext import Visible
+from ..index.store import Index
 from ..vault.config import RecencySettings
 from ..vault.files import is_archived
 from ..vault.notes import parse_timestamp, shape_terms, value_key

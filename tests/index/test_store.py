@@ -7,7 +7,8 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.index.store import SCHEMA_VERSION, Index
+from memoryclaw.index.schema import SCHEMA_VERSION
+from memoryclaw.index.store import Index
 
 
 def test_opening_a_fresh_index_never_drops_one_another_process_just_built(
@@ -66,7 +67,7 @@ def test_passages_of_many_raw_logs_are_searched(
 ) -> None:
     """More raw logs than SQLite allows parts in one compound query are all searched (their
     ranges left apart, as files far from each other in the index are)."""
-    monkeypatch.setattr("memoryclaw.index.store._merged", lambda spans, gap=0: list(spans))
+    monkeypatch.setattr("memoryclaw.index.fulltext._merged", lambda spans, gap=0: list(spans))
     with Vault.init(tmp_path / "v", env={}) as vault:
         vault.ingest(
             {"session": f"s{n}", "role": "user", "content": f"heron number {n} seen"}

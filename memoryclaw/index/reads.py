@@ -1,0 +1,291 @@
+"""Reading the index back by path, id or source: what it knows of each file, episode and
+fact rows, turn sizes, cached vectors, counts and its health."""
+
+from __future__ import annotations
+
+import sqlite3
+from collections.abc import Collection, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from .schema import FTS_COLUMNS, IndexDatabase
+
+if TYPE_CHECKING:
+    import numpy as np
+    from numpy.typing import NDArray
+
+
+@dataclass(frozen=True)
+class FileState:
+    """What the index last saw of a file."""
+
+    path: str
+    kind: str
+    mtime_ns: int
+    size: int
+    sha: str
+    error: str | None
+    error_line: int | None
+
+
+class IndexReads(IndexDatabase):
+    """The index's look-ups that rank nothing: rows, counts, cached vectors, integrity."""
+
+    def file_count(self) -> int:
+        """How many files the index knows."""
+        return int(self.execute("SELECT count(*) FROM files").fetchone()[0])
+
+    def file_stats(self) -> dict[str, tuple[int, int, str | None, int | None]]:
+        """Every known file's (mtime_ns, size, error, error_line): all a no-op sync compares."""
+        rows = self.execute("SELECT path, mtime_ns, size, error, error_line FROM files")
+        return {row[0]: (row[1], row[2], row[3], row[4]) for row in rows}
+
+    def file_states(self, paths: Sequence[str]) -> dict[str, FileState]:
+        """What the index knows of these files, by path."""
+        sql = "SELECT path, kind, mtime_ns, size, sha, error, error_line FROM files"
+        out: dict[str, FileState] = {}
+        for start in range(0, len(paths), 500):
+            chunk = paths[start : start + 500]
+            rows = self.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk)
+            out.update((row[0], FileState(*row)) for row in rows)
+        return out
+
+    def has_turn_sizes(self, path: str) -> bool:
+        """Whether the turn sizes of the log ``path`` are stored."""
+        found = self.execute("SELECT 1 FROM turn_sizes WHERE path = ? LIMIT 1", [path])
+        return found.fetchone() is not None
+
+    def source_chars(self, ids: Collection[str]) -> dict[str, int]:
+        """For each episode id, the characters of the raw turns it summarises (its source
+        log's turns ``source_turns``, or all of them when it names none); for an episode whose
+        turns this index never saw, the characters of its own summary and details."""
+        wanted = sorted(set(ids))
+        out: dict[str, int] = {}
+        for start in range(0, len(wanted), 500):
+            chunk = wanted[start : start + 500]
+            rows = self.execute(
+                "SELECT e.id, length(e.summary) + length(e.details),"
+                " (SELECT sum(t.chars) FROM turn_sizes t WHERE t.path = e.source"
+                "  AND t.turn BETWEEN coalesce(e.turn_first, 0) AND coalesce(e.turn_last, ?))"
+                f" FROM episodes e WHERE e.id IN ({','.join('?' * len(chunk))})",
+                [2**62, *chunk],
+            )
+            for ident, own, turns in rows:
+                out[ident] = max(out.get(ident, 0), int(turns if turns is not None else own))
+        return out
+
+    def episode_rowids(self, idents: Sequence[str]) -> dict[str, int]:
+        """The rowid of each of these episodes (of its newest file when two share an id)."""
+        marks = ",".join("?" * len(idents))
+        return {
+            ident: rowid
+            for ident, rowid in self.execute(
+                f"SELECT id, rowid FROM episodes WHERE id IN ({marks}) ORDER BY ts_epoch DESC, id",
+                list(idents),
+            )
+        }
+
+    def episode_details(self, idents: Sequence[str]) -> dict[str, str]:
+        """The details of these episodes (search hits come without them: most candidates
+        are never shown)."""
+        if not idents:
+            return {}
+        marks = ",".join("?" * len(idents))
+        return {
+            ident: details or ""
+            for ident, details in self.execute(
+                "SELECT id, details FROM episodes WHERE rowid IN"
+                f" (SELECT min(rowid) FROM episodes WHERE id IN ({marks}) GROUP BY id)",
+                list(idents),
+            )
+        }
+
+    def unscoped_counts(self) -> dict[str, int]:
+        """How many episodes and facts carry no scope (owner-level, memoryclaw.vault.scopes)."""
+        return {
+            table: self.execute(
+                f"SELECT count(*) FROM {table} WHERE coalesce(scope, '') = ''"
+            ).fetchone()[0]
+            for table in ("episodes", "facts")
+        }
+
+    def memory_marks(self, path: str) -> set[tuple[str | None, str | None]]:
+        """The (agent, scope) of every memory indexed from the file ``path``."""
+        marks: set[tuple[str | None, str | None]] = set()
+        for table in ("episodes", "facts", "passages"):
+            marks.update(
+                self.execute(
+                    f"SELECT DISTINCT agent, scope FROM {table} WHERE path = ?", [path]
+                ).fetchall()
+            )
+        return marks
+
+    def passage_rows(self, path: str, first: int, last: int) -> list[dict[str, Any]]:
+        """The passages of one file with ``line`` in ``first..last``, in order."""
+        cursor = self.execute(
+            "SELECT * FROM passages WHERE path = ? AND line BETWEEN ? AND ? ORDER BY line",
+            [path, first, last],
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def consolidated_turns(
+        self, sources: Sequence[str]
+    ) -> dict[tuple[str, str | None], list[tuple[int, int]]]:
+        """For each processed-log path and session, the turn ranges episodes already cover."""
+        if not sources:
+            return {}
+        marks = ",".join("?" * len(sources))
+        out: dict[tuple[str, str | None], list[tuple[int, int]]] = {}
+        for source, session, first, last in self.execute(
+            f"SELECT source, session, turn_first, turn_last FROM episodes"
+            f" WHERE source IN ({marks}) AND turn_first IS NOT NULL",
+            list(sources),
+        ).fetchall():
+            out.setdefault((source, session), []).append((int(first), int(last)))
+        return out
+
+    def episode_count(self) -> int:
+        """How many episodes are indexed (kept in ``meta`` by every sync)."""
+        value = self.get_meta("episode_count")
+        return int(value) if value is not None else 0
+
+    def episode_rows(
+        self, where: str, params: Sequence[Any], order: str = "ts_epoch DESC, id"
+    ) -> list[dict[str, Any]]:
+        """Episode rows by a WHERE clause (module-internal callers only)."""
+        cursor = self.execute(
+            f"SELECT * FROM episodes WHERE {where} ORDER BY {order}", list(params)
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def source_episodes(self, source: str, agent: str | None) -> list[dict[str, Any]]:
+        """The episodes made from ``source`` for ``agent`` (an import's note), newest first,
+        found through the index on ``source``: a re-run costs the same per note at any size."""
+        cursor = self.execute(
+            "SELECT * FROM episodes INDEXED BY idx_episodes_source_agent"
+            " WHERE source = ? AND coalesce(agent, '') = ? ORDER BY ts_epoch DESC, id",
+            [source, agent or ""],
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def episode_ids_ending(self, tails: Collection[str]) -> list[str]:
+        """Ids of the episodes that end with one of ``tails`` (strings of one length)."""
+        lengths = {len(tail) for tail in tails}
+        if not lengths:
+            return []
+        if len(lengths) > 1:
+            raise ValueError("tails of different lengths")
+        length = lengths.pop()
+        marks = ", ".join("?" * len(tails))
+        cursor = self.execute(
+            f"SELECT id FROM episodes WHERE substr(id, -?) IN ({marks}) ORDER BY id",
+            [length, *tails],
+        )
+        return [row[0] for row in cursor.fetchall()]
+
+    def fact_rows(self, where: str, params: Sequence[Any]) -> list[dict[str, Any]]:
+        """Fact rows by a WHERE clause (module-internal callers only)."""
+        cursor = self.execute(
+            f"SELECT * FROM facts WHERE {where} ORDER BY path, line, id", list(params)
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def counts(self) -> dict[str, int]:
+        """Row counts of the main tables."""
+        out = {}
+        tables = ("files", "episodes", "facts", "passages", "tags", "aliases", "episode_vectors")
+        for table in tables:
+            out[table] = int(self.execute(f"SELECT count(*) FROM {table}").fetchone()[0])
+        out["errors"] = int(
+            self.execute("SELECT count(*) FROM files WHERE error IS NOT NULL").fetchone()[0]
+        )
+        out["distinct_tags"] = int(
+            self.execute("SELECT count(DISTINCT tag) FROM tags").fetchone()[0]
+        )
+        return out
+
+    def errors(self) -> list[tuple[str, str, int | None]]:
+        """Files the last sync could not index: (path, reason, line)."""
+        return [
+            (r[0], r[1], r[2])
+            for r in self.execute(
+                "SELECT path, error, error_line FROM files WHERE error IS NOT NULL ORDER BY path"
+            ).fetchall()
+        ]
+
+    def top_tags(self, limit: int) -> list[tuple[str, int]]:
+        """The most used tags with their counts."""
+        return [
+            (r[0], int(r[1]))
+            for r in self.execute(
+                "SELECT tag, count(*) AS n FROM tags GROUP BY tag ORDER BY n DESC, tag LIMIT ?",
+                [limit],
+            ).fetchall()
+        ]
+
+    def episodes_without_vectors(
+        self, embedder: str, dims: int | None = None
+    ) -> list[dict[str, Any]]:
+        """One episode per distinct text that has no vector from ``embedder`` (with ``dims``:
+        or one of other dimensions), oldest row first: what needs embedding."""
+        stale = "v.sha IS NULL" if dims is None else "(v.sha IS NULL OR v.dims != ?)"
+        params: list[Any] = [embedder] if dims is None else [embedder, dims]
+        cursor = self.execute(
+            "SELECT min(e.rowid) AS rowid, e.embed_sha, e.summary, e.tags, e.entities, e.details"
+            " FROM episodes e LEFT JOIN episode_vectors v"
+            " ON v.sha = e.embed_sha AND v.embedder = ?"
+            f" WHERE {stale} GROUP BY e.embed_sha ORDER BY min(e.rowid)",
+            params,
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def vector_coverage(self, embedder: str) -> tuple[int, int]:
+        """(episodes with a vector from ``embedder``, all episodes)."""
+        row = self.execute(
+            "SELECT count(v.sha), count(*) FROM episodes e LEFT JOIN episode_vectors v"
+            " ON v.sha = e.embed_sha AND v.embedder = ?",
+            [embedder],
+        ).fetchone()
+        return int(row[0]), int(row[1])
+
+    def vector_matrix(
+        self, embedder: str, dims: int
+    ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
+        """Every episode's cached vector from ``embedder`` with ``dims``: (rowids, matrix).
+
+        Kept for the life of the connection until a write here or a commit by another
+        connection (SQLite's data_version) could have changed it.
+        """
+        import numpy as np
+
+        version = self.execute("PRAGMA data_version").fetchone()[0]
+        key = (embedder, dims, version, self._writes)
+        if self._matrix is not None and self._matrix[0] == key:
+            return self._matrix[1], self._matrix[2]
+        rows = self.execute(
+            "SELECT e.rowid, v.vector FROM episodes e JOIN episode_vectors v"
+            " ON v.sha = e.embed_sha AND v.embedder = ? AND v.dims = ?"
+            " WHERE length(v.vector) = 4 * v.dims ORDER BY e.rowid",
+            [embedder, dims],
+        ).fetchall()
+        rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
+        blob = b"".join(r[1] for r in rows)
+        matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32, copy=False)
+        matrix = matrix.reshape(len(rows), dims)
+        self._matrix = (key, rowids, matrix)
+        return rowids, matrix
+
+    def integrity_problems(self) -> list[str]:
+        """SQLite's own integrity check plus the FTS tables' consistency checks."""
+        problems = [r[0] for r in self.execute("PRAGMA quick_check").fetchall() if r[0] != "ok"]
+        for fts in FTS_COLUMNS:
+            try:
+                self.execute(f"INSERT INTO {fts}({fts}, rank) VALUES('integrity-check', 1)")
+            except sqlite3.DatabaseError as exc:
+                problems.append(f"{fts}: {exc}")
+        return problems
