@@ -125,6 +125,7 @@ def timestamp_day(meta: dict[str, Any]) -> date | None:
 
 
 def modified_day(path: Path) -> date:
+    """The UTC day ``path`` last changed."""
     return datetime.fromtimestamp(path.stat().st_mtime, timezone.utc).date()
 
 
