@@ -24,7 +24,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from memoryclaw import Vault
-from memoryclaw.importers.workspace import ImportReport, _dated_note, _write_new_episode
+from memoryclaw.importers.filing import _write_new_episode, dated_note
+from memoryclaw.importers.workspace import ImportReport
 
 WORDS = "harbour valve lisbon falcon piano boiler invoice climbing passport quinn rota".split()
 
@@ -40,7 +41,7 @@ def build(notes: Path, vault: Vault, episodes: int, sample: int) -> None:
         path = folder / f"{day.isoformat()}-note{n}.md"
         word = WORDS[n % len(WORDS)]
         path.write_text(f"# Note {n}\n\n- Met {word}{n} about {word}{n + 5}\n")
-        _write_new_episode(vault, _dated_note(path, day, str(path.resolve()), None), report)
+        _write_new_episode(vault, dated_note(path, day, str(path.resolve()), None), report)
 
 
 def main(argv: list[str] | None = None) -> dict[str, Any]:

@@ -25,8 +25,8 @@ Confidence is how sure the reading is:
 - low: an email or phone number whose owner is only guessed; a date that is no date
   ("February 30"); a vague deadline ("next Friday"); a command after "run".
 
-The summarizer (:mod:`memoryclaw.consolidate.summarize`) reads names with the same words and
-rules, kept here once; sentences, keywords and small talk are :mod:`memoryclaw.vault.words`.
+Names are read with the words and rules of :mod:`memoryclaw.consolidate.names`, which the
+summarizer shares; sentences, keywords and small talk are :mod:`memoryclaw.vault.words`.
 """
 
 from __future__ import annotations
@@ -39,72 +39,28 @@ from datetime import date
 
 from ..vault.notes import value_kind
 from ..vault.redact import redact
-from ..vault.words import SMALL_TALK, STOPWORDS, TITLE_ALT, sentences
+from ..vault.words import STOPWORDS, sentences
+from .names import (
+    CODE_PATTERN,
+    EMAIL_PATTERN,
+    GENERIC,
+    MONTHS,
+    NOT_NAMES,
+    VERBS,
+    local_name,
+    name_ok,
+    name_runs,
+    name_spans,
+)
 
-
-def _words(text: str) -> frozenset[str]:
-    return frozenset(text.split())
-
-
-# Too common in conversation to tag an episode, or to be a name when capitalised.
-GENERIC = SMALL_TALK | _words(
-    """really lot lots much many well way time times day days going gonna wanna gotta want
-    wanted need make made making look looks looking feel feeling felt think thought sounds
-    sound hope bit kind kinda pretty totally always never still even back new one two keep let
-    done come coming found give try trying tried work working use using mean right fun amazing
-    wonderful fantastic super true special definitely absolutely actually maybe probably
-    everything nothing someone everyone stuff big little small best better bad today tomorrow
-    yesterday now ago ready able glad happy love loved loving lovely sweet agree people life
-    lately recently last next first week year month redacted let's i'd incredible exciting
-    excited cute beautiful proud guess course though sorry wish means tough dear utc btw since
-    others around together long hear heard helps helping seeing seen taking getting bring
-    staying stay wait join met happened important difference hard motivated appreciate
-    favorite positive inspiring inspired impact congrats interesting lucky strong real crazy
-    busy must ones part cause reminds pushing blast awesome words ideas idea every thing
-    things pic pics enjoy talk feels makes start ask another different huge worth gorgeous"""
-)
-_MONTHS = tuple(
-    "january february march april may june july august september october november december".split()
-)
-CALENDAR = frozenset(_MONTHS) | _words(
-    "jan feb mar apr jun jul aug sep sept oct nov dec"
-    " monday tuesday wednesday thursday friday saturday sunday mon tue tues wed weds thu thurs"
-    " fri sat"
-)
-# Verbs only: never a tag.  REQUEST_VERBS adds verbs that are nouns too ("email", "book").
-VERBS = _words(
-    """add arrange buy cancel change check compare create delete explain fetch find fix get give
-    help look lookup make move pay prepare put query read remind remember remove renew reply
-    reschedule run save schedule send set share show summarise summarize track translate write"""
-)
-REQUEST_VERBS = VERBS | _words("book call draft email list note order plan search text update")
-NOT_NAMES = REQUEST_VERBS | _words(
-    "email e-mail phone number mobile contact address new work home please info support admin"
-    " noreply team sales"
-)
-_CLI = _words(
+_CLI = frozenset(
     """git npm npx pip pipx python python3 make docker kubectl cargo go yarn pnpm uv pytest ls
-    cd curl ssh brew apt sudo bash sh node ruff mypy memoryclaw rsync scp tar"""
+    cd curl ssh brew apt sudo bash sh node ruff mypy memoryclaw rsync scp tar""".split()
 )
 # Fields whose values must never be kept as facts, whatever reads them (extractor or model).
 SECRET_FIELD_RE = re.compile(r"pass|pin\b|token|secret|key|ssn|social security|card|cvv|login")
 
-# A title is part of the name after it ("Dr. Okafor"): its dot ends no sentence, and alone
-# it names no one.
-TITLES = _words("dr mr mrs ms mx prof st rev fr sr jr capt lt sgt col gen hon")
-# Currency codes and units read as capitalised words ("120 EUR", "3 PM"): never a name.
-UNITS = _words(
-    """eur usd gbp jpy chf cad aud nzd sek nok dkk pln czk huf inr cny rmb hkd sgd zar brl mxn
-    rub try krw am pm utc gmt cet cest est edt pst pdt bst kg km mb gb tb kb"""
-)
-EMAIL_PATTERN = r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"
-CODE_PATTERN = r"\b[A-Za-z][A-Za-z-]*\d[\w-]*|\b[a-z]+[A-Z]\w*"  # projectX, Q3, BX4TQ7
-# A capitalised word, with the titles and initials before it: "Dr. J. Okafor"
-_NAME_WORD = rf"(?:(?:{TITLE_ALT}|[A-Z])\.[ \t]+(?=[A-Z]))*[A-Z][\w'’-]*"
-CAPS_PATTERN = rf"\b{_NAME_WORD}(?:(?:[ \t]+(?:of|the|de|da|van|von|del))*[ \t]+{_NAME_WORD})*"
-CONNECTORS = _words("of the de da van von del")  # inside a name: "Lord of the Rings"
 _CODE_RE = re.compile(CODE_PATTERN)
-_CAPS_RE = re.compile(CAPS_PATTERN)
 _EMAIL_RE = re.compile(EMAIL_PATTERN)
 _URL_RE = re.compile(r"https?://[^\s<>()\"']+")
 _PHONE_RE = re.compile(r"(?<![\w+])\+?\d[\d \t().-]{5,18}\d(?!\w)")
@@ -153,7 +109,6 @@ ROLES = (
     "|painter|roofer|courier|driver|caterer|photographer|florist|architect"
 )
 _ROLE_RE = re.compile(rf"(?i)\b(?:the|my|our|a|an|his|her|their)\s+(?P<role>{ROLES})\b")
-_AFTER_NUMBER_RE = re.compile(r"\d\s*$")
 # "I have a dentist appointment on 14 March at 9:30", "my appointment with Dr. Okafor is ..."
 _APPOINTMENT_RE = re.compile(r"(?i)\b(?:(?P<kind>[a-z]+)(?:['’]s)?\s+)?(?:appointment|appt)\b")
 _WHOSE_RE = re.compile(
@@ -263,75 +218,17 @@ class FactDraft:
     turn: int
 
 
-# -------------------------------------------------------------------- words and names
-
-
-def name_ok(word: str) -> bool:
-    """Whether a capitalised word can be part of a name: no grammar, calendar or common word,
-    no currency or unit ("EUR", "PM")."""
-    lower = word.lower()
-    unit = word.isupper() and lower in UNITS
-    return len(word) > 1 and not (
-        unit or lower in STOPWORDS or lower in GENERIC or lower in CALENDAR
-    )
-
-
-def is_title(word: str) -> bool:
-    """Whether a word is a title that belongs to the name after it: "Dr.", "Mrs"."""
-    return word.rstrip(".").lower() in TITLES
-
-
-def titled(words: list[str]) -> list[str]:
-    """A name's words, none when they are only titles ("Mr" of "Mr and Mrs Smith")."""
-    return [] if all(map(is_title, words)) else words
-
-
-def bare_word(word: str) -> str:
-    """The word without a possessive or trailing hyphens: "Sarah's" -> "Sarah"."""
-    return re.sub(r"['’]s?$|-+$", "", word)
-
-
-def local_name(address: str) -> str:
-    """An email address's first name-like part: "john.smith@x.com" -> "john"."""
-    return re.split(r"[.+_@-]", address)[0]
-
-
-# ------------------------------------------------------------------------------ facts
-
-
-def _names(text: str, *, sentence: bool = False) -> list[str]:
-    """Capitalised runs that could be a person or project (no verbs, months or grammar).  A
-    sentence's first word counts only when possessive: "Sarah's email", not "Report due"."""
-    return [name for _, _, name in _name_spans(text, sentence=sentence)]
-
-
-def _name_spans(text: str, *, sentence: bool = False) -> list[tuple[int, int, str]]:
-    """:func:`_names` with where each run starts and ends in ``text``."""
-    out, lead = [], len(text) - len(text.lstrip("\"'“‘(*-•#> "))
-    for match in _CAPS_RE.finditer(text):
-        words = match.group(0).split()
-        opening = sentence and match.start() == lead
-        if opening and not (re.search(r"['’]s$", words[0]) or is_title(words[0])):
-            words = words[1:]
-        if _AFTER_NUMBER_RE.search(text, 0, match.start()) and words[0].isupper():
-            words = words[1:]  # "120 EUR", "3 PM": a unit
-        words = [w for w in map(bare_word, words) if name_ok(w) and w.lower() not in NOT_NAMES]
-        if words := titled(words):
-            out.append((match.start(), match.end(), " ".join(words)))
-    return out
-
-
 def _owner(before: str, speaker: str, hint: str = "") -> tuple[str, bool]:
     """Who a value belongs to, and whether the sentence says so: the name or role ("the
     plumber") closest before it, a name beside that role rather than the role (preferring a
     name matching ``hint``), or the speaker's "my"; else the speaker, unconfirmed."""
-    names = _name_spans(before, sentence=True)
+    names = name_spans(before, sentence=True)
     for _, _, name in reversed(names):
         if hint and name.lower().split()[0] == hint.lower():
             return name, True
     roles = list(_ROLE_RE.finditer(before))
     if roles and (not names or roles[-1].start() > names[-1][1]):
-        role, near = roles[-1], _name_spans(before)  # "Mario the plumber" opens a sentence
+        role, near = roles[-1], name_spans(before)  # "Mario the plumber" opens a sentence
         # "Mario the plumber", "the plumber Mario": the name says who
         beside = [n for n in near if 0 <= role.start() - n[1] <= 8 or 0 <= n[0] - role.end() <= 3]
         return (beside[-1][2] if beside else _role_name(role["role"])), True
@@ -355,13 +252,13 @@ def _norm_date(
         if match["iso"]:
             return date.fromisoformat(match["iso"]).isoformat(), "high"
         prefix = (match["m1"] or match["m2"]).lower()[:3]
-        month = next(i for i, name in enumerate(_MONTHS, 1) if name.startswith(prefix))
+        month = next(i for i, name in enumerate(MONTHS, 1) if name.startswith(prefix))
         day, year = int(match["d1"] or match["d2"]), match["y1"] or match["y2"]
         if year:
             return date(int(year), month, day).isoformat(), "medium"
         if yearly:  # a birthday recurs: month and day are the fact
             date(2000, month, day)
-            return f"{_MONTHS[month - 1].capitalize()} {day}", "medium"
+            return f"{MONTHS[month - 1].capitalize()} {day}", "medium"
         moment = date(ref.year, month, day)
         if (ref - moment).days > (0 if ahead else 183):  # "deadline is January 5", in December
             moment = date(ref.year + 1, month, day)
@@ -506,7 +403,7 @@ def _appointment(
         day = f"{day} {hour:02d}:{clock['m'] or '00'}"
     kind, field, who = (m["kind"] or "").lower(), "appointment", me
     if with_ := _WITH_RE.match(sentence, m.end()):
-        names = _name_spans(sentence[with_.end() :])
+        names = name_spans(sentence[with_.end() :])
         if with_["role"]:
             who = _role_name(with_["role"])
         elif names and names[0][0] == 0:
@@ -562,7 +459,7 @@ def facts_from_tool_call(turn: int, arguments: str, request: str) -> Iterator[Fa
         args = json.loads(arguments)
     except (ValueError, RecursionError):
         return
-    names = list(dict.fromkeys(_names(request)))
+    names = list(dict.fromkeys(name_runs(request)))
     for key in ("to", "cc", "bcc") if isinstance(args, dict) else ():
         value = args.get(key)
         for address in (

@@ -47,27 +47,21 @@ from ..vault.files import (
 )
 from ..vault.ledger import LEDGER_FILE, record_pruned
 from ..vault.notes import (
-    Episode,
     RawLog,
-    dump_episode,
-    episode_filename,
-    episode_fingerprint,
     format_fact_line,
     format_provenance,
     parse_log,
     plural,
-    replace_log_meta,
-    short_hash,
-    split_frontmatter,
     utc_iso,
     value_kind,
 )
 from ..vault.pending import MANY_VALUED, append_line, remove_lines, untrusted_note
 from ..vault.rawlogs import now_utc, processed_text, redacted_log, unprocessed_logs
 from ..vault.scopes import PARTICIPANT, conversation_scope
-from ..vault.scrub import FORGOTTEN, forgotten_turn, scrub
+from ..vault.scrub import FORGOTTEN, forgotten_turn
 from ..vault.tombstones import Tombstones
 from ..vault.tombstones import load as load_tombstones
+from .episodes import add_source, episode_place, episode_text, is_plain_file, to_episode, twin_of
 from .extraction import FactDraft
 from .llm import summarizer_for
 from .review import matching, same_value, target_file
@@ -251,12 +245,12 @@ def _consolidate_log(
     planned: list[tuple[EpisodeDraft, tuple[str, str]]] = []
     for draft in drafts:  # two episodes of one log may share a second and a slug
         taken = {path for _, (_, path) in planned}
-        planned.append((draft, _episode_place(root, index, log, draft, taken)))
+        planned.append((draft, episode_place(root, index, log, draft, taken)))
     episodes = [
-        _episode(log, processed_rel, draft, ident, path) for draft, (ident, path) in planned
+        to_episode(log, processed_rel, draft, ident, path) for draft, (ident, path) in planned
     ]
-    texts = [_episode_text(episode, forgotten) for episode in episodes]
-    twins = [_twin(index, episode) for episode in episodes]
+    texts = [episode_text(episode, forgotten) for episode in episodes]
+    twins = [twin_of(index, episode) for episode in episodes]
     made = {e.id for e, twin, (_, t) in zip(episodes, twins, texts) if twin is None and t}
     earlier = index.episode_rows("source = ? AND session = ?", [processed_rel, log.session])
     stale = [row["path"] for row in earlier if row["id"] not in made]
@@ -271,7 +265,7 @@ def _consolidate_log(
             atomic_write(resolve_inside(root, place), body)
             report.episodes.append(place)
         elif twin is not None:  # said already, from another log: kept once, with both sources
-            _add_source(root, twin, processed_rel)
+            add_source(root, twin, processed_rel)
             report.duplicates.append(twin)
         for fact in draft.facts:
             try:
@@ -326,21 +320,6 @@ def _without_forgotten(
     return out
 
 
-def _episode_text(episode: Episode, forgotten: Tombstones) -> tuple[str, str | None]:
-    """Where the episode goes and its text, with its forgotten lines taken out as forget
-    takes them out (its summary rewritten, its file renamed); no text when nothing is left."""
-    text = dump_episode(episode)
-    if not forgotten:
-        return episode.path, text
-    held = [episode.summary, *episode.details.split("\n"), *episode.tags, *episode.entities]
-    if not forgotten.ident(episode.id) and not any(forgotten.line(t) for t in held if t.strip()):
-        return episode.path, text
-    edit = scrub(episode.path, text, forgotten)
-    if edit is None:
-        return episode.path, text
-    return edit.new_path or episode.path, edit.text
-
-
 def _processed_path(root: Path, rel: str, log_id: str) -> str:
     """Where the log goes in ``logs/processed/``: its own earlier copy, else a free name."""
     stem = rel.rsplit("/", 1)[-1].removesuffix(".md")
@@ -349,94 +328,9 @@ def _processed_path(root: Path, rel: str, log_id: str) -> str:
         path = root / PROCESSED_DIR / name
         if not os.path.lexists(path):
             return f"{PROCESSED_DIR}/{name}"
-        if _is_plain_file(path) and f"id: {log_id}\n" in path.read_text("utf-8", errors="replace"):
+        if is_plain_file(path) and f"id: {log_id}\n" in path.read_text("utf-8", errors="replace"):
             return f"{PROCESSED_DIR}/{name}"
     raise FileExistsError(f"{PROCESSED_DIR}/{stem}.md: no free name")
-
-
-def episode_id(log: RawLog, draft: EpisodeDraft) -> str:
-    """The stable id of the episode made from turns ``first..last`` of ``log``."""
-    stamp = draft.timestamp.strftime("%Y%m%d-%H%M%S")
-    log_id = str(log.meta.get("id") or log.path)
-    return f"ep-{stamp}-{short_hash(log_id, str(draft.first_turn), str(draft.last_turn), length=8)}"
-
-
-def _episode_place(
-    root: Path, index: Index, log: RawLog, draft: EpisodeDraft, taken: set[str]
-) -> tuple[str, str]:
-    """The episode's id and file: where an episode with that id already is, else a free name
-    (not one of ``taken``, the files planned for this log's other episodes)."""
-    ident = episode_id(log, draft)
-    known = index.episode_rows("id = ?", [ident])
-    return ident, known[0]["path"] if known else _free_episode_path(root, draft, ident, taken)
-
-
-def _episode(log: RawLog, source: str, draft: EpisodeDraft, ident: str, rel: str) -> Episode:
-    """The episode a draft of ``log`` becomes, at ``rel``."""
-    return Episode(
-        id=ident,
-        path=rel,
-        timestamp=draft.timestamp,
-        summary=draft.summary,
-        details="**Details:**\n" + "".join(f"- {line}\n" for line in draft.details),
-        tags=draft.tags,
-        participants=draft.participants,
-        confidence=draft.confidence,
-        source=source,
-        source_turns=(draft.first_turn, draft.last_turn),
-        session=log.session,
-        entities=draft.entities,
-        agent=log.agent,
-        scope=log.scope,
-    )
-
-
-def _twin(index: Index, episode: Episode) -> str | None:
-    """The file of an episode from another log that says the same (same normalised summary
-    and details, :func:`~memoryclaw.vault.notes.episode_fingerprint`) to the same audience (agent
-    and scope): ``episode`` is not written again.  None when there is none."""
-    rows = index.episode_rows(
-        "fingerprint = ? AND id != ? AND coalesce(source, '') != ?"
-        " AND coalesce(agent, '') = ? AND coalesce(scope, '') = ?",
-        [
-            episode_fingerprint(episode.summary, episode.details),
-            episode.id,
-            episode.source or "",
-            episode.agent or "",
-            episode.scope or "",
-        ],
-        order="ts_epoch, path",
-    )
-    return str(rows[0]["path"]) if rows else None
-
-
-def _add_source(root: Path, rel: str, source: str) -> None:
-    """List ``source`` in the episode's ``also_from`` (once: a re-run adds nothing); its body
-    is left byte for byte."""
-    text = read_text(root, rel)
-    meta, _, _ = split_frontmatter(text, rel)
-    also = meta.get("also_from")
-    sources = [str(s) for s in also] if isinstance(also, list) else ([str(also)] if also else [])
-    if source in sources or meta.get("source") == source:
-        return
-    meta["also_from"] = [*sources, source]
-    atomic_write(resolve_inside(root, rel), replace_log_meta(text, rel, meta))
-
-
-def _free_episode_path(root: Path, draft: EpisodeDraft, ident: str, taken: set[str]) -> str:
-    """``episodes/<stamp>_<slug>.md``, with the id's hash added if another episode has it."""
-    name = episode_filename(draft.timestamp, draft.slug)
-    rel = f"{EPISODES_DIR}/{name}"
-    path = root / rel
-    mine = _is_plain_file(path) and f"id: {ident}\n" in path.read_text("utf-8", errors="replace")
-    if rel in taken or (os.path.lexists(path) and not mine):
-        rel = f"{EPISODES_DIR}/{name[:-3]}-{ident.rsplit('-', 1)[-1]}.md"
-    return rel
-
-
-def _is_plain_file(path: Path) -> bool:
-    """A regular file, not a link or a folder: the only kind consolidation reads back."""
-    return path.is_file() and not path.is_symlink()
 
 
 # --------------------------------------------------------------------------- facts
@@ -564,7 +458,7 @@ def _expire_processed(root: Path, settings: Settings, now: datetime, note: Note)
         f"{PROCESSED_DIR}/{path.name}"
         for path in sorted(folder.glob("*.md"))
         # not a log memoryclaw wrote (a folder, a link): never deleted
-        if _is_plain_file(path) and path.stat().st_mtime < cutoff
+        if is_plain_file(path) and path.stat().st_mtime < cutoff
     ]
     if not expired:
         return []

@@ -23,7 +23,8 @@ from ..vault.notes import RawLog, slugify
 from ..vault.redact import redact
 from ..vault.turnlines import TurnView, clip, detail_line, turn_view, utc
 from ..vault.words import SMALL_TALK, STOPWORDS, extract_keywords, sentences
-from .extraction import (
+from .extraction import FactDraft, facts_from_tool_call, facts_from_turn
+from .names import (
     CALENDAR,
     CAPS_PATTERN,
     CODE_PATTERN,
@@ -35,10 +36,7 @@ from .extraction import (
     TITLES,
     UNITS,
     VERBS,
-    FactDraft,
     bare_word,
-    facts_from_tool_call,
-    facts_from_turn,
     is_title,
     local_name,
     name_ok,

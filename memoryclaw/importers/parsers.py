@@ -1,7 +1,7 @@
 """Read what other memory systems hold, as plain data: no disk, no clock, no vault.
 
 Parsers for what ``memoryclaw openclaw import``, ``memoryclaw import-notes`` and ``ingest``
-bring in (the writing is :mod:`memoryclaw.importers.workspace`):
+bring in (the writing is :mod:`memoryclaw.importers.filing`):
 
 * :func:`memory_items` — the items of a memory file (OpenClaw's ``MEMORY.md`` and
   ``USER.md``, Claude Code's ``CLAUDE.md``, Codex's ``AGENTS.md``, any list of notes), each

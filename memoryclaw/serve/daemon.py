@@ -41,12 +41,13 @@ from ..consolidate.pipeline import ConsolidationReport, is_closed
 from ..errors import ConfigError, DaemonRunningError, MemoryclawError
 from ..index.update import SyncReport
 from ..vault.config import Settings
-from ..vault.files import LOGS_DIR, STATE_DIR, ensure_dir, open_private
+from ..vault.files import STATE_DIR, ensure_dir, open_private
 from ..vault.notes import plural
 from ..vault.rawlogs import now_utc, unprocessed_logs
+from .watcher import CHECK, REINDEX, Debouncer, event_handler
 
 if TYPE_CHECKING:
-    from watchdog.events import FileSystemEvent, FileSystemEventHandler
+    from watchdog.events import FileSystemEventHandler
     from watchdog.observers.api import BaseObserver
 
 LOCK_FILE = "daemon.lock"
@@ -57,16 +58,9 @@ INSTALL_HINT = "pip install 'memoryclaw[daemon]'"
 
 log = logging.getLogger("memoryclaw.daemon")
 
-# Folders whose changes nobody needs to hear about: the index and its locks, and git.
-_IGNORED_TOP = {STATE_DIR, ".git"}
-# File events that can change what a file holds; opened/closed-without-write are reads (our
-# own reindex reads every changed file, so reacting to those would loop).
-_CHANGE_EVENTS = {"created", "deleted", "modified", "moved", "closed"}
-
 SUMMARY_AT = (0, 5)  # (hour, minute) UTC of the daily summary: the day before is complete
 
-_CONSOLIDATE, _CHECK, _REINDEX, _SUMMARY = "consolidate", "check", "reindex", "summary"
-_SYNC = "sync"
+_CONSOLIDATE, _SUMMARY, _SYNC = "consolidate", "summary", "sync"
 
 
 class Daemon:
@@ -98,7 +92,7 @@ class Daemon:
         self._queue_lock = threading.Lock()
         self._scheduler: Any = None  # apscheduler's BackgroundScheduler (untyped package)
         self._observer: BaseObserver | None = None
-        self._debouncer: _Debouncer | None = None
+        self._debouncer: Debouncer | None = None
         self._state_lock = threading.Lock()
         self._running = False
         self._accepting = False  # whether new work may be queued on the worker
@@ -122,18 +116,18 @@ class Daemon:
                 self._dirty = None  # the start-up sync walks the whole vault
                 self._worker = ThreadPoolExecutor(1, thread_name_prefix="memoryclaw-vault")
                 self._accepting = True
-                self._debouncer = _Debouncer(
+                self._debouncer = Debouncer(
                     self.debounce_seconds, max(MAX_DEBOUNCE_SECONDS, self.debounce_seconds)
                 )
                 self._debouncer.start(self._enqueue)
                 # First sync the index and look for logs that waited while no daemon ran.
-                self._enqueue(_REINDEX)
-                self._enqueue(_CHECK)
+                self._enqueue(REINDEX)
+                self._enqueue(CHECK)
                 self._scheduler = background_scheduler(daemon=True)
                 interval = self.settings.consolidation.interval
                 every: list[tuple[str, dict[str, float]]] = [
                     (_CONSOLIDATE, {"minutes": interval}),
-                    (_CHECK, {"seconds": self.check_seconds}),
+                    (CHECK, {"seconds": self.check_seconds}),
                 ]
                 if self.settings.sync.interval > 0:
                     every.append((_SYNC, {"minutes": self.settings.sync.interval}))
@@ -161,7 +155,7 @@ class Daemon:
                 )
                 self._scheduler.start()
                 self._observer = observer_class()
-                handler = _event_handler(handler_base, self.root, self._changed)
+                handler = event_handler(handler_base, self.root, self._changed)
                 self._observer.schedule(handler, str(self.root), recursive=True)
                 self._observer.start()
             except BaseException:
@@ -316,7 +310,7 @@ class Daemon:
     def _changed(self, task: str, rel: str | None) -> None:
         """A watched change: remember the file (None: a folder, so sync everything), then
         let the debouncer release ``task`` once things are quiet."""
-        if task == _REINDEX:
+        if task == REINDEX:
             with self._queue_lock:
                 if rel is None:
                     self._dirty = None
@@ -337,9 +331,9 @@ class Daemon:
         with self._queue_lock:
             self._queued.pop(task, None)  # from now on a new request queues a new run
         try:
-            if task == _REINDEX:
+            if task == REINDEX:
                 self._reindex()
-            elif task == _CHECK:
+            elif task == CHECK:
                 self._check()
             elif task == _SUMMARY:
                 self.daily_summary()
@@ -491,96 +485,3 @@ def _daemon_extra() -> tuple[Any, Callable[[], BaseObserver], type[FileSystemEve
             None, "daemon", f"needs {missing}, which is not installed ({INSTALL_HINT})"
         ) from None
     return BackgroundScheduler, Observer, FileSystemEventHandler
-
-
-def _event_handler(
-    base: type[FileSystemEventHandler], root: Path, changed: Callable[[str, str | None], None]
-) -> FileSystemEventHandler:
-    """A watchdog handler that reports each vault change: the task it needs and the file
-    (None for a folder, whose contents only a full sync can tell)."""
-
-    class _Handler(base):  # type: ignore[valid-type,misc]
-        def on_any_event(self, event: FileSystemEvent) -> None:
-            if event.event_type not in _CHANGE_EVENTS:
-                return
-            if event.is_directory and event.event_type == "modified":
-                return  # a file event inside says more; this one also fires for temp files
-            for raw in (event.src_path, getattr(event, "dest_path", "")):
-                path = os.fsdecode(raw) if raw else ""
-                task = _task_for(root, path) if path else None
-                if task is not None:
-                    rel = None if event.is_directory else Path(path).relative_to(root).as_posix()
-                    changed(task, rel)
-
-    handler: FileSystemEventHandler = _Handler()
-    return handler
-
-
-def _task_for(root: Path, path: str) -> str | None:
-    """Which task a change at ``path`` calls for: a closed-log check, a reindex, or none."""
-    try:
-        rel = Path(path).relative_to(root)
-    except ValueError:
-        return None
-    parts = rel.parts
-    if not parts or parts[0] in _IGNORED_TOP:
-        return None
-    name = parts[-1]
-    if name.startswith(".") and name.endswith(".tmp"):
-        return None  # an atomic write's temp file; its rename into place is the event
-    return _CHECK if parts[0] == LOGS_DIR else _REINDEX
-
-
-class _Debouncer:
-    """Collects pokes and releases each distinct task once things stay quiet for a moment."""
-
-    def __init__(self, quiet: float, longest: float) -> None:
-        self.quiet = quiet
-        self.longest = longest
-        self._cond = threading.Condition()
-        self._pending: set[str] = set()
-        self._first = self._last = 0.0
-        self._closing = False
-        self._thread: threading.Thread | None = None
-
-    def start(self, release: Callable[[str], object]) -> None:
-        """Start the thread that hands settled tasks to ``release``."""
-        self._thread = threading.Thread(
-            target=self._loop, args=(release,), name="memoryclaw-debounce", daemon=True
-        )
-        self._thread.start()
-
-    def poke(self, task: str) -> None:
-        """Note that ``task`` is wanted; it is released after the next quiet period."""
-        with self._cond:
-            now = time.monotonic()
-            if not self._pending:
-                self._first = now
-            self._pending.add(task)
-            self._last = now
-            self._cond.notify()
-
-    def close(self) -> None:
-        """Stop the thread; pending tasks are dropped (the daemon is going away)."""
-        with self._cond:
-            self._closing = True
-            self._cond.notify()
-        if self._thread is not None:
-            self._thread.join()
-
-    def _loop(self, release: Callable[[str], object]) -> None:
-        while True:
-            with self._cond:
-                while not self._pending and not self._closing:
-                    self._cond.wait()
-                while not self._closing:
-                    due = min(self._last + self.quiet, self._first + self.longest)
-                    remaining = due - time.monotonic()
-                    if remaining <= 0:
-                        break
-                    self._cond.wait(remaining)
-                if self._closing:
-                    return
-                tasks, self._pending = sorted(self._pending), set()
-            for task in tasks:
-                release(task)

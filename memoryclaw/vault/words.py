@@ -50,7 +50,7 @@ SMALL_TALK = _words(
     """hello hey hi bye goodbye thanks thank thx cheers ok okay yes yeah yep yup nope sure great
     good nice cool awesome wow lol haha welcome see soon later talk take care"""
 )
-# The titles whose dot ends no sentence (:data:`memoryclaw.consolidate.extraction.TITLES`).
+# The titles whose dot ends no sentence (:data:`memoryclaw.consolidate.names.TITLES`).
 TITLE_ALT = "Dr|Mrs|Mr|Ms|Mx|Prof|St|Rev|Fr|Sr|Jr|Capt|Lt|Sgt|Col|Gen|Hon"
 _NO_STOP = "".join(rf"(?<!\b{t}\.)" for t in TITLE_ALT.split("|")) + r"(?<!\b[A-Z]\.)"
 # An assistant's stock phrases, about no topic: openers ("Sure!", "Great question!", "Here's

@@ -19,7 +19,8 @@ from click.testing import CliRunner
 from memoryclaw import ConfigError, Vault
 from memoryclaw.cli import cli
 from memoryclaw.errors import DaemonRunningError
-from memoryclaw.serve.daemon import Daemon, _task_for
+from memoryclaw.serve.daemon import Daemon
+from memoryclaw.serve.watcher import _task_for
 from memoryclaw.vault.files import atomic_write
 from tests.cli.test_cli import clean_env, run
 from tests.share.test_sync import _first_device, _git, _remote
