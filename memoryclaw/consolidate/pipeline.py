@@ -30,6 +30,8 @@ from ..index.store import Index
 from ..index.update import sync, sync_paths
 from ..share.history import commit_journal, journal
 from ..vault.config import Settings
+from ..vault.episodes import Episode, dump_episode, episode_filename, episode_fingerprint
+from ..vault.facts import format_fact_line, format_provenance
 from ..vault.files import (
     CONSOLIDATE_LOCK,
     EPISODES_DIR,
@@ -45,29 +47,18 @@ from ..vault.files import (
     scan,
     sweep_temp_files,
 )
+from ..vault.frontmatter import split_frontmatter
 from ..vault.ledger import LEDGER_FILE, record_pruned
-from ..vault.notes import (
-    Episode,
-    RawLog,
-    dump_episode,
-    episode_filename,
-    episode_fingerprint,
-    format_fact_line,
-    format_provenance,
-    parse_log,
-    plural,
-    replace_log_meta,
-    short_hash,
-    split_frontmatter,
-    utc_iso,
-    value_kind,
-)
+from ..vault.logformat import RawLog, parse_log, replace_log_meta
+from ..vault.naming import plural, short_hash
 from ..vault.pending import MANY_VALUED, append_line, remove_lines, untrusted_note
-from ..vault.rawlogs import now_utc, processed_text, redacted_log, unprocessed_logs
+from ..vault.rawlogs import processed_text, redacted_log, unprocessed_logs
 from ..vault.scopes import PARTICIPANT, conversation_scope
 from ..vault.scrub import FORGOTTEN, forgotten_turn, scrub
+from ..vault.timestamps import now_utc, utc_iso
 from ..vault.tombstones import Tombstones
 from ..vault.tombstones import load as load_tombstones
+from ..vault.values import value_kind
 from .extraction import FactDraft
 from .llm import summarizer_for
 from .review import matching, same_value, target_file
@@ -393,7 +384,7 @@ def _episode(log: RawLog, source: str, draft: EpisodeDraft, ident: str, rel: str
 
 def _twin(index: Index, episode: Episode) -> str | None:
     """The file of an episode from another log that says the same (same normalised summary
-    and details, :func:`~memoryclaw.vault.notes.episode_fingerprint`) to the same audience (agent
+    and details, :func:`~memoryclaw.vault.episodes.episode_fingerprint`) to the same audience (agent
     and scope): ``episode`` is not written again.  None when there is none."""
     rows = index.episode_rows(
         "fingerprint = ? AND id != ? AND coalesce(source, '') != ?"

@@ -47,6 +47,8 @@ from ..consolidate.review import matching, same_value
 from ..errors import InvalidInputError
 from ..share.forget import reapply
 from ..vault.config import CONFIG_FILE
+from ..vault.episodes import Episode, dump_episode, episode_filename, parse_episode
+from ..vault.facts import format_fact_line, format_provenance
 from ..vault.files import (
     EPISODES_DIR,
     MAX_FILE_BYTES,
@@ -62,25 +64,15 @@ from ..vault.files import (
     sweep_temp_files,
     unique_path,
 )
+from ..vault.frontmatter import join_frontmatter
 from ..vault.inputs import label_problem
-from ..vault.notes import (
-    Episode,
-    dump_episode,
-    episode_filename,
-    format_fact_line,
-    format_provenance,
-    join_frontmatter,
-    parse_episode,
-    plural,
-    short_hash,
-    slugify,
-    value_key,
-)
+from ..vault.naming import plural, short_hash, slugify
 from ..vault.pending import MANY_VALUED, append_line
 from ..vault.redact import redact
 from ..vault.scopes import KINDS, OWNER, SCOPE_PROBLEM, conversation_scope, valid_scope
 from ..vault.tombstones import Tombstones
 from ..vault.tombstones import load as load_tombstones
+from ..vault.values import value_key
 from .openclaw_store import (
     AgentPlace,
     StoredSession,

@@ -3,7 +3,7 @@
 The index is derived from the vault and disposable.  It holds one row per indexed file (with
 the mtime, size and content hash that decide whether the file changed), the episodes with an
 FTS5 table over tags, entities, summary and details, the facts with an FTS5 table over entity,
-field, value, section and the kinds of value they hold (``notes.shape_tokens``: a phone
+field, value, section and the kinds of value they hold (``values.shape_tokens``: a phone
 number is found by "number"), the quoted lines likewise, the alias groups, and the length
 of each turn of the raw logs episodes name as their source, read once when such an episode
 is indexed (what recall metrics count as the transcript an episode stands for: these rows
@@ -30,8 +30,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ..vault.episodes import Episode, detail_passages, episode_fingerprint
+from ..vault.facts import Fact
 from ..vault.files import ARCHIVE_DIR, FILE_MODE, ensure_dir
-from ..vault.notes import Episode, Fact, detail_passages, episode_fingerprint, shape_tokens, utc_iso
+from ..vault.timestamps import utc_iso
+from ..vault.values import shape_tokens
 from .embeddings import embedding_text, text_hash
 
 if TYPE_CHECKING:
@@ -45,7 +48,7 @@ Visible = tuple[str, Sequence[str]]
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 # Column weights for bm25(): a tag outranks an entity, which outranks the summary and body.
 EPISODE_WEIGHTS = (10.0, 6.0, 4.0, 1.0)
-# The kinds of value a fact holds (notes.shape_tokens) count as its field does.
+# The kinds of value a fact holds (values.shape_tokens) count as its field does.
 FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5, 3.0)
 # A passage's words and the kinds of value it holds count fully; who said it counts a little
 # ("what did Caroline say about").
@@ -255,7 +258,7 @@ class Index:
                 "agent": str,
                 "scope": str,
                 "embed_sha": str,  # text_hash(embedding_text(...)): keys its cached vector
-                "fingerprint": str,  # notes.episode_fingerprint: finds the same episode twice
+                "fingerprint": str,  # episodes.episode_fingerprint: finds the same episode twice
             },
             pk="rowid",
         )
@@ -288,10 +291,10 @@ class Index:
                 "confidence": str,
                 "agent": str,
                 "scope": str,
-                "superseded": int,  # 1: kept in its file, not current (notes.SUPERSEDED_KEY)
+                "superseded": int,  # 1: kept in its file, not current (facts.SUPERSEDED_KEY)
                 "superseded_on": str,
                 "superseded_by": str,
-                "shape": str,  # notes.shape_tokens of the value and field
+                "shape": str,  # values.shape_tokens of the value and field
             },
             pk="rowid",
         )
@@ -318,7 +321,7 @@ class Index:
                 "source": str,  # an episode's source log
                 "agent": str,
                 "scope": str,
-                "shape": str,  # notes.shape_tokens of the text
+                "shape": str,  # values.shape_tokens of the text
             },
             pk="rowid",
         )

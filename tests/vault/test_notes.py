@@ -15,28 +15,21 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw.errors import ParseError
-from memoryclaw.vault import notes
-from memoryclaw.vault.notes import (
+from memoryclaw.vault import aliases, logformat, safeyaml
+from memoryclaw.vault.aliases import parse_aliases
+from memoryclaw.vault.episodes import (
     CONFIDENCE_LEVELS,
+    MAX_LIST_ITEMS,
     Episode,
-    Turn,
-    clean_label,
     dump_episode,
-    dump_log,
     episode_fingerprint,
     episode_id_for_path,
-    format_fact_line,
-    format_provenance,
-    normalise_value,
-    normalize_content,
-    parse_aliases,
     parse_episode,
-    parse_facts,
-    parse_log,
-    parse_timestamp,
-    value_key,
-    value_kind,
 )
+from memoryclaw.vault.facts import format_fact_line, format_provenance, parse_facts
+from memoryclaw.vault.logformat import Turn, clean_label, dump_log, normalize_content, parse_log
+from memoryclaw.vault.timestamps import parse_timestamp
+from memoryclaw.vault.values import normalise_value, value_key, value_kind
 
 SAMPLE_VAULT = Path(__file__).resolve().parents[2] / "sample_vault"
 UTC = timezone.utc
@@ -1302,20 +1295,20 @@ _FLAT_KEYS = st.one_of(
 @settings(max_examples=2000, deadline=None)
 def test_flat_yaml_agrees_with_pyyaml(pairs: list[tuple[str, str]]) -> None:
     text = "\n".join(f"{key}: {value}" for key, value in pairs)
-    fast = notes.flat_yaml(text)
+    fast = safeyaml.flat_yaml(text)
     if fast is None:
         return  # PyYAML decides
-    parsed = yaml.load(text, Loader=notes._Loader)
+    parsed = yaml.load(text, Loader=safeyaml._Loader)
     assert fast == parsed
     assert [type(v) for v in fast.values()] == [type(v) for v in parsed.values()]
 
 
 def test_flat_yaml_takes_what_memoryclaw_writes() -> None:
     text = dump_episode(_spec_episode()).split("---\n")[1]
-    assert notes.flat_yaml(text) == yaml.load(text, Loader=notes._Loader)
+    assert safeyaml.flat_yaml(text) == yaml.load(text, Loader=safeyaml._Loader)
     log_meta = {"id": "log-x", "session": "s", "processed": False, "closed": True}
     text = dump_log(log_meta, []).split("---\n")[1]
-    assert notes.flat_yaml(text) == yaml.load(text, Loader=notes._Loader) == log_meta
+    assert safeyaml.flat_yaml(text) == yaml.load(text, Loader=safeyaml._Loader) == log_meta
 
 
 @pytest.mark.parametrize(
@@ -1333,7 +1326,7 @@ def test_flat_yaml_takes_what_memoryclaw_writes() -> None:
     ],
 )
 def test_flat_yaml_leaves_anything_unusual_to_pyyaml(text: str) -> None:
-    assert notes.flat_yaml(text) is None
+    assert safeyaml.flat_yaml(text) is None
 
 
 @given(st.lists(turns(), max_size=6))
@@ -1342,12 +1335,12 @@ def test_appending_turn_text_equals_dumping_the_whole_log(generated: list[Turn])
     meta = {"id": "log-x", "session": "s", "processed": False}
     text = dump_log(meta, [])
     for count, turn in enumerate(generated):
-        text = notes.append_turn_text(text, count > 0, turn)
+        text = logformat.append_turn_text(text, count > 0, turn)
     assert text == dump_log(meta, generated)
-    outline = notes.log_outline(text, "logs/x.md")
+    outline = logformat.log_outline(text, "logs/x.md")
     assert outline[1] == len(generated)
     assert outline[2] == (generated[-1].timestamp if generated else None)
-    closed = notes.replace_log_meta(text, "logs/x.md", {**meta, "closed": True})
+    closed = logformat.replace_log_meta(text, "logs/x.md", {**meta, "closed": True})
     assert parse_log(closed, "logs/x.md").turns == parse_log(text, "logs/x.md").turns
 
 
@@ -1366,22 +1359,22 @@ def test_alias_bomb_is_refused_without_expanding_it() -> None:
     text = _alias_bomb(9)
     assert len(text) < 1024
     with pytest.raises(ParseError, match="aliases expand to over 10,000 values"):
-        notes.parse_episode(f"---\nsummary: s\n{text}---\n", "episodes/bomb.md", 0)
+        parse_episode(f"---\nsummary: s\n{text}---\n", "episodes/bomb.md", 0)
 
 
 def test_recursive_alias_is_refused() -> None:
     with pytest.raises(ParseError, match="aliases expand"):
-        notes.load_yaml("a: &a [x, *a]\n", "x.yaml")
+        safeyaml.load_yaml("a: &a [x, *a]\n", "x.yaml")
 
 
 def test_modest_aliases_still_load() -> None:
-    assert notes.load_yaml(_alias_bomb(3), "x.yaml")["tags"][9][9] == ["lol"] * 10
+    assert safeyaml.load_yaml(_alias_bomb(3), "x.yaml")["tags"][9][9] == ["lol"] * 10
 
 
 def test_yaml_over_the_size_limit_is_refused() -> None:
-    text = "k: |\n" + "  text\n" * (notes.MAX_YAML_BYTES // 7 + 1)
+    text = "k: |\n" + "  text\n" * (safeyaml.MAX_YAML_BYTES // 7 + 1)
     with pytest.raises(ParseError, match="KiB, over the 1024 KiB limit"):
-        notes.load_yaml(text, "x.yaml")
+        safeyaml.load_yaml(text, "x.yaml")
 
 
 @pytest.mark.parametrize(
@@ -1395,7 +1388,7 @@ def test_yaml_over_the_size_limit_is_refused() -> None:
 )
 def test_block_nesting_is_refused_at_its_line(text: str, line: int) -> None:
     with pytest.raises(ParseError, match="nested deeper than 64 levels") as caught:
-        notes.load_yaml(text, "x.yaml", first_line=1)
+        safeyaml.load_yaml(text, "x.yaml", first_line=1)
     assert caught.value.line == line
 
 
@@ -1413,7 +1406,7 @@ _NESTED = st.recursive(
 @settings(max_examples=150, deadline=None)
 def test_block_yaml_within_the_nesting_limit_reads_back(value: object) -> None:
     text = yaml.safe_dump({"k": value}, default_flow_style=False)
-    assert notes.load_yaml(text, "x.yaml") == {"k": value}
+    assert safeyaml.load_yaml(text, "x.yaml") == {"k": value}
 
 
 @given(st.lists(st.sampled_from(["- ", "? ", ": ", "  ", " ", "a", "\n", "[", "{"]), max_size=400))
@@ -1421,25 +1414,25 @@ def test_block_yaml_within_the_nesting_limit_reads_back(value: object) -> None:
 def test_any_mix_of_indentation_and_indicators_parses_or_is_refused(parts: list[str]) -> None:
     text = "".join(parts) * 100  # up to ~40,000 levels: would crash libyaml unguarded
     with contextlib.suppress(ParseError):
-        notes.load_yaml(text, "x.yaml")
+        safeyaml.load_yaml(text, "x.yaml")
 
 
 @pytest.mark.parametrize("key", ["tags", "participants", "entities"])
 def test_lists_are_capped(key: str) -> None:
-    items = ", ".join(f"v{i}" for i in range(notes.MAX_LIST_ITEMS))
+    items = ", ".join(f"v{i}" for i in range(MAX_LIST_ITEMS))
     ok = parse_episode(f"---\nsummary: s\n{key}: [{items}]\n---\n", "e.md", MTIME)
-    assert len(getattr(ok, key)) == notes.MAX_LIST_ITEMS
+    assert len(getattr(ok, key)) == MAX_LIST_ITEMS
     with pytest.raises(ParseError, match=f"{key}: more than 1,000 items") as caught:
         parse_episode(f"---\nsummary: s\n{key}: [{items}, one-more]\n---\n", "e.md", MTIME)
     assert caught.value.line == 3
 
 
 def test_synonym_groups_are_capped() -> None:
-    group = ", ".join(f"s{i}" for i in range(notes.MAX_SYNONYMS))
-    assert len(parse_aliases(f"big: [{group}]\n", "a.yaml")["big"]) == notes.MAX_SYNONYMS
+    group = ", ".join(f"s{i}" for i in range(aliases.MAX_SYNONYMS))
+    assert len(parse_aliases(f"big: [{group}]\n", "a.yaml")["big"]) == aliases.MAX_SYNONYMS
     with pytest.raises(ParseError, match="big: more than 100 synonyms"):
         parse_aliases(f"big: [{group}, one-more]\n", "a.yaml")
-    spread = "".join(f"g{i}: [shared]\n" for i in range(notes.MAX_SYNONYMS + 1))
+    spread = "".join(f"g{i}: [shared]\n" for i in range(aliases.MAX_SYNONYMS + 1))
     with pytest.raises(ParseError, match="shared: more than 100 synonyms"):
         parse_aliases(spread, "a.yaml")
 
@@ -1448,7 +1441,7 @@ def test_a_participant_turn_keeps_its_sender() -> None:
     text = "### participant (Alex) [tg:99] · 2025-04-08T14:30:02Z\nAlex's email is a@b.example\n"
     turn = parse_log(text, "logs/x_raw.md").turns[0]
     assert (turn.role, turn.name, turn.sender) == ("participant", "Alex", "tg:99")
-    assert notes.format_turn(turn) == text
+    assert logformat.format_turn(turn) == text
 
 
 @pytest.mark.parametrize(
