@@ -43,7 +43,8 @@ import yaml
 import memoryclaw
 from memoryclaw import RecallContext, Vault
 from memoryclaw.recall.retrieval import plan_query
-from memoryclaw.vault.notes import Episode, dump_episode, episode_filename, slugify
+from memoryclaw.vault.episodes import Episode, dump_episode, episode_filename
+from memoryclaw.vault.naming import slugify
 
 BENCH_DIR = Path(__file__).resolve().parent
 PROJECT_DIR = BENCH_DIR.parent

@@ -42,7 +42,7 @@ import numpy as np  # noqa: E402
 from bench_search import DEFAULT_SEED, machine_info, percentile  # noqa: E402
 
 from memoryclaw.index.embeddings import embedding_text  # noqa: E402
-from memoryclaw.vault.notes import parse_episode  # noqa: E402
+from memoryclaw.vault.episodes import parse_episode  # noqa: E402
 
 DEFAULT_OUT = BENCH_DIR / "out"
 SAMPLE_EPISODES = PROJECT_DIR / "sample_vault" / "episodes"

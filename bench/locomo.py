@@ -555,7 +555,7 @@ def collect_study(
     """Per question: the keyword candidates (id, score), every episode's cosine (as cached
     and chunked), the turns each episode covers, and the evidence turns."""
     from memoryclaw.index.vectors import nearest
-    from memoryclaw.vault.notes import parse_episode
+    from memoryclaw.vault.episodes import parse_episode
 
     root = Path(run["root"])
     session_of = run["session_of"]

@@ -43,7 +43,9 @@ if TYPE_CHECKING:
     from .serve.hooks import MemoryHooks
     from .share.sync import RemoteSyncReport
     from .vault.config import Settings, SharedVault, load_settings
-    from .vault.notes import Episode, Fact, RawLog, Turn
+    from .vault.episodes import Episode
+    from .vault.facts import Fact
+    from .vault.logformat import RawLog, Turn
     from .vault.rawlogs import LoggedTurn
     from .vault.scopes import Policy, RecallContext
     from .vault.words import extract_keywords
@@ -55,10 +57,10 @@ _HOMES = {
     "ArchiveReport": "consolidate.archive",
     "ConfigError": "errors",
     "EmbeddingError": "errors",
-    "Episode": "vault.notes",
+    "Episode": "vault.episodes",
     "EpisodeResult": "recall.retrieval",
     "ExternalToolError": "errors",
-    "Fact": "vault.notes",
+    "Fact": "vault.facts",
     "FactResult": "recall.retrieval",
     "ForgetReport": "api",
     "ImportReport": "importers.workspace",
@@ -72,7 +74,7 @@ _HOMES = {
     "NotFoundError": "errors",
     "ParseError": "errors",
     "Policy": "vault.scopes",
-    "RawLog": "vault.notes",
+    "RawLog": "vault.logformat",
     "ReadOnlyVaultError": "errors",
     "RecallContext": "vault.scopes",
     "RemoteSyncReport": "share.sync",
@@ -82,7 +84,7 @@ _HOMES = {
     "SharedVault": "vault.config",
     "SyncError": "errors",
     "SyncReport": "index.update",
-    "Turn": "vault.notes",
+    "Turn": "vault.logformat",
     "UnsafePathError": "errors",
     "Vault": "api",
     "VaultNotFoundError": "errors",

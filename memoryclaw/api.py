@@ -72,6 +72,8 @@ from .vault.config import (
     load_settings,
     resolve_vault_path,
 )
+from .vault.episodes import episode_handle, is_episode_handle
+from .vault.facts import format_provenance
 from .vault.files import (
     ARCHIVE_DIR,
     CONSOLIDATE_LOCK,
@@ -90,26 +92,18 @@ from .vault.files import (
     safe_relpath,
     scan,
 )
-from .vault.notes import (
-    episode_handle,
-    format_provenance,
-    is_episode_handle,
-    parse_timestamp,
-    plural,
-    utc_iso,
-)
+from .vault.naming import plural
+from .vault.newturns import NewTurn, validate_turn
 from .vault.rawlogs import (
     LoggedTurn,
-    NewTurn,
     append_turns,
     close_session,
     held_back_logs,
     is_open_log,
-    now_utc,
     unprocessed_logs,
-    validate_turn,
 )
 from .vault.scopes import OWNER, Policy, RecallContext
+from .vault.timestamps import now_utc, parse_timestamp, utc_iso
 
 if TYPE_CHECKING:
     from .consolidate.pipeline import ConsolidationReport

@@ -47,8 +47,6 @@ KNOWN_LONG: set[str] = {
     "share.incoming",
     "share.sync",
     "vault.config",
-    "vault.notes",
-    "vault.rawlogs",
     "vault.redact",
 }
 

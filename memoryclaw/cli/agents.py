@@ -12,7 +12,7 @@ import click
 
 from ..api import Vault
 from ..vault.config import resolve_vault_path
-from ..vault.notes import plural
+from ..vault.naming import plural
 from ._common import _context, _context_options, _emit, _one_line, _step, _vault
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from typing import Any
 import click
 
 from ..errors import InvalidInputError
-from ..vault.notes import plural
+from ..vault.naming import plural
 from ._common import _emit, _one_line, _vault
 
 

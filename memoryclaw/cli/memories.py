@@ -7,7 +7,7 @@ import sys
 
 import click
 
-from ..vault.notes import plural
+from ..vault.naming import plural
 from ..vault.scopes import KINDS
 from ._common import _as_text, _emit, _one_line, _vault
 

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
-from ..vault.notes import plural
+from ..vault.naming import plural
 from ._common import _emit, _one_line, _step, _vault
 
 if TYPE_CHECKING:

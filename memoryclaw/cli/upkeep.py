@@ -12,8 +12,8 @@ import click
 
 from ..api import Vault
 from ..vault.config import resolve_vault_path
-from ..vault.notes import plural, utc_iso
-from ..vault.rawlogs import now_utc
+from ..vault.naming import plural
+from ..vault.timestamps import now_utc, utc_iso
 from ._common import _emit, _one_line, _step, _vault
 
 if TYPE_CHECKING:

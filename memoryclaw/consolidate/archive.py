@@ -54,7 +54,8 @@ from ..vault.files import (
     scan,
     sweep_temp_files,
 )
-from ..vault.notes import plural, utc_iso
+from ..vault.naming import plural
+from ..vault.timestamps import utc_iso
 
 _log = logging.getLogger("memoryclaw.archive")
 

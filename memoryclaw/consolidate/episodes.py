@@ -8,17 +8,11 @@ import os
 from pathlib import Path
 
 from ..index.store import Index
+from ..vault.episodes import Episode, dump_episode, episode_filename, episode_fingerprint
 from ..vault.files import EPISODES_DIR, atomic_write, read_text, resolve_inside
-from ..vault.notes import (
-    Episode,
-    RawLog,
-    dump_episode,
-    episode_filename,
-    episode_fingerprint,
-    replace_log_meta,
-    short_hash,
-    split_frontmatter,
-)
+from ..vault.frontmatter import split_frontmatter
+from ..vault.logformat import RawLog, replace_log_meta
+from ..vault.naming import short_hash
 from ..vault.scrub import scrub
 from ..vault.tombstones import Tombstones
 from .summarize import EpisodeDraft

@@ -37,8 +37,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 
-from ..vault.notes import value_kind
 from ..vault.redact import redact
+from ..vault.values import value_kind
 from ..vault.words import STOPWORDS, sentences
 from .names import (
     CODE_PATTERN,

@@ -20,8 +20,10 @@ from collections.abc import Sequence
 from datetime import datetime
 from typing import TYPE_CHECKING, Any
 
-from ..vault.notes import RawLog, slugify, value_kind
+from ..vault.logformat import RawLog
+from ..vault.naming import slugify
 from ..vault.redact import redact
+from ..vault.values import value_kind
 from .extraction import SECRET_FIELD_RE, FactDraft
 from .summarize import EpisodeDraft, summarize_log
 

@@ -30,6 +30,7 @@ from ..index.store import Index
 from ..index.update import sync, sync_paths
 from ..share.history import commit_journal, journal
 from ..vault.config import Settings
+from ..vault.facts import format_fact_line, format_provenance
 from ..vault.files import (
     CONSOLIDATE_LOCK,
     EPISODES_DIR,
@@ -46,21 +47,16 @@ from ..vault.files import (
     sweep_temp_files,
 )
 from ..vault.ledger import LEDGER_FILE, record_pruned
-from ..vault.notes import (
-    RawLog,
-    format_fact_line,
-    format_provenance,
-    parse_log,
-    plural,
-    utc_iso,
-    value_kind,
-)
+from ..vault.logformat import RawLog, parse_log
+from ..vault.naming import plural
 from ..vault.pending import MANY_VALUED, append_line, remove_lines, untrusted_note
-from ..vault.rawlogs import now_utc, processed_text, redacted_log, unprocessed_logs
+from ..vault.rawlogs import processed_text, redacted_log, unprocessed_logs
 from ..vault.scopes import PARTICIPANT, conversation_scope
 from ..vault.scrub import FORGOTTEN, forgotten_turn
+from ..vault.timestamps import now_utc, utc_iso
 from ..vault.tombstones import Tombstones
 from ..vault.tombstones import load as load_tombstones
+from ..vault.values import value_kind
 from .episodes import add_source, episode_place, episode_text, is_plain_file, to_episode, twin_of
 from .extraction import FactDraft
 from .llm import summarizer_for

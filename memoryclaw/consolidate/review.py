@@ -15,14 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import NotFoundError
+from ..vault.facts import TRAILING_COMMENT_RE, format_fact_line, format_provenance
 from ..vault.files import PENDING_FILE, SEMANTIC_DIR, read_text
-from ..vault.notes import (
-    TRAILING_COMMENT_RE,
-    format_fact_line,
-    format_provenance,
-    value_key,
-)
 from ..vault.pending import PendingFact, append_line, pending_facts, remove_lines
+from ..vault.values import value_key
 from .supersede import SupersedeReport, supersede
 
 # Which semantic file a field's facts go to; anything else goes to facts.md.
@@ -37,7 +33,7 @@ OTHER_FACTS = ("facts.md", "Facts")
 
 def same_value(a: Any, b: str) -> bool:
     """Values equal up to case, spacing and punctuation
-    (:func:`~memoryclaw.vault.notes.value_key`)."""
+    (:func:`~memoryclaw.vault.values.value_key`)."""
     return value_key(str(a)) == value_key(b)
 
 

@@ -38,7 +38,8 @@ from ..vault.files import (
     read_text,
     resolve_inside,
 )
-from ..vault.notes import RawLog, parse_log, slugify
+from ..vault.logformat import RawLog, parse_log
+from ..vault.naming import slugify
 from ..vault.rawlogs import log_texts, redacted_log
 from ..vault.redact import redact, redact_fields
 from ..vault.skillfiles import (

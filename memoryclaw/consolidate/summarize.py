@@ -19,7 +19,8 @@ from datetime import datetime
 from itertools import accumulate
 
 from ..vault.dates import resolve_relative_dates
-from ..vault.notes import RawLog, slugify
+from ..vault.logformat import RawLog
+from ..vault.naming import slugify
 from ..vault.redact import redact
 from ..vault.turnlines import TurnView, clip, detail_line, turn_view, utc
 from ..vault.words import SMALL_TALK, STOPWORDS, extract_keywords, sentences

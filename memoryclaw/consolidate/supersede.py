@@ -2,7 +2,7 @@
 replaces it (an approved conflict, ``memoryclaw facts set``).
 
 The mark is a key of the line's provenance comment
-(:data:`~memoryclaw.vault.notes.SUPERSEDED_KEY`)::
+(:data:`~memoryclaw.vault.facts.SUPERSEDED_KEY`)::
 
     - Sarah: sarah@example.com <!-- source: …; superseded: 2025-06-01 by sarah@newco.com -->
     - Sarah: sarah@newco.com <!-- source: …; updated: 2025-06-01; confidence: high -->
@@ -23,14 +23,9 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import InvalidInputError
+from ..vault.facts import TRAILING_COMMENT_RE, Fact, mark_superseded, parse_facts
 from ..vault.files import atomic_write, read_text, resolve_inside
-from ..vault.notes import (
-    TRAILING_COMMENT_RE,
-    Fact,
-    mark_superseded,
-    parse_facts,
-    value_key,
-)
+from ..vault.values import value_key
 
 MAX_VALUE_CHARS = 500
 

@@ -12,6 +12,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..consolidate.review import matching, same_value
+from ..vault.episodes import Episode, dump_episode, episode_filename, parse_episode
+from ..vault.facts import format_fact_line, format_provenance
 from ..vault.files import (
     EPISODES_DIR,
     PENDING_FILE,
@@ -25,19 +27,11 @@ from ..vault.files import (
     sweep_temp_files,
     unique_path,
 )
-from ..vault.notes import (
-    Episode,
-    dump_episode,
-    episode_filename,
-    format_fact_line,
-    format_provenance,
-    join_frontmatter,
-    parse_episode,
-    short_hash,
-    value_key,
-)
+from ..vault.frontmatter import join_frontmatter
+from ..vault.naming import short_hash
 from ..vault.pending import MANY_VALUED, append_line
 from ..vault.scopes import OWNER
+from ..vault.values import value_key
 from .discovery import outside_name, read_outside
 from .parsers import ItemFact, NoteItem, daily_note_date, item_fact, memory_items, note_document
 

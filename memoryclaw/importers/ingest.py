@@ -32,9 +32,10 @@ from typing import IO, Any
 from ..errors import InvalidInputError, ParseError
 from ..vault.config import Settings
 from ..vault.files import LOGS_DIR, PROCESSED_DIR, file_lock, sweep_temp_files
+from ..vault.frontmatter import split_frontmatter
 from ..vault.inputs import MAX_LINE_BYTES, bounded_lines, parse_json_line
-from ..vault.notes import split_frontmatter
-from ..vault.rawlogs import MARKS_KEY, Mark, NewTurn, OpenLogs, append_turns, log_texts
+from ..vault.newturns import NewTurn
+from ..vault.rawlogs import MARKS_KEY, Mark, OpenLogs, append_turns, log_texts
 from ..vault.scrub import FORGOTTEN
 
 BATCH_TURNS = 5000

@@ -32,7 +32,7 @@ from typing import Any
 
 from ..errors import InvalidInputError
 from ..vault.inputs import bounded_lines, parse_json_line
-from ..vault.notes import plural
+from ..vault.naming import plural
 from .parsers import daily_note_date, memory_items
 
 DEFAULT_AGENT = "main"

@@ -24,7 +24,8 @@ from datetime import date, datetime, timezone
 from typing import Any
 
 from ..errors import InvalidInputError, ParseError
-from ..vault.notes import load_yaml, parse_facts
+from ..vault.facts import parse_facts
+from ..vault.safeyaml import load_yaml
 from ..vault.scopes import valid_scope
 
 _BULLET_RE = re.compile(r"^(?P<indent>\s*)(?:[-*+]|\d{1,3}[.)])\s+(?:\[[ xX]\]\s+)?(?P<text>.*)$")

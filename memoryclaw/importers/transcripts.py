@@ -36,11 +36,13 @@ from typing import TYPE_CHECKING, Any, TypeVar
 from ..errors import InvalidInputError, ParseError
 from ..vault.files import LOGS_DIR, PROCESSED_DIR, file_lock
 from ..vault.ledger import LEDGER_FILE, MATCH_WINDOW, Ledger, read_ledger, write_ledger
-from ..vault.notes import parse_log, utc_iso
-from ..vault.rawlogs import NewTurn, log_texts, validate_turn
+from ..vault.logformat import parse_log
+from ..vault.newturns import NewTurn, validate_turn
+from ..vault.rawlogs import log_texts
 from ..vault.recalled import RECALL_TOOLS, RECALLED_RESULT, strip_recalled, unwrapped_tool
 from ..vault.scopes import PARTICIPANT, parse_session_key
 from ..vault.scrub import FORGOTTEN, forgotten_turn
+from ..vault.timestamps import utc_iso
 from .openclaw_store import StoredSession
 from .parsers import session_turns
 

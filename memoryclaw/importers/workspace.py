@@ -46,7 +46,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInputError
 from ..share.forget import reapply
 from ..vault.files import SEMANTIC_DIR, printable_name
-from ..vault.notes import plural, slugify
+from ..vault.naming import plural, slugify
 from ..vault.scopes import OWNER
 from ..vault.tombstones import Tombstones
 from ..vault.tombstones import load as load_tombstones

@@ -22,6 +22,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import FileChangedError, ParseError, UnsafePathError
+from ..vault.aliases import parse_aliases
+from ..vault.episodes import parse_episode
+from ..vault.facts import parse_facts
 from ..vault.files import (
     ARCHIVE_DIR,
     EPISODES_DIR,
@@ -40,7 +43,7 @@ from ..vault.files import (
     safe_relpath,
     scan,
 )
-from ..vault.notes import parse_aliases, parse_episode, parse_facts, parse_log
+from ..vault.logformat import parse_log
 from .reads import FileState
 from .store import Index
 

@@ -16,7 +16,10 @@ from contextlib import contextmanager
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..vault.notes import Episode, Fact, detail_passages, episode_fingerprint, shape_tokens, utc_iso
+from ..vault.episodes import Episode, detail_passages, episode_fingerprint
+from ..vault.facts import Fact
+from ..vault.timestamps import utc_iso
+from ..vault.values import shape_tokens
 from .embeddings import embedding_text, text_hash
 from .schema import FTS_COLUMNS, IndexDatabase
 

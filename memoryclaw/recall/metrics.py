@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 from ..errors import InvalidInputError, LockTimeoutError
 from ..vault.files import STATE_DIR, ensure_dir, file_lock, open_private
 from ..vault.inputs import read_state_json
-from ..vault.notes import plural
+from ..vault.naming import plural
 from .usage import RECALL_LOCK_SECONDS, note_recalled_locked
 
 if TYPE_CHECKING:

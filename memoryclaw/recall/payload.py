@@ -44,8 +44,8 @@ from datetime import date
 from typing import Any
 
 from ..vault.dates import human_annotations, human_date
-from ..vault.notes import value_key, value_kind
 from ..vault.recalled import CLOSE, FRAME, OPEN
+from ..vault.values import value_key, value_kind
 from ..vault.words import extract_keywords
 from .retrieval import EpisodeResult, FactResult, PassageHit, SearchResult
 

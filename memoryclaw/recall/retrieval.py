@@ -5,7 +5,7 @@
 2. Episodes: FTS5 BM25 with tags weighted above entities, summary and details, plus a bonus
    per keyword that equals a tag exactly; ties go to the newer episode, then the smaller id.
 3. Facts about the entities the query names, or whose value it names, each with its age in
-   days; a fact's field, and the kinds of value it holds (``notes.shape_tokens``: "number"
+   days; a fact's field, and the kinds of value it holds (``values.shape_tokens``: "number"
    finds a phone number), are searched too.
 4. With a vector fallback, fewer than ``min_primary_results`` keyword hits (for a query with
    at least one keyword) add the nearest episodes by embedding, blended ``primary_first``
@@ -44,8 +44,9 @@ from ..index.fulltext import Visible
 from ..index.store import Index
 from ..vault.config import RecencySettings
 from ..vault.files import is_archived
-from ..vault.notes import parse_timestamp, shape_terms, value_key
 from ..vault.scopes import OWNER, Policy, RecallContext
+from ..vault.timestamps import parse_timestamp
+from ..vault.values import shape_terms, value_key
 from ..vault.words import extract_keywords
 from .origins import UNTRUSTED, episode_origin, fact_origin, line_origin
 from .recency import Recency, effective_weight
@@ -83,7 +84,7 @@ REPLY_SHARE = 0.3
 NEIGHBOUR_SHARE = 0.3
 SPEAKER_BOOST = 0.5  # 0.3-1.0 help a little; more buries what others said
 # The boost for a line that holds the kind of value the query asks for (a phone number for
-# "what's her number?", notes.shape_tokens): it answers, where a line that repeats the
+# "what's her number?", values.shape_tokens): it answers, where a line that repeats the
 # question only asks.
 ANSWER_BOOST = 0.5
 PASSAGE_EPISODES = 5
@@ -151,7 +152,7 @@ class QueryPlan:
 
 def plan_query(query: str, index: Index) -> QueryPlan:
     """Extract keywords and expand them with alias groups (single words and adjacent pairs)
-    and with the token of the kind of value a keyword names (``notes.shape_terms``), from
+    and with the token of the kind of value a keyword names (``values.shape_terms``), from
     the query's head only and at most :data:`MAX_QUERY_TERMS` of them."""
     head = query_head(query)
     keywords = extract_keywords(head)

@@ -17,7 +17,7 @@ from pathlib import Path
 
 from ..vault.files import STATE_DIR, atomic_write, file_lock
 from ..vault.inputs import read_state_json
-from ..vault.notes import parse_timestamp, utc_iso
+from ..vault.timestamps import parse_timestamp, utc_iso
 
 RECALL_FILE = f"{STATE_DIR}/recall.json"
 # A retrieve waits at most this long to note its recalls: the hook must stay fast, and a

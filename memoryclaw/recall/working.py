@@ -42,7 +42,7 @@ from typing import Any
 
 from ..errors import MemoryclawError
 from ..vault.config import WorkingMemorySettings
-from ..vault.notes import Turn
+from ..vault.logformat import Turn
 from ..vault.recalled import strip_recalled
 from ..vault.skillfiles import skill_steps
 from .payload import RetrievePayload, estimate_tokens, shorten

@@ -42,8 +42,9 @@ from ..errors import ConfigError, DaemonRunningError, MemoryclawError
 from ..index.update import SyncReport
 from ..vault.config import Settings
 from ..vault.files import STATE_DIR, ensure_dir, open_private
-from ..vault.notes import plural
-from ..vault.rawlogs import now_utc, unprocessed_logs
+from ..vault.naming import plural
+from ..vault.rawlogs import unprocessed_logs
+from ..vault.timestamps import now_utc
 from .watcher import CHECK, REINDEX, Debouncer, event_handler
 
 if TYPE_CHECKING:

@@ -34,9 +34,10 @@ from ..recall import metrics as recall_metrics
 from ..recall.retrieval import check_query
 from ..recall.working import WorkingMemories, with_session
 from ..vault.inputs import MAX_REQUEST_BYTES, bounded_lines, parse_json_line, text_problem
-from ..vault.notes import Turn
-from ..vault.rawlogs import LoggedTurn, now_utc, session_turns
+from ..vault.logformat import Turn
+from ..vault.rawlogs import LoggedTurn, session_turns
 from ..vault.scopes import RecallContext
+from ..vault.timestamps import now_utc
 
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
     -32700,

@@ -26,6 +26,7 @@ from typing import Any
 
 from ..errors import MemoryclawError
 from ..index.store import Index
+from ..vault.facts import TRAILING_COMMENT_RE, parse_facts, parse_provenance
 from ..vault.files import (
     EPISODES_DIR,
     LOGS_DIR,
@@ -43,13 +44,8 @@ from ..vault.files import (
     resolve_inside,
     sweep_temp_files,
 )
-from ..vault.notes import (
-    TRAILING_COMMENT_RE,
-    parse_facts,
-    parse_log,
-    parse_provenance,
-    split_frontmatter,
-)
+from ..vault.frontmatter import split_frontmatter
+from ..vault.logformat import parse_log
 from ..vault.pending import pending_facts
 from ..vault.scrub import FORGOTTEN, Edit, Matcher, kind_of, scrub
 from ..vault.tombstones import (

@@ -30,7 +30,7 @@ from typing import Any
 
 from ..errors import ExternalToolError, MemoryclawError
 from ..vault.files import STATE_DIR, atomic_write, ensure_dir, resolve_inside, safe_relpath
-from ..vault.notes import plural
+from ..vault.naming import plural
 from ..vault.scrub import Matcher, kind_of, scrub
 from ..vault.tombstones import TOMBSTONE_DIR, load
 from .git import network_git, run_git

@@ -28,6 +28,7 @@ from typing import Any
 from ..errors import ExternalToolError, SyncError
 from ..vault.config import CONFIG_FILE, Settings, file_settings, held_config, hold_changes
 from ..vault.device import device_id
+from ..vault.facts import parse_facts
 from ..vault.files import (
     CONSOLIDATE_LOCK,
     PENDING_FILE,
@@ -38,8 +39,8 @@ from ..vault.files import (
     ensure_dir,
     file_lock,
 )
-from ..vault.notes import parse_facts, value_key
 from ..vault.pending import MANY_VALUED, append_line
+from ..vault.values import value_key
 from .git import network_git, run_git
 from .history import (
     AUTHOR,

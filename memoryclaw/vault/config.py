@@ -25,7 +25,7 @@ import yaml
 
 from ..errors import ConfigError, ParseError
 from .files import STATE_DIR, atomic_write
-from .notes import load_yaml
+from .safeyaml import load_yaml
 
 _log = logging.getLogger("memoryclaw.config")
 

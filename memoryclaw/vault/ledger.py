@@ -20,8 +20,9 @@ import yaml
 
 from ..errors import ParseError
 from .files import LOGS_DIR, atomic_write, file_lock, read_text, resolve_inside
-from .notes import RawLog, utc_iso
+from .logformat import RawLog
 from .scopes import parse_session_key
+from .timestamps import utc_iso
 
 LEDGER_FILE = f"{LOGS_DIR}/imported.yaml"
 LEDGER_HEADER = (

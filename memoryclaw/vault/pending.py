@@ -15,8 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from .facts import parse_facts
 from .files import PENDING_FILE, atomic_write, read_text, resolve_inside
-from .notes import parse_facts, short_hash
+from .naming import short_hash
 
 # Fields a person has many values of at once: a new value is one more fact, not a conflict.
 MANY_VALUED = frozenset(

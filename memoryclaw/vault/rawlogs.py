@@ -14,11 +14,11 @@ import os
 from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass, replace
-from datetime import datetime, timedelta, timezone
+from datetime import datetime, timedelta
 from pathlib import Path
 from typing import Any
 
-from ..errors import InvalidInputError, ParseError, UnsafePathError
+from ..errors import ParseError, UnsafePathError
 from .config import Settings
 from .device import log_device
 from .files import (
@@ -34,9 +34,7 @@ from .files import (
     resolve_inside,
     unique_path,
 )
-from .inputs import require_label, require_text
-from .notes import (
-    ROLE_RE,
+from .logformat import (
     RawLog,
     Turn,
     append_turn_text,
@@ -44,50 +42,22 @@ from .notes import (
     log_outline,
     parse_log,
     replace_log_meta,
-    short_hash,
-    slugify,
-    utc_iso,
 )
+from .naming import short_hash, slugify
+from .newturns import NewTurn, validate_turn
 from .recalled import RECALL_TOOLS, RECALLED_RESULT, strip_recalled, unwrapped_tool
-from .scopes import (
-    check_kind,
-    conversation_scope,
-    parse_session_key,
-    session_kind,
-    session_problem,
-    speaker_role,
-)
+from .scopes import conversation_scope, parse_session_key, session_kind, speaker_role
 from .scrub import FORGOTTEN, forgotten_turn
+from .timestamps import utc_iso
 from .tombstones import Tombstones
 from .tombstones import load as load_tombstones
 
-MAX_TURN_CHARS = 1_000_000
-# A turn from before this or from the future is a broken clock or input: accepted, it would
-# sort wrongly and keep its session's log from ever going idle (and being consolidated).
-EARLIEST_TURN = datetime(1970, 1, 1, tzinfo=timezone.utc)
-MAX_CLOCK_SKEW = timedelta(days=1)  # the message says "a day"
 # A log stays under the read limit (MAX_FILE_BYTES), so it can always be consolidated: a
 # session whose log would pass LOG_PART_CHARS (at most 4 bytes each) goes on in a new part,
 # and a turn is clipped, with a marker, to MAX_TURN_BYTES.
 LOG_PART_CHARS = MAX_FILE_BYTES // 8
 MAX_TURN_BYTES = MAX_FILE_BYTES // 4
 DEFAULT_CHANNEL = "cli"
-
-
-@dataclass(frozen=True)
-class NewTurn:
-    """A turn to be logged, as a hook or ``ingest`` hands it over."""
-
-    session: str
-    role: str
-    content: str
-    timestamp: datetime
-    name: str | None = None
-    channel: str | None = None
-    tool: str | None = None
-    agent: str | None = None
-    kind: str | None = None  # direct | group | thread | cron; None: read from the session key
-    sender: str | None = None  # who wrote a user turn (a sender id), when the caller knows
 
 
 @dataclass(frozen=True)
@@ -104,50 +74,6 @@ class LoggedTurn:
     previous_size: int | None = None
     agent: str | None = None  # the log's agent and scope, as its frontmatter has them
     scope: str | None = None
-
-
-def validate_turn(turn: NewTurn, *, source: str | None = None, line: int | None = None) -> None:
-    """Raise :class:`InvalidInputError` for a turn that must not be written."""
-    for field in ("session", "role", "content", "name", "channel", "tool", "agent", "sender"):
-        value = getattr(turn, field)
-        if value is not None:
-            require_text(field, value, source=source, line=line)
-    now, stamp = now_utc(), utc_iso(turn.timestamp)
-    if turn.timestamp < EARLIEST_TURN:
-        problem: str | None = f"{stamp} is before {EARLIEST_TURN.year}"
-    elif turn.timestamp > now + MAX_CLOCK_SKEW:
-        problem = f"{stamp} is more than a day ahead of this machine's clock ({utc_iso(now)})"
-    else:
-        problem = None
-    if problem is not None:
-        raise InvalidInputError("timestamp", problem, source=source, line=line)
-    if not turn.session.strip() or "\n" in turn.session:
-        raise InvalidInputError(
-            "session", "must be a non-empty single line", source=source, line=line
-        )
-    # ids name a file, a heading, a frontmatter value and a provenance comment: one line each
-    for field in ("agent", "channel", "sender"):  # a name or tool is flattened when written
-        value = getattr(turn, field)
-        if value is not None:
-            require_label(field, value, source=source, line=line)
-    problem = session_problem(turn.session)
-    if problem is not None:
-        raise InvalidInputError("session", problem, source=source, line=line)
-    if not ROLE_RE.match(turn.role):
-        raise InvalidInputError(
-            "role",
-            f"{turn.role!r} is not a role (lowercase letters and _, e.g. user, assistant)",
-            source=source,
-            line=line,
-        )
-    check_kind(turn.kind, source=source, line=line)
-    if len(turn.content) > MAX_TURN_CHARS:
-        raise InvalidInputError(
-            "content",
-            f"{len(turn.content)} characters, over the {MAX_TURN_CHARS} limit of one turn",
-            source=source,
-            line=line,
-        )
 
 
 def _redact(text: str, previous: Sequence[str] = ()) -> str:
@@ -544,8 +470,3 @@ def is_open_log(root: Path, rel: str) -> bool:
     except (ParseError, UnsafePathError, OSError):
         return False
     return not meta.get("processed") and not meta.get("closed")
-
-
-def now_utc() -> datetime:
-    """The current time, UTC, whole seconds."""
-    return datetime.now(timezone.utc).replace(microsecond=0)

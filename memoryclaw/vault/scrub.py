@@ -17,20 +17,12 @@ from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from ..errors import MemoryclawError
+from .episodes import detail_passages, episode_id_for_path
+from .facts import TRAILING_COMMENT_RE, parse_facts, table_cells
 from .files import EPISODES_DIR, LOGS_DIR, SEMANTIC_DIR, SKILLS_DIR, active_path
-from .notes import (
-    TRAILING_COMMENT_RE,
-    detail_passages,
-    dump_log,
-    episode_id_for_path,
-    join_frontmatter,
-    parse_facts,
-    parse_log,
-    short_hash,
-    slugify,
-    split_frontmatter,
-    table_cells,
-)
+from .frontmatter import join_frontmatter, split_frontmatter
+from .logformat import dump_log, parse_log
+from .naming import short_hash, slugify
 from .tombstones import words
 
 FORGOTTEN = "[forgotten]"

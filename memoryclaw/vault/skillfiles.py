@@ -20,7 +20,8 @@ from typing import Any
 
 from ..errors import ParseError, UnsafePathError
 from .files import SKILLS_DIR, read_text
-from .notes import load_yaml, split_frontmatter
+from .frontmatter import split_frontmatter
+from .safeyaml import load_yaml
 
 _UNREADABLE = (ParseError, UnsafePathError)  # a broken file, or a link out of the vault
 STATUSES = ("draft", "approved", "rejected")

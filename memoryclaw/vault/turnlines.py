@@ -18,7 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime, timezone
 
 from .dates import resolve_relative_dates
-from .notes import TURN_MARK, RawLog, Turn, clean_label
+from .episodes import TURN_MARK
+from .logformat import RawLog, Turn, clean_label
 from .redact import redact
 from .words import SMALL_TALK, extract_keywords, sentences, without_stock_phrases
 

@@ -11,7 +11,7 @@ import pytest
 
 from memoryclaw import InvalidInputError, NotFoundError, RecallContext, Vault, VaultNotFoundError
 from memoryclaw.vault.config import CONFIG_FILE
-from memoryclaw.vault.notes import episode_handle
+from memoryclaw.vault.episodes import episode_handle
 
 from ..conftest import NOW
 

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 
 from memoryclaw import Vault
-from memoryclaw.vault.notes import parse_log
+from memoryclaw.vault.logformat import parse_log
 
 WRITERS = 2
 SESSIONS = 6

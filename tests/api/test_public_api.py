@@ -103,8 +103,22 @@ def test_no_ui_imports_below_the_cli(path: Path) -> None:
     assert ".cli" not in imported, f"{path.name} imports the CLI"
 
 
-def test_notes_module_does_no_io() -> None:
-    imported = _imported_modules(PACKAGE / "vault" / "notes.py")
+FORMAT_MODULES = (
+    "safeyaml",
+    "frontmatter",
+    "timestamps",
+    "naming",
+    "values",
+    "episodes",
+    "facts",
+    "aliases",
+    "logformat",
+)
+
+
+@pytest.mark.parametrize("module", FORMAT_MODULES, ids=FORMAT_MODULES)
+def test_file_format_modules_do_no_io(module: str) -> None:
+    imported = _imported_modules(PACKAGE / "vault" / f"{module}.py")
     assert not imported & {"os", "pathlib", "shutil", "sqlite3", "sqlite_utils", "subprocess"}
 
 

@@ -18,7 +18,7 @@ import pytest
 from click.testing import CliRunner
 
 from memoryclaw.cli import cli
-from memoryclaw.vault.notes import plural
+from memoryclaw.vault.naming import plural
 
 JOHN_ID = "ep-20250408-143210-email-john"
 JOHN = "episodes/2025-04-08_14-32-10_email-john.md"

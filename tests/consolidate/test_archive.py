@@ -24,7 +24,7 @@ from memoryclaw import ArchiveConflictError, NotFoundError, Vault
 from memoryclaw.recall.usage import RECALL_FILE, RecallLog, load_recalls, save_recalls
 from memoryclaw.serve.daemon import Daemon
 from memoryclaw.serve.stdio import StdioServer
-from memoryclaw.vault.notes import parse_episode
+from memoryclaw.vault.episodes import parse_episode
 
 from ..conftest import child_limits, run_bounded
 from ..line_client import line_client

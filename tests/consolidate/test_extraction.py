@@ -11,7 +11,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryclaw.consolidate.summarize import summarize_log
-from memoryclaw.vault.notes import RawLog, Turn
+from memoryclaw.vault.logformat import RawLog, Turn
 from memoryclaw.vault.words import sentences
 from tests.consolidate.test_summarize import SECRET, UTC, make_log
 

@@ -25,7 +25,8 @@ from memoryclaw import Vault
 from memoryclaw.consolidate.llm import ollama_summarizer, summarizer_for
 from memoryclaw.consolidate.summarize import EpisodeDraft, summarize_log
 from memoryclaw.vault.config import LlmSettings, Settings
-from memoryclaw.vault.notes import RawLog, Turn, parse_episode
+from memoryclaw.vault.episodes import parse_episode
+from memoryclaw.vault.logformat import RawLog, Turn
 
 from ..conftest import NOW
 

@@ -16,7 +16,8 @@ import pytest
 from memoryclaw import Vault
 from memoryclaw.consolidate.extraction import FactDraft
 from memoryclaw.consolidate.summarize import EpisodeDraft
-from memoryclaw.vault.notes import RawLog, parse_episode, parse_log
+from memoryclaw.vault.episodes import parse_episode
+from memoryclaw.vault.logformat import RawLog, parse_log
 from memoryclaw.vault.rawlogs import unprocessed_logs
 
 from ..conftest import NOW, run_bounded
@@ -636,7 +637,7 @@ def test_a_log_written_with_an_overlong_session_key_is_still_consolidated(
 ) -> None:
     """Logging now refuses session keys over 400 characters; a log an earlier version wrote
     with one is consolidated like any other, never silently left behind."""
-    from memoryclaw.vault.notes import Turn, dump_log
+    from memoryclaw.vault.logformat import Turn, dump_log
 
     key = "agent:main:telegram:direct:" + "x" * 450
     meta = {"id": "log-long", "timestamp": "2026-01-01T10:00:00Z", "channel": "telegram"}

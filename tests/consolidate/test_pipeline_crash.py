@@ -21,7 +21,8 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 from memoryclaw import Vault
-from memoryclaw.vault.notes import parse_episode, parse_log
+from memoryclaw.vault.episodes import parse_episode
+from memoryclaw.vault.logformat import parse_log
 from memoryclaw.vault.rawlogs import unprocessed_logs
 
 from ..conftest import child_limits, run_bounded

@@ -24,7 +24,7 @@ from memoryclaw.consolidate.skills import (
     suggest_skills,
     tool_sequences,
 )
-from memoryclaw.vault.notes import Turn, dump_log, parse_log
+from memoryclaw.vault.logformat import Turn, dump_log, parse_log
 
 EMAIL = ("lookup_contact", "draft_email", "send_email")
 NAME = "lookup-contact-draft-email-send-email"

@@ -16,7 +16,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw.consolidate.summarize import EpisodeDraft, summarize_log
-from memoryclaw.vault.notes import RawLog, Turn, parse_log
+from memoryclaw.vault.logformat import RawLog, Turn, parse_log
 from memoryclaw.vault.words import SMALL_TALK, extract_keywords
 
 UTC = timezone.utc

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from memoryclaw import InvalidInputError, NotFoundError, Vault
 from memoryclaw.serve.stdio import StdioServer
-from memoryclaw.vault.notes import (
+from memoryclaw.vault.facts import (
     format_fact_line,
     format_provenance,
     mark_superseded,

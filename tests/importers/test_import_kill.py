@@ -12,7 +12,7 @@ import time
 from collections import Counter
 from pathlib import Path
 
-from memoryclaw.vault.notes import parse_episode
+from memoryclaw.vault.episodes import parse_episode
 from tests.cli.test_cli import clean_env
 
 NOTES_A_ROUND = 25

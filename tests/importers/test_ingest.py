@@ -19,7 +19,7 @@ import pytest
 
 from memoryclaw import Vault
 from memoryclaw.importers import ingest as ingest_module
-from memoryclaw.vault.notes import parse_log
+from memoryclaw.vault.logformat import parse_log
 from tests.cli.test_cli import clean_env
 
 START = datetime(2025, 3, 1, tzinfo=timezone.utc)

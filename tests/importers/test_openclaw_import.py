@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from memoryclaw.importers.transcripts import turn_identity
-from memoryclaw.vault.notes import parse_log
+from memoryclaw.vault.logformat import parse_log
 from tests.serve.test_openclaw_plugin import REPLY, OpenClaw
 
 from ..loopback_model import LoopbackModel

@@ -20,7 +20,8 @@ from hypothesis import strategies as st
 from memoryclaw import ParseError, RecallContext, Vault
 from memoryclaw.importers.transcripts import logged_positions, turn_identity
 from memoryclaw.vault.ledger import LEDGER_FILE
-from memoryclaw.vault.notes import parse_log, utc_iso
+from memoryclaw.vault.logformat import parse_log
+from memoryclaw.vault.timestamps import utc_iso
 
 from ..openclaw_state import T0, append_event, make_state, message
 

@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 
 from memoryclaw import InvalidInputError, RecallContext, Vault
 from memoryclaw.serve.openclaw import existing_memory_hint
-from memoryclaw.vault.notes import parse_facts
+from memoryclaw.vault.facts import parse_facts
 from memoryclaw.vault.rawlogs import unprocessed_logs
 from tests.cli.test_cli import clean_env, snapshot
 

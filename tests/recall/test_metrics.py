@@ -20,7 +20,7 @@ from memoryclaw import ConfigError, InvalidInputError, Vault
 from memoryclaw.recall.metrics import METRICS_FILE, DayCounts, load_days, record
 from memoryclaw.recall.payload import RetrievePayload
 from memoryclaw.serve.stdio import BAD_PARAMS, StdioServer
-from memoryclaw.vault.notes import Turn, dump_log
+from memoryclaw.vault.logformat import Turn, dump_log
 
 from ..conftest import NOW
 

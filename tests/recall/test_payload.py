@@ -31,7 +31,7 @@ from memoryclaw.recall.payload import (
     render_payload,
 )
 from memoryclaw.recall.retrieval import PassageHit
-from memoryclaw.vault.notes import episode_handle, is_episode_handle
+from memoryclaw.vault.episodes import episode_handle, is_episode_handle
 from memoryclaw.vault.recalled import CLOSE, FRAME, OPEN
 
 from ..conftest import NOW, SAMPLE_VAULT

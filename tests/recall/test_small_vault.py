@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.vault.notes import shape_terms, shape_tokens
+from memoryclaw.vault.values import shape_terms, shape_tokens
 
 from ..conftest import NOW
 

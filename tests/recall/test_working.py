@@ -22,7 +22,7 @@ from memoryclaw.recall.working import (
     with_session,
 )
 from memoryclaw.vault.config import WorkingMemorySettings
-from memoryclaw.vault.notes import Turn
+from memoryclaw.vault.logformat import Turn
 from memoryclaw.vault.rawlogs import session_turns
 from memoryclaw.vault.skillfiles import skill_steps
 

@@ -27,7 +27,8 @@ from memoryclaw.serve.stdio import (
     StdioServer,
 )
 from memoryclaw.vault.inputs import MAX_REQUEST_BYTES
-from memoryclaw.vault.rawlogs import MAX_TURN_CHARS, unprocessed_logs
+from memoryclaw.vault.newturns import MAX_TURN_CHARS
+from memoryclaw.vault.rawlogs import unprocessed_logs
 from tests.vault.test_rawlogs import REAL, recalled_block, vault_text
 
 from ..line_client import limit_memory, line_client

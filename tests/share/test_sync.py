@@ -22,7 +22,9 @@ import pytest
 from memoryclaw import InvalidInputError, SyncError, Vault
 from memoryclaw.serve.stdio import StdioServer
 from memoryclaw.share.sync import SYNC_MARK
-from memoryclaw.vault.notes import parse_episode, parse_facts, parse_log
+from memoryclaw.vault.episodes import parse_episode
+from memoryclaw.vault.facts import parse_facts
+from memoryclaw.vault.logformat import parse_log
 
 FIRST = datetime(2025, 3, 1, 9, 0, tzinfo=timezone.utc)
 PEOPLE = ["Maya", "Tomas", "Ines", "Kofi", "Lena"]

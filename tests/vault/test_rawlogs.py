@@ -15,15 +15,11 @@ import pytest
 
 from memoryclaw import InvalidInputError, Vault
 from memoryclaw.vault.config import Settings, settings_from_mapping
-from memoryclaw.vault.notes import parse_log
-from memoryclaw.vault.rawlogs import (
-    MAX_TURN_CHARS,
-    NewTurn,
-    append_turns,
-    now_utc,
-    unprocessed_logs,
-)
+from memoryclaw.vault.logformat import parse_log
+from memoryclaw.vault.newturns import MAX_TURN_CHARS, NewTurn
+from memoryclaw.vault.rawlogs import append_turns, unprocessed_logs
 from memoryclaw.vault.recalled import CLOSE, FRAME, OPEN, strip_recalled
+from memoryclaw.vault.timestamps import now_utc
 from tests.cli.test_cli import run
 
 from ..conftest import NOW, run_bounded

@@ -1,0 +1,149 @@
+"""The values memories hold: what kind a value plainly is (email, url, date, phone), when two
+values are the same (:func:`value_key`), and the shape tokens that let a query for "her
+number" find the line that holds one.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+
+EMAIL_RE = re.compile(r"^[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}$")
+URL_RE = re.compile(r"^https?://\S+$")
+PHONE_RE = re.compile(r"^\+?[\d\s().-]{7,20}$")
+DATE_RE = re.compile(r"^\d{4}-\d{2}-\d{2}$")
+
+
+# Punctuation that carries meaning in a value ("C#", "50%", "R&D") is kept; any other
+# punctuation only separates words, as whitespace does.
+_KEPT_PUNCTUATION = frozenset("#%&")
+
+
+def _separator(char: str) -> bool:
+    return char.isspace() or (
+        unicodedata.category(char).startswith("P") and char not in _KEPT_PUNCTUATION
+    )
+
+
+def normalise_value(text: str) -> str:
+    """A value as compared for duplicates: case folded (NFKC), and every run of whitespace
+    and separating punctuation one space, none at either end.
+
+    ``Dr. Lena  Hoffman`` and ``dr lena hoffman``, ``+44 7700-900214`` and ``+44 7700 900214``
+    are the same value; ``C#`` and ``C``, ``50%`` and ``50`` are not.
+    """
+    folded = unicodedata.normalize("NFKC", text).casefold()
+    # ASCII by table, the rest character by character: episode fingerprints run this over
+    # every detail line a consolidation writes.
+    spaced = _NON_ASCII_RE.sub(_spaced, folded.translate(_ASCII_SEPARATORS))
+    return " ".join(spaced.split())
+
+
+_ASCII_SEPARATORS = {code: " " for code in range(128) if _separator(chr(code))}
+_NON_ASCII_RE = re.compile(r"[^\x00-\x7f]")
+
+
+def _spaced(match: re.Match[str]) -> str:
+    char = match.group()
+    return " " if _separator(char) else char
+
+
+def value_key(text: str) -> str:
+    """What two values of one fact must share to be the same value (a near-duplicate).
+
+    Addresses (email, url) compare whole, up to case and trailing sentence punctuation, since
+    ``j.smith@x.com`` and ``j-smith@x.com`` are different people; phone numbers by their
+    digits (and a leading ``+``); anything else by :func:`normalise_value`.
+    """
+    trimmed = unicodedata.normalize("NFKC", text).strip().rstrip(".,;:!?").strip()
+    kind = value_kind(trimmed)
+    if kind in {"email", "url"}:
+        return f"{kind}:{trimmed.casefold()}"
+    if kind == "phone":
+        return "phone:" + ("+" if trimmed.startswith("+") else "") + re.sub(r"\D", "", trimmed)
+    return normalise_value(text)
+
+
+def value_kind(value: str) -> str | None:
+    """``email``, ``url``, ``date`` or ``phone`` when the value plainly is one, else None."""
+    text = value.strip()
+    if EMAIL_RE.match(text):
+        return "email"
+    if URL_RE.match(text):
+        return "url"
+    if DATE_RE.match(text):
+        return "date"
+    if PHONE_RE.match(text) and sum(ch.isdigit() for ch in text) >= 7:
+        return "phone"
+    return None
+
+
+# What a question calls a kind of value a text holds without naming it: "what's my dentist's
+# number?" asks for the phone number on the line "- Dentist: Dr. Lena Hoffman, 020 7946 0321".
+# The index stores a token per kind found (``shapephone``), never shown, and a query using
+# one of the kind's words searches for its token as well (shape_terms).
+_SHAPE_WORDS = {
+    "phone": "phone number call telephone mobile tel",
+    "email": "email mail",
+    "url": "website site link url web homepage",
+    "date": "date birthday born birth",
+    "address": "address live lives street postcode",
+}
+SHAPE_PREFIX = "shape"
+_MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # Sept.
+_SHAPE_RES = {
+    "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+    "url": re.compile(r"\bhttps?://\S+|\bwww\.[\w-]+\.\S+", re.IGNORECASE),
+    # seven digits or more, in groups a phone number is written in
+    "phone": re.compile(r"(?<![\w-])\+?\(?\d(?:[\d().-]| (?=[\d(]))*\d(?![\w-])"),
+    "date": re.compile(
+        rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH} \d{{4}}\b"
+        rf"|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b",
+        re.IGNORECASE,
+    ),
+    # a house number and a street, or a UK postcode or a US state and ZIP
+    "address": re.compile(
+        r"\b\d+[a-z]? (?:[A-Z][\w'-]* ){1,3}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr"
+        r"|Boulevard|Blvd|Way|Place|Pl|Court|Ct|Square|Sq|Terrace|Close|Crescent|Grove"
+        r"|Gardens|Row|Hill|Park|Parade|Mews)\b"
+        r"|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b|\b[A-Z]{2} \d{5}(?:-\d{4})?\b"
+    ),
+}
+
+
+def shape_tokens(text: str, field: str = "") -> str:
+    """The tokens of the kinds of value in ``text`` (a phone number, an email, a URL, a date,
+    an address) or that its ``field`` names: ``"Dr. Lena Hoffman, 020 7946 0321"`` ->
+    ``"shapephone"``; "" when there is none."""
+    kinds = [kind for kind, words in _SHAPE_WORDS.items() if field in words.split()]
+    for kind, pattern in _SHAPE_RES.items():
+        if kind == "phone":
+            found = any(_is_phone(m.group(0)) for m in pattern.finditer(text))
+        else:
+            found = pattern.search(text) is not None
+        if found and kind not in kinds:
+            kinds.append(kind)
+    return " ".join(SHAPE_PREFIX + kind for kind in kinds)
+
+
+def shape_terms(keywords: Iterable[str]) -> dict[str, str]:
+    """The query's ``keywords`` that name a kind of value (a plural read as its singular),
+    each with that kind's token: ``["dentist", "number"]`` -> ``{"number": "shapephone"}``."""
+    out = {}
+    for keyword in keywords:
+        for kind, words in _SHAPE_WORDS.items():
+            if keyword in words.split() or keyword.removesuffix("s") in words.split():
+                out[keyword] = SHAPE_PREFIX + kind
+    return out
+
+
+def _is_phone(text: str) -> bool:
+    """Whether a run of digits reads as a phone number: 7 to 15 digits, not a date or time,
+    a range of years or an amount (without a leading ``+``, ``0`` or ``(`` it needs three
+    groups of digits)."""
+    digits = sum(ch.isdigit() for ch in text)
+    if not 7 <= digits <= 15 or DATE_RE.match(text.strip("()")) or "." in text:
+        return False
+    groups = [group for group in re.split(r"[\s().-]+", text) if group]
+    return text.startswith(("+", "0", "(")) or len(groups) >= 3
