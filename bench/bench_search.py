@@ -42,7 +42,7 @@ import yaml
 
 import memoryclaw
 from memoryclaw import RecallContext, Vault
-from memoryclaw.recall.retrieval import plan_query
+from memoryclaw.recall.plan import plan_query
 from memoryclaw.vault.notes import Episode, dump_episode, episode_filename, slugify
 
 BENCH_DIR = Path(__file__).resolve().parent

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .index.update import SyncReport
     from .recall.metrics import Metrics
     from .recall.payload import RetrievePayload
-    from .recall.retrieval import (
+    from .recall.results import (
         EpisodeResult,
         FactResult,
         SearchResult,
@@ -56,10 +56,10 @@ _HOMES = {
     "ConfigError": "errors",
     "EmbeddingError": "errors",
     "Episode": "vault.notes",
-    "EpisodeResult": "recall.retrieval",
+    "EpisodeResult": "recall.results",
     "ExternalToolError": "errors",
     "Fact": "vault.notes",
-    "FactResult": "recall.retrieval",
+    "FactResult": "recall.results",
     "ForgetReport": "api",
     "ImportReport": "importers.workspace",
     "IngestReport": "api",
@@ -77,7 +77,7 @@ _HOMES = {
     "RecallContext": "vault.scopes",
     "RemoteSyncReport": "share.sync",
     "RetrievePayload": "recall.payload",
-    "SearchResult": "recall.retrieval",
+    "SearchResult": "recall.results",
     "Settings": "vault.config",
     "SharedVault": "vault.config",
     "SyncError": "errors",
@@ -86,7 +86,7 @@ _HOMES = {
     "UnsafePathError": "errors",
     "Vault": "api",
     "VaultNotFoundError": "errors",
-    "Withheld": "recall.retrieval",
+    "Withheld": "recall.results",
     "WorkingMemories": "recall.working",
     "WorkingMemory": "recall.working",
     "extract_keywords": "vault.words",

@@ -1,6 +1,6 @@
 """The hook payload: what recall puts in front of the model, within ``budgetTokens``.
 
-Built from a :class:`~memoryclaw.recall.retrieval.SearchResult`, in this order of claim on the
+Built from a :class:`~memoryclaw.recall.results.SearchResult`, in this order of claim on the
 budget:
 
 1. facts that match the query beyond naming their entity ("John's email?" shows John's email,
@@ -47,7 +47,7 @@ from ..vault.dates import human_annotations, human_date
 from ..vault.notes import value_key, value_kind
 from ..vault.recalled import CLOSE, FRAME, OPEN
 from ..vault.words import extract_keywords
-from .retrieval import EpisodeResult, FactResult, PassageHit, SearchResult
+from .results import EpisodeResult, FactResult, PassageHit, SearchResult
 
 CHARS_PER_TOKEN = 4
 _FACTS_LABEL, _RECENT_LABEL = "Facts (age):", "Recent turns (not yet consolidated):"
