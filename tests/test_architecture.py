@@ -46,8 +46,6 @@ KNOWN_LONG: set[str] = {
     "consolidate.pipeline",
     "importers.workspace",
     "index.store",
-    "recall.payload",
-    "recall.retrieval",
     "serve.daemon",
     "share.incoming",
     "share.sync",

@@ -45,7 +45,8 @@ from ..vault.config import WorkingMemorySettings
 from ..vault.notes import Turn
 from ..vault.recalled import strip_recalled
 from ..vault.skillfiles import skill_steps
-from .payload import RetrievePayload, estimate_tokens, shorten
+from .lines import shorten
+from .payload import RetrievePayload, estimate_tokens
 from .results import FactResult
 
 GOAL_CHARS = 400  # a pasted document is not a goal: its start says what is asked

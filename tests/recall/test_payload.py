@@ -22,10 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import NotFoundError, Vault
+from memoryclaw.recall.lines import _clean
 from memoryclaw.recall.payload import (
     _FACTS_LABEL,
     _RECENT_LABEL,
-    _clean,
     _taking_turns,
     estimate_tokens,
     render_payload,
