@@ -42,7 +42,7 @@ import yaml
 
 import memoryclaw
 from memoryclaw import RecallContext, Vault
-from memoryclaw.recall.retrieval import plan_query
+from memoryclaw.recall.plan import plan_query
 from memoryclaw.vault.episodes import Episode, dump_episode, episode_filename
 from memoryclaw.vault.naming import slugify
 

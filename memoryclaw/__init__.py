@@ -33,7 +33,7 @@ if TYPE_CHECKING:
     from .index.update import SyncReport
     from .recall.metrics import Metrics
     from .recall.payload import RetrievePayload
-    from .recall.retrieval import (
+    from .recall.results import (
         EpisodeResult,
         FactResult,
         SearchResult,
@@ -58,10 +58,10 @@ _HOMES = {
     "ConfigError": "errors",
     "EmbeddingError": "errors",
     "Episode": "vault.episodes",
-    "EpisodeResult": "recall.retrieval",
+    "EpisodeResult": "recall.results",
     "ExternalToolError": "errors",
     "Fact": "vault.facts",
-    "FactResult": "recall.retrieval",
+    "FactResult": "recall.results",
     "ForgetReport": "api",
     "ImportReport": "importers.workspace",
     "IngestReport": "api",
@@ -79,7 +79,7 @@ _HOMES = {
     "RecallContext": "vault.scopes",
     "RemoteSyncReport": "share.sync",
     "RetrievePayload": "recall.payload",
-    "SearchResult": "recall.retrieval",
+    "SearchResult": "recall.results",
     "Settings": "vault.config",
     "SharedVault": "vault.config",
     "SyncError": "errors",
@@ -88,7 +88,7 @@ _HOMES = {
     "UnsafePathError": "errors",
     "Vault": "api",
     "VaultNotFoundError": "errors",
-    "Withheld": "recall.retrieval",
+    "Withheld": "recall.results",
     "WorkingMemories": "recall.working",
     "WorkingMemory": "recall.working",
     "extract_keywords": "vault.words",

@@ -34,14 +34,10 @@ from .index.store import Index
 from .index.update import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
 from .index.vectors import VectorHit, nearest, update_vectors
 from .recall import metrics as recall_metrics
+from .recall.explain import withheld_from
 from .recall.recency import effective_weight
-from .recall.retrieval import (
-    SearchResult,
-    VectorFallback,
-    passage_neighbours,
-    search,
-    withheld_from,
-)
+from .recall.results import SearchResult
+from .recall.retrieval import VectorFallback, passage_neighbours, search
 from .recall.usage import load_recalls, recalled_ids
 from .share.history import (
     Commit,

@@ -6,7 +6,8 @@ import sys
 
 import click
 
-from ..recall.retrieval import SearchResult, check_query
+from ..recall.plan import check_query
+from ..recall.results import SearchResult
 from ..vault.files import is_archived
 from ..vault.inputs import require_text
 from ._common import _as_text, _context, _context_options, _emit, _one_line, _vault

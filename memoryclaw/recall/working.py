@@ -45,8 +45,9 @@ from ..vault.config import WorkingMemorySettings
 from ..vault.logformat import Turn
 from ..vault.recalled import strip_recalled
 from ..vault.skillfiles import skill_steps
-from .payload import RetrievePayload, estimate_tokens, shorten
-from .retrieval import FactResult
+from .lines import shorten
+from .payload import RetrievePayload, estimate_tokens
+from .results import FactResult
 
 GOAL_CHARS = 400  # a pasted document is not a goal: its start says what is asked
 STEP_CHARS = 160

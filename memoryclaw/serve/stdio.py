@@ -31,7 +31,7 @@ from .. import __version__
 from ..api import Vault
 from ..errors import InvalidInputError, MemoryclawError, NotFoundError
 from ..recall import metrics as recall_metrics
-from ..recall.retrieval import check_query
+from ..recall.plan import check_query
 from ..recall.working import WorkingMemories, with_session
 from ..vault.inputs import MAX_REQUEST_BYTES, bounded_lines, parse_json_line, text_problem
 from ..vault.logformat import Turn

@@ -30,15 +30,8 @@ from typing import Any, TypeVar
 from ..errors import ConfigError, ReadOnlyVaultError
 from ..index.store import Index
 from ..index.update import SyncReport, is_stale, sync, sync_paths
-from ..recall.retrieval import (
-    EpisodeResult,
-    FactResult,
-    PassageHit,
-    SearchResult,
-    Withheld,
-    passage_neighbours,
-    search,
-)
+from ..recall.results import EpisodeResult, FactResult, PassageHit, SearchResult, Withheld
+from ..recall.retrieval import passage_neighbours, search
 from ..vault.config import RecencySettings, SharedVault
 from ..vault.files import STATE_DIR
 from ..vault.scopes import Policy

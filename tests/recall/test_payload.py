@@ -22,15 +22,15 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import NotFoundError, Vault
+from memoryclaw.recall.lines import _clean
 from memoryclaw.recall.payload import (
     _FACTS_LABEL,
     _RECENT_LABEL,
-    _clean,
     _taking_turns,
     estimate_tokens,
     render_payload,
 )
-from memoryclaw.recall.retrieval import PassageHit
+from memoryclaw.recall.results import PassageHit
 from memoryclaw.vault.episodes import episode_handle, is_episode_handle
 from memoryclaw.vault.recalled import CLOSE, FRAME, OPEN
 
@@ -488,7 +488,8 @@ def test_results_below_min_score_are_not_injected(
 
 
 def test_vector_hits_share_the_relevance_scale(tmp_path: Path) -> None:
-    from memoryclaw.recall.retrieval import EpisodeResult, _relevance
+    from memoryclaw.recall.rank import _relevance
+    from memoryclaw.recall.results import EpisodeResult
     from memoryclaw.vault.scopes import Policy, RecallContext
 
     everyone = Policy(RecallContext())

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from memoryclaw import Vault
 from memoryclaw.errors import InvalidInputError
 from memoryclaw.recall.payload import estimate_tokens, render_payload
-from memoryclaw.recall.retrieval import (
+from memoryclaw.recall.plan import (
     MAX_QUERY_BYTES,
     MAX_QUERY_TERMS,
     check_query,
@@ -191,8 +191,8 @@ def test_payload_budget_property(vault: Vault, budget: int, query: str) -> None:
 def test_common_terms_are_left_out_of_ranking_in_large_vaults(
     vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("memoryclaw.recall.retrieval.PRUNE_FROM_EPISODES", 10)
-    monkeypatch.setattr("memoryclaw.recall.retrieval.COMMON_SHARE", 0.2)
+    monkeypatch.setattr("memoryclaw.recall.plan.PRUNE_FROM_EPISODES", 10)
+    monkeypatch.setattr("memoryclaw.recall.plan.COMMON_SHARE", 0.2)
     result = vault.search("falcon lisbon", now=NOW, limit=10)
     assert result.plan.common == ("falcon",)
     assert result.as_dict()["common"] == ["falcon"]
@@ -203,8 +203,8 @@ def test_common_terms_are_left_out_of_ranking_in_large_vaults(
 def test_a_query_of_only_common_terms_keeps_them(
     vault: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr("memoryclaw.recall.retrieval.PRUNE_FROM_EPISODES", 10)
-    monkeypatch.setattr("memoryclaw.recall.retrieval.COMMON_SHARE", 0.2)
+    monkeypatch.setattr("memoryclaw.recall.plan.PRUNE_FROM_EPISODES", 10)
+    monkeypatch.setattr("memoryclaw.recall.plan.COMMON_SHARE", 0.2)
     result = vault.search("falcon", now=NOW)
     assert result.plan.common == () and len(result.results) == 5
 

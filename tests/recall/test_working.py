@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from memoryclaw import Vault
 from memoryclaw.errors import ParseError
-from memoryclaw.recall.retrieval import FactResult
+from memoryclaw.recall.results import FactResult
 from memoryclaw.recall.working import (
     MAX_OBSERVATIONS,
     WorkingMemories,

@@ -15,7 +15,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
-from memoryclaw.recall.retrieval import MAX_QUERY_BYTES
+from memoryclaw.recall.plan import MAX_QUERY_BYTES
 from memoryclaw.serve import stdio as server_module
 from memoryclaw.serve.stdio import (
     BAD_PARAMS,

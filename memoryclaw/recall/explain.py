@@ -1,0 +1,47 @@
+"""Why each result is there: the query's words it matched, and for a memory the recall rules
+kept out, the rule's reason."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from ..index.store import Index
+from ..vault.scopes import Policy
+from .plan import QueryPlan
+from .results import EpisodeResult, SearchResult, Withheld
+
+
+def _explain(index: Index, plan: QueryPlan, episodes: list[EpisodeResult]) -> list[EpisodeResult]:
+    """Fill in the keywords matched by the results that do not list any yet."""
+    unexplained = [e.id for e in episodes if not e.matched]
+    if not unexplained or not plan.phrases:
+        return episodes
+    rowid_of = index.episode_rowids(unexplained)
+    matched = index.terms_matching("episodes", list(rowid_of.values()), plan.phrases)
+    return [
+        e if e.matched else replace(e, matched=tuple(matched.get(rowid_of.get(e.id, -1), [])))
+        for e in episodes
+    ]
+
+
+def withheld_from(everything: SearchResult, policy: Policy) -> tuple[Withheld, ...]:
+    """What of an unrestricted search ``policy`` keeps out, each with the rule's reason."""
+    out: list[Withheld] = []
+    for e in everything.results:
+        admitted, reason = policy.admit(e.agent, e.scope)
+        if not admitted:
+            out.append(
+                Withheld("episode", e.id, e.path, e.summary, e.agent, e.scope, reason, e.vault)
+            )
+    for f in everything.facts:
+        admitted, reason = policy.admit(f.agent, f.scope)
+        if not admitted:
+            text = f.render()
+            out.append(Withheld("fact", f.id, f.path, text, f.agent, f.scope, reason, f.vault))
+    for p in everything.passages:
+        admitted, reason = policy.admit(p.agent, p.scope)
+        if not admitted:
+            ident = f"{p.episode_id}#{p.turn}" if p.turn is not None else p.episode_id
+            text = f"{p.speaker}: {p.text}" if p.speaker else p.text
+            out.append(Withheld("passage", ident, p.path, text, p.agent, p.scope, reason, p.vault))
+    return tuple(out)

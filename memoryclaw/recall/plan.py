@@ -1,0 +1,141 @@
+"""Query planning: what a query is searched with, its keywords, their synonyms and the
+FTS5 expressions, and which of its words are too common to rank episodes by.
+
+Keywords are lowercased, punctuation stripped, stopwords and 1-character words dropped;
+emails, URLs, dates, numbers and paths kept whole; alias groups expanded both ways.
+
+A query costs at most so much: only its first :data:`MAX_QUERY_BYTES` bytes are read for
+keywords, and only its first :data:`MAX_QUERY_TERMS` distinct keywords are searched with.  A
+plan that left something out says so (``query_truncated`` in ``search --json`` and in the
+``retrieve`` payload); ``search`` at the command line, over RPC and MCP refuses a query
+longer than :data:`MAX_QUERY_BYTES` instead (:func:`check_query`), while ``retrieve``, which a
+hook runs on whatever the user wrote, reads its head and never fails for its length.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from itertools import pairwise
+
+from ..errors import InvalidInputError
+from ..index.store import Index
+from ..vault.values import shape_terms
+from ..vault.words import extract_keywords
+
+# What one query may cost (see the module docstring): a long message's topic is in its first
+# few thousand words, and past these the planning and the FTS5 expression only grow.
+MAX_QUERY_BYTES = 16 * 1024
+MAX_QUERY_TERMS = 64
+PRUNE_FROM_EPISODES = 5_000
+COMMON_SHARE = 0.05
+_PHRASE_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+
+
+def check_query(query: str, *, source: str | None = None, line: int | None = None) -> None:
+    """Raise :class:`InvalidInputError` for a ``search`` query over :data:`MAX_QUERY_BYTES`
+    (naming the ``source`` file and ``line`` it was read from, when given)."""
+    size = len(query.encode("utf-8", "surrogatepass"))
+    if size > MAX_QUERY_BYTES:
+        limit = MAX_QUERY_BYTES
+        problem = f"{size} bytes, over the {limit}-byte limit of a search"
+        problem += f" (retrieve reads the first {limit} bytes of a longer message)"
+        raise InvalidInputError("query", problem, source=source, line=line)
+
+
+def query_head(query: str) -> str:
+    """The part of ``query`` read for keywords: its first :data:`MAX_QUERY_BYTES` bytes, cut
+    at a character (and at a space, when there is one, so no word is cut in half)."""
+    if len(query) * 4 <= MAX_QUERY_BYTES:  # cannot be over, whatever its characters
+        return query
+    data = query.encode("utf-8", "surrogatepass")
+    if len(data) <= MAX_QUERY_BYTES:
+        return query
+    head = data[:MAX_QUERY_BYTES].decode("utf-8", "ignore")
+    cut = head.rfind(" ")
+    return head[:cut] if cut > 0 else head
+
+
+def fts_phrase(term: str) -> str | None:
+    """An FTS5 phrase for a keyword (``john@example.com`` -> ``"john example com"``)."""
+    tokens = _PHRASE_TOKEN_RE.findall(term)
+    return '"' + " ".join(tokens) + '"' if tokens else None
+
+
+def _or_expression(terms: Sequence[str]) -> str | None:
+    phrases = sorted({p for p in (fts_phrase(t) for t in terms) if p})
+    return " OR ".join(phrases) if phrases else None
+
+
+@dataclass(frozen=True)
+class QueryPlan:
+    """What a query was turned into: keywords, their alias expansions and the FTS5 expression."""
+
+    query: str
+    keywords: tuple[str, ...]
+    expansions: Mapping[str, tuple[str, ...]]
+    terms: tuple[str, ...]  # keywords then synonyms, no duplicates
+    match: str | None  # every term: what facts are matched with
+    common: tuple[str, ...] = ()  # terms left out of episode ranking (see COMMON_SHARE)
+    episode_match: str | None = None  # the expression episodes are ranked with
+    truncated: bool = False  # the query was longer than what is read or searched with
+    shapes: Mapping[str, str] = field(default_factory=dict)  # keyword -> its kind's token
+
+    @property
+    def phrases(self) -> dict[str, str]:
+        """Each term that has one, with its FTS5 phrase (what ``matched`` is checked against)."""
+        return {term: phrase for term in self.terms if (phrase := fts_phrase(term))}
+
+
+def plan_query(query: str, index: Index) -> QueryPlan:
+    """Extract keywords and expand them with alias groups (single words and adjacent pairs)
+    and with the token of the kind of value a keyword names (``notes.shape_terms``), from
+    the query's head only and at most :data:`MAX_QUERY_TERMS` of them."""
+    head = query_head(query)
+    keywords = extract_keywords(head)
+    truncated = head != query or len(keywords) > MAX_QUERY_TERMS
+    keywords = keywords[:MAX_QUERY_TERMS]
+    candidates = list(keywords)
+    for first, second in pairwise(keywords):
+        candidates += [f"{first} {second}", f"{first}-{second}"]
+    synonyms = index.synonyms(candidates)
+    terms = list(keywords)
+    shapes = shape_terms(keywords)
+    expanded = [synonym for synonym_list in synonyms.values() for synonym in synonym_list]
+    for term in [*expanded, *shapes.values()]:
+        if term not in terms:
+            terms.append(term)
+    common = _common_terms(index, terms, keywords)
+    return QueryPlan(
+        query=query,
+        keywords=tuple(keywords),
+        expansions={term: tuple(syns) for term, syns in synonyms.items()},
+        terms=tuple(terms),
+        match=_or_expression(terms),
+        common=common,
+        episode_match=_or_expression([t for t in terms if t not in common]),
+        truncated=truncated,
+        shapes=shapes,
+    )
+
+
+def _common_terms(index: Index, terms: Sequence[str], keywords: Sequence[str]) -> tuple[str, ...]:
+    """Terms found in more than ``COMMON_SHARE`` of a large vault's episodes, when the query
+    also has a rarer keyword of its own (a rarer synonym is not enough).
+
+    BM25 gives such a term little weight, yet scoring it means visiting every episode it is
+    in: at 100,000 episodes that is most of a query's time.  Leaving it out of the ranking is
+    a deterministic rule, reported with the results.
+    """
+    total = index.episode_count()
+    if total < PRUNE_FROM_EPISODES or len(terms) < 2:
+        return ()
+    cap = int(total * COMMON_SHARE)
+    common = []
+    for term in terms:
+        phrase = fts_phrase(term)
+        if phrase is not None and index.match_count(phrase, cap + 1) > cap:
+            common.append(term)
+    rare_keywords = [k for k in keywords if k not in common and fts_phrase(k) is not None]
+    return tuple(common) if rare_keywords else ()

@@ -1,0 +1,439 @@
+"""Ranking: how episodes, passages and facts score for a query plan (BM25, the tag bonus,
+the passage boosts, the blend with vector hits, recency and use) and the 0..1 relevance each
+is shown and thresholded by."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import replace
+from datetime import date, datetime, timezone
+from typing import Any
+
+from ..index.fulltext import Visible
+from ..index.store import Index
+from ..vault.scopes import Policy
+from ..vault.timestamps import parse_timestamp
+from ..vault.values import value_key
+from ..vault.words import extract_keywords
+from .plan import QueryPlan
+from .recency import Recency
+from .results import EpisodeResult, FactResult, PassageHit
+
+TAG_BONUS = 1.0
+CANDIDATE_FLOOR = 25
+ENTITY_FACTS = 3  # a query naming only an entity recalls its facts when it has this many
+RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al. 2009)
+# The weighted blend's share for the keyword score and its candidates from each side; chosen
+# on LoCoMo dev (bench/locomo.py --hybrid), where 0.6-0.9 all beat keyword-only at k=10.
+KEYWORD_WEIGHT = 0.8
+WEIGHTED_DEPTH = 20
+# Passages (see _rank_passages), all chosen on LoCoMo dev (bench/locomo.py): how many
+# candidates a query takes and keeps; the share of its episode's score a passage gets (the
+# whole conversation's fit to the query: 0 loses 6 points of evidence_in_payload, 0.25-1.0
+# are alike); the share of the line before it (the question it answers) and after it; and
+# the boost for a line spoken by someone the query names.
+PASSAGE_DEPTH = 120
+PASSAGES_KEPT = 40  # the best of them, explained and returned
+EPISODE_SHARE = 0.5
+REPLY_SHARE = 0.3
+NEIGHBOUR_SHARE = 0.3
+SPEAKER_BOOST = 0.5  # 0.3-1.0 help a little; more buries what others said
+# The boost for a line that holds the kind of value the query asks for (a phone number for
+# "what's her number?", notes.shape_tokens): it answers, where a line that repeats the
+# question only asks.
+ANSWER_BOOST = 0.5
+PASSAGE_EPISODES = 5
+# Passages are read from the best PASSAGE_SOURCES episodes only (and every raw log): on LoCoMo
+# dev 20 loses nothing against all of them, and a common word no longer costs a vault scan.
+PASSAGE_SOURCES = 20
+
+
+def _rank_episodes(
+    index: Index,
+    plan: QueryPlan,
+    limit: int,
+    *,
+    explain: bool = True,
+    keep: int = 0,
+    visible: Visible | None = None,
+    archived: bool = True,
+) -> list[EpisodeResult]:
+    """The best ``limit`` episodes, or ``keep`` when more (the tag bonus re-sorts 5 x
+    ``limit`` BM25 candidates; those kept beyond ``limit`` come from the same candidates)."""
+    assert plan.episode_match is not None
+    hits = index.search_episodes(
+        plan.episode_match, max(CANDIDATE_FLOOR, limit * 5), visible, archived=archived
+    )
+    wanted = set(plan.terms)
+    scored = []
+    for hit in hits:
+        exact = [tag for tag in json.loads(hit.row["tags"]) if tag in wanted]
+        scored.append((hit.bm25 + TAG_BONUS * len(exact), exact, hit))
+    scored.sort(
+        key=lambda s: (-round(s[0], 9), -s[2].row["ts_epoch"], s[2].row["id"], s[2].row["path"])
+    )
+    top = scored[: max(limit, keep)]
+    matched = {}
+    if explain:
+        matched = index.terms_matching("episodes", [s[2].rowid for s in top], plan.phrases)
+    return [
+        _episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact)
+        for score, exact, hit in top
+    ]
+
+
+def _episode_from_row(
+    row: Mapping[str, Any],
+    score: float,
+    matched: Sequence[str],
+    exact: Sequence[str],
+    via: str = "keyword",
+) -> EpisodeResult:
+    turns = (row["turn_first"], row["turn_last"]) if row["turn_first"] is not None else None
+    return EpisodeResult(
+        id=row["id"],
+        path=row["path"],
+        summary=row["summary"],
+        tags=tuple(json.loads(row["tags"])),
+        timestamp=row["timestamp"],
+        score=score,
+        matched=tuple(matched),
+        exact_tags=tuple(exact),
+        via=via,
+        source=row["source"],
+        source_turns=turns,
+        session=row["session"],
+        details=row.get("details") or "",
+        agent=row.get("agent"),
+        scope=row.get("scope"),
+        confidence=str(row.get("confidence") or ""),
+    )
+
+
+def _rank_passages(
+    index: Index, plan: QueryPlan, episodes: Sequence[EpisodeResult], visible: Visible
+) -> list[PassageHit]:
+    """The best ``PASSAGES_KEPT`` passages of the best episodes and the raw logs: each one's
+    own BM25 (scaled to 0..1 over the candidates), plus ``REPLY_SHARE`` and
+    ``NEIGHBOUR_SHARE`` x the lines before and after it, plus ``EPISODE_SHARE`` x its
+    episode's score (scaled over the top ``PASSAGE_EPISODES``), so a line in the episode that
+    best fits the whole question comes first; all of it x (1 + ``SPEAKER_BOOST``) for a line
+    spoken by someone the query names, and x (1 + ``ANSWER_BOOST``) for a line holding the
+    kind of value the query asks for.  A raw log's turn that an episode already holds is
+    left out."""
+    assert plan.episode_match is not None
+    sources = [e.path for e in episodes[:PASSAGE_SOURCES]]
+    rows = index.search_passages(plan.episode_match, sources, PASSAGE_DEPTH, visible)
+    episodes = episodes[:PASSAGE_EPISODES]
+    logs = [r for r in rows if r["kind"] == "log"]
+    if logs:
+        covered = index.consolidated_turns(sorted({_processed_twin(r["path"]) for r in logs}))
+        rows = [
+            r
+            for r in rows
+            if r["kind"] != "log"
+            # the twin by name is this log's copy only when it is of the same session
+            or not any(
+                a <= r["turn"] <= b
+                for a, b in covered.get((_processed_twin(r["path"]), r["session"]), [])
+            )
+        ]
+    if not rows:
+        return []
+    top = max(r["score"] for r in rows)
+    best_episode = max((e.score for e in episodes), default=0.0)
+    episode_share = {
+        e.id: e.score / best_episode for e in episodes if best_episode > 0 and e.via != "vector"
+    }
+    own = {(r["path"], r["line"]): r["score"] / top for r in rows}
+    top_smooth = max(r["smooth"] for r in rows)
+    smooth = {(r["path"], r["line"]): r["smooth"] / top_smooth for r in rows}
+    named = set(plan.keywords)
+    asked = set(plan.shapes.values())
+
+    def score(row: Mapping[str, Any], own: Mapping[tuple[str, int], float] = own) -> float:
+        path, line = row["path"], row["line"]
+        before, after = own.get((path, line - 1), 0.0), own.get((path, line + 1), 0.0)
+        share = episode_share.get(row["episode_id"], 0.0)
+        near = REPLY_SHARE * before + NEIGHBOUR_SHARE * after
+        total = own[(path, line)] + near + EPISODE_SHARE * share
+        # a question about someone is answered by what they said, more than by a line to them
+        if (row["speaker"] or "").lower() in named:
+            total *= 1 + SPEAKER_BOOST
+        if asked.intersection((row["shape"] or "").split()):
+            total *= 1 + ANSWER_BOOST
+        return float(total)
+
+    scored = sorted(
+        ((score(row), row) for row in rows),
+        key=lambda s: (-round(s[0], 9), -s[1]["ts_epoch"], s[1]["path"], s[1]["line"]),
+    )[:PASSAGES_KEPT]
+    matched = index.terms_matching("passages", [r["rowid"] for _, r in scored], plan.phrases)
+    best_smooth = max(score(row, smooth) for row in rows)
+    return [
+        PassageHit(
+            path=row["path"],
+            episode_id=row["episode_id"],
+            turn=row["turn"],
+            line=row["line"],
+            speaker=row["speaker"],
+            text=row["text"],
+            timestamp=row["timestamp"],
+            score=total,
+            matched=tuple(matched.get(row["rowid"], [])),
+            via="log" if row["kind"] == "log" else "keyword",
+            session=row["session"],
+            episode_summary=row.get("episode_summary") or "",
+            episode_tags=tuple(json.loads(row.get("episode_tags") or "[]")),
+            agent=row.get("agent"),
+            scope=row.get("scope"),
+            episode_confidence=str(row.get("episode_confidence") or ""),
+            smoothed=_scaled(score(row, smooth), best_smooth),
+        )
+        for total, row in scored
+    ]
+
+
+def _processed_twin(log_path: str) -> str:
+    """Where consolidation files a raw log (``logs/x.md`` -> ``logs/processed/x.md``)."""
+    return "logs/processed/" + log_path.rsplit("/", 1)[-1]
+
+
+def _blend(
+    plan: QueryPlan,
+    keyword: list[EpisodeResult],
+    near: Sequence[tuple[Mapping[str, Any], float]],
+    strategy: str,
+) -> list[EpisodeResult]:
+    """Keyword hits and vector hits as one list, deduplicated by episode id.
+
+    ``primary_first``: the keyword hits in their order, then vector hits not among them.
+    ``rrf``: both lists fused by reciprocal rank (``1 / (60 + rank)`` summed over the lists),
+    ties to the better keyword rank, then the better vector rank, then the id; the score is
+    the fused one and an episode both found says ``via: keyword+vector``.
+    ``weighted``: see :func:`_weighted`.
+    """
+    wanted = set(plan.terms)
+    vector: dict[str, EpisodeResult] = {}
+    for row, cosine in near:
+        if row["id"] not in vector:
+            exact = [tag for tag in json.loads(row["tags"]) if tag in wanted]
+            vector[row["id"]] = _episode_from_row(row, cosine, [], exact, via="vector")
+    if strategy == "weighted":
+        return _weighted(keyword, vector)
+    if strategy != "rrf":
+        known = {e.id for e in keyword}
+        return keyword + [e for episode_id, e in vector.items() if episode_id not in known]
+    fused: dict[str, float] = {}
+    for ranked in ([e.id for e in keyword], list(vector)):
+        for rank, episode_id in enumerate(dict.fromkeys(ranked), start=1):
+            fused[episode_id] = fused.get(episode_id, 0.0) + 1.0 / (RRF_K + rank)
+    return _fuse(keyword, vector, set(vector), fused)
+
+
+def _weighted(
+    keyword: list[EpisodeResult], vector: dict[str, EpisodeResult]
+) -> list[EpisodeResult]:
+    """Every candidate scored ``KEYWORD_WEIGHT`` x scaled keyword score + the rest x cosine.
+
+    ``vector`` holds the vector top ``WEIGHTED_DEPTH`` followed by the keyword hits' own
+    cosines; the keyword scores are scaled to 0..1 over the keyword candidates (all 1 when
+    they are equal) and count 0 for an episode only the vectors found; an episode without a
+    vector yet has cosine 0.  Ties go to the better keyword rank, then the id.
+    """
+    cosine = {episode_id: e.score for episode_id, e in vector.items()}
+    vector_top = set(list(vector)[:WEIGHTED_DEPTH])
+    scores = [e.score for e in keyword]
+    low, high = (min(scores), max(scores)) if scores else (0.0, 0.0)
+    total: dict[str, float] = {}
+    for episode in keyword:
+        scaled = (episode.score - low) / (high - low) if high > low else 1.0
+        total.setdefault(episode.id, KEYWORD_WEIGHT * scaled)
+    for episode_id in vector_top:
+        total.setdefault(episode_id, 0.0)
+    for episode_id in total:
+        total[episode_id] += (1 - KEYWORD_WEIGHT) * cosine.get(episode_id, 0.0)
+    return _fuse(keyword, vector, vector_top, total)
+
+
+def _fuse(
+    keyword: list[EpisodeResult],
+    vector: dict[str, EpisodeResult],
+    vector_found: set[str],
+    scores: Mapping[str, float],
+) -> list[EpisodeResult]:
+    """The episodes of ``scores``, best first (ties: keyword rank, vector order, id), each
+    carrying its score and saying whether the keywords, the vectors or both found it."""
+    keyword_rank: dict[str, int] = {}
+    for rank, episode in enumerate(keyword, start=1):
+        keyword_rank.setdefault(episode.id, rank)
+    vector_rank = {episode_id: rank for rank, episode_id in enumerate(vector, start=1)}
+    by_id = {**vector, **{e.id: e for e in reversed(keyword)}}
+    missing = len(by_id) + 1
+    order = sorted(
+        scores,
+        key=lambda i: (-scores[i], keyword_rank.get(i, missing), vector_rank.get(i, missing), i),
+    )
+    out = []
+    for episode_id in order:
+        found_by = (episode_id in keyword_rank, episode_id in vector_found)
+        via = {(True, True): "keyword+vector", (True, False): "keyword"}.get(found_by, "vector")
+        out.append(replace(by_id[episode_id], score=scores[episode_id], via=via))
+    return out
+
+
+def _facts(
+    index: Index, plan: QueryPlan, now: datetime, limit: int, visible: Visible
+) -> list[FactResult]:
+    assert plan.match is not None
+    rows: list[dict[str, Any]] = []
+    seen: set[tuple[str, str, str]] = set()
+    for row in index.search_facts(plan.match, plan.match, limit * 2, visible):
+        # near-duplicates (the same value spelled differently) are one fact
+        key = (row["entity"].lower(), row["field"], value_key(row["value"]))
+        if key not in seen and len(rows) < limit:
+            seen.add(key)
+            rows.append(row)
+    matched = index.terms_matching("facts", [r["rowid"] for r in rows], plan.phrases)
+    was = {r["rowid"]: _replaced(index, r, visible) for r in rows}
+    return [
+        FactResult(
+            id=r["id"],
+            entity=r["entity"],
+            field=r["field"],
+            value=r["value"],
+            path=r["path"],
+            line=r["line"],
+            updated=r["updated"],
+            age_days=age_in_days(r["updated"], now),
+            confidence=r["confidence"],
+            source=r["source"],
+            matched=tuple(matched.get(r["rowid"], [])),
+            agent=r.get("agent"),
+            scope=r.get("scope"),
+            was=was[r["rowid"]][0],
+            was_until=was[r["rowid"]][1],
+        )
+        for r in rows
+    ]
+
+
+def _replaced(index: Index, row: Mapping[str, Any], visible: Visible) -> tuple[str | None, str]:
+    """The value (and date) the fact in ``row`` superseded, among those ``visible``: the latest
+    superseded value of its entity and field that names this value as its successor; (None,
+    "") when there is none."""
+    where = "lower(entity) = lower(?) AND field = ? AND superseded = 1"
+    params: list[Any] = [row["entity"], row["field"]]
+    if visible[0] != "1":
+        where, params = f"{where} AND ({visible[0]})", [*params, *visible[1]]
+    earlier = [
+        r
+        for r in index.fact_rows(where, params)
+        if r["superseded_by"] and value_key(r["superseded_by"]) == value_key(row["value"])
+    ]
+    if not earlier:
+        return None, ""
+    latest = max(earlier, key=lambda r: (r["superseded_on"] or "", r["path"], r["line"]))
+    return str(latest["value"]), str(latest["superseded_on"] or "")
+
+
+def age_in_days(updated: str, now: datetime) -> int | None:
+    """Whole days between a fact's ``updated`` date and ``now`` (None when unparseable)."""
+    try:
+        day = date.fromisoformat(updated.strip()[:10])
+    except ValueError:
+        return None
+    return max(0, (now.astimezone(timezone.utc).date() - day).days)
+
+
+def _when(timestamp: str) -> datetime | None:
+    try:
+        return parse_timestamp(timestamp)
+    except ValueError:
+        return None  # a hand-written date that cannot be read: no age, no recency
+
+
+def _recency_for(
+    episodes: Sequence[EpisodeResult],
+    weight: float,
+    half_life_days: float,
+    now: datetime,
+    recalled: Mapping[str, datetime],
+) -> Recency:
+    """How this request weighs recency: age 0 is its newest candidate episode."""
+    dated = [when for e in episodes if (when := _when(e.timestamp)) is not None]
+    anchor = max(dated, default=now)
+    return Recency(weight, half_life_days, anchor, now, recalled)
+
+
+def _by_recency(episodes: Sequence[EpisodeResult], ranker: Recency) -> list[EpisodeResult]:
+    """The episodes rescored by recency and use, ranked again (ties: newer, then smaller id)."""
+    rescored = []
+    for episode in episodes:
+        when = _when(episode.timestamp)
+        factor = ranker.factor(when, episode.id) if when is not None else 1.0
+        score = ranker.blend(episode.score, factor)
+        rescored.append(replace(episode, score=score, recency=factor))
+    rescored.sort(key=lambda e: e.id)
+    rescored.sort(key=lambda e: e.timestamp, reverse=True)
+    rescored.sort(key=lambda e: round(e.score, 9), reverse=True)
+    return rescored
+
+
+def _passages_by_recency(
+    passages: Sequence[PassageHit], episodes: Sequence[EpisodeResult], ranker: Recency
+) -> list[PassageHit]:
+    """The passages rescored by their episode's recency (a raw log's turn by its own age)."""
+    factors = {e.id: e.recency for e in episodes if e.recency is not None}
+    rescored = []
+    for passage in passages:
+        factor = factors.get(passage.episode_id)
+        if factor is None:
+            when = _when(passage.timestamp)
+            factor = ranker.factor(when, passage.episode_id) if when is not None else 1.0
+        rescored.append(replace(passage, score=ranker.blend(passage.score, factor), recency=factor))
+    rescored.sort(key=lambda p: (p.path, p.line))
+    rescored.sort(key=lambda p: p.timestamp, reverse=True)
+    rescored.sort(key=lambda p: round(p.score, 9), reverse=True)
+    return rescored
+
+
+def _scaled(score: float, best: float) -> float:
+    """``score`` as a share of ``best``, within 0..1 (0 when nothing scored above 0)."""
+    return min(1.0, max(0.0, score / best)) if best > 0 else 0.0
+
+
+def _relevance(
+    episodes: list[EpisodeResult], cosine_hits: bool, limit: int, policy: Policy
+) -> list[EpisodeResult]:
+    """The first ``limit`` episodes with their relevance (score / the best score of the
+    query, the same for keyword, ``rrf`` and ``weighted`` results: each list has one score
+    scale; a ``primary_first`` vector hit (``cosine_hits``), whose score is a cosine beside
+    BM25 scores, keeps its cosine, already 0..1) and the recall rule that admitted them."""
+    best = max((e.score for e in episodes if not (cosine_hits and e.via == "vector")), default=0)
+    return [
+        replace(
+            e,
+            relevance=_scaled(e.score, 1.0 if cosine_hits and e.via == "vector" else best),
+            admitted_by=policy.admit(e.agent, e.scope)[1],
+        )
+        for e in episodes[:limit]
+    ]
+
+
+def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int) -> float:
+    """The share of the query's keywords besides the fact's entity name that the fact
+    matched: "John's email?" -> 1 for John's email, 0 for his phone.  A query that names the
+    entity alone ("who is my dentist?") -> 1 for each of its facts when ``found`` (how many of
+    them the search found) is at most ``ENTITY_FACTS``, else 0: a person with dozens of facts
+    is asked about something, and only facts about that something help."""
+    entity = set(extract_keywords(fact.entity))
+    topic = [k for k in plan.keywords if k not in entity]
+    if not topic:
+        return 1.0 if fact.matched and found <= ENTITY_FACTS else 0.0
+    # a kind of value counts once, for every keyword naming it ("phone number", one phone)
+    kinds = {plan.shapes[k] for k in topic if k in plan.shapes}
+    hits = [t for t in fact.matched if t not in entity and t not in kinds]
+    hits += [k for k in topic if plan.shapes.get(k) in fact.matched and k not in hits]
+    return min(1.0, len(hits) / len(topic))
