@@ -90,8 +90,8 @@ class PassageHit:
     episode_confidence: str = ""  # of the episode it is a line of ("" for a raw log)
     recency: float | None = None  # its recency factor, when recency ranked
     vault: str | None = None  # the team vault it is from (memoryclaw.share.teams); None: this one
-    # 0..1: its relevance as if the vault were larger (SMOOTH_ROWS in index.fulltext): in a small vault a
-    # word of the question in half its lines is no less a reason to show them
+    # 0..1: its relevance as if the vault were larger (SMOOTH_ROWS in index.fulltext): in a
+    # small vault a word of the question in half its lines is no less a reason to show them
     smoothed: float = 0.0
 
     def as_dict(self) -> dict[str, Any]:
