@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from .recall.working import WorkingMemories, WorkingMemory
     from .serve.hooks import MemoryHooks
     from .share.sync import RemoteSyncReport
-    from .vault.config import Settings, SharedVault, load_settings
+    from .vault.config import Settings, SharedVault
+    from .vault.configfile import load_settings
     from .vault.notes import Episode, Fact, RawLog, Turn
     from .vault.rawlogs import LoggedTurn
     from .vault.scopes import Policy, RecallContext
@@ -90,7 +91,7 @@ _HOMES = {
     "WorkingMemories": "recall.working",
     "WorkingMemory": "recall.working",
     "extract_keywords": "vault.words",
-    "load_settings": "vault.config",
+    "load_settings": "vault.configfile",
 }
 
 

@@ -51,7 +51,6 @@ KNOWN_LONG: set[str] = {
     "serve.daemon",
     "share.incoming",
     "share.sync",
-    "vault.config",
     "vault.notes",
     "vault.rawlogs",
     "vault.redact",

@@ -31,7 +31,8 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConfigError, ExternalToolError, ParseError
-from ..vault.config import CONFIG_FILE, Settings, flatten, settings_from_mapping
+from ..vault.config import CONFIG_FILE, Settings, flatten
+from ..vault.configcheck import settings_from_mapping
 from ..vault.files import STATE_DIR, atomic_write
 from ..vault.notes import load_yaml
 from .git import run_git_bytes

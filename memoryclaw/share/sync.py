@@ -26,7 +26,8 @@ from subprocess import CompletedProcess
 from typing import Any
 
 from ..errors import ExternalToolError, SyncError
-from ..vault.config import CONFIG_FILE, Settings, file_settings, held_config, hold_changes
+from ..vault.config import CONFIG_FILE, Settings
+from ..vault.configfile import file_settings, held_config, hold_changes
 from ..vault.device import device_id
 from ..vault.files import (
     CONSOLIDATE_LOCK,
@@ -85,7 +86,7 @@ class RemoteSyncReport:
     # how this device behaves)
     config_changed: list[str] = field(default_factory=list)
     # the trust-relevant keys held at this device's values until `sync --accept-config`
-    # (memoryclaw.vault.config.hold_changes): {key, kept, incoming}
+    # (memoryclaw.vault.configfile.hold_changes): {key, kept, incoming}
     config_held: list[dict[str, Any]] = field(default_factory=list)
     # lines of this vault's own .gitignore/.gitattributes the sync removed, and why
     repaired: list[Refusal] = field(default_factory=list)
@@ -633,7 +634,7 @@ def config_held(root: Path) -> list[dict[str, Any]]:
 
 def _hold(root: Path, before: Settings | None, after: Settings | None) -> None:
     """Hold the trust-relevant keys that differ between ``before`` and ``after``
-    (:func:`memoryclaw.vault.config.hold_changes`)."""
+    (:func:`memoryclaw.vault.configfile.hold_changes`)."""
     if before is not None and after is not None:
         hold_changes(root, before, after)
 
