@@ -1492,7 +1492,7 @@ class Vault:
             else "not a git repository (memoryclaw init --git)",
         )
         if git_dir:
-            from .share.incoming import ignored_memory_folders, local_problems
+            from .share.gitrules import ignored_memory_folders, local_problems
 
             hidden = ignored_memory_folders(self.root)
             if hidden:

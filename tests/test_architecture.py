@@ -49,11 +49,8 @@ KNOWN_LONG: set[str] = {
     "recall.payload",
     "recall.retrieval",
     "serve.daemon",
-    "share.incoming",
-    "share.sync",
     "vault.notes",
     "vault.rawlogs",
-    "vault.redact",
 }
 
 
