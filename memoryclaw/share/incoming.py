@@ -221,9 +221,9 @@ def _settings(data: bytes) -> Settings:
 
 def repair_local(root: Path) -> list[Refusal]:
     """Judge this vault's own ``.gitignore`` and ``.gitattributes`` by the rule a remote's are
-    judged by (:func:`line_problem`): drop each line that could reach memory files, put back
-    memoryclaw's own lines, and re-encode files a dropped ``working-tree-encoding`` had
-    checked out in another encoding; what was repaired, and why.
+    judged by (:func:`~memoryclaw.share.gitrules.line_problem`): drop each line that could
+    reach memory files, put back memoryclaw's own lines, and re-encode files a dropped
+    ``working-tree-encoding`` had checked out in another encoding; what was repaired, and why.
 
     A vault that took such a line before it was refused (or by a hand edit) would otherwise
     fail every commit ("BOM is required") or stop syncing memories, for good."""
