@@ -309,7 +309,7 @@ def linked_copy(source: Path, target: Path) -> Path:
 
 
 def _vector_settings(**retrieval: Any) -> Any:
-    from memoryclaw.vault.config import settings_from_mapping
+    from memoryclaw.vault.configcheck import settings_from_mapping
 
     return settings_from_mapping(
         {"retrieval": {"fallback": "vector", **retrieval}, "git": {"autoCommit": False}}
@@ -317,7 +317,7 @@ def _vector_settings(**retrieval: Any) -> Any:
 
 
 def _keyword_settings() -> Any:
-    from memoryclaw.vault.config import settings_from_mapping
+    from memoryclaw.vault.configcheck import settings_from_mapping
 
     return settings_from_mapping({"git": {"autoCommit": False}})
 
@@ -417,7 +417,7 @@ def measure_real_model(size: int, queries: int, seed: int, out: Path) -> dict[st
     from bench_search import Vocabulary, build_queries, ensure_vault
 
     from memoryclaw import Vault
-    from memoryclaw.vault.config import settings_from_mapping
+    from memoryclaw.vault.configcheck import settings_from_mapping
 
     vocab = Vocabulary.build(seed)
     asked = build_queries(vocab, seed, queries)

@@ -40,7 +40,8 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from memoryclaw import SearchResult, Vault  # noqa: E402
-from memoryclaw.vault.config import Settings, settings_from_mapping  # noqa: E402
+from memoryclaw.vault.config import Settings  # noqa: E402
+from memoryclaw.vault.configcheck import settings_from_mapping  # noqa: E402
 from memoryclaw.vault.words import extract_keywords  # noqa: E402
 
 if TYPE_CHECKING:

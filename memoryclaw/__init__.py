@@ -42,7 +42,8 @@ if TYPE_CHECKING:
     from .recall.working import WorkingMemories, WorkingMemory
     from .serve.hooks import MemoryHooks
     from .share.sync import RemoteSyncReport
-    from .vault.config import Settings, SharedVault, load_settings
+    from .vault.config import Settings, SharedVault
+    from .vault.configfile import load_settings
     from .vault.episodes import Episode
     from .vault.facts import Fact
     from .vault.logformat import RawLog, Turn
@@ -92,7 +93,7 @@ _HOMES = {
     "WorkingMemories": "recall.working",
     "WorkingMemory": "recall.working",
     "extract_keywords": "vault.words",
-    "load_settings": "vault.config",
+    "load_settings": "vault.configfile",
 }
 
 

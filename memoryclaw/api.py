@@ -65,9 +65,9 @@ from .vault.config import (
     CONFIG_FILE,
     Settings,
     default_config_yaml,
-    load_settings,
     resolve_vault_path,
 )
+from .vault.configfile import load_settings
 from .vault.episodes import episode_handle, is_episode_handle
 from .vault.facts import format_provenance
 from .vault.files import (
@@ -833,7 +833,7 @@ class Vault:
     def accept_config(self) -> list[str]:
         """Accept the ``memoryclaw.yaml`` keys a sync held: the values the file holds apply
         from the next load; the keys accepted."""
-        from .vault.config import accept_held
+        from .vault.configfile import accept_held
 
         return accept_held(self.root)
 
@@ -1379,7 +1379,7 @@ class Vault:
             checks.append({"check": check, "status": status, "detail": detail})
 
         add("version", "ok", f"memoryclaw {__version__}")
-        from .vault.config import LAST_VALID_FILE, config_file_problem
+        from .vault.configfile import LAST_VALID_FILE, config_file_problem
 
         bad_config = config_file_problem(self.root)
         add(
@@ -1391,7 +1391,7 @@ class Vault:
             if (self.root / CONFIG_FILE).exists()
             else "no memoryclaw.yaml; defaults apply",
         )
-        from .vault.config import held_config
+        from .vault.configfile import held_config
 
         for key, pair in sorted(held_config(self.root).items()):
             add(
@@ -1482,7 +1482,7 @@ class Vault:
             else "not a git repository (memoryclaw init --git)",
         )
         if git_dir:
-            from .share.incoming import ignored_memory_folders, local_problems
+            from .share.gitrules import ignored_memory_folders, local_problems
 
             hidden = ignored_memory_folders(self.root)
             if hidden:

@@ -31,7 +31,7 @@ from typing import Any
 
 import pytest
 
-from memoryclaw.share.sync import _pend
+from memoryclaw.share.conflicts import _pend
 from memoryclaw.vault.redact import redact
 from tests.cli.test_cli import clean_env, run
 

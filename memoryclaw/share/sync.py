@@ -16,9 +16,7 @@ redone, a stale ``.git/index.lock`` (no git running on the vault) is removed.
 
 from __future__ import annotations
 
-import json
 import os
-import stat
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -26,9 +24,9 @@ from subprocess import CompletedProcess
 from typing import Any
 
 from ..errors import ExternalToolError, SyncError
-from ..vault.config import CONFIG_FILE, Settings, file_settings, held_config, hold_changes
+from ..vault.config import CONFIG_FILE, Settings
+from ..vault.configfile import file_settings, held_config, hold_changes
 from ..vault.device import device_id
-from ..vault.facts import parse_facts
 from ..vault.files import (
     CONSOLIDATE_LOCK,
     PENDING_FILE,
@@ -36,34 +34,16 @@ from ..vault.files import (
     SEMANTIC_LOCK,
     STATE_DIR,
     atomic_write,
-    ensure_dir,
     file_lock,
 )
-from ..vault.pending import MANY_VALUED, append_line
-from ..vault.values import value_key
+from .conflicts import _normalise, _regular_text, _resolve_conflicts, _show
 from .git import network_git, run_git
-from .history import (
-    AUTHOR,
-    MEMORY_FOLDERS,
-    VAULT_FILES,
-    _dirty,
-    _live_log,
-    commit_journal,
-)
-from .incoming import (
-    GITATTRIBUTES,
-    REGULAR_MODES,
-    SCREEN_INDEX_GLOB,
-    Refusal,
-    config_changes,
-    config_problem,
-    repair_local,
-    screen,
-)
+from .gitrules import GITATTRIBUTES
+from .history import AUTHOR, MEMORY_FOLDERS, VAULT_FILES, _dirty, _live_log, commit_journal
+from .incoming import Refusal, config_changes, config_problem, repair_local, screen
+from .recovery import _recover
 
-SYNC_MARK = "CONFLICT (sync)"
 _PUSH_TRIES = 4
-HELD_FILE = f"{STATE_DIR}/sync-held.json"  # see _recover
 _ADD_BATCH = 500
 SYNC_WAIT_SECONDS = 120.0  # how long a sync waits for a running consolidation to finish
 
@@ -86,7 +66,7 @@ class RemoteSyncReport:
     # how this device behaves)
     config_changed: list[str] = field(default_factory=list)
     # the trust-relevant keys held at this device's values until `sync --accept-config`
-    # (memoryclaw.vault.config.hold_changes): {key, kept, incoming}
+    # (memoryclaw.vault.configfile.hold_changes): {key, kept, incoming}
     config_held: list[dict[str, Any]] = field(default_factory=list)
     # lines of this vault's own .gitignore/.gitattributes the sync removed, and why
     repaired: list[Refusal] = field(default_factory=list)
@@ -128,131 +108,6 @@ def setup(root: Path) -> list[str]:
     return changed
 
 
-def _git_running(root: Path) -> bool:
-    """Whether a git process works on this vault now (its lock files are then live)."""
-    wanted = str(root.resolve())
-    for entry in Path("/proc").glob("[0-9]*"):
-        try:
-            argv = (entry / "cmdline").read_bytes().split(b"\0")
-            cwd = os.readlink(entry / "cwd")
-        except OSError:
-            continue
-        program = os.path.basename(argv[0].decode(errors="replace")) if argv else ""
-        on_vault = cwd == wanted or any(wanted in a.decode(errors="replace") for a in argv)
-        if program.startswith("git") and on_vault:
-            return True
-    return False
-
-
-def _recover(root: Path) -> None:
-    """Finish what a killed sync left: stale git locks, a half-done merge.
-
-    Aborting the merge restores files to the last commit, so every line the working tree
-    held then (a hand edit made while the merge waited, or the merge's own result) is first
-    saved to :data:`HELD_FILE`, and put back after: into its fact file when it is one (they
-    merge by union), else into review as ``CONFLICT (sync)``.  A recovery killed half way is
-    finished by the next, from that file: nothing written is lost to a recovery."""
-    git_dir = root / ".git"
-    # a killed git leaves its lock files (index, HEAD, refs, packed-refs, maintenance)
-    locks = [
-        *git_dir.glob("*.lock"),
-        *git_dir.glob("refs/**/*.lock"),
-        *git_dir.glob("objects/*.lock"),
-    ]
-    if locks and not _git_running(root):
-        for lock in locks:
-            lock.unlink(missing_ok=True)
-    for scratch in git_dir.glob(SCREEN_INDEX_GLOB):  # a screening killed half way
-        scratch.unlink(missing_ok=True)
-    held_path = root / HELD_FILE
-    if (git_dir / "MERGE_HEAD").exists():
-        held = _held(held_path)
-        changed = run_git(root, "diff", "--name-only", "-z", "HEAD", check=False).stdout
-        for rel in (p for p in changed.split("\0") if p):
-            # what the half-done merge brought is untrusted: a symlink is never read, the
-            # state folder is not memory
-            text = None if _state_path(rel) else _regular_text(root, rel)
-            if text is not None:
-                lines = text.splitlines()
-                held[rel] = list(dict.fromkeys([*held.get(rel, []), *lines]))
-        ensure_dir(held_path.parent)
-        atomic_write(held_path, json.dumps(held, ensure_ascii=False))
-        run_git(root, "merge", "--abort", check=False)
-        if (git_dir / "MERGE_HEAD").exists():
-            run_git(root, "reset", "--merge", check=False)
-        if (git_dir / "MERGE_HEAD").exists():
-            run_git(root, "reset", "--hard", "HEAD", check=False)  # the lines are held
-            (git_dir / "MERGE_HEAD").unlink(missing_ok=True)
-    if held_path.exists():
-        for rel, lines in _held(held_path).items():
-            _put_back(root, rel, lines)
-        held_path.unlink(missing_ok=True)
-
-
-def _held(path: Path) -> dict[str, list[str]]:
-    """The lines a recovery saved, by file (none when there is no readable file)."""
-    try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    if not isinstance(data, dict):
-        return {}
-    return {
-        str(rel): [str(line) for line in lines]
-        for rel, lines in data.items()
-        if isinstance(lines, list) and not _state_path(str(rel))
-    }
-
-
-def _state_path(rel: str) -> bool:
-    return rel == STATE_DIR or rel.startswith(f"{STATE_DIR}/")
-
-
-def _regular_text(root: Path, rel: str) -> str | None:
-    """A regular file's text; None for a symlink or a file reached through one (never
-    followed), a folder, a device or a missing file."""
-    if not _real_folder(root, rel):
-        return None
-    try:
-        fd = os.open(root / rel, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-    except OSError:
-        return None
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            return None
-        with open(fd, "rb", closefd=False) as handle:
-            return handle.read().decode("utf-8", errors="replace")
-    finally:
-        os.close(fd)
-
-
-def _real_folder(root: Path, rel: str) -> bool:
-    """Whether ``rel``'s folder is the one inside the vault, no symlink on the way."""
-    parent = os.path.dirname(rel)
-    wanted = os.path.join(os.path.realpath(root), parent) if parent else os.path.realpath(root)
-    return os.path.realpath(root / parent) == wanted
-
-
-def _put_back(root: Path, rel: str, lines: list[str]) -> None:
-    """Put back the held lines ``rel`` lacks now (again and again gives the same file)."""
-    path = root / rel
-    now = set((_regular_text(root, rel) or "").splitlines())
-    lost = [
-        line
-        for line in lines
-        if line.strip()
-        and line not in now
-        and not line.startswith(("<<<<<<<", "=======", ">>>>>>>"))
-    ]
-    if not lost:
-        return
-    if rel.startswith(f"{SEMANTIC_DIR}/") and rel.endswith(".md") and _real_folder(root, rel):
-        text = _regular_text(root, rel) or ""
-        atomic_write(path, text.rstrip("\n") + "\n" + "\n".join(lost) + "\n")
-    else:
-        _pend(root, lost, rel)
-
-
 def _commit_all(root: Path, paths: list[str], message: str) -> bool:
     """Stage ``paths`` and commit everything staged; whether a commit was made."""
     for start in range(0, len(paths), _ADD_BATCH):  # a command line holds only so many
@@ -292,149 +147,6 @@ def _rev(root: Path, ref: str) -> str | None:
 
 def _count(root: Path, spec: str) -> int:
     return int(run_git(root, "rev-list", "--count", spec).stdout.strip() or 0)
-
-
-def _show(root: Path, spec: str) -> str | None:
-    done = run_git(root, "show", spec, check=False)
-    return done.stdout if done.returncode == 0 else None
-
-
-def _pend(root: Path, lines: list[str], source: str) -> int:
-    """Send local lines that lost to the remote's to review, redacted (they may come from a
-    raw log written with redaction off); how many were sent."""
-    from ..vault.redact import redact  # as a whole text: a key block spans lines
-
-    lines = redact("\n".join(lines), keep_lines=True).split("\n")
-    sent = 0
-    have = set((_regular_text(root, PENDING_FILE) or "").splitlines())
-    for line in lines:
-        body = line.strip()
-        if not body or body.startswith("#") or "<<<<<<<" in body:
-            continue
-        body = body.removeprefix("- ").removeprefix(f"{SYNC_MARK} ")
-        entry = f"- {SYNC_MARK} {body}"
-        if body.startswith(("LOW ", "CONFLICT ", "INVALID ", "UNTRUSTED ")):
-            entry = f"- {body}"  # a pending line itself stays as it was
-        if source != PENDING_FILE and "<!--" not in entry:
-            entry += f" <!-- source: {source} -->"
-        if entry not in have:
-            append_line(root, PENDING_FILE, "Pending", entry)
-            have.add(entry)
-            sent += 1
-    return sent
-
-
-def _resolve_conflicts(root: Path) -> int:
-    """Resolve each conflicted path: the remote's version stays, local lines it lacks go to
-    review; the number of paths resolved."""
-    out = run_git(root, "diff", "--name-only", "-z", "--diff-filter=U").stdout
-    paths = sorted(p for p in out.split("\0") if p)
-    modes = _stage_modes(root)
-    for rel in paths:
-        # a stage that is not a regular file (a symlink) is never written out as one
-        ours = _show(root, f":2:{rel}") or "" if modes.get((rel, 2)) in REGULAR_MODES else ""
-        theirs = _show(root, f":3:{rel}") if modes.get((rel, 3)) in REGULAR_MODES else None
-        if theirs is None:
-            (root / rel).unlink(missing_ok=True)
-            run_git(root, "rm", "--quiet", "--cached", "--ignore-unmatch", "--", rel)
-        else:
-            atomic_write(root / rel, theirs)
-            run_git(root, "add", "--", rel)
-        kept = set((theirs or "").splitlines())
-        lost = [line for line in ours.splitlines() if line not in kept]
-        if lost:
-            _pend(root, lost, rel)
-            run_git(root, "add", "--", PENDING_FILE)
-    return len(paths)
-
-
-def _stage_modes(root: Path) -> dict[tuple[str, int], str]:
-    """The mode of each conflicted path's stages: (path, stage) -> mode."""
-    modes = {}
-    for record in run_git(root, "ls-files", "-u", "-z").stdout.split("\0"):
-        meta, _, rel = record.partition("\t")
-        if rel:
-            mode, _sha, stage = meta.split()
-            modes[(rel, int(stage))] = mode
-    return modes
-
-
-# A one-fact line's entity's field, its value (as value_key compares values) and whether it
-# is superseded.
-_Stated = tuple[tuple[str, str], str, bool]
-
-
-def _stated(line: str, rel: str) -> _Stated | None:
-    """What a fact line states (None: no line of one single-valued fact)."""
-    facts = parse_facts(line, rel, "") if line.startswith("- ") else []
-    if len(facts) != 1 or facts[0].field in MANY_VALUED:
-        return None
-    fact = facts[0]
-    return (fact.entity.lower(), fact.field.lower()), value_key(fact.value), fact.superseded
-
-
-def _values(stated: list[_Stated], superseded: bool) -> set[tuple[tuple[str, str], str]]:
-    """The (field, value) pairs ``stated`` holds as current, or as superseded."""
-    return {(key, value) for key, value, gone in stated if gone == superseded}
-
-
-def _normalise(root: Path, rel: str, base: str, ours: str, theirs: str) -> int:
-    """After a union merge of a fact file: drop repeated lines and, where both sides added a
-    value for the same entity's field, keep the remote's and send the local one to review.
-
-    A value one side's history records as superseded is no conflict: the other side's line
-    stating it (restated, or its old line the union merge brought back) goes, and so does a
-    second record of it superseded; so does a local line stating the remote's new value."""
-    path = root / rel
-    now = _regular_text(root, rel)
-    if now is None:
-        return 0
-    base_lines = set(base.splitlines())
-    sides = {"ours": set(ours.splitlines()), "theirs": set(theirs.splitlines())}
-    stated = {line: _stated(line, rel) for line in sides["ours"] | sides["theirs"]}
-    facts = {
-        side: [s for line in lines if (s := stated[line]) is not None]
-        for side, lines in sides.items()
-    }
-    replaced = {side: _values(found, superseded=True) for side, found in facts.items()}
-    current = {side: _values(found, superseded=False) for side, found in facts.items()}
-    drop: set[str] = set()
-    for line in sides["ours"] ^ sides["theirs"]:  # on one side only
-        fact = stated[line]
-        if fact is None:
-            continue
-        other = "theirs" if line in sides["ours"] else "ours"
-        key, value, gone = fact
-        if (key, value) not in replaced[other]:
-            continue
-        # a second record of it superseded goes (the remote's stays); a line stating it as
-        # current goes unless the other side states it again too
-        if (other == "theirs") if gone else (key, value) not in current[other]:
-            drop.add(line)
-    ours_new = [line for line in ours.splitlines() if line not in base_lines and line not in drop]
-    theirs_new = [s for line in sides["theirs"] - base_lines if (s := stated[line]) is not None]
-    theirs_values = _values(theirs_new, superseded=False)
-    theirs_keys = {key for key, _ in theirs_values}
-    losing = set()
-    for line in ours_new:
-        fact = stated.get(line)
-        if line in sides["theirs"] or fact is None or fact[2] or fact[0] not in theirs_keys:
-            continue
-        if (fact[0], fact[1]) in theirs_values:
-            drop.add(line)  # the remote's new value, stated here too
-        else:
-            losing.add(line)
-    seen: set[str] = set()
-    kept = []
-    for line in now.split("\n"):
-        if line.startswith("- ") and (line in seen or line in losing or line in drop):
-            continue
-        seen.add(line)
-        kept.append(line)
-    text = "\n".join(kept)
-    if text != now:
-        atomic_write(path, text)
-    return _pend(root, sorted(losing), rel) if losing else 0
 
 
 def _merge(root: Path, upstream: str, report: RemoteSyncReport) -> None:
@@ -634,7 +346,7 @@ def config_held(root: Path) -> list[dict[str, Any]]:
 
 def _hold(root: Path, before: Settings | None, after: Settings | None) -> None:
     """Hold the trust-relevant keys that differ between ``before`` and ``after``
-    (:func:`memoryclaw.vault.config.hold_changes`)."""
+    (:func:`memoryclaw.vault.configfile.hold_changes`)."""
     if before is not None and after is not None:
         hold_changes(root, before, after)
 

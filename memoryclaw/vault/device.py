@@ -15,7 +15,7 @@ from .config import Settings
 from .files import STATE_DIR, atomic_write, ensure_dir
 
 DEVICE_FILE = f"{STATE_DIR}/device"
-_DEVICE_RE = re.compile(r"[a-z0-9]{1,16}")
+DEVICE_RE = re.compile(r"[a-z0-9]{1,16}")
 
 
 def device_id(root: Path, settings: Settings) -> str:
@@ -38,4 +38,4 @@ def log_device(root: Path, settings: Settings) -> str:
         known = (root / DEVICE_FILE).read_text(encoding="utf-8").strip()
     except OSError:
         return ""
-    return known if _DEVICE_RE.fullmatch(known) else ""
+    return known if DEVICE_RE.fullmatch(known) else ""

@@ -1,25 +1,6 @@
 """Remove secrets from text before it is written to the vault.
 
-Three kinds of rule, in this order (the formats follow what gitleaks and detect-secrets know):
-
-* token formats a service gives its keys (``sk_live_…``, ``glpat-…``, ``hf_…``, ``SG.…``, a
-  private key block, a JWT, a Slack webhook URL, credentials in a URL, HTTP Basic auth, …),
-  and card numbers (Luhn-checked) and US social security numbers;
-* a value assigned to a key that names a secret (``DB_PASSWORD=…``, ``"pass": "…"``,
-  ``aws_secret_access_key = …``, ``password is: …``); a password's value runs to the end of
-  the line, since passwords hold spaces;
-* credentials on a command line, where only the value goes and the rest of the command
-  stays: ``--password X`` / ``--pass=X`` / ``--token X``, ``curl -u user:pass``,
-  ``sshpass -p X``, ``mysql -pX``, ``docker login -p X``, ``redis-cli -a X``,
-  ``openssl enc -k X``, ``htpasswd -b FILE USER X``, a value piped (``echo X |``) or fed
-  (``<<< X``) to a ``--password-stdin`` command; a value after a shell line continuation
-  (``DB_PASSWORD=\\`` and the value on the next line) is the value all the same;
-* a passphrase, secret phrase, recovery or seed words said in prose (``the passphrase for
-  the vault is …``: to the end of the line) and a PIN or passcode of digits;
-* a long random token (high entropy, letters and digits) shortly after a word such as key,
-  token, secret or password;
-* a key as a masking tool shows it (``sk-pro…hr1w``): the tail of a real key is a secret
-  fragment, never a word to tag or name.
+The rules, and the order they run in, are in :mod:`memoryclaw.vault.secretpatterns`.
 
 :func:`redact` also takes the turns said just before: a lone word that answers a turn ending
 on "my password is" (or "what is the token?") is that secret, whatever it looks like.
@@ -39,300 +20,40 @@ from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any
 
-_TOKENS: tuple[tuple[str, str], ...] = (
-    (
-        "private-key",
-        r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-        r"(?:-----END[A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-    ),
-    ("jwt", r"\beyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),
-    ("stripe-key", r"\b(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,}|\bwhsec_[A-Za-z0-9]{20,}"),
-    ("api-key", r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{16,}"),
-    ("aws-key", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z0-9]{16}\b"),
-    ("github-token", r"\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{30,})"),
-    (
-        "gitlab-token",
-        r"\bgl(?:pat|ptt|dt|rt|soat|ft|imt|agent|cbt|oas|feat)-[0-9A-Za-z_-]{20,}",
-    ),
-    ("slack-token", r"\bxox(?:[abposre]|e\.xox[bp])-[A-Za-z0-9-]{10,}"),
-    (
-        "webhook-url",
-        r"\bhttps?://(?:hooks\.slack\.com/(?:services|workflows|triggers)/"
-        r"|(?:ptb\.|canary\.)?discord(?:app)?\.com/api/webhooks/)[A-Za-z0-9_/+-]{20,}",
-    ),
-    ("google-key", r"\bAIza[0-9A-Za-z_-]{30,}|\bya29\.[0-9A-Za-z_-]{20,}"),
-    ("huggingface-token", r"\b(?:hf|api_org)_[A-Za-z0-9]{30,}"),
-    ("sendgrid-key", r"\bSG\.[A-Za-z0-9_-]{16,}\.[A-Za-z0-9_-]{16,}"),
-    ("telegram-token", r"\b\d{8,10}:AA[A-Za-z0-9_-]{30,}"),
-    (
-        # Prefixes that name their service: npm, PyPI, Docker Hub, DigitalOcean, Shopify,
-        # Square, HashiCorp Vault, Linear, Postman, New Relic, Grafana, Notion, Databricks,
-        # RubyGems, Doppler, Sentry, Slack app-level tokens, age and Terraform Cloud.
-        "api-token",
-        r"\b(?:npm_|pypi-AgE|dckr_pat_|do[opr]_v1_|shp(?:at|ca|pa|ss)_|sq0(?:atp|csp)-|hv[sbr]\."
-        r"|lin_api_|PMAK-|NRAK-|glc_|glsa_|ntn_|dapi|rubygems_|dp\.pt\.|sntry[su]_|xapp-"
-        r"|AGE-SECRET-KEY-1)[A-Za-z0-9_=-]{20,}"
-        r"|\b[a-z0-9]{14}\.atlasv1\.[A-Za-z0-9_=-]{40,}",
-    ),
-    ("twilio-key", r"\bSK[0-9a-fA-F]{32}\b"),
-    ("mailgun-key", r"\bkey-[0-9a-zA-Z]{32}\b|\b[0-9a-f]{32}-us\d{1,2}\b"),
-    (
-        "azure-key",
-        r"(?i)\b(?:AccountKey|SharedAccessKey)=[A-Za-z0-9+/=]{20,}"
-        r"|\b[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.-]{31,34}",
-    ),
-    (
-        # A PuTTY key file: the header through its MAC, or a pasted private body alone.
-        "putty-key",
-        r"PuTTY-User-Key-File-\d+:.*?(?:Private-(?:MAC|Hash):[ \t]*[0-9a-fA-F]*|\Z)"
-        # (its line breaks may be written \n, inside a JSON string)
-        r"|Private-Lines:[ \t]*\d+[ \t]*(?:\r?\n|(?:\\r)?\\n)"
-        r"(?:[ \t]*[A-Za-z0-9+/=]{8,}[ \t]*(?:\r?\n|(?:\\r)?\\n|(?![A-Za-z0-9+/=])))+"
-        r"(?:Private-(?:MAC|Hash):[ \t]*[0-9a-fA-F]*)?",
-    ),
-    (
-        # A key shown masked, prefix and tail around an ellipsis: the tail is part of the key.
-        "masked-key",
-        r"(?<![A-Za-z0-9_])(?:(?:sk|rk|pk|gh[pousr]|github_pat|glpat|xox[abposre]|xapp|hf|npm"
-        r"|dckr_pat|whsec|glc|glsa|ntn|lin_api|pypi|dop_v1|shpat|sntrys|rubygems|SG|ya29|hvs)"
-        r"[-_.]|AKIA|ASIA|AIza|dapi|PMAK-|NRAK-)[A-Za-z0-9_-]{0,24}(?:\u2026|\.{3}|\\u2026)"
-        r"[A-Za-z0-9_-]{2,16}(?![A-Za-z0-9])"
-        # any other prefix: a word and a tail of letters and digits mixed around an ellipsis
-        r"|(?<![\w.-])[A-Za-z0-9_-]{2,12}(?:\u2026|\.{3}|\\u2026)"
-        r"(?=[A-Za-z]*\d)(?=\d*[A-Za-z])[A-Za-z0-9]{3,8}(?![\w-])",
-    ),
-    ("bearer", r"(?i)\bbearer\s+[A-Za-z0-9._~+/=-]{16,}"),
-    ("url-credentials", r"(?<=://)[^/\s:@]*:[^/\s@]+(?=@)"),
-    ("ssn", r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b"),
+from .secretpatterns import (
+    ALL_MARKERS,
+    ASKED_RE,
+    BASIC_RE,
+    CARD_RE,
+    COMMAND_RES,
+    ENTROPY_RE,
+    HTPASSWD_RE,
+    IS_RE,
+    ITEM_RE,
+    KEY_ASSIGNMENT_RE,
+    MARKERS,
+    MIN_ENTROPY,
+    NOT_VALUES,
+    PASSWORD_ASSIGNMENT_RE,
+    PATTERNS,
+    PHRASE_ASKED_RE,
+    PHRASE_IS_RE,
+    PHRASE_PROSE,
+    PHRASE_WORD_RE,
+    PIN_RE,
+    PROSE_WORDS,
+    SECRET_KEY_RE,
+    SHAPES,
+    SHELL_WORD_RE,
 )
-_PATTERNS = tuple((kind, re.compile(pattern, re.DOTALL)) for kind, pattern in _TOKENS)
-_BASIC_RE = re.compile(r"(?i)\bbasic\s+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
-_CARD_RE = re.compile(r"(?<![\d.,-])\d(?:[ -]?\d){12,18}(?![\d])")
 
-# A secret's name: one of these words as a part of an identifier (`smtp_password`,
-# `AWS_SECRET_ACCESS_KEY`, `x-api-key`), never a longer word (`tokens`, `passenger`), nor
-# the end of a `[REDACTED:api-key]` marker (so redacting twice changes nothing).
-_PASSWORD_WORDS = r"password|passwd|passphrase|pass"
-_KEY_WORDS = (
-    r"pwd|secret|token|api[_-]?key|access[_-]?key|secret[_-]?key|private[_-]?key"
-    r"|client[_-]?secret|auth[_-]?token|access[_-]?token|credentials?"
-)
-_PART = r"[A-Za-z0-9]{1,40}"
-# What a secret is for, between its name and "is": "the password for the vault is X".
-# ("the secret to success is …", "the key of the song is …" stay prose: only "for" and "on")
-_FOR = r"(?:\s+(?:for|on)(?:\s+[\w.@/-]{1,40}){1,4}?)?"
-# A PIN's or passphrase's purpose may also take "to": "the PIN to my bank card is …" (never
-# for "secret": "the secret to success is …" stays prose).
-_FOR_TO = r"(?:\s+(?:for|on|to)(?:\s+[\w.@/-]{1,40}){1,4}?)?"
-# A shell line continuation: a backslash ending the line, the command going on below.
-_CONT = r"\\\r?\n"
-
-
-# An environment variable may run its name into the word: PGPASSWORD, SSHPASS, VAULTTOKEN.
-_FUSED = r"(?-i:[A-Z][A-Z0-9]{0,11}(?:PASSWORD|PASSWD|PASSPHRASE|PASS|PWD|SECRET|TOKEN))"
-
-
-def _key(words: str) -> str:
-    before, after = rf"(?:{_PART}[_.-]){{0,6}}", rf"(?:[_.-]{_PART}){{0,6}}"
-    return rf"(?<![A-Za-z0-9]){before}(?:{words}|{_FUSED}){after}(?![A-Za-z0-9\]])"
-
-
-def _assignment(words: str, bare: str) -> re.Pattern[str]:
-    """``key: value``, ``key = "value"``, ``"key": "value"``, ``key is: value``, also with the
-    quotes escaped (``\\"key\\": \\"value\\"``, JSON inside a JSON string).  A bare value
-    that is itself followed by ``:`` or ``=`` is the next key, not a value."""
-    return re.compile(
-        rf"(?i)(?P<key>{_key(words)}\\?[\"']?{_FOR}(?:\s+is)?\s*[:=](?:\s|{_CONT})*)"
-        r"(?:(?P<q>\\?\")(?P<dq>[^\"\n\\]+)(?P=q)|'(?P<sq>[^'\n]+)'"
-        rf"|(?P<bare>{bare})(?![^\s\"',;]|\s*[:=]))"
-    )
-
-
-# A password may hold spaces: everything to the end of the line is the secret.
-_PASSWORD_ASSIGNMENT_RE = _assignment(_PASSWORD_WORDS, r"[^\s\"',;][^\n]*")
-_KEY_ASSIGNMENT_RE = _assignment(_KEY_WORDS, r"[^\s\"',;]{4,}")
-# `my password is X` is prose: the word after "is" is a secret unless it is an ordinary word.
-_IS_RE = re.compile(
-    rf"(?i)(?P<key>\b(?:{_PASSWORD_WORDS}|{_KEY_WORDS}){_FOR}\s+is\s+)"
-    r"(?P<bare>[^\s\"',;]{4,}?)(?=[.!?]*(?:[\s\"',;)]|$))"
-)
-# A phrase said in prose is words: "the passphrase for the vault is correct horse battery
-# staple" is secret to the end of the line, unless it goes on as prose ("… is in the safe").
-_PHRASE_IS_RE = re.compile(
-    r"(?i)(?P<key>\b(?:pass[ -]?phrase|secret[ -]phrase|(?:recovery|seed|backup|mnemonic)"
-    r"[ -](?:phrase|words|codes?|sentence)|mnemonic)s?"
-    # ("seed phrase: …" is said without "is"; a bare "mnemonic:" is a heading, not a value)
-    rf"(?:{_FOR_TO}\s+(?:is|are|was|were)\b\s*:?|(?<!mnemonic)(?<!mnemonics)\s*:)[ \t]*)"
-    r"(?P<bare>[^\s,;][^\n]*)"
-)
-_PHRASE_PROSE = frozenset(
-    """a an the in on at under inside behind with by from into not no now here also still
-    written stored kept saved printed somewhere safe my your our his her their its being
-    is to of does do be means easy hard simple""".split()
-)
-# A PIN or passcode is digits: "the pin is 4821", "PIN: 4821" ("pin: latest" stays).
-_PIN_RE = re.compile(
-    rf"(?i)(?P<key>\b(?:pin(?:[ _-]?(?:code|number))?|passcode){_FOR_TO}"
-    r"(?:\s+(?:is|was)\s*:?|\\?[\"']?\s*[:=])[ \t]*\\?[\"']?)"
-    # digits, maybe spelled one by one: "4 8 2 1", "4-8-2-1"
-    r"(?P<bare>\d{4,12}|\d(?: \d){3,11}|\d(?:-\d){3,11})(?![\w-]|[.,]\d)"
-)
-# A long random token shortly after a word that announces a secret: `my key ab12…`.
-_ENTROPY_RE = re.compile(
-    rf"(?i)(?<![A-Za-z0-9])(?:{_PASSWORD_WORDS}|pwd|key|token|secret|credentials?)s?"
-    r"(?![A-Za-z0-9\]])[^\n]{0,30}?(?<![A-Za-z0-9+/_.=-])(?P<value>[A-Za-z0-9+/_.=-]{20,})"
-)
-_MIN_ENTROPY = 3.5  # bits per character; random base64 of 20+ characters has over 4
-
-# One shell word: quoted (spaces and all) or bare.  A command-line secret is only its value:
-# the options and arguments after it stay.
-# (a double quote may be escaped, \", inside a JSON string)
-# Every stretch a rule scans is bounded, so no text makes redaction slower than linear.
-_WORD = (
-    r"(?:'(?P<sq>[^'\n]{0,500})'"
-    r'|(?P<dqo>\\?)"(?P<dq>(?:[^"\\\n]|\\[^"\n]){0,500})(?P=dqo)"'
-    r"""|(?P<bare>[^\s'"]+))"""
-)
-# later on the same command (not past a pipe or a `;`; a line continuation goes on)
-_UNTIL = rf"(?:[^\n|;&]|{_CONT}){{0,300}}?(?<!\S)"
-_SP = rf"(?:[ \t]|{_CONT})"  # a blank between two words of one command
-# The rest of a command that reads a password from stdin: docker login --password-stdin.
-# (gh auth login --with-token reads a token the same way)
-_STDIN_USER = (
-    r"[^\n|;&]{0,200}?(?:--?[A-Za-z-]{0,20}(?:password|passwd|pass|token|secret)-stdin\b"
-    r"|--with-token\b)"
-)
-_OPTION_WORDS = (
-    r"password|passwd|passphrase|pass|passin|passout|pwd|token|secret|api-?key|access-?key"
-    r"|secret-?key"
-    r"|private-?key|auth-?token|access-?token|client-?secret"
-)
-_COMMAND_RES = tuple(
-    re.compile(pattern)
-    for pattern in (
-        # --password X, --pass=X, --api-key X; never --password-stdin or --token-file
-        rf"(?i)(?<![\w-])--?(?:[a-z0-9]+-)*(?:{_OPTION_WORDS})(?![\w-])(?:={_SP}*|{_SP}+)(?!-)"
-        rf"{_WORD}",
-        # curl -u user:pass, --user user:pass, --proxy-user user:pass: the user stays
-        rf"(?P<user>)\bcurl\b{_UNTIL}-[A-Za-z]*[uU][ \t]*{_WORD}",
-        rf"(?P<user>)(?<![\w-])--(?:proxy-)?user(?:=|[ \t]+){_WORD}",
-        rf"\bsshpass\b{_UNTIL}-p[ \t]*{_WORD}",
-        rf"\b(?:mysql\w*|mariadb[\w-]*)\b{_UNTIL}-p(?=[^\s-]){_WORD}",
-        rf"\b(?:docker|podman|nerdctl|buildah|skopeo|helm|oras|crane|az)\b[^\n|;&]{{0,80}}?"
-        r"\blogin\b"
-        rf"{_UNTIL}-p(?:=|[ \t]+){_WORD}",
-        rf"\bredis-cli\b{_UNTIL}-a{_SP}+{_WORD}",
-        # a key's new or old passphrase; SQL Server's, zip's and 7-Zip's passwords
-        rf"\bssh-keygen\b{_UNTIL}-[NP][ \t]+{_WORD}",
-        rf"\b(?:sqlcmd|bcp|zip|unzip)\b{_UNTIL}-P[ \t]+{_WORD}",
-        rf"\b7za?\b{_UNTIL}-p(?=[^\s-]){_WORD}",
-        # openssl's -k password and -K key (never -kfile: a file's name)
-        rf"\bopenssl\b{_UNTIL}-[kK]{_SP}+(?!-){_WORD}",
-        # a value piped or fed to a command that reads its password from stdin; a shell
-        # variable ($PW, "${PW}") is no value
-        r"\b(?:echo|printf)(?:[ \t]+-[neE]{1,3})*(?:[ \t]+(?P<fmt>['\"]?)%s(?:\\n)?(?P=fmt))?"
-        rf"[ \t]+(?![\"]?\$){_WORD}[ \t]*\|(?={_STDIN_USER})",
-        rf"(?i)--?[a-z-]{{0,20}}(?:password|passwd|pass|token|secret)-stdin\b{_UNTIL}"
-        rf"<<<{_SP}*(?![\"]?\$){_WORD}",
-    )
-)
-# htpasswd -b takes the password as an argument: the last of FILE USER PASSWORD (-n: no FILE).
-_ARGUMENT = r"""(?:'[^'\n]{0,500}'|"(?:[^"\\\n]|\\.){0,500}"|[^\s'"|;&]{1,500})"""
-_HTPASSWD_RE = re.compile(
-    rf"\bhtpasswd(?P<rest>(?:{_SP}+-[A-Za-z]{{1,12}}(?:{_SP}+\d{{1,4}})?){{1,8}}"
-    rf"(?:{_SP}+{_ARGUMENT}){{1,3}})"
-)
-_SHELL_WORD_RE = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|[^\s'\"]+")
-_ITEM_RE = re.compile(r"\s*(?:[-*+>]|\d{1,3}[.)])\s+")  # a list item's or quote's marker
-# Words an option is followed by in prose ("set --token in the file"): not a value.
-_NOT_VALUES = frozenset(
-    """a an and argument as at flag for from in into is it of on option or parameter switch
-    the then to too was with""".split()
-)
-# The turn before ends by asking for, or announcing, a secret: "my password is", "token?".
-_ASKED_RE = re.compile(
-    rf"(?i)(?<![A-Za-z0-9])(?:{_PASSWORD_WORDS}|passcode|pwd|pin|secret|token|key|credentials?)"
-    rf"s?(?![A-Za-z0-9]){_FOR}(?:[\s:=,.!?\u2026()-]|\b(?:is|was|it|its|here|below|follows"
-    r"|next|now|then|this|one)\b){0,8}\Z"
-)
-# The turn before announces a phrase ("my seed phrase is", "the passphrase for the vault is"):
-# the answer may be several words.
-_PHRASE_ASKED_RE = re.compile(
-    r"(?i)\b(?:pass[ -]?phrase|secret[ -]phrase|(?:recovery|seed|backup|mnemonic)"
-    rf"[ -](?:phrase|words|sentence))s?{_FOR_TO}"
-    r"(?:[\s:,.!?\u2026()-]|\b(?:is|are|was|were|it|here|below|follows|next|now|then)\b){0,8}\Z"
-)
-_PHRASE_WORD_RE = re.compile(r"[A-Za-z0-9!@#$%^&*._+-]{1,40}")
-
-# What a match of each rule holds: one of these literals (looked for in the case-folded text,
-# so they find more, never less) or, for rules with none, one of the _SHAPES.  Rules whose
-# literals are absent are not run; text with none of them all is returned as it is.  Plain
-# substring tests keep the common case, text without a secret, fast.
-_KEY_MARKERS = ("pass", "pwd", "secret", "token", "key", "credential")
-_MARKERS: dict[str, tuple[str, ...]] = {
-    "private-key": ("-----begin",),
-    "jwt": ("eyj",),
-    "stripe-key": ("k_live", "k_test", "k_prod", "whsec_"),
-    "api-key": ("sk-", "rk-", "pk-"),
-    "aws-key": ("akia", "asia", "abia", "acca", "a3t"),
-    "github-token": ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-    "gitlab-token": tuple(
-        f"gl{p}-" for p in "pat ptt dt rt soat ft imt agent cbt oas feat".split()
-    ),
-    "slack-token": ("xox",),
-    "webhook-url": ("hooks.slack", "/api/webhooks/"),
-    "google-key": ("aiza", "ya29."),
-    "huggingface-token": ("hf_", "api_org_"),
-    "sendgrid-key": ("sg.",),
-    "telegram-token": (":aa",),
-    "api-token": tuple(
-        """
-        npm_ pypi-age dckr_pat_ _v1_ shp sq0 hvs. hvb. hvr. lin_api_ pmak- nrak- glc_ glsa_
-        ntn_ dapi rubygems_ dp.pt. sntry xapp- age-secret-key-1 atlasv1
-        """.split()
-    ),
-    "twilio-key": (),
-    "mailgun-key": ("key-", "-us"),
-    "azure-key": ("accountkey", "sharedaccesskey", "q~"),
-    "putty-key": ("putty-user-key-file", "private-lines"),
-    "masked-key": ("\u2026", "...", "\\u2026"),  # the last as JSON writes it
-    "bearer": ("bearer",),
-    "url-credentials": ("://",),
-    "ssn": (),
-    "basic-auth": ("basic",),
-    "command-line": (
-        *("--", "-pass", "curl", "sshpass", "mysql", "mariadb", "login", "redis-cli"),
-        *("ssh-keygen", "sqlcmd", "bcp", "zip", "7z", "openssl", "stdin", "htpasswd"),
-    ),
-    "card-number": (),
-    "password": ("pass",),
-    "key-value": _KEY_MARKERS,
-    "phrase": ("phrase", "words", "code", "sentence", "mnemonic"),
-    "pin": ("pin", "passcode"),
-}
-_ALL_MARKERS = frozenset(m for markers in _MARKERS.values() for m in markers)
-_SHAPES = re.compile(r"\d{3}-\d\d-\d{4}|\d{4}[ -]?\d{4}[ -]?\d{4}|SK[0-9a-fA-F]{32}")
-_PROSE_WORDS = frozenset(
-    """
-    also back been being broken changed correct different empty enough expired fine gone good
-    hidden incorrect invalid just long lost missing needed never newer older only optional ready
-    really required reset revoked right same saved secure shared short still stored strong sure
-    easy hard simple written printed taped
-    that there this too unknown used valid very visible weak what where which wrong safe kept
-    """.split()
-)
 _REDACTED = "[REDACTED:secret]"
-# A key of a structured value (tool-call arguments) whose value is never copied.
-SECRET_KEY_RE = re.compile(
-    r"(?i)pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth|credential"
-    r"|cookie|ssn|cvv|card[_-]?number|\bpin\b"
-)
 
 
 def _replace_value(match: re.Match[str]) -> str:
     groups = match.groupdict()
     value = groups.get("dq") or groups.get("sq") or groups.get("bare") or ""
-    prose = groups.get("bare") and value.strip().lower().rstrip(".!?") in _PROSE_WORDS
+    prose = groups.get("bare") and value.strip().lower().rstrip(".!?") in PROSE_WORDS
     if value.startswith("[REDACTED") or prose:
         return match.group(0)
     quote = groups["q"] if groups.get("dq") else "'" if groups.get("sq") else ""
@@ -351,7 +72,7 @@ def _replace_command(match: re.Match[str]) -> str:
             return match.group(0)  # a user name alone
         start += value.index(":") + 1
         value = value.partition(":")[2]
-    if not value or value.startswith("[REDACTED") or value.casefold() in _NOT_VALUES:
+    if not value or value.startswith("[REDACTED") or value.casefold() in NOT_VALUES:
         return match.group(0)
     offset = match.start()
     whole = match.group(0)
@@ -372,7 +93,7 @@ def _replace_phrase(match: re.Match[str]) -> str:
             kept += (key, redacted)
             key, value = "", rest
         # only a bounded stretch is searched, so a line of announcements stays linear
-        later = _PHRASE_IS_RE.search(value[:300])
+        later = PHRASE_IS_RE.search(value[:300])
         if later is None:
             return "".join(kept) + key + value
         kept += (key, value[: later.start()])
@@ -398,10 +119,10 @@ def _phrase_value(value: str) -> tuple[str | None, str]:
 def _reads_as_prose(said: Sequence[str]) -> bool:
     """Whether the words said after "the passphrase is" read as prose, not as a phrase."""
     words = [word.casefold().rstrip(".,;:!?") for word in said]
-    if not words or words[0] in _PHRASE_PROSE:
+    if not words or words[0] in PHRASE_PROSE:
         return True
     # "is correct" is prose, "is correct horse battery staple" four words of a phrase
-    return words[0] in _PROSE_WORDS and (len(words) < 4 or not _PHRASE_PROSE.isdisjoint(words))
+    return words[0] in PROSE_WORDS and (len(words) < 4 or not PHRASE_PROSE.isdisjoint(words))
 
 
 def _replace_htpasswd(match: re.Match[str]) -> str:
@@ -409,7 +130,7 @@ def _replace_htpasswd(match: re.Match[str]) -> str:
     redacted; without ``-b`` htpasswd asks for the password, and the command stays."""
     flags = ""
     arguments: list[re.Match[str]] = []
-    for word in _SHELL_WORD_RE.finditer(match.group("rest")):
+    for word in SHELL_WORD_RE.finditer(match.group("rest")):
         text = word.group(0)
         if text == "\\":
             continue  # a line continuation
@@ -443,7 +164,7 @@ def _answered(text: str, previous: Sequence[str]) -> str:
         return text
     if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
         return text
-    if not any(_ASKED_RE.search(turn[-200:]) for turn in previous):
+    if not any(ASKED_RE.search(turn[-200:]) for turn in previous):
         return text
     return text.replace(said, _REDACTED)
 
@@ -454,14 +175,14 @@ def _phrase_answer(said: str, previous: Sequence[str]) -> bool:
     words = said.split()
     if not 2 <= len(words) <= 24 or "\n" in said or len(said) > 300:
         return False
-    if not all(_PHRASE_WORD_RE.fullmatch(word.rstrip(".,;!?") or "-") for word in words):
+    if not all(PHRASE_WORD_RE.fullmatch(word.rstrip(".,;!?") or "-") for word in words):
         return False
-    if not any(_PHRASE_ASKED_RE.search(turn[-200:]) for turn in previous):
+    if not any(PHRASE_ASKED_RE.search(turn[-200:]) for turn in previous):
         return False
     if len(words) >= 12 and all(word.rstrip(".").isalpha() for word in words):
         return True
     folded = {word.casefold().rstrip(".,;:!?") for word in words}
-    return not _reads_as_prose(words) and _PHRASE_PROSE.isdisjoint(folded)
+    return not _reads_as_prose(words) and PHRASE_PROSE.isdisjoint(folded)
 
 
 def _answered_lines(text: str) -> str:
@@ -470,7 +191,7 @@ def _answered_lines(text: str) -> str:
     lines = text.split("\n")
     before: list[str] = []
     for number, line in enumerate(lines):
-        item = _ITEM_RE.match(line)
+        item = ITEM_RE.match(line)
         head = item.group(0) if item else ""
         if before and line.strip():
             lines[number] = head + _answered(line[len(head) :], before[-2:])
@@ -487,7 +208,7 @@ def _entropy(text: str) -> float:
 def _replace_random(match: re.Match[str]) -> str:
     value = match.group("value")
     has_digit = any(c.isdigit() for c in value)
-    if not (has_digit and any(c.isalpha() for c in value)) or _entropy(value) < _MIN_ENTROPY:
+    if not (has_digit and any(c.isalpha() for c in value)) or _entropy(value) < MIN_ENTROPY:
         return match.group(0)
     return match.group(0)[: match.start("value") - match.start()] + _REDACTED
 
@@ -519,16 +240,16 @@ def _replace_card(match: re.Match[str]) -> str:
 
 
 _CALLBACKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], ...] = (
-    ("basic-auth", _BASIC_RE, _replace_basic),
-    ("card-number", _CARD_RE, _replace_card),
-    *(("command-line", pattern, _replace_command) for pattern in _COMMAND_RES),
-    ("command-line", _HTPASSWD_RE, _replace_htpasswd),
-    ("phrase", _PHRASE_IS_RE, _replace_phrase),
-    ("pin", _PIN_RE, _replace_value),
-    ("password", _PASSWORD_ASSIGNMENT_RE, _replace_value),
-    ("key-value", _KEY_ASSIGNMENT_RE, _replace_value),
-    ("key-value", _IS_RE, _replace_value),
-    ("key-value", _ENTROPY_RE, _replace_random),
+    ("basic-auth", BASIC_RE, _replace_basic),
+    ("card-number", CARD_RE, _replace_card),
+    *(("command-line", pattern, _replace_command) for pattern in COMMAND_RES),
+    ("command-line", HTPASSWD_RE, _replace_htpasswd),
+    ("phrase", PHRASE_IS_RE, _replace_phrase),
+    ("pin", PIN_RE, _replace_value),
+    ("password", PASSWORD_ASSIGNMENT_RE, _replace_value),
+    ("key-value", KEY_ASSIGNMENT_RE, _replace_value),
+    ("key-value", IS_RE, _replace_value),
+    ("key-value", ENTROPY_RE, _replace_random),
 )
 
 
@@ -543,16 +264,16 @@ def redact(text: str, previous: str | Sequence[str] = "", *, keep_lines: bool = 
     if keep_lines and "\n" in text:
         text = _answered_lines(text)
     folded = text.casefold()
-    present = {marker for marker in _ALL_MARKERS if marker in folded}
-    shaped = _SHAPES.search(text) is not None
+    present = {marker for marker in ALL_MARKERS if marker in folded}
+    shaped = SHAPES.search(text) is not None
     if not (present or shaped):
         return text
 
     def needed(kind: str) -> bool:
-        markers = _MARKERS[kind]
+        markers = MARKERS[kind]
         return not present.isdisjoint(markers) if markers else shaped
 
-    for kind, pattern in _PATTERNS:
+    for kind, pattern in PATTERNS:
         if needed(kind):
             marker = f"[REDACTED:{kind}]"
             text = pattern.sub(_kept(_constant(marker)) if keep_lines else marker, text)
@@ -562,7 +283,7 @@ def redact(text: str, previous: str | Sequence[str] = "", *, keep_lines: bool = 
     # A token redacted after a key word brings the next one into the word's reach: again,
     # until nothing changes (each round makes the text shorter), so redacting twice is once.
     if needed("key-value"):
-        while (again := _ENTROPY_RE.sub(_replace_random, text)) != text:
+        while (again := ENTROPY_RE.sub(_replace_random, text)) != text:
             text = again
     return text
 

@@ -19,7 +19,7 @@ from memoryclaw.index.embeddings import (
     normalised,
     text_hash,
 )
-from memoryclaw.vault.config import settings_from_mapping
+from memoryclaw.vault.configcheck import settings_from_mapping
 
 np = pytest.importorskip("numpy")
 

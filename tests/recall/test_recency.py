@@ -15,6 +15,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
+from memoryclaw.errors import ConfigError
 from memoryclaw.recall.recency import (
     LATEST_WEIGHT,
     USE_SHARE,
@@ -23,7 +24,7 @@ from memoryclaw.recall.recency import (
     decay,
     effective_weight,
 )
-from memoryclaw.vault.config import ConfigError, settings_from_mapping
+from memoryclaw.vault.configcheck import settings_from_mapping
 
 from ..line_client import line_client
 

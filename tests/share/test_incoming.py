@@ -923,7 +923,7 @@ def test_a_group_turn_from_an_owner_id_a_remote_added_stays_untrusted(tmp_path: 
 def test_gitignore_and_gitattributes_lines_are_judged_by_their_shape(
     name: str, line: str, refused: bool
 ) -> None:
-    from memoryclaw.share.incoming import line_problem
+    from memoryclaw.share.gitrules import line_problem
 
     assert (line_problem(name, line) is not None) == refused
 

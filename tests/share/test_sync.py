@@ -21,7 +21,7 @@ import pytest
 
 from memoryclaw import InvalidInputError, SyncError, Vault
 from memoryclaw.serve.stdio import StdioServer
-from memoryclaw.share.sync import SYNC_MARK
+from memoryclaw.share.conflicts import SYNC_MARK
 from memoryclaw.vault.episodes import parse_episode
 from memoryclaw.vault.facts import parse_facts
 from memoryclaw.vault.logformat import parse_log
@@ -476,7 +476,7 @@ def test_import_refuses_unsafe_members(tmp_path: Path, name: str, kind: bytes) -
 def test_a_recovery_killed_half_way_is_finished_by_the_next(tmp_path: Path) -> None:
     """The lines a recovery holds are on disk before the merge is aborted: a recovery
     killed right after the abort loses none of them."""
-    from memoryclaw.share.sync import HELD_FILE, _recover
+    from memoryclaw.share.recovery import HELD_FILE, _recover
 
     bare = _remote(tmp_path)
     a = _first_device(tmp_path, bare)

@@ -15,10 +15,10 @@ from memoryclaw.vault.config import (
     DEFAULT_VAULT,
     Settings,
     default_config_yaml,
-    load_settings,
     resolve_vault_path,
-    settings_from_mapping,
 )
+from memoryclaw.vault.configcheck import settings_from_mapping
+from memoryclaw.vault.configfile import load_settings
 
 SAMPLE_VAULT = Path(__file__).resolve().parents[2] / "sample_vault"
 
@@ -651,7 +651,7 @@ def test_the_last_valid_copy_is_never_written_through_a_symlinked_state_folder(
 
 
 def test_config_file_problem_names_the_key_and_the_expected_type(tmp_path: Path) -> None:
-    from memoryclaw.vault.config import config_file_problem
+    from memoryclaw.vault.configfile import config_file_problem
 
     vault = _state_vault(tmp_path, "retrieval:\n  budgetTokens: lots\n")
     problem = config_file_problem(vault)
@@ -678,7 +678,7 @@ def test_sync_timeout_seconds_must_be_positive() -> None:
 
 def _hold(vault: Path, before: str, after: str) -> list[str]:
     """Hold what a sync that changed memoryclaw.yaml from ``before`` to ``after`` would."""
-    from memoryclaw.vault.config import file_settings, hold_changes
+    from memoryclaw.vault.configfile import file_settings, hold_changes
 
     _write(vault, before)
     old = file_settings(vault)
@@ -701,7 +701,7 @@ def test_a_held_key_keeps_this_devices_value_while_the_file_holds_the_incoming_o
 
 
 def test_a_later_sync_keeps_the_first_trusted_value(tmp_path: Path) -> None:
-    from memoryclaw.vault.config import held_config
+    from memoryclaw.vault.configfile import held_config
 
     vault = _state_vault(tmp_path, "")
     _hold(vault, "sync:\n  timeoutSeconds: 5\n", "sync:\n  timeoutSeconds: 1000\n")
@@ -712,7 +712,7 @@ def test_a_later_sync_keeps_the_first_trusted_value(tmp_path: Path) -> None:
 
 
 def test_a_hand_edit_of_a_held_key_drops_the_hold(tmp_path: Path) -> None:
-    from memoryclaw.vault.config import held_config
+    from memoryclaw.vault.configfile import held_config
 
     vault = _state_vault(tmp_path, "")
     _hold(vault, "", "scopes:\n  ownerIds: ['tg:666']\n")
@@ -723,7 +723,7 @@ def test_a_hand_edit_of_a_held_key_drops_the_hold(tmp_path: Path) -> None:
 
 
 def test_accepting_held_keys_applies_them(tmp_path: Path) -> None:
-    from memoryclaw.vault.config import accept_held
+    from memoryclaw.vault.configfile import accept_held
 
     vault = _state_vault(tmp_path, "")
     _hold(

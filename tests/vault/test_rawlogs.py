@@ -14,7 +14,8 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import InvalidInputError, Vault
-from memoryclaw.vault.config import Settings, settings_from_mapping
+from memoryclaw.vault.config import Settings
+from memoryclaw.vault.configcheck import settings_from_mapping
 from memoryclaw.vault.logformat import parse_log
 from memoryclaw.vault.newturns import MAX_TURN_CHARS, NewTurn
 from memoryclaw.vault.rawlogs import append_turns, unprocessed_logs
