@@ -1,25 +1,32 @@
 """The tools people weigh memoryclaw against, on the same machine and data, in one run.
 
-Quality: LoCoMo dev (category 5 skipped), 800 tokens for every system, scored exactly as the
-reference scorer ``../shared/tools/locomo_payload.py`` scores (``bench/locomo.py``'s
-``score_payloads``).  Each peer gets each conversation as one markdown note per session (a
-date heading, then ``Speaker: text`` per turn: a chat as a user of that tool would keep it),
-answers each question with its own search, and its results, best first, are packed greedily
-into the budget (characters / 4) as returned — a snippet where it returns a snippet, the
-whole chunk where it returns a chunk.
+Quality: LoCoMo dev (``--data``; category 5 skipped), 800 tokens for every system, scored
+exactly as the reference scorer ``../shared/tools/locomo_payload.py`` scores
+(``bench/locomo.py``'s ``score_payloads``).  Each peer gets each conversation as one markdown
+note per session (a date heading, then ``Speaker: text`` per turn: a chat as a user of that
+tool would keep it), answers each question with its own search, and its results, best first,
+are packed greedily into the budget (characters / 4) as returned — a snippet where it
+returns a snippet, the whole chunk where it returns a chunk — the first that does not fit
+cut to the room left.  Where this measures a system differently from how it was first
+measured (the packers' ISO dates; a result that does not fit dropped whole), those figures
+are kept beside the fair ones (``quality_as_shipped``).
 
-- memoryclaw ``retrieve`` and the two BM25 packers: ``bench/locomo.py``.
+- memoryclaw ``retrieve`` and the two BM25 packers: ``bench/locomo.py`` (turns shown after
+  their session's date as people write it, ``8 May 2023``, as memoryclaw's episodes do).
 - qmd (npm ``@tobilu/qmd``): ``qmd search`` (BM25, no model), which matches only documents
-  holding every query term, so it is asked twice: the question as a user types it, and the
-  question's keywords (content words) joined by spaces.
+  holding every query term, so it is asked three ways: the question as a user types it, the
+  question's keywords (content words) joined by spaces, and each keyword on its own, the
+  searches merged (an upper bound for an agent that retries).  Its searches run in one Node
+  process through the CLI's own code (``bench/qmd_search.mjs``; the first few of each
+  conversation are checked against the CLI), since a fresh process per query takes seconds.
 - OpenClaw memory-core in keyword (FTS) mode: its memory search manager, in process
   (``bench/bench_openclaw_memory.py``), 10 results; a result's text is its file's lines.
 - basic-memory (PyPI, Python >= 3.12, into its own environment): one project per
   conversation, keyword search only (``search_type: text``; its semantic search embeds with a
   model it would download, and where it cannot load sqlite-vec, as here, it indexes keywords
   only), asked through its MCP server's ``search_notes`` (one long-lived process: its CLI
-  takes seconds to start), the question and its keywords as for qmd; a result is a whole note,
-  packed as returned.  The newest release that installs is used (``BASIC_MEMORY_VERSIONS``).
+  takes seconds to start), the question and its keywords as for qmd; a result is a whole note.
+  The newest release that installs is used (``BASIC_MEMORY_VERSIONS``).
 - memsearch: installed when it can be; skipped with the reason (it embeds every chunk).
 
 Speed, on ``bench/bench_search.py``'s synthetic vaults (1k, 10k, 100k episodes): index time,
@@ -31,7 +38,8 @@ and left out there.
 Peers live in ``$MEMORYCLAW_PEERS_CACHE`` (default ``~/.cache/memoryclaw/peers``), installed
 on first use, never into the project's venv.
 
-    .venv/bin/python bench/peers.py [--out bench/out] [--conversations N] [--sizes 1000,10000]
+    .venv/bin/python bench/peers.py [--out bench/out] [--data PATH] [--conversations N]
+        [--sizes 1000,10000]            (--sizes '': quality only)
 """
 
 from __future__ import annotations

@@ -444,6 +444,7 @@ def render(runs: Runs, meta: dict[str, Any], plots: Sequence[str]) -> str:
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in targets(runs)]
     lines += ["", *_search_section(runs), *_ops_section(runs), *_payload_section(runs, plots)]
     lines += [*_peers_section(runs, plots), *_locomo_section(runs, plots)]
+    lines += beam_section((runs.get("beam") or [{}])[0])
     lines += [*_openclaw_section(runs, plots), *_commands(runs)]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -896,6 +897,52 @@ def _peers_speed(speed: dict[str, Any]) -> list[str]:
                 f"| {'—' if served is None else f'{served:.1f} ms'} | {peak:.0f} MiB |"
             )
     return lines
+
+
+def beam_section(found: dict[str, Any]) -> list[str]:
+    """``bench/beam.py``'s figures (its JSON) as report lines: per memory size, recall and
+    evidence_in_payload of every system, then memoryclaw's per ability."""
+    sizes = found.get("sizes", [])
+    if not sizes:
+        return []
+    lines = [
+        "## BEAM dev: what reaches the model, per memory ability",
+        "",
+        f"Measured by `{found.get('_run', {}).get('command', 'bench/beam.py')}`, scored as the "
+        "reference scorer `../shared/tools/beam_payload.py` scores (it prints the same figures "
+        "for the same commit): each chat one vault, every batch a logged session; every "
+        "probing question that cites evidence messages (all abilities but abstention) asked "
+        f"at {found.get('budget', BUDGET_TOKENS)} tokens. recall_any@k: a top-k episode covers "
+        "an evidence message; evidence_in_payload: the payload holds ≥ 60 % of the content "
+        "words of an evidence message's first 400 characters. The BM25 packers drop a chunk "
+        "that does not fit, as the reference does, so 8-message windows of long assistant "
+        "answers seldom fit at all.",
+    ]
+    for size in sizes:
+        ev = size["evidence_in_payload"]
+        lines += [
+            "",
+            f"{size['size']}, chats {size['chats']}: {size['questions']} questions, "
+            f"{size['episodes']:,} episodes, retrieve payload {size['tokens_mean']:.0f} tokens "
+            f"mean (max {size['tokens_max']}).",
+            "",
+            "| system | evidence_in_payload | recall_any@1 | @3 | @5 | @10 | recall_all@5 |",
+            "|---|---|---|---|---|---|---|",
+            f"| memoryclaw | {ev['memoryclaw']:.3f} | "
+            + " | ".join(f"{size['recall_any'][str(k)]:.3f}" for k in (1, 3, 5, 10))
+            + f" | {size['recall_all']['5']:.3f} |",
+            f"| BM25 over single messages | {ev['bm25_msgs']:.3f} | | | | | |",
+            f"| BM25 over 8-message windows | {ev['bm25_win8']:.3f} | | | | | |",
+            "",
+            "| ability | questions | memoryclaw evidence_in_payload | recall_any@5 |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {name.replace('_', ' ')} | {v['n']} | {v['evidence_in_payload']:.2f} "
+            f"| {v['recall_any@5']:.2f} |"
+            for name, v in size["by_ability"].items()
+        ]
+    return [*lines, ""]
 
 
 def _peers_section(runs: Runs, plots: Sequence[str]) -> list[str]:
