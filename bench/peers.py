@@ -532,8 +532,8 @@ def quality(
             basic.add(notes, name)
             for label, ask in (("question", str), ("keywords", keywords)):
                 answered = basic.search_many(name, [ask(question) for question in questions])
-                texts = [[note_text(h) for h in found] for _, found in answered]
-                add(f"basic-memory `search_notes` ({label})", asked, texts)
+                notes_found = [[note_text(h) for h in found] for _, found in answered]
+                add(f"basic-memory `search_notes` ({label})", asked, notes_found)
         if core is not None and not isinstance(core, str):
             add("OpenClaw memory-core (FTS)", asked, core(sample, asked, work))
     return (
