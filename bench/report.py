@@ -858,14 +858,18 @@ PEER_COLUMNS = (
     ("tokens_mean", 0),
 )
 PEER_HANDICAPS = (
-    "What still stands between a peer and its best figure here, and why it stays: "
-    "qmd's own `search` is AND-only, and its `query` (which ORs, expands and reranks) needs "
-    "local models it would download, which this machine cannot; memory-core and qmd are "
-    "measured in keyword mode, their embeddings off for the same reason, as are "
-    "basic-memory's (sqlite-vec does not load here) and memsearch (not measured); every "
-    "peer gets the conversation as session notes a user would keep, not as memoryclaw's "
-    "logged turns, since that is how each is fed in use; and no peer's result is reshaped "
-    "beyond cutting the last one to fit, since reshaping is the work a memory system does.",
+    "What still stands between a peer and its best figure here, and why it stays: qmd's "
+    "keyword search is AND-only however it is asked, and its `query`, which fuses several "
+    "searches, first expands and reranks them with local models it would download, which "
+    "this machine cannot (the merged row stands in for it, as an upper bound: an agent "
+    "seldom retries every keyword); qmd, memory-core and basic-memory are measured by "
+    "keyword, as memoryclaw's keyword row is, their embeddings off for the same reason "
+    "(basic-memory's sqlite-vec does not load here either), and memsearch, which embeds "
+    "every chunk, not at all; every peer gets the conversation as the session notes a user "
+    "would keep, not as memoryclaw's logged turns, since that is how each is fed in use; "
+    "basic-memory returns whole notes, so one session fills most of its budget; and no "
+    "result is reshaped beyond cutting the last to fit, since choosing and shaping what to "
+    "inject is the work a memory system does.",
 )
 
 
