@@ -116,6 +116,15 @@ STEPS = (
         runs_quick=1,
     ),
     Step(
+        "beam",
+        "beam.py",
+        (),
+        ("--chats", "21"),
+        "beam.json",
+        runs_full=1,
+        runs_quick=1,
+    ),
+    Step(
         "openclaw_memory",
         "bench_openclaw_memory.py",
         ("--sizes", "1000,10000", "--runs", "3"),

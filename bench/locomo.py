@@ -30,7 +30,7 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
@@ -183,6 +183,7 @@ PAYLOAD_STOP = frozenset(
     "my your his its our their this that these those have has had will would can could should "
     "shall may might must about into over after before than then so if as".split()
 )
+WRAPPER = "<memory>\n</memory>"
 CATEGORIES = {1: "multi-hop", 2: "temporal", 3: "open-domain", 4: "single-hop"}
 
 
@@ -221,36 +222,56 @@ def build_payload_vault(sample: dict[str, Any], root: Path, config: str = "") ->
         vault.consolidate(all_logs=True)
 
 
-def packer(sample: dict[str, Any], window: int, budget: int = BUDGET) -> Any:
-    """BM25 (FTS5, porter) over ``window``-turn chunks, best first, packed into the budget."""
+def human_date(when: datetime) -> str:
+    """``8 May 2023``: a date as people write it, and as memoryclaw's episodes show it."""
+    return f"{when.day} {when:%B %Y}"
+
+
+def packer(
+    sample: dict[str, Any], window: int, budget: int = BUDGET, dates: str = "human"
+) -> Callable[[str], str]:
+    """BM25 (FTS5, porter) over ``window``-turn chunks, best first, packed into the budget;
+    each turn is shown after its session's date, as people write it (``dates="iso"``:
+    ``2023-05-08``, as this packer wrote it before the reference scorer changed)."""
+    shown = human_date if dates == "human" else (lambda when: f"{when:%Y-%m-%d}")
+    chunks = [
+        "\n".join(
+            f"{shown(when)} {t['speaker']}: {turn_text(t)}" for t in turns[start : start + window]
+        )
+        for _number, when, turns in sessions(sample["conversation"])
+        for start in range(0, len(turns), window)
+    ]
+    pack = bm25_packer(chunks, budget * 4 - len(WRAPPER), depth=60)
+
+    def payload(question: str) -> str:
+        return f"<memory>\n{pack(question)}\n</memory>" if content_words(question) else ""
+
+    return payload
+
+
+def bm25_packer(chunks: Sequence[str], cap: int, depth: int) -> Callable[[str], str]:
+    """A packer as the reference scorers build one: the ``depth`` best ``chunks`` for a
+    question's content words OR-ed (BM25, FTS5, porter), each kept while it fits in ``cap``
+    characters (with a newline each) and skipped when it does not, joined by newlines; an
+    empty string for a question without content words."""
     db = sqlite3.connect(":memory:")
-    db.execute(
-        "create virtual table d using fts5(body, shown unindexed, tokenize='porter unicode61')"
-    )
-    for _number, when, turns in sessions(sample["conversation"]):
-        for start in range(0, len(turns), window):
-            shown = "\n".join(
-                f"{when:%Y-%m-%d} {t['speaker']}: {turn_text(t)}"
-                for t in turns[start : start + window]
-            )
-            db.execute("insert into d values (?, ?)", (shown, shown))
-    cap = budget * 4 - len("<memory>\n</memory>")
+    db.execute("create virtual table d using fts5(body, tokenize='porter unicode61')")
+    db.executemany("insert into d values (?)", ((chunk,) for chunk in chunks))
 
     def payload(question: str) -> str:
         terms = sorted(content_words(question))
         if not terms:
             return ""
         rows = db.execute(
-            "select shown from d where d match ? order by bm25(d) limit 60",
-            (" OR ".join(f'"{t}"' for t in terms),),
+            "select body from d where d match ? order by bm25(d) limit ?",
+            (" OR ".join(f'"{t}"' for t in terms), depth),
         ).fetchall()
         out, used = [], 0
-        for (shown,) in rows:
-            if used + len(shown) + 1 > cap:
-                continue
-            out.append(shown)
-            used += len(shown) + 1
-        return "<memory>\n" + "\n".join(out) + "\n</memory>"
+        for (body,) in rows:
+            if used + len(body) + 1 <= cap:
+                out.append(body)
+                used += len(body) + 1
+        return "\n".join(out)
 
     return payload
 

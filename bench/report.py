@@ -444,6 +444,7 @@ def render(runs: Runs, meta: dict[str, Any], plots: Sequence[str]) -> str:
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in targets(runs)]
     lines += ["", *_search_section(runs), *_ops_section(runs), *_payload_section(runs, plots)]
     lines += [*_peers_section(runs, plots), *_locomo_section(runs, plots)]
+    lines += beam_section((runs.get("beam") or [{}])[0])
     lines += [*_openclaw_section(runs, plots), *_commands(runs)]
     return "\n".join(lines).rstrip() + "\n"
 
@@ -756,7 +757,8 @@ def peers_plot(runs: Runs, folder: Path) -> list[Path]:
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    found = (runs.get("peers") or [{}])[0].get("quality", {})
+    kept = (runs.get("peers") or [{}])[0]
+    found = kept.get("quality", {})
     if not found:
         return []
     folder.mkdir(parents=True, exist_ok=True)
@@ -771,10 +773,24 @@ def peers_plot(runs: Runs, folder: Path) -> list[Path]:
     labels = [textwrap.fill(name.replace("`", ""), 13) for name in names]
     ax.set_xticklabels(labels, fontsize=7)
     ax.set_ylim(0, 1)
-    ax.set_title(f"LoCoMo dev, {BUDGET_TOKENS} tokens each: memoryclaw and the tools beside it")
+    data = kept.get("data", {}).get("file", "LoCoMo dev")
+    ax.set_title(f"{data}, {BUDGET_TOKENS} tokens each: memoryclaw and the tools beside it")
     ax.grid(True, axis="y", alpha=0.3)
     ax.legend(fontsize=8)
     return [_save(fig, folder / "peers.png")]
+
+
+def data_name(report: dict[str, Any]) -> str:
+    """The conversations a peers run measured, as the report names them (runs that did not
+    record them measured all of LoCoMo dev)."""
+    data = report.get("data")
+    if not data:
+        return "LoCoMo dev"
+    ids = data["conversations"]
+    return (
+        f"`{data['file']}` ({len(ids)} conversation{'s' * (len(ids) != 1)}: "
+        f"{', '.join(ids)}; {data['questions']:,} questions)"
+    )
 
 
 def peers_section(report: dict[str, Any], plots: Sequence[str], command: str) -> list[str]:
@@ -782,28 +798,84 @@ def peers_section(report: dict[str, Any], plots: Sequence[str], command: str) ->
     quality = report.get("quality", {})
     if not quality:
         return []
+    shipped = report.get("quality_as_shipped", {})
     lines = [
         "## The tools beside memoryclaw",
         "",
         f"Measured by `{command}` in one run on one machine ({report['machine']}). Quality: "
-        f"LoCoMo dev, {BUDGET_TOKENS} tokens for every system, scored as the reference scorer "
-        "scores; each peer gets each conversation as one markdown note per session (a date "
-        "heading, then `Speaker: text` per turn), answers each question with its own search, "
-        "and what it returns, best first, is packed into the budget as returned (qmd returns a "
-        "snippet of a few lines, memory-core a chunk of its file, basic-memory the whole "
-        "note). `qmd search` and basic-memory's `search_notes` match only documents that hold "
-        "every query word, so each is asked twice: the question as typed, and its keywords.",
+        f"{data_name(report)}, {BUDGET_TOKENS} tokens for every system, scored as the "
+        "reference scorer scores; each peer gets each conversation as one markdown note per "
+        "session (a date heading, then `Speaker: text` per turn), answers each question with "
+        "its own search, and what it returns, best first, is packed into the budget (qmd "
+        "returns a snippet of a few lines, memory-core a chunk of its file, basic-memory the "
+        "whole note); the first result that does not fit is cut to the room left, as a system "
+        "filling its budget would. `qmd search` and basic-memory's `search_notes` match only "
+        "documents that hold every query word, so each is asked the question as typed and "
+        "its keywords; qmd is also asked once per keyword, the searches merged (files ranked "
+        "by their summed scores, each shown with every snippet it was found with): an upper "
+        "bound for an agent that retries. The BM25 packers show each turn after its "
+        "session's date as people write it (`8 May 2023`), as memoryclaw's episodes do.",
+    ]
+    if shipped:
+        lines += [
+            "",
+            "In brackets, the same search as measured before (the figures first shipped): a "
+            "result that does not fit dropped whole, a later shorter one packed instead (so "
+            "basic-memory, whose whole-session notes are often larger than the budget, "
+            "injected nothing for many questions), and the packers' dates as `2023-05-08`.",
+        ]
+    lines += [
         "",
         "| system | evidence_in_payload | answer_in_payload | answer_token_recall "
         "| tokens (mean) |",
         "|---|---|---|---|---|",
     ]
     for system, rates in quality.items():
-        lines.append(
-            f"| {system} | {rates['evidence_in_payload']:.3f} | {rates['answer_in_payload']:.3f}"
-            f" | {rates['answer_token_recall']:.3f} | {rates['tokens_mean']:.0f} |"
-        )
-    lines += [
+        before = shipped.get(system)
+        cells = [
+            f"{rates[key]:.{places}f}" + (f" ({before[key]:.{places}f})" if before else "")
+            for key, places in PEER_COLUMNS
+        ]
+        lines.append(f"| {system} | {' | '.join(cells)} |")
+    lines += ["", *PEER_HANDICAPS]
+    if report.get("speed"):
+        lines += _peers_speed(report["speed"])
+    if report.get("skipped"):
+        lines += ["", "Not measured, and why:", ""]
+        lines += [f"- {name}: {why}" for name, why in report["skipped"].items()]
+    if report.get("versions"):
+        shown = ", ".join(f"{k} {v}" for k, v in report["versions"].items())
+        lines += ["", f"Versions: {shown}."]
+    if "peers.png" in plots:
+        lines += ["", "![memoryclaw and the tools beside it](plots/peers.png)"]
+    return [*lines, ""]
+
+
+PEER_COLUMNS = (
+    ("evidence_in_payload", 3),
+    ("answer_in_payload", 3),
+    ("answer_token_recall", 3),
+    ("tokens_mean", 0),
+)
+PEER_HANDICAPS = (
+    "What still stands between a peer and its best figure here, and why it stays: qmd's "
+    "keyword search is AND-only however it is asked, and its `query`, which fuses several "
+    "searches, first expands and reranks them with local models it would download, which "
+    "this machine cannot (the merged row stands in for it, as an upper bound: an agent "
+    "seldom retries every keyword); qmd, memory-core and basic-memory are measured by "
+    "keyword, as memoryclaw's keyword row is, their embeddings off for the same reason "
+    "(basic-memory's sqlite-vec does not load here either), and memsearch, which embeds "
+    "every chunk, not at all; every peer gets the conversation as the session notes a user "
+    "would keep, not as memoryclaw's logged turns, since that is how each is fed in use; "
+    "basic-memory returns whole notes, so one session fills most of its budget; and no "
+    "result is reshaped beyond cutting the last to fit, since choosing and shaping what to "
+    "inject is the work a memory system does.",
+)
+
+
+def _peers_speed(speed: dict[str, Any]) -> list[str]:
+    """The speed table of a peers run."""
+    lines = [
         "",
         "Speed on `bench_search.py`'s synthetic vaults (the same files for every system; "
         "search p50 of fresh processes over the same queries, the peers given their keywords; "
@@ -816,7 +888,7 @@ def peers_section(report: dict[str, Any], plots: Sequence[str], command: str) ->
         "| peak memory |",
         "|---|---|---|---|---|---|",
     ]
-    for size, row in report.get("speed", {}).items():
+    for size, row in speed.items():
         for system, figures in row.items():
             if "skipped" in figures:
                 lines.append(f"| {int(size):,} | {system} | {figures['skipped']} | | | |")
@@ -828,14 +900,52 @@ def peers_section(report: dict[str, Any], plots: Sequence[str], command: str) ->
                 f"| {figures['search_p50_ms']:.0f} ms "
                 f"| {'—' if served is None else f'{served:.1f} ms'} | {peak:.0f} MiB |"
             )
-    if report.get("skipped"):
-        lines += ["", "Not measured, and why:", ""]
-        lines += [f"- {name}: {why}" for name, why in report["skipped"].items()]
-    if report.get("versions"):
-        shown = ", ".join(f"{k} {v}" for k, v in report["versions"].items())
-        lines += ["", f"Versions: {shown}."]
-    if "peers.png" in plots:
-        lines += ["", "![memoryclaw and the tools beside it](plots/peers.png)"]
+    return lines
+
+
+def beam_section(found: dict[str, Any]) -> list[str]:
+    """``bench/beam.py``'s figures (its JSON) as report lines: per memory size, recall and
+    evidence_in_payload of every system, then memoryclaw's per ability."""
+    sizes = found.get("sizes", [])
+    if not sizes:
+        return []
+    lines = [
+        "## BEAM dev: what reaches the model, per memory ability",
+        "",
+        f"Measured by `{found.get('_run', {}).get('command', 'bench/beam.py')}`, scored as the "
+        "reference scorer `../shared/tools/beam_payload.py` scores (it prints the same figures "
+        "for the same commit): each chat one vault, every batch a logged session; every "
+        "probing question that cites evidence messages (all abilities but abstention) asked "
+        f"at {found.get('budget', BUDGET_TOKENS)} tokens. recall_any@k: a top-k episode covers "
+        "an evidence message; evidence_in_payload: the payload holds ≥ 60 % of the content "
+        "words of an evidence message's first 400 characters. The BM25 packers drop a chunk "
+        "that does not fit, as the reference does, so 8-message windows of long assistant "
+        "answers seldom fit at all.",
+    ]
+    for size in sizes:
+        ev = size["evidence_in_payload"]
+        lines += [
+            "",
+            f"{size['size']}, chats {size['chats']}: {size['questions']} questions, "
+            f"{size['episodes']:,} episodes, retrieve payload {size['tokens_mean']:.0f} tokens "
+            f"mean (max {size['tokens_max']}).",
+            "",
+            "| system | evidence_in_payload | recall_any@1 | @3 | @5 | @10 | recall_all@5 |",
+            "|---|---|---|---|---|---|---|",
+            f"| memoryclaw | {ev['memoryclaw']:.3f} | "
+            + " | ".join(f"{size['recall_any'][str(k)]:.3f}" for k in (1, 3, 5, 10))
+            + f" | {size['recall_all']['5']:.3f} |",
+            f"| BM25 over single messages | {ev['bm25_msgs']:.3f} | | | | | |",
+            f"| BM25 over 8-message windows | {ev['bm25_win8']:.3f} | | | | | |",
+            "",
+            "| ability | questions | memoryclaw evidence_in_payload | recall_any@5 |",
+            "|---|---|---|---|",
+        ]
+        lines += [
+            f"| {name.replace('_', ' ')} | {v['n']} | {v['evidence_in_payload']:.2f} "
+            f"| {v['recall_any@5']:.2f} |"
+            for name, v in size["by_ability"].items()
+        ]
     return [*lines, ""]
 
 

@@ -16,6 +16,20 @@ sys.path.insert(0, str(BENCH_DIR))
 import peers  # noqa: E402
 import report  # noqa: E402
 
+SAMPLE = {
+    "sample_id": "conv-x",
+    "conversation": {
+        "speaker_a": "Mel",
+        "speaker_b": "Caro",
+        "session_1_date_time": "1:56 pm on 8 May, 2023",
+        "session_1": [{"speaker": "Mel", "dia_id": "D1:1", "text": "I ran a charity race"}],
+    },
+    "qa": [
+        {"question": "What did Mel run?", "answer": "a charity race", "evidence": ["D1:1"]},
+        {"question": "Who?", "category": 5, "evidence": ["D1:1"]},
+    ],
+}
+
 
 @given(st.lists(st.text(max_size=900), max_size=30), st.integers(min_value=10, max_value=900))
 def test_a_payload_never_exceeds_the_budget(texts: list[str], budget: int) -> None:
@@ -25,10 +39,50 @@ def test_a_payload_never_exceeds_the_budget(texts: list[str], budget: int) -> No
     assert not body or all(line in "\n".join(texts) for line in kept)
 
 
-def test_packing_keeps_order_and_skips_what_does_not_fit() -> None:
-    body, _ = peers.pack(["first", "x" * 5000, "second"], budget=20)
+def test_packing_as_shipped_keeps_order_and_skips_what_does_not_fit() -> None:
+    body, _ = peers.pack(["first", "x" * 5000, "second"], budget=20, trim=False)
     assert body == "<memory>\nfirst\nsecond\n</memory>"
     assert peers.pack([" ", ""], budget=20) == ("", 0)
+
+
+@pytest.mark.parametrize(
+    ("texts", "kept"),
+    [
+        (["first", "a whole note " * 50, "second"], "first\n" + ("a whole note " * 4) + "a"),
+        (["x" * 5000], "x" * 61),
+        (["first " * 5, "late"], ("first " * 5).strip() + "\nlate"),
+    ],
+    ids=["a-note-larger-than-the-budget-is-cut-at-a-word", "one-long-word-is-cut", "all-fit"],
+)
+def test_packing_cuts_the_first_result_that_does_not_fit_and_stops(
+    texts: list[str], kept: str
+) -> None:
+    body, tokens = peers.pack(texts, budget=20)
+    assert body == f"<memory>\n{kept}\n</memory>" and tokens <= 20
+
+
+def test_the_packers_show_dates_as_people_write_them_unless_asked_for_iso() -> None:
+    sample = SAMPLE
+    human = peers.packer(sample, 1)("When did Mel run the charity race?")
+    assert "8 May 2023 Mel: I ran a charity race" in human
+    iso = peers.packer(sample, 1, dates="iso")("When did Mel run the charity race?")
+    assert "2023-05-08 Mel: I ran a charity race" in iso
+    assert peers.packer(sample, 8)("What is it?") == ""  # no content word, nothing packed
+
+
+def test_qmd_asked_once_per_keyword_merges_files_by_summed_score() -> None:
+    race = [{"file": "qmd://c/s2.md", "title": "Session 2", "score": 0.8, "snippet": "@@ x\nran"}]
+    melanie = [
+        {"file": "qmd://c/s1.md", "title": "Session 1", "score": 0.9, "snippet": "Mel: hi"},
+        {"file": "qmd://c/s2.md", "title": "Session 2", "score": 0.5, "snippet": "Mel: the race"},
+        {"file": "qmd://c/s3.md", "title": "Session 3", "score": 0.9, "snippet": "Mel: bye"},
+    ]
+    assert peers.merged_per_keyword([race, melanie]) == [
+        "Session 2\nran\nMel: the race",
+        "Session 1\nMel: hi",
+        "Session 3\nMel: bye",
+    ]
+    assert peers.merged_per_keyword([[], []]) == []
 
 
 def test_qmd_hits_read_as_title_and_snippet() -> None:
@@ -66,6 +120,7 @@ def test_the_peers_section_shows_every_system_speed_and_skips() -> None:
     }
     lines = "\n".join(report.peers_section(found, ["peers.png"], "bench/peers.py"))
     assert "| qmd `search` (keywords) | 0.900 | 0.600 | 0.780 | 728 |" in lines
+    assert "Quality: LoCoMo dev," in lines  # a run that did not record its data set
     assert "| 1,000 | qmd | 1.50 s | 175 ms | — | 136 MiB |" in lines
     assert "| 100,000 | basic-memory | not measured: indexing did not finish |" in lines
     assert "- basic-memory: needs Python >= 3.12" in lines and "qmd 2.8.3" in lines
@@ -107,3 +162,41 @@ def test_a_peer_too_slow_or_failing_at_one_size_is_left_out_of_the_larger_ones()
     assert peers._measured("slow", 100_000, left_out, lambda: {"index_s": 1.0}) == {
         "skipped": "not measured: indexing 10,000 episodes took 700 s"
     }
+
+
+def test_the_peers_section_names_its_data_set_and_shows_shipped_figures_beside_fair_ones(
+    tmp_path: Path,
+) -> None:
+    data = tmp_path / "locomo-test.json"
+    assert peers.data_set(data, [SAMPLE]) == {
+        "file": "locomo-test.json",
+        "conversations": ["conv-x"],
+        "questions": 1,
+    }
+    rates = {
+        "evidence_in_payload": 0.652,
+        "answer_in_payload": 0.5,
+        "answer_token_recall": 0.6,
+        "tokens_mean": 700.0,
+    }
+    found = {
+        "machine": "x86_64, 2 cores, Python 3.11.7",
+        "data": {**peers.data_set(data, [SAMPLE]), "questions": 1540},
+        "quality": {"basic-memory `search_notes` (keywords)": rates, "qmd merged": rates},
+        "quality_as_shipped": {
+            "basic-memory `search_notes` (keywords)": {
+                **rates,
+                "evidence_in_payload": 0.435,
+                "tokens_mean": 453.0,
+            }
+        },
+    }
+    lines = "\n".join(report.peers_section(found, [], "bench/peers.py --data x"))
+    assert "Quality: `locomo-test.json` (1 conversation: conv-x; 1,540 questions)" in lines
+    assert "LoCoMo dev" not in lines
+    assert (
+        "| basic-memory `search_notes` (keywords) | 0.652 (0.435) | 0.500 (0.500) "
+        "| 0.600 (0.600) | 700 (453) |"
+    ) in lines
+    assert "| qmd merged | 0.652 | 0.500 | 0.600 | 700 |" in lines
+    assert "Speed on" not in lines  # a run without speed sizes has no speed table
