@@ -12,7 +12,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .api import ForgetReport, IngestReport, Vault
+    from .api.forgetting import ForgetReport
+    from .api.importing import IngestReport
+    from .api.vault import Vault
     from .consolidate.archive import ArchiveReport
     from .errors import (
         ArchiveConflictError,
@@ -60,9 +62,9 @@ _HOMES = {
     "ExternalToolError": "errors",
     "Fact": "vault.notes",
     "FactResult": "recall.retrieval",
-    "ForgetReport": "api",
+    "ForgetReport": "api.forgetting",
     "ImportReport": "importers.workspace",
-    "IngestReport": "api",
+    "IngestReport": "api.importing",
     "InvalidInputError": "errors",
     "LockTimeoutError": "errors",
     "LoggedTurn": "vault.rawlogs",
@@ -84,7 +86,7 @@ _HOMES = {
     "SyncReport": "index.update",
     "Turn": "vault.notes",
     "UnsafePathError": "errors",
-    "Vault": "api",
+    "Vault": "api.vault",
     "VaultNotFoundError": "errors",
     "Withheld": "recall.retrieval",
     "WorkingMemories": "recall.working",
