@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from .vault import Vault
 
 
-_FORGET_WAIT_SECONDS = 120.0  # a consolidation or sync under way finishes first
+FORGET_WAIT_SECONDS = 120.0  # a consolidation or sync under way finishes first
 
 
 @dataclass(frozen=True)
@@ -74,7 +74,7 @@ def forget(
     if dry_run:
         return _forget(vault, query, episode_id, fact_id, dry_run=True)
     # alone with consolidation and sync: they write (and commit) the same files
-    with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+    with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=FORGET_WAIT_SECONDS):
         _finish_forget(vault)
         return _forget(vault, query, episode_id, fact_id, dry_run=False)
 
@@ -154,7 +154,7 @@ def finish_interrupted_forget(vault: Vault) -> None:
     from ..share.purge import PURGING
 
     if share_forget.interrupted(vault.root) is not None or (vault.root / PURGING).exists():
-        with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+        with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=FORGET_WAIT_SECONDS):
             _finish_forget(vault)
 
 
@@ -218,7 +218,7 @@ def purge_history(
     keywords = extract_keywords(query) if query else []
     match, terms = matcher_for(vault.root, keywords)
     remote = vault.settings.sync.remote or None
-    with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+    with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=FORGET_WAIT_SECONDS):
         done = purge(
             vault.root,
             [safe_relpath(p) for p in paths],
@@ -238,7 +238,7 @@ def purge_blockers(vault: Vault) -> list[str]:
     if not is_repository(vault.root):
         return []
     finish_interrupted_forget(vault)
-    with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+    with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=FORGET_WAIT_SECONDS):
         return blockers(vault.root)
 
 
@@ -247,7 +247,7 @@ def keep_forgotten(vault: Vault) -> None:
     (the tombstones in ``semantic/_forgotten/``), from the files and the index."""
     from ..share import forget as share_forget
 
-    with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+    with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=FORGET_WAIT_SECONDS):
         if share_forget.reapply(vault.root, share_forget.memory_files(vault.root)):
             vault.refresh()
             vault.index.forget_deleted()

@@ -19,7 +19,7 @@ from ..share.history import commit_journal, is_repository, journal
 from ..vault.files import CONSOLIDATE_LOCK, file_lock
 from ..vault.rawlogs import LoggedTurn, NewTurn, append_turns
 from . import forgetting
-from .forgetting import _FORGET_WAIT_SECONDS
+from .forgetting import FORGET_WAIT_SECONDS
 
 if TYPE_CHECKING:
     from ..importers.workspace import ImportReport
@@ -216,5 +216,5 @@ def _imported(vault: Vault, message: str, *, use_git: bool, dry_run: bool) -> No
     if not dry_run:
         forgetting.keep_forgotten(vault)
     if use_git:
-        with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=_FORGET_WAIT_SECONDS):
+        with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=FORGET_WAIT_SECONDS):
             commit_journal(vault.root, message)

@@ -32,10 +32,7 @@ if TYPE_CHECKING:
     from ..recall.payload import RetrievePayload
     from .vault import Vault
 
-
 _NEIGHBOURS_OF = 20  # the best passages whose neighbouring lines may come along
-
-
 READ_DEFAULT_LINES = 200
 
 
