@@ -12,7 +12,9 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .api import ForgetReport, IngestReport, Vault
+    from .api.forgetting import ForgetReport
+    from .api.importing import IngestReport
+    from .api.vault import Vault
     from .consolidate.archive import ArchiveReport
     from .errors import (
         ArchiveConflictError,
@@ -63,9 +65,9 @@ _HOMES = {
     "ExternalToolError": "errors",
     "Fact": "vault.facts",
     "FactResult": "recall.results",
-    "ForgetReport": "api",
+    "ForgetReport": "api.forgetting",
     "ImportReport": "importers.workspace",
-    "IngestReport": "api",
+    "IngestReport": "api.importing",
     "InvalidInputError": "errors",
     "LockTimeoutError": "errors",
     "LoggedTurn": "vault.rawlogs",
@@ -87,7 +89,7 @@ _HOMES = {
     "SyncReport": "index.update",
     "Turn": "vault.logformat",
     "UnsafePathError": "errors",
-    "Vault": "api",
+    "Vault": "api.vault",
     "VaultNotFoundError": "errors",
     "Withheld": "recall.results",
     "WorkingMemories": "recall.working",

@@ -1,0 +1,221 @@
+"""Bringing turns and memories in through the facade: logged turns, ingested records, and
+imports of an OpenClaw install or a folder of notes."""
+
+from __future__ import annotations
+
+import logging
+import sqlite3
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from datetime import date, datetime
+from functools import partial
+from pathlib import Path
+from typing import IO, TYPE_CHECKING, Any
+
+from ..errors import MemoryclawError
+from ..importers.records import as_timestamp, record_turns
+from ..index.update import index_logged_turn
+from ..share.history import commit_journal, is_repository, journal
+from ..vault.files import CONSOLIDATE_LOCK, file_lock
+from ..vault.newturns import NewTurn
+from ..vault.rawlogs import LoggedTurn, append_turns
+from . import forgetting
+from .forgetting import FORGET_WAIT_SECONDS
+
+if TYPE_CHECKING:
+    from ..importers.workspace import ImportReport
+    from .vault import Vault
+
+_log = logging.getLogger("memoryclaw.vectors")
+
+
+@dataclass(frozen=True)
+class IngestReport:
+    """What ``ingest`` wrote: turns, and the logs they went to (now closed)."""
+
+    turns: int
+    logs: tuple[str, ...]
+    sessions: tuple[str, ...] = field(default=())
+    known_turns: int = 0  # turns of the file an earlier (killed or whole) run had written
+    forgotten: int = 0  # turns written blanked: they were forgotten
+
+    def as_dict(self) -> dict[str, Any]:
+        """A JSON-ready summary."""
+        return {
+            "turns": self.turns,
+            "logs": list(self.logs),
+            "sessions": list(self.sessions),
+            "known_turns": self.known_turns,
+            "forgotten": self.forgotten,
+        }
+
+
+def log_turn(
+    vault: Vault,
+    session: str,
+    role: str,
+    text: str,
+    *,
+    name: str | None = None,
+    channel: str | None = None,
+    timestamp: datetime | str | None = None,
+    tool: str | None = None,
+    agent: str | None = None,
+    kind: str | None = None,
+    sender: str | None = None,
+) -> LoggedTurn:
+    """Append one turn to the session's raw log (secrets redacted when configured).
+
+    ``kind`` (direct, group, thread, cron) is read from an OpenClaw session key when not
+    given; ``sender`` is who wrote a user turn, which decides whether it is the owner's
+    (see ``scopes.ownerIds``)."""
+    moment = as_timestamp(timestamp, "timestamp")
+    turn = NewTurn(
+        session,
+        role,
+        text,
+        moment,
+        name=name,
+        channel=channel,
+        tool=tool,
+        agent=agent,
+        kind=kind,
+        sender=sender,
+    )
+    logged = append_turns(vault.root, vault.settings, [turn])[0]
+    try:
+        if index_logged_turn(vault.root, vault.index, logged) is None:
+            vault.reindex_paths([logged.path])
+    except (MemoryclawError, sqlite3.Error, OSError) as exc:
+        _log.warning("logged turn not indexed yet (the next sync will): %s", exc)
+    return logged
+
+
+def _index_logs(vault: Vault, paths: Sequence[str]) -> None:
+    """Make just-logged turns recallable at once; the turns are on disk either way, so a
+    failure here only delays them to the next sync."""
+    try:
+        vault.reindex_paths(paths)
+    except (MemoryclawError, sqlite3.Error, OSError) as exc:
+        _log.warning("logged turns not indexed yet (the next sync will): %s", exc)
+
+
+def ingest(
+    vault: Vault,
+    records: Iterable[Mapping[str, Any]],
+    *,
+    source: str = "<input>",
+    line_numbers: Sequence[int] | None = None,
+) -> IngestReport:
+    """Append many turns (``{session, role, content, timestamp?, name?, channel?, tool?}``,
+    or ``{"messages": [...]}`` objects: OpenAI-style chats, see
+    :func:`memoryclaw.importers.parsers.message_records`).
+
+    Every record is checked before anything is written; each session's log is closed after.
+    ``line_numbers`` (one per record) are used in error messages instead of positions.
+    """
+    turns: list[NewTurn] = []
+    for position, record in enumerate(records):
+        line = line_numbers[position] if line_numbers is not None else position + 1
+        turns += record_turns(record, source, line)
+    if not turns:
+        return IngestReport(0, ())
+    logged = append_turns(vault.root, vault.settings, turns, close=True)
+    logs = tuple(dict.fromkeys(t.path for t in logged))
+    _index_logs(vault, logs)
+    sessions = tuple(dict.fromkeys(t.session for t in logged))
+    from ..vault.scrub import FORGOTTEN
+
+    blanked = sum(1 for t in logged if t.entry is not None and t.entry.content == FORGOTTEN)
+    return IngestReport(len(logged), logs, sessions, forgotten=blanked)
+
+
+def ingest_file(
+    vault: Vault, file: str | Path | IO[bytes], *, source: str | None = None
+) -> IngestReport:
+    """:meth:`ingest` of a JSON-lines file (a path, or an open binary stream such as
+    standard input; a ``.json`` path holds one chat or a list of them), in bounded memory:
+    every line is checked before anything is written, then the turns are written in
+    batches, and a run killed midway, run again, neither duplicates nor loses turns
+    (:mod:`memoryclaw.importers.ingest`)."""
+    from ..importers.ingest import ingest_stream
+
+    def to_turns(record: Mapping[str, Any], line: int, check: bool) -> list[NewTurn]:
+        return record_turns(record, name, line, check=check)
+
+    if isinstance(file, (str, Path)):
+        name = source or str(file)
+        document = str(file).endswith(".json")
+        with open(file, "rb") as handle:
+            done = ingest_stream(
+                vault.root, vault.settings, handle, name, to_turns, document=document
+            )
+    else:
+        name = source or "-"
+        done = ingest_stream(vault.root, vault.settings, file, name, to_turns)
+    logs = tuple(done.logs)
+    _index_logs(vault, logs)
+    return IngestReport(
+        done.turns, logs, tuple(done.sessions), done.known, forgotten=done.forgotten
+    )
+
+
+def import_openclaw(
+    vault: Vault,
+    state: str | Path | None = None,
+    *,
+    agent: str | None = None,
+    since: date | None = None,
+    dry_run: bool = False,
+) -> ImportReport:
+    """Bring an OpenClaw install's memory in (its state folder ``state``, default
+    ``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``; one ``agent``, default all): MEMORY.md and
+    USER.md items as facts and notes, daily notes as episodes, session transcripts as raw
+    logs, then consolidated.  A second import adds nothing
+    (:mod:`memoryclaw.importers.workspace`)."""
+    where = Path(state).expanduser() if state is not None else None
+    message = "memoryclaw: import from OpenClaw"
+    use_git = vault.settings.git.auto_commit and is_repository(vault.root) and not dry_run
+    with vault._committing(message):
+        from ..importers.workspace import import_openclaw
+
+        done = import_openclaw(
+            vault,
+            state=where,
+            agent=agent,
+            since=since,
+            dry_run=dry_run,
+            note_writes=partial(journal, vault.root) if use_git else None,
+        )
+        _imported(vault, message, use_git=use_git, dry_run=dry_run)
+        return done
+
+
+def import_notes(
+    vault: Vault, folder: str | Path, *, since: date | None = None, dry_run: bool = False
+) -> ImportReport:
+    """Bring a folder of markdown notes in (an Obsidian vault, CLAUDE.md / AGENTS.md, memory
+    folders): dated notes as episodes, memory files and lists as facts and notes."""
+    from ..vault.redact import redact  # a folder's name reaches the commit message
+
+    message = f"memoryclaw: import notes from {redact(Path(folder).name)}"
+    use_git = vault.settings.git.auto_commit and is_repository(vault.root) and not dry_run
+    note_writes = partial(journal, vault.root) if use_git else None
+    with vault._committing(message):
+        from ..importers.workspace import import_notes
+
+        done = import_notes(
+            vault, Path(folder), since=since, dry_run=dry_run, note_writes=note_writes
+        )
+        _imported(vault, message, use_git=use_git, dry_run=dry_run)
+        return done
+
+
+def _imported(vault: Vault, message: str, *, use_git: bool, dry_run: bool) -> None:
+    """After an import: scrub what it brought back that was forgotten, then commit what
+    this run wrote and what a run killed before its commit wrote."""
+    if not dry_run:
+        forgetting.keep_forgotten(vault)
+    if use_git:
+        with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=FORGET_WAIT_SECONDS):
+            commit_journal(vault.root, message)

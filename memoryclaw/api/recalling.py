@@ -1,0 +1,310 @@
+"""Recall through the facade: searches with the team vaults merged in, the hook payload, and
+reading one memory or file, as the requester may see them."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Mapping
+from datetime import datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ..errors import InvalidInputError, NotFoundError
+from ..recall import metrics as recall_metrics
+from ..recall.explain import withheld_from
+from ..recall.lookup import handle_owners, lookup
+from ..recall.recency import effective_weight
+from ..recall.results import SearchResult
+from ..recall.retrieval import VectorFallback, passage_neighbours, search
+from ..recall.usage import load_recalls, recalled_ids
+from ..share.teams import merge, owner_of, qualify, readable, team_neighbours
+from ..vault.episodes import episode_handle
+from ..vault.files import read_text, resolve_inside, safe_relpath
+from ..vault.rawlogs import is_open_log
+from ..vault.scopes import Policy, RecallContext
+from ..vault.timestamps import now_utc
+from .opening import writable
+
+if TYPE_CHECKING:
+    from ..recall.payload import RetrievePayload
+    from .vault import Vault
+
+_NEIGHBOURS_OF = 20  # the best passages whose neighbouring lines may come along
+READ_DEFAULT_LINES = 200
+
+
+def _without_live_turns(root: Path, result: SearchResult, session: str) -> SearchResult:
+    """``result`` without the turns of ``session``'s open log: a host that names its session
+    sends those turns as the conversation's history, and quoted again they only take room.
+    The session's earlier logs (closed, not yet consolidated) stay: its history is new."""
+    logs = {
+        p.path
+        for p in result.passages
+        if p.via == "log" and p.vault is None and p.session == session
+    }
+    live = {rel for rel in logs if is_open_log(root, rel)}
+    if not live:
+        return result
+    kept = tuple(p for p in result.passages if p.vault is not None or p.path not in live)
+    return dataclasses.replace(result, passages=kept)
+
+
+def _skipped(query: str, budget: int, reason: str) -> RetrievePayload:
+    """The payload of a query recall did not run for: nothing to inject, and why."""
+    from ..recall.payload import RetrievePayload
+
+    memory = {"goal": query, "plan": [], "facts": {}, "recent_observations": []}
+    return RetrievePayload(
+        query=query,
+        context="",
+        working_memory={**memory, "active_skill": None},
+        tokens=0,
+        budget=budget,
+        episodes=(),
+        facts=(),
+        skipped=reason,
+    )
+
+
+def search_with_teams(
+    vault: Vault,
+    query: str,
+    *,
+    limit: int | None = None,
+    now: datetime | None = None,
+    refresh: bool = True,
+    context: RecallContext | None = None,
+    explain_scope: bool = False,
+    include_archived: bool = False,
+) -> SearchResult:
+    """Ranked, explained episodes and facts for ``query`` that ``context`` (who asks,
+    from where; None: the owner at the terminal) may see; ``explain_scope`` also lists
+    what the recall rules withheld, and why; ``include_archived`` also searches the
+    episodes in ``episodes/archive/``."""
+    if refresh:
+        vault.refresh()
+    policy = vault.policy(context)
+    archived = include_archived
+    result = search_index(
+        vault, query, limit=limit, now=now, vectors=True, policy=policy, archived=archived
+    )
+    result = _with_teams(vault, result, query, limit, now, policy, archived)
+    if explain_scope:
+        everything = search_index(
+            vault, query, limit=limit, now=now, vectors=True, policy=None, archived=archived
+        )
+        everything = _with_teams(vault, everything, query, limit, now, None, archived)
+        result = dataclasses.replace(result, withheld=withheld_from(everything, policy))
+    return result
+
+
+def _with_teams(
+    vault: Vault,
+    own: SearchResult,
+    query: str,
+    limit: int | None,
+    now: datetime | None,
+    policy: Policy | None,
+    archived: bool,
+) -> SearchResult:
+    """``own`` with the team vaults' results for ``query`` merged in (after it on ties)."""
+    if not vault.settings.shared_vaults:
+        return own
+    limit = vault.settings.retrieval.max_results if limit is None else limit
+    theirs = [
+        team.search(
+            query,
+            limit=limit,
+            now=now or now_utc(),
+            policy=policy,
+            archived=archived,
+            recency=vault.settings.retrieval.recency,
+        )
+        for team in readable(vault.teams)
+    ]
+    return merge(own, theirs, limit)
+
+
+def search_index(
+    vault: Vault,
+    query: str,
+    *,
+    limit: int | None,
+    now: datetime | None,
+    vectors: bool,
+    policy: Policy | None = None,
+    archived: bool = True,
+) -> SearchResult:
+    """The own vault's ranked results for ``query``, with the vector fallback when ``vectors``."""
+    limit = vault.settings.retrieval.max_results if limit is None else limit
+    if limit < 0:
+        raise InvalidInputError("limit", f"must be >= 0, got {limit}")
+    settings = vault.settings.retrieval
+    fallback = None
+    if vectors and settings.fallback == "vector":
+        fallback = VectorFallback(
+            vault._nearest, settings.min_primary_results, settings.blend_strategy
+        )
+    recalled: dict[str, datetime] = {}
+    if effective_weight(settings.recency.weight, query) > 0:
+        recalls = load_recalls(vault.root)  # use reinforces: read only when recency ranks
+        recalled = recalls.last if recalls is not None else {}
+    return search(
+        vault.index,
+        query,
+        limit=limit,
+        now=now or now_utc(),
+        fallback=fallback,
+        policy=policy,
+        include_archived=archived,
+        recency=settings.recency,
+        recalled=recalled,
+    )
+
+
+def retrieve(
+    vault: Vault,
+    query: str,
+    *,
+    now: datetime | None = None,
+    refresh: bool = True,
+    context: RecallContext | None = None,
+    working: Mapping[str, Any] | None = None,
+) -> RetrievePayload:
+    """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working
+    memory, of what ``context`` (None: the owner at the terminal) may see.  Archived
+    episodes are left out; those in the block are noted as recalled (see :meth:`archive`).
+    A trivial message (greetings, thanks, fillers, emoji: :mod:`memoryclaw.recall.trivial`)
+    recalls nothing and runs no search: its payload is empty, ``skipped: "trivial"``.
+    ``working`` is the live session's working memory: its active skill's steps lead the
+    block (:mod:`memoryclaw.recall.working` keeps it).  A ``context`` that names its session is
+    a host that sends the session's turns as history: those of its open log are not quoted."""
+    from ..recall.payload import render_payload
+    from ..recall.trivial import is_trivial
+
+    budget = vault.settings.retrieval.budget_tokens
+    if is_trivial(query):
+        skipped = _skipped(query, budget, "trivial")
+        _record(vault, skipped, now or now_utc())
+        return skipped
+    result = vault.search(query, now=now, refresh=refresh, context=context)
+    if context is not None and context.session:
+        result = _without_live_turns(vault.root, result, context.session)
+    from ..consolidate.skills import active_skill
+
+    skill = active_skill(vault.root, result.plan.keywords)
+    top = result.passages[:_NEIGHBOURS_OF]
+    near = passage_neighbours(vault.index, [p for p in top if p.vault is None])
+    near.update(team_neighbours(vault.teams, [p for p in top if p.vault is not None]))
+    shown = {e.id for e in result.results}
+    shown |= {p.episode_id for p in result.passages if p.via != "log"}
+    handles = {i: h for i in shown if (h := episode_handle(i)) is not None}
+    owners = handle_owners(vault.index, set(handles.values()))
+    names = {i: h for i, h in handles.items() if owners.get(h) == i}
+    min_score = vault.settings.retrieval.min_score
+    payload = render_payload(
+        result, budget, skill, near, names, min_score=min_score, working=working
+    )
+    _record(vault, payload, now or now_utc())
+    return payload
+
+
+def _record(vault: Vault, payload: RetrievePayload, now: datetime) -> None:
+    """Count the retrieve in the recall metrics (:mod:`memoryclaw.recall.metrics`) and note the
+    episodes ``payload`` put before the model as recalled
+    (:mod:`memoryclaw.consolidate.archive`),
+    each once a day per process; one lock for both, never failing the recall."""
+    if not writable(vault.root / recall_metrics.METRICS_FILE):
+        return  # a vault that cannot be written
+    # a team vault's memories are its own business: nothing of theirs is noted here
+    quoted = (p.episode_id for p in payload.passages if p.via != "log" and p.vault is None)
+    idents = recalled_ids((e.id for e in payload.episodes if e.vault is None), quoted)
+    day = now.date().isoformat()
+    fresh = [i for i in idents if vault._noted.get(i, "") < day]
+    counts = None
+    if vault.settings.metrics.keep_days > 0:
+        stood_for = vault.index.source_chars(idents) if idents else {}
+        counts = recall_metrics.recall_counts(
+            payload, stood_for, vault.settings.retrieval.min_score
+        )
+    if recall_metrics.record(vault.root, now, vault.settings.metrics.keep_days, counts, fresh):
+        vault._noted.update((i, day) for i in fresh)
+
+
+def get(vault: Vault, ident: str, *, context: RecallContext | None = None) -> dict[str, Any]:
+    """An episode (with details) or a fact by id, if ``context`` may see it (to a
+    requester who may not, it does not exist).  An episode may also be named by the short
+    handle recall shows for it (``ep-d6b27f26``); a team vault's, by its qualified id
+    (``team:ep-…``)."""
+    policy = vault.policy(context)
+    found_in = owner_of(ident, vault.teams)
+    if found_in is not None:
+        team, rest = found_in
+        if team.problem() is not None:
+            raise NotFoundError("memory", ident)
+        team.refresh()
+        memory = lookup(team.index, rest, policy)
+        if memory is None:
+            raise NotFoundError("memory", ident)
+        for key in ("id", "path", "source"):
+            if memory.get(key):
+                memory[key] = qualify(team.name, memory[key])
+        return {"vault": team.name, **memory}
+    vault.refresh()
+    memory = lookup(vault.index, ident, policy)
+    if memory is None:
+        raise NotFoundError("memory", ident)
+    return memory
+
+
+def read(
+    vault: Vault,
+    path: str,
+    start: int = 1,
+    lines: int | None = None,
+    *,
+    context: RecallContext | None = None,
+) -> dict[str, Any]:
+    """Lines ``start``.. of a vault file (``lines`` of them, default up to 200), with paging.
+
+    A requester other than the owner at the terminal reads only files whose every
+    indexed memory it may see (to it, other files do not exist).  A team vault's file is
+    named by its qualified path (``team:episodes/….md``)."""
+    if start < 1 or (lines is not None and lines < 1):
+        raise InvalidInputError("from" if start < 1 else "lines", "must be 1 or more")
+    root, shown, rel, index = vault.root, None, path, None
+    found_in = owner_of(path, vault.teams)
+    if found_in is not None:
+        team, rel = found_in
+        if team.problem() is not None:
+            raise NotFoundError("vault file", path)
+        root, shown = team.root, team.name
+    if not resolve_inside(root, rel).is_file():
+        raise NotFoundError("vault file", path)
+    if context is not None and not context.is_terminal:
+        if found_in is not None:
+            found_in[0].refresh()
+            index = found_in[0].index
+        else:
+            vault.refresh()
+            index = vault.index
+        marks = index.memory_marks(safe_relpath(rel))
+        policy = vault.policy(context)
+        if not marks or not all(policy.admit(a, s)[0] for a, s in marks):
+            raise NotFoundError("vault file", path)
+    text = read_text(root, rel)
+    all_lines = text.splitlines()
+    count = READ_DEFAULT_LINES if lines is None else lines
+    chosen = all_lines[start - 1 : start - 1 + count]
+    end = start - 1 + len(chosen)
+    result: dict[str, Any] = {
+        "path": safe_relpath(rel) if shown is None else qualify(shown, safe_relpath(rel)),
+        "text": "\n".join(chosen),
+        "from": start,
+        "lines": len(chosen),
+        "total_lines": len(all_lines),
+        "truncated": end < len(all_lines),
+    }
+    if end < len(all_lines):
+        result["next_from"] = end + 1
+    return result
