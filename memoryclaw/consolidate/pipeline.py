@@ -327,7 +327,7 @@ def _remove_consolidated(root: Path, index: Index, consolidated: dict[str, str])
             except ParseError:
                 continue  # gone or unreadable: nothing to remove
             if _digest(text) == digest:
-                resolve_inside(root, rel).unlink()
+                resolve_inside(root, rel).unlink(missing_ok=True)
     # the logs' own turns leave the index as their episodes entered it
     _index_written(root, index, list(consolidated))
 
