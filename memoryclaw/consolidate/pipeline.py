@@ -6,7 +6,11 @@ For each log, under the vault's ``logs`` lock (so no turn can be appended meanwh
 2. write each episode; its id comes from the log id and its turn range, and an episode with
    that id already in the index is rewritten where it is, so a re-run never duplicates;
 3. file its facts under the rules of SPEC 2 (:func:`_file_fact`);
-4. write the log to ``logs/processed/`` marked processed, then remove it from ``logs/``.
+4. write the log to ``logs/processed/`` marked processed.
+
+Logs are consolidated in batches (:func:`~memoryclaw.vault.files.durable_batch`): each
+folder written is synced once a batch, and only then are the batch's logs removed from
+``logs/``, the step that marks them consolidated.
 
 Every write is atomic and every step can be repeated, so a run killed at any point and
 started again ends with the vault an uninterrupted run would have made: no duplicate episode
@@ -15,6 +19,7 @@ or fact, no lost log.  Processed logs older than ``logRetentionDays`` are delete
 
 from __future__ import annotations
 
+import hashlib
 import os
 import re
 import time
@@ -40,6 +45,7 @@ from ..vault.files import (
     SEMANTIC_LOCK,
     Skipped,
     atomic_write,
+    durable_batch,
     file_lock,
     read_text,
     resolve_inside,
@@ -66,6 +72,9 @@ from .summarize import EpisodeDraft
 
 Summarizer = Callable[[RawLog], list[EpisodeDraft]]
 _TOOL_OUTPUT_ROLES = frozenset({"tool", "tool_result"})
+# Logs consolidated between two syncs of the folders written: fewer syncs, and a run killed
+# meanwhile redoes at most this many (their episodes and facts are found again by id).
+_BATCH_LOGS = 64
 Note = Callable[[Iterable[str]], None]  # told each vault path before it is written or deleted
 
 
@@ -166,16 +175,31 @@ def consolidate(
         sync(root, index)
         # read once (a forget holds the same lock): nothing forgotten is written again
         forgotten = load_tombstones(root)
+        closed = []
         for candidate in unprocessed_logs(root):
-            if not (all_logs or is_closed(candidate, idle, now)):
+            if all_logs or is_closed(candidate, idle, now):
+                closed.append(candidate.path)
+            else:
                 report.left_open.append(candidate.path)
-                continue
-            with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
-                touched = _consolidate_log(
-                    root, settings, index, candidate.path, summarizer, report, now, note, forgotten
-                )
-            # the log's own turns leave the index as its episodes enter it
-            _index_written(root, index, [*touched, candidate.path])
+        for first in range(0, len(closed), _BATCH_LOGS):
+            consolidated: dict[str, str] = {}
+            with durable_batch():
+                for rel in closed[first : first + _BATCH_LOGS]:
+                    with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
+                        touched = _consolidate_log(
+                            root,
+                            settings,
+                            index,
+                            rel,
+                            summarizer,
+                            report,
+                            now,
+                            note,
+                            forgotten,
+                            consolidated,
+                        )
+                    _index_written(root, index, touched)
+            _remove_consolidated(root, index, consolidated)
         if report.forgotten:  # the logs' forgotten turns were indexed: none left in its bytes
             index.forget_deleted()
         report.skills_suggested = suggest_skills(root, settings, note)
@@ -211,8 +235,13 @@ def _consolidate_log(
     now: datetime,
     note: Note,
     forgotten: Tombstones | None = None,
+    consolidated: dict[str, str] | None = None,
 ) -> list[str]:
     """Consolidate one log; the episode files it wrote or deleted.
+
+    The log itself stays in ``logs/`` until :func:`_remove_consolidated` removes it, once
+    what it became is on disk; ``consolidated`` gets its path and the digest of the text
+    consolidated (without it, it is removed here).
 
     Episodes an earlier, killed run made from this log and this run does not make again (turns
     were appended since, so the turn ranges moved) are deleted: a turn is in one episode only.
@@ -272,9 +301,35 @@ def _consolidate_log(
                 report.skipped.append(Skipped(exc.path, why, line))
     meta = {**log.meta, "processed": True, "processed_at": utc_iso(now)}
     atomic_write(resolve_inside(root, processed_rel), processed_text(text, original, log, meta))
-    resolve_inside(root, rel).unlink(missing_ok=True)
+    if consolidated is None:
+        resolve_inside(root, rel).unlink(missing_ok=True)
+    else:
+        consolidated[rel] = _digest(text)
     report.logs_processed.append(processed_rel)
     return [*written, *stale]
+
+
+def _remove_consolidated(root: Path, index: Index, consolidated: dict[str, str]) -> None:
+    """Remove from ``logs/`` the logs a batch consolidated, now that its episodes, facts and
+    processed copies are on disk: a log's removal is what marks it consolidated, so it must
+    not reach the disk before them.  A log a turn was appended to since is left for the next
+    run, which consolidates it whole again (its processed copy and episodes keep their ids)."""
+    if not consolidated:
+        return
+    with file_lock(root, "logs"):
+        for rel, digest in consolidated.items():
+            try:
+                text = read_text(root, rel)
+            except ParseError:
+                continue  # gone or unreadable: nothing to remove
+            if _digest(text) == digest:
+                resolve_inside(root, rel).unlink(missing_ok=True)
+    # the logs' own turns leave the index as their episodes entered it
+    _index_written(root, index, list(consolidated))
+
+
+def _digest(text: str) -> str:
+    return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
 def _blank_forgotten(log: RawLog, forgotten: Tombstones) -> tuple[RawLog, RawLog]:

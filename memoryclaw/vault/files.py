@@ -15,7 +15,8 @@ import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from dataclasses import dataclass
+from contextvars import ContextVar
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from ..errors import (
@@ -161,7 +162,47 @@ def atomic_write(path: Path, text: str) -> None:
         with suppress(FileNotFoundError):
             os.unlink(tmp)
         raise
-    _fsync_dir(path.parent)
+    batch = _BATCH.get()
+    if batch is None:
+        _fsync_dir(path.parent)
+    else:
+        batch.folders.add(path.parent)
+
+
+@dataclass
+class DurableBatch:
+    """The folders a :func:`durable_batch` has renamed files into, synced when it ends."""
+
+    folders: set[Path] = field(default_factory=set)
+
+
+_BATCH: ContextVar[DurableBatch | None] = ContextVar("memoryclaw_durable_batch", default=None)
+
+
+@contextmanager
+def durable_batch() -> Iterator[DurableBatch]:
+    """Group the :func:`atomic_write` calls of this thread in the block: each file's data is
+    still synced before its rename, so a reader, a kill or a power cut finds the old file or
+    the new one, never a torn one; but each folder they renamed into is synced once, when the
+    block ends, instead of after every write.
+
+    Once the block has ended, every write in it survives a power cut: what must not become
+    durable before them (a consolidated log's removal) goes after the block.  A nested block
+    joins the outer one.
+    """
+    outer = _BATCH.get()
+    if outer is not None:
+        yield outer
+        return
+    batch = DurableBatch()
+    token = _BATCH.set(batch)
+    try:
+        yield batch
+    finally:
+        _BATCH.reset(token)
+        for folder in sorted(batch.folders):
+            with suppress(FileNotFoundError):  # removed since: nothing of it to keep
+                _fsync_dir(folder)
 
 
 def copy_exact(source: Path, target: Path) -> None:

@@ -692,3 +692,102 @@ def test_a_fact_is_found_by_its_value(vault: Vault) -> None:
     assert [(f.entity, f.field, f.value) for f in facts] == [
         ("User", "accountant", "Joanna Lindqvist")
     ]
+
+
+# ------------------------------------------------------------------ durable batches
+
+
+def test_every_file_of_a_batch_is_on_disk_before_its_logs_leave_logs(
+    vault: Vault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real calls are recorded and passed through: each file's data is synced before its
+    rename, each folder written is synced once for the whole batch, after its last rename,
+    and only then is any log removed from ``logs/`` (the step that marks it consolidated)."""
+    for n in range(4):
+        _log(vault, f"s-batch-{n}", f"Kiri{n}'s email is kiri{n}@example.org.", f"Noted {n}.")
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace, real_unlink = os.fsync, os.replace, os.unlink
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src: str, dst: str, **kwargs: object) -> None:
+        events.append(("replace", os.fspath(dst)))
+        real_replace(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    def unlink(path: str, **kwargs: object) -> None:
+        events.append(("unlink", os.fspath(path)))
+        real_unlink(path, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    monkeypatch.setattr(os, "unlink", unlink)
+    report = vault.consolidate(now=LATER)
+    monkeypatch.undo()
+
+    root = vault_dir.resolve()
+    assert report.logs_read == 4 and len(report.episodes) == 4 and report.facts_added == 4
+    removed = [n for n, (op, path) in enumerate(events) if op == "unlink"]
+    logs = {str(Path(events[n][1]).resolve().relative_to(root)) for n in removed}
+    assert {rel.rsplit("/", 1)[-1] for rel in logs} == {
+        rel.rsplit("/", 1)[-1] for rel in report.logs_processed
+    }
+    before = events[: min(removed)]
+    renamed = [Path(path).resolve() for op, path in before if op == "replace"]
+    assert {str(p.relative_to(root)) for p in renamed} >= {*report.episodes, *report.logs_processed}
+    synced = [(n, Path(path)) for n, (op, path) in enumerate(before) if op == "fsync"]
+    for n, (op, path) in enumerate(before):
+        if op != "replace":
+            continue
+        target = Path(path).resolve()
+        temp = [p for m, p in synced if m < n and p.name.startswith(f".{target.name}.")]
+        assert temp, f"{target} renamed before its data was synced"
+        assert any(m > n and p == target.parent for m, p in synced), f"{target.parent} unsynced"
+    folders = [p for _, p in synced if p.is_dir()]
+    assert sorted(folders) == sorted(set(folders)), "a folder synced more than once"
+    assert {p.relative_to(root).as_posix() for p in folders} == {
+        "episodes",
+        "logs/processed",
+        "semantic",
+    }
+
+
+def test_a_turn_logged_while_its_log_waits_for_removal_is_consolidated_next_run(
+    vault: Vault, vault_dir: Path
+) -> None:
+    """A log stays in ``logs/`` until its batch is on disk; a turn appended to it meanwhile
+    (here by the summarizer of the next log, under the run's own lock) is not lost with it."""
+    from memoryclaw.consolidate.pipeline import consolidate
+    from memoryclaw.consolidate.summarize import summarize_log
+    from memoryclaw.vault.rawlogs import NewTurn, OpenLogs, append_turns
+
+    _log(vault, "s-first", "Book the dentist for March 12 please.", "Booked.", close=False)
+    later = NOW + timedelta(minutes=1)
+    _log(vault, "s-second", "Order more printer paper.", "Ordered.", at=later, close=False)
+    late = "Also move the haircut to March 14."
+
+    def summarizer(log: RawLog) -> list[EpisodeDraft]:
+        if log.session == "s-second":
+            turn = NewTurn("s-first", "user", late, NOW + timedelta(seconds=30))
+            append_turns(vault.root, vault.settings, [turn], logs=OpenLogs(vault.root))
+        return summarize_log(log)
+
+    first = consolidate(
+        vault.root, vault.settings, vault.index, all_logs=True, now=LATER, summarizer=summarizer
+    )
+    assert first.logs_read == 2
+    assert [g.session for g in unprocessed_logs(vault_dir)] == ["s-first"]
+    second = vault.consolidate(all_logs=True, now=LATER)
+    assert second.logs_read == 1 and not unprocessed_logs(vault_dir)
+    processed = [
+        parse_log(p.read_text(), p.name) for p in (vault_dir / "logs" / "processed").glob("*.md")
+    ]
+    holding = [g for g in processed if any(t.content == late for t in g.turns)]
+    assert [len(g.turns) for g in holding] == [3]
+    spans = [
+        parse_episode((vault_dir / rel).read_text(), rel, 0.0).source_turns
+        for rel in _episode_files(vault_dir)
+        if "session: s-first" in (vault_dir / rel).read_text()
+    ]
+    assert spans == [(1, 3)]

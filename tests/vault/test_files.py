@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import stat
 import subprocess
 import sys
@@ -16,6 +17,7 @@ from memoryclaw.errors import LockTimeoutError, ParseError, UnsafePathError, Vau
 from memoryclaw.vault.files import (
     atomic_write,
     classify,
+    durable_batch,
     file_lock,
     read_text,
     require_vault,
@@ -35,6 +37,60 @@ def test_atomic_write_creates_private_file_and_folders(tmp_path: Path) -> None:
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
     assert stat.S_IMODE((tmp_path / "a" / "b").stat().st_mode) == 0o700
     assert [p.name for p in target.parent.iterdir()] == ["note.md"]  # no temp file left
+
+
+BATCH_WRITER = """
+import sys
+from pathlib import Path
+from memoryclaw.vault.files import atomic_write, durable_batch
+
+root = Path(sys.argv[1])
+with durable_batch():
+    for n in range(int(sys.argv[2])):
+        atomic_write(root / f"f{n}.md", f"new {n}\\n" + "n" * 2_000_000)
+        print(n, flush=True)
+print("done", flush=True)
+"""
+BATCH_FILES = 12
+
+
+@pytest.mark.parametrize("written", [0, 1, 5, 11], ids=["first", "second", "middle", "last"])
+def test_a_batch_killed_mid_way_leaves_each_file_old_or_new(tmp_path: Path, written: int) -> None:
+    """A real process is killed with SIGKILL just after its ``written``-th write of a batch
+    (most likely inside the next one): every file holds its old text or its new one."""
+    old = {n: f"old {n}\n" + "o" * (1000 * n) for n in range(BATCH_FILES)}
+    new = {n: f"new {n}\n" + "n" * 2_000_000 for n in range(BATCH_FILES)}
+    for n, text in old.items():
+        atomic_write(tmp_path / f"f{n}.md", text)
+    child = subprocess.Popen(
+        [sys.executable, "-c", BATCH_WRITER, str(tmp_path), str(BATCH_FILES)],
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert child.stdout is not None
+        for _ in range(written + 1):
+            assert child.stdout.readline().strip() != "done"
+        child.send_signal(signal.SIGKILL)
+    finally:
+        child.wait(timeout=30)
+        if child.stdout is not None:
+            child.stdout.close()
+    assert child.returncode == -signal.SIGKILL
+    found = {n: (tmp_path / f"f{n}.md").read_text() for n in range(BATCH_FILES)}
+    assert all(found[n] in (old[n], new[n]) for n in range(BATCH_FILES))
+    assert all(found[n] == new[n] for n in range(written + 1))
+
+
+def test_a_finished_batch_wrote_every_file_and_left_no_temp_file(tmp_path: Path) -> None:
+    with durable_batch() as batch, durable_batch() as inner:
+        atomic_write(tmp_path / "a" / "one.md", "one")
+        atomic_write(tmp_path / "b" / "two.md", "two")
+        assert inner is batch  # a nested block joins the outer one
+        assert batch.folders == {tmp_path / "a", tmp_path / "b"}
+    assert (tmp_path / "a" / "one.md").read_text() == "one"
+    assert (tmp_path / "b" / "two.md").read_text() == "two"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "b", "one.md", "two.md"]
 
 
 def test_atomic_write_replaces_whole_file(tmp_path: Path) -> None:
