@@ -5,10 +5,10 @@ from __future__ import annotations
 import unicodedata
 
 import pytest
-from hypothesis import given
+from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from memoryclaw.vault.values import normalise_value, value_key
+from memoryclaw.vault.values import normalise_value, value_key, value_kind
 
 
 @pytest.mark.parametrize(
@@ -77,4 +77,7 @@ def test_property_separating_punctuation_does_not_make_a_new_value(
     spaced = words[0] + "".join(gap + word for gap, word in zip(gaps, words[1:]))
     end = data.draw(st.sampled_from(["", ".", "!", "?"]))
     assert normalise_value(spaced + end) == " ".join(words)
+    # Digit groups joined by spaces can read as a phone number, which keys by its digits; the
+    # same groups joined by ";" are a list of numbers.  The rule is for plain words.
+    assume(value_kind(" ".join(words)) is None)
     assert value_key(spaced.title() + end) == value_key(" ".join(words))
