@@ -507,6 +507,7 @@ class Vault:
         block (:mod:`memoryclaw.recall.working` keeps it).  A ``context`` that names its session is
         a host that sends the session's turns as history: those of its open log are not quoted."""
         from .recall.payload import render_payload
+        from .recall.standing import in_force, with_standing
         from .recall.trivial import is_trivial
 
         budget = self.settings.retrieval.budget_tokens
@@ -529,8 +530,13 @@ class Vault:
         owners = _handle_owners(self.index, set(handles.values()))
         names = {i: h for i, h in handles.items() if owners.get(h) == i}
         min_score = self.settings.retrieval.min_score
-        payload = render_payload(
-            result, budget, skill, near, names, min_score=min_score, working=working
+        payload = with_standing(
+            lambda res, room: render_payload(
+                res, room, skill, near, names, min_score=min_score, working=working
+            ),
+            result,
+            budget,
+            in_force(self.index, self.policy(context)),
         )
         self._record(payload, now or now_utc())
         return payload
