@@ -22,10 +22,11 @@ later statement takes an earlier one back ("actually, stop adding yields").
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..recall.standing import ASK_PATTERN, INSTRUCTION, PREFERENCE, content_words, topic_of
+from ..vault.turnlines import TurnView
 from ..vault.words import STOPWORDS, sentences
 from .extraction import GENERIC, FactDraft
 
@@ -109,11 +110,27 @@ def standing_statements(text: str) -> list[Standing]:
     return out
 
 
-def standing_facts(turn: int, text: str, speaker: str | None) -> Iterator[FactDraft]:
+def standing_facts(
+    turn: int, text: str, speaker: str | None, *, to_agent: bool = True
+) -> Iterator[FactDraft]:
     """:func:`standing_statements` of a human turn as facts of its speaker (``User``
-    without a name); ``text`` is the turn's redacted content and ``turn`` its number."""
+    without a name); ``text`` is the turn's redacted content and ``turn`` its number.  Unless
+    ``to_agent`` (the agent takes part in the conversation there), an instruction is said to
+    another person ("never give up!") and is none of the agent's."""
     for found in standing_statements(text):
-        yield FactDraft(speaker or "User", found.kind, found.sentence, "high", turn)
+        if to_agent or found.kind != INSTRUCTION:
+            yield FactDraft(speaker or "User", found.kind, found.sentence, "high", turn)
+
+
+def standing_facts_of(views: Sequence[TurnView], view: TurnView) -> Iterator[FactDraft]:
+    """:func:`standing_facts` of one human turn of a log read as ``views``: an instruction
+    counts where the assistant speaks within :data:`_NEAR` turns of it."""
+    near = views[max(0, view.number - 1 - _NEAR) : view.number + _NEAR]
+    to_agent = any(v.turn.role == "assistant" for v in near)
+    yield from standing_facts(view.number, view.text, view.name, to_agent=to_agent)
+
+
+_NEAR = 3
 
 
 def reverses(new: str, old: str) -> bool:

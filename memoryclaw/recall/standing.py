@@ -3,14 +3,17 @@
 They are facts of field ``instruction`` or ``preference`` (``semantic/instructions.md``,
 ``semantic/preferences.md``; read from what the owner says by
 :mod:`memoryclaw.consolidate.standing`, or written by hand), current (not superseded) and
-admitted to the requester by the scope rules (:mod:`memoryclaw.vault.scopes`): a group chat
-sees the owner-level ones and its own, not those said in the owner's direct conversations.
+admitted to the requester by the scope rules (:mod:`memoryclaw.vault.scopes`), with one
+difference: an owner-level one (a hand line, or one of scope ``owner``) is how the owner wants
+to be served everywhere, so a group chat sees it beside its own, but not those said in the
+owner's direct conversations.
 
 Every ``retrieve`` payload leads with them, under their own label, within
-:data:`BUDGET_SHARE` of the budget, whatever the query's words: an instruction applies to a
-question that shares none of them.  When more are in force than fit, those whose topic
-("when I ask about ETFs") the query names go first, then those that share most words with
-it, then the most recent.
+:data:`BUDGET_SHARE` of the budget: every instruction, whatever the query's words (it applies
+to a question that shares none of them), and the preferences that share a word with the query
+(a taste bears on the questions that touch it, and would crowd out the evidence of the
+rest).  When more are in force than fit, those whose topic ("when I ask about ETFs") the
+query names go first, then those that share most words with it, then the most recent.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ from typing import Any
 
 from ..index.store import Index
 from ..vault.recalled import CLOSE, FRAME, OPEN
-from ..vault.scopes import Policy
+from ..vault.scopes import OWNER, Policy
 from ..vault.words import extract_keywords
 from .payload import CHARS_PER_TOKEN, RetrievePayload, estimate_tokens, shorten
 from .payload import _clean as _quoted  # one quoting rule for everything in the block
@@ -32,7 +35,7 @@ from .retrieval import SearchResult
 INSTRUCTION, PREFERENCE = "instruction", "preference"
 STANDING_FIELDS = (INSTRUCTION, PREFERENCE)
 BUDGET_SHARE = 0.25  # of budgetTokens, at most
-LABEL = "Standing instructions and preferences of the owner (apply them to every answer):"
+LABEL = "Standing instructions and preferences (apply to every answer):"
 LINE_CHARS = 240
 
 # "whenever I ask about X": the topic of an instruction, and one of its openings
@@ -106,10 +109,16 @@ def stem(word: str) -> str:
 
 def in_force(index: Index, policy: Policy) -> list[StandingFact]:
     """Every current standing instruction and preference ``policy`` admits, newest first."""
-    where, params = policy.sql_filter()
-    rows = index.fact_rows(
-        f"field IN ('{INSTRUCTION}', '{PREFERENCE}') AND superseded = 0 AND ({where})", params
-    )
+    here = policy.context.scope(policy.owner_ids)
+    rows = [
+        r
+        for r in index.fact_rows(
+            f"field IN ('{INSTRUCTION}', '{PREFERENCE}') AND superseded = 0", []
+        )
+        if policy.admit(r["agent"], r["scope"])[0]
+        # an owner-level one is how the owner wants to be served anywhere, a group included
+        or (r["scope"] in (None, "", OWNER) and policy.admit(r["agent"], here)[0])
+    ]
     found = [
         StandingFact(
             id=str(r["id"]),
@@ -130,8 +139,9 @@ def in_force(index: Index, policy: Policy) -> list[StandingFact]:
 
 
 def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[StandingFact]:
-    """Those of ``found`` that fit in ``max_chars`` as lines: topic named by the query first,
-    then most words shared with it, then the most recent (``found`` is newest first)."""
+    """Those of ``found`` that fit in ``max_chars`` as lines: every instruction and the
+    preferences that share a word with ``query``; the topic named by the query first, then
+    most words shared with it, then the most recent (``found`` is newest first)."""
     asked = content_words(query)
 
     def rank(item: tuple[int, StandingFact]) -> tuple[int, int, int]:
@@ -142,6 +152,8 @@ def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[St
     out: list[StandingFact] = []
     used = len(LABEL) + 1
     for _, fact in sorted(enumerate(found), key=rank):
+        if fact.kind == PREFERENCE and not content_words(f"{fact.topic} {fact.value}") & asked:
+            continue  # a taste bears on the questions that touch it; an instruction on all
         cost = len(_line(fact)) + 1
         if used + cost <= max_chars:
             out.append(fact)
@@ -167,8 +179,9 @@ def with_standing(
     """The payload ``render`` makes of ``result``, led by the standing facts of ``found`` that
     fit in :data:`BUDGET_SHARE` of ``budget`` (see the module doc); the rest of the budget is
     ``render``'s, so the whole never exceeds ``budget``."""
-    framing = len(OPEN) + len(FRAME) + len(CLOSE) + 3
-    room = int(budget * CHARS_PER_TOKEN * BUDGET_SHARE) - framing
+    framing = len(OPEN) + len(FRAME) + len(CLOSE) + 3  # paid here when render adds nothing
+    share = int(budget * CHARS_PER_TOKEN * BUDGET_SHARE)
+    room = min(share, budget * CHARS_PER_TOKEN - framing)
     chosen = choose(found, result.plan.query, room) if room > 0 else []
     if not chosen:
         return render(result, budget)
