@@ -116,6 +116,7 @@ if TYPE_CHECKING:
     from .consolidate.supersede import SupersedeReport
     from .importers.workspace import ImportReport
     from .recall.payload import RetrievePayload
+    from .recall.standing import StandingFact
     from .share.sync import RemoteSyncReport
     from .vault.pending import PendingFact
     from .vault.skillfiles import SkillInfo
@@ -769,6 +770,14 @@ class Vault:
                 report = replace_value(self.root, paths, entity, field, value, provenance, day)
         self.refresh()
         return report
+
+    def profile(self, *, context: RecallContext | None = None) -> list[StandingFact]:
+        """The standing instructions and preferences in force for ``context`` (None: the owner
+        at the terminal), newest first (:mod:`memoryclaw.recall.standing`)."""
+        from .recall.standing import in_force
+
+        self.refresh()
+        return in_force(self.index, self.policy(context))
 
     def fact_history(
         self, entity: str, field: str | None = None, *, context: RecallContext | None = None
