@@ -115,16 +115,19 @@ def standing_facts(
 ) -> Iterator[FactDraft]:
     """:func:`standing_statements` of a human turn as facts of its speaker (``User``
     without a name); ``text`` is the turn's redacted content and ``turn`` its number.  Unless
-    ``to_agent`` (the agent takes part in the conversation there), an instruction is said to
-    another person ("never give up!") and is none of the agent's."""
+    ``to_agent`` (the agent takes part in the conversation there) there are none: an
+    imperative is said to another person ("never give up!"), and a taste told a friend ("I
+    love pottery") is a fact of the speaker's life (``likes``, :mod:`.extraction`), not how
+    the agent is to serve them."""
+    if not to_agent:
+        return
     for found in standing_statements(text):
-        if to_agent or found.kind != INSTRUCTION:
-            yield FactDraft(speaker or "User", found.kind, found.sentence, "high", turn)
+        yield FactDraft(speaker or "User", found.kind, found.sentence, "high", turn)
 
 
 def standing_facts_of(views: Sequence[TurnView], view: TurnView) -> Iterator[FactDraft]:
-    """:func:`standing_facts` of one human turn of a log read as ``views``: an instruction
-    counts where the assistant speaks within :data:`_NEAR` turns of it."""
+    """:func:`standing_facts` of one human turn of a log read as ``views``: said to the agent
+    where the assistant speaks within :data:`_NEAR` turns of it."""
     near = views[max(0, view.number - 1 - _NEAR) : view.number + _NEAR]
     to_agent = any(v.turn.role == "assistant" for v in near)
     yield from standing_facts(view.number, view.text, view.name, to_agent=to_agent)

@@ -184,7 +184,7 @@ def test_a_contrary_statement_supersedes_an_instruction_and_keeps_its_history(
     assert not any("include dividend" in line for line in section)
 
 
-def test_an_imperative_between_people_without_the_agent_is_no_instruction(
+def test_what_people_say_to_each_other_without_the_agent_is_no_standing_word(
     empty_vault: Vault,
 ) -> None:
     for n, (name, text) in enumerate([("Ann", "Never give up!"), ("Bo", "I love pottery.")]):
@@ -192,8 +192,8 @@ def test_an_imperative_between_people_without_the_agent_is_no_instruction(
     empty_vault.end_session("chat")
     empty_vault.consolidate(all_logs=True, now=NOW)
     assert not (empty_vault.root / "semantic" / "instructions.md").exists()
-    [fact] = [f for f in _facts(empty_vault.root, "preferences.md") if f.field == "preference"]
-    assert (fact.entity, fact.value) == ("Bo", "I love pottery.")
+    facts = _facts(empty_vault.root, "preferences.md")  # Bo's taste stays a fact of Bo's life
+    assert [(f.entity, f.field, f.value) for f in facts] == [("Bo", "likes", "pottery")]
 
 
 def test_a_participant_in_a_group_states_no_instruction(empty_vault: Vault) -> None:

@@ -62,6 +62,7 @@ def test_a_group_sees_owner_level_ones_not_those_said_in_direct_chats(
     empty_vault: Vault,
 ) -> None:
     empty_vault.log_turn("agent:main:main", "user", "I love spicy Thai food.", timestamp=NOW)
+    empty_vault.log_turn("agent:main:main", "assistant", "Noted.", timestamp=NOW)
     empty_vault.end_session("agent:main:main")
     empty_vault.consolidate(all_logs=True, now=NOW)
     with (empty_vault.root / "semantic" / "instructions.md").open("a", encoding="utf-8") as f:
