@@ -189,9 +189,12 @@ def with_standing(
     chars = sum(len(line) + 1 for line in lines)
     shown = {f.id for f in chosen}
     rest = dataclasses.replace(result, facts=tuple(f for f in result.facts if f.id not in shown))
-    payload = render(rest, budget - -(-(chars + framing) // CHARS_PER_TOKEN))
+    # the frame is the rendered block's own; when it renders nothing, ``room`` left it space
+    payload = render(rest, budget - -(-chars // CHARS_PER_TOKEN))
     head = f"{OPEN}\n{FRAME}\n"
-    body = payload.context[len(head) :] if payload.context.startswith(head) else f"{CLOSE}"
+    if payload.context and not payload.context.startswith(head):
+        return render(result, budget)  # not a block this module knows how to lead
+    body = payload.context[len(head) :] if payload.context else CLOSE
     context = head + "\n".join(lines) + "\n" + body
     memory = {**payload.working_memory, "standing": [f.value for f in chosen]}
     return dataclasses.replace(
