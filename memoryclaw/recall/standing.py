@@ -10,9 +10,10 @@ owner's direct conversations.
 
 Every ``retrieve`` payload leads with them, under their own label, within
 :data:`BUDGET_SHARE` of the budget: every instruction, whatever the query's words (it applies
-to a question that shares none of them), and the preferences that share a word with the query
-(a taste bears on the questions that touch it, and would crowd out the evidence of the
-rest).  When more are in force than fit, those whose topic ("when I ask about ETFs") the
+to a question that shares none of them), and the preferences that share a word with a query
+asked in the first or second person (a taste bears on what the owner asks for themselves, on
+its subject; a question about other people is answered by what was said, and the room is the
+evidence's).  When more are in force than fit, those whose topic ("when I ask about ETFs") the
 query names go first, then those that share most words with it, then the most recent.
 """
 
@@ -53,6 +54,9 @@ _TOPIC_RES = (
         r"(?i)\bfor (?:any |all |every )?(?P<topic>[^,.;:!?]{2,80}) (?:questions?|requests?)\b"
     ),
 )
+# A request in the first or second person ("can you suggest …", "what should I …"): one
+# about other people ("what did Jon plan?") is answered by what was said, not by tastes.
+_PERSONAL_RE = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]yself|[Ww]e|[Oo]ur|us|[Yy]ou|[Yy]our)\b")
 _CUE_WORDS = frozenset(
     """always never stop quit don't dont actually instead anymore longer please make sure
     prefer like love hate enjoy rather favourite favorite want need keep ask asking when
@@ -139,10 +143,12 @@ def in_force(index: Index, policy: Policy) -> list[StandingFact]:
 
 
 def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[StandingFact]:
-    """Those of ``found`` that fit in ``max_chars`` as lines: every instruction and the
-    preferences that share a word with ``query``; the topic named by the query first, then
-    most words shared with it, then the most recent (``found`` is newest first)."""
+    """Those of ``found`` that fit in ``max_chars`` as lines: every instruction, and the
+    preferences that share a word with ``query`` when it is asked in the first or second
+    person; the topic named by the query first, then most words shared with it, then the most
+    recent (``found`` is newest first)."""
     asked = content_words(query)
+    personal = _PERSONAL_RE.search(query) is not None
 
     def rank(item: tuple[int, StandingFact]) -> tuple[int, int, int]:
         n, fact = item
@@ -152,8 +158,10 @@ def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[St
     out: list[StandingFact] = []
     used = len(LABEL) + 1
     for _, fact in sorted(enumerate(found), key=rank):
-        if fact.kind == PREFERENCE and not content_words(f"{fact.topic} {fact.value}") & asked:
-            continue  # a taste bears on the questions that touch it; an instruction on all
+        if fact.kind == PREFERENCE and not (
+            personal and content_words(f"{fact.topic} {fact.value}") & asked
+        ):
+            continue  # a taste bears on what one asks for oneself, on its subject
         cost = len(_line(fact)) + 1
         if used + cost <= max_chars:
             out.append(fact)

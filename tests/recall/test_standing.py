@@ -48,9 +48,11 @@ def test_an_instruction_reaches_a_question_that_shares_no_word_with_it(
 
 def test_a_preference_shows_where_the_question_touches_it(empty_vault: Vault) -> None:
     _write(empty_vault.root, "preferences.md", ["- User (preference): I love spicy Thai food."])
-    thai = standing_section(empty_vault.retrieve("Any Thai place open late?").context)
+    thai = standing_section(empty_vault.retrieve("Can you find me a Thai place?").context)
     assert thai == ["- I love spicy Thai food."]
-    assert standing_section(empty_vault.retrieve("Which bicycle suits a commute?").context) == []
+    assert standing_section(empty_vault.retrieve("Can you find me a bicycle?").context) == []
+    # a question about somebody else is answered by what was said, not by the owner's tastes
+    assert standing_section(empty_vault.retrieve("Which Thai place did Ann visit?").context) == []
 
 
 def test_a_trivial_message_gets_no_payload(empty_vault: Vault) -> None:
@@ -67,8 +69,9 @@ def test_a_group_sees_owner_level_ones_not_those_said_in_direct_chats(
     empty_vault.consolidate(all_logs=True, now=NOW)
     with (empty_vault.root / "semantic" / "instructions.md").open("a", encoding="utf-8") as f:
         f.write("- Owner (instruction): Always answer in plain English.\n")  # a hand line
-    direct = standing_section(empty_vault.retrieve("Thai dinner ideas", context=DIRECT).context)
-    group = standing_section(empty_vault.retrieve("Thai dinner ideas", context=GROUP).context)
+    ask = "Thai dinner ideas for me?"
+    direct = standing_section(empty_vault.retrieve(ask, context=DIRECT).context)
+    group = standing_section(empty_vault.retrieve(ask, context=GROUP).context)
     assert sorted(direct) == ["- Always answer in plain English.", "- I love spicy Thai food."]
     assert group == ["- Always answer in plain English."]
 
