@@ -76,6 +76,11 @@ _THEN_ASK_RE = re.compile(
     r"(?i)(?:,|\s[-–—]|;)\s*(?:and |so |but )?(?:can|could|would|will|should|do|does|did|what|how"
     r"|why|which|where|is|are|any|please)\b.*$"
 )
+# Where the sentence goes on to something else: "I love pottery, and my dog is Oscar."
+_NEXT_CLAUSE_RE = re.compile(
+    r"(?i)(?:[,;]\s+(?:and|but|so|plus|also)\s+(?=(?:I|I['’]\w+|my|we|it|this|that|he|she|they)\b)"
+    r"|\s[-–—]\s)"
+)
 _PAST_RE = re.compile(r"(?i)(?:ed|ew|ought|aught)$")
 _NOT_VERBS = frozenset(
     "a an the been was were is are had have has mind again ever once before did got seen heard"
@@ -101,7 +106,7 @@ def standing_statements(text: str) -> list[Standing]:
     out: list[Standing] = []
     for sentence in sentences(_QUOTED_RE.sub(" … ", text)):
         stated = _THEN_ASK_RE.sub("", sentence).strip() if sentence.endswith("?") else sentence
-        stated = stated.strip(" -–—")
+        stated = _NEXT_CLAUSE_RE.split(stated, maxsplit=1)[0].strip(" -–—")
         if not stated or stated.endswith("?") or "…" in stated:
             continue  # a question, or a sentence with a quotation in it: nobody's standing word
         kind = _kind(stated)
