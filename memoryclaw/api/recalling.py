@@ -180,6 +180,7 @@ def retrieve(
     block (:mod:`memoryclaw.recall.working` keeps it).  A ``context`` that names its session is
     a host that sends the session's turns as history: those of its open log are not quoted."""
     from ..recall.payload import render_payload
+    from ..recall.standing import in_force, with_standing
     from ..recall.trivial import is_trivial
 
     budget = vault.settings.retrieval.budget_tokens
@@ -202,8 +203,13 @@ def retrieve(
     owners = handle_owners(vault.index, set(handles.values()))
     names = {i: h for i, h in handles.items() if owners.get(h) == i}
     min_score = vault.settings.retrieval.min_score
-    payload = render_payload(
-        result, budget, skill, near, names, min_score=min_score, working=working
+    payload = with_standing(
+        lambda res, room: render_payload(
+            res, room, skill, near, names, min_score=min_score, working=working
+        ),
+        result,
+        budget,
+        in_force(vault.index, vault.policy(context)),
     )
     _record(vault, payload, now or now_utc())
     return payload

@@ -41,6 +41,7 @@ if TYPE_CHECKING:
     from ..consolidate.supersede import SupersedeReport
     from ..importers.workspace import ImportReport
     from ..recall.payload import RetrievePayload
+    from ..recall.standing import StandingFact
     from ..share.sync import RemoteSyncReport
     from ..vault.pending import PendingFact
     from ..vault.skillfiles import SkillInfo
@@ -319,6 +320,14 @@ class Vault:
         marked superseded by it on ``now``'s date (never deleted).  Setting the current value
         again writes nothing."""
         return facts.set_fact(self, entity, field, value, now=now)
+
+    def profile(self, *, context: RecallContext | None = None) -> list[StandingFact]:
+        """The standing instructions and preferences in force for ``context`` (None: the owner
+        at the terminal), newest first (:mod:`memoryclaw.recall.standing`)."""
+        from ..recall.standing import in_force
+
+        self.refresh()
+        return in_force(self.index, self.policy(context))
 
     def fact_history(
         self, entity: str, field: str | None = None, *, context: RecallContext | None = None

@@ -23,6 +23,7 @@ from ._common import _one_line
 from .agents import import_notes_command, mcp_command, openclaw_group, serve
 from .forgetting import forget
 from .memories import facts_group, history, ingest, log, pending, skills
+from .profile import profile
 from .recall import retrieve, search_command
 from .share import export_command, import_command, sync_command
 from .upkeep import archive, audit, consolidate, daemon, doctor, init, reindex, stats
@@ -82,6 +83,7 @@ for _command in (
     skills,
     history,
     facts_group,
+    profile,
     reindex,
     stats,
     doctor,

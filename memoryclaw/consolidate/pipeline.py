@@ -68,6 +68,7 @@ from .extraction import FactDraft
 from .llm import summarizer_for
 from .review import matching, same_value, target_file
 from .skills import suggest_skills
+from .standing_filing import after_filing
 from .summarize import EpisodeDraft
 
 Summarizer = Callable[[RawLog], list[EpisodeDraft]]
@@ -295,6 +296,7 @@ def _consolidate_log(
         for fact in draft.facts:
             try:
                 _file_fact(root, settings, index, fact, processed_rel, log, report, now)
+                after_filing(root, fact, now.date().isoformat())
             except (ParseError, UnsafePathError) as exc:  # a bad fact file holds back no log
                 why = f"{exc.reason}; fact {fact.entity} {fact.field} from {rel} not filed"
                 line = exc.line if isinstance(exc, ParseError) else None

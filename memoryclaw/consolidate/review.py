@@ -24,9 +24,10 @@ from .supersede import SupersedeReport, supersede
 # Which semantic file a field's facts go to; anything else goes to facts.md.
 FACT_FILES = {
     "contacts.md": ("Contacts", {"email", "phone", "birthday", "address"}),
-    "preferences.md": ("Preferences", {"prefers", "likes", "dislikes"}),
+    "preferences.md": ("Preferences", {"prefers", "likes", "dislikes", "preference"}),
     "projects.md": ("Projects", {"deadline", "url", "command", "path", "due"}),
     "life.md": ("Life", {"event", "bought", "hobby", "pet", "job", "employer", "lives in"}),
+    "instructions.md": ("Instructions", {"instruction"}),
 }
 OTHER_FACTS = ("facts.md", "Facts")
 

@@ -43,6 +43,7 @@ from .names import (
     name_ok,
     titled,
 )
+from .standing import standing_facts_of
 
 SUMMARY_CHARS = 200
 _MIN_TAGS, _MAX_TAGS, _MAX_ENTITIES = 3, 6, 15
@@ -191,6 +192,7 @@ def _facts(views: Sequence[TurnView], view: TurnView) -> Iterator[FactDraft]:
         said_on = utc(view.turn.timestamp).date()
         text = resolve_relative_dates(view.text, said_on)  # "yesterday" dates an event
         yield from facts_from_turn(view.number, text, view.name, said_on)
+        yield from standing_facts_of(views, view)
     elif view.turn.role == "tool_call":
         recent = views[max(0, view.number - 50) : view.number - 1]  # bounded: logs can be long
         trigger = next((v for v in reversed(recent) if v.human), None)

@@ -1,8 +1,9 @@
 """``memoryclaw mcp``: the vault's memory as tools for MCP clients, over stdio.
 
-Four tools, each a thin call into the handler ``serve --stdio`` uses for the same request
+Five tools, each a thin call into the handler ``serve --stdio`` uses for the same request
 (:data:`memoryclaw.serve.stdio.METHODS`), so arguments are checked and answered exactly as there:
-``memory_search``, ``memory_get``, ``memory_log`` and ``memory_forget``.  A memoryclaw error
+``memory_search``, ``memory_get``, ``memory_profile`` (the standing instructions and
+preferences in force), ``memory_log`` and ``memory_forget``.  A memoryclaw error
 comes back as a tool error (``isError``) carrying the one-line message the command line would
 print (after the SDK's ``Error executing tool NAME:``), and the server keeps serving.
 
@@ -49,8 +50,9 @@ MCP_CHANNEL = "mcp"  # the channel of turns memory_log writes when the client na
 INSTRUCTIONS = (
     "Long-term memory kept as markdown files: episodes (summaries of past conversations) and "
     "facts (contacts, preferences, projects). Call memory_search before answering anything "
-    "that may depend on earlier conversations, memory_get for an episode's full details, and "
-    "memory_log to record a turn worth remembering."
+    "that may depend on earlier conversations, memory_get for an episode's full details, "
+    "memory_profile for the user's standing instructions and preferences (follow them in "
+    "every answer), and memory_log to record a turn worth remembering."
 )
 
 
@@ -147,6 +149,20 @@ def build_server(vault: Vault, context: RecallContext | None = None) -> "MCPServ
         it was made from; a fact with its entity, field, value, file and line.
         """
         return call("get", {"id": id, **scope})
+
+    @server.tool(
+        name="memory_profile",
+        title="Standing instructions and preferences",
+        annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
+    )
+    async def memory_profile() -> dict[str, Any]:
+        """The user's standing instructions ("always ...", "never ...", "whenever I ask about
+        X, ...") and preferences in force, newest first, each with its topic and date.
+
+        Read it at the start of a conversation and follow them in every answer: they apply
+        whether or not a question mentions them.
+        """
+        return call("profile", dict(scope))
 
     @server.tool(
         name="memory_log",

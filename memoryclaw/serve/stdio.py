@@ -54,7 +54,7 @@ CONTEXT_KEYS = ("agent", "session", "kind")  # who asks, for retrieve, search, g
 # The methods that answer as a context, and those whose params of these names mean something
 # else (the turn's own, the session acted on).  Any other method acts for the owner on the
 # whole vault: a context given to it is refused, never silently ignored.
-_CONTEXT_METHODS = frozenset({"fact_history", "forget", "get", "retrieve", "search"})
+_CONTEXT_METHODS = frozenset({"fact_history", "forget", "get", "profile", "retrieve", "search"})
 _OWN_KEYS = {
     "log_turn": frozenset(CONTEXT_KEYS),
     "end_session": frozenset({"session"}),
@@ -209,6 +209,11 @@ def _fact_history(vault: Vault, params: Mapping[str, Any]) -> Any:
     )
 
 
+def _profile(vault: Vault, params: Mapping[str, Any]) -> Any:
+    """The standing instructions and preferences in force for the context asking."""
+    return {"standing": [f.as_dict() for f in vault.profile(context=_context(params))]}
+
+
 def _working_memory(vault: Vault, params: Mapping[str, Any]) -> Any:
     """A session's working memory as its open log rebuilds it (no live process keeps one)."""
     store = WorkingMemories(restore=partial(session_turns, vault.root))
@@ -246,6 +251,7 @@ METHODS: dict[str, _Handler] = {
     "forget": _forget,
     "get": _get,
     "log_turn": _log_turn,
+    "profile": _profile,
     "recall_failed": _recall_failed,
     "retrieve": _retrieve,
     "search": _search,

@@ -23,7 +23,7 @@ from .naming import short_hash
 MANY_VALUED = frozenset(
     """likes dislikes prefers event bought hobby pet son daughter brother sister cousin niece
     nephew aunt uncle friend grandmother grandfather grandma grandpa kids children
-    appointment""".split()
+    appointment instruction preference""".split()
 ) | {"best friend", "moved from", "moved to"}
 _MARKED_RE = re.compile(r"^-\s+(LOW|CONFLICT|INVALID|UNTRUSTED)\s+(.*)$")
 _WAS_RE = re.compile(r"\s+\(was (?P<was>[^)]*)\)(?=\s*(<!--|$))")

@@ -760,7 +760,8 @@ def test_a_turn_logged_while_its_log_waits_for_removal_is_consolidated_next_run(
     (here by the summarizer of the next log, under the run's own lock) is not lost with it."""
     from memoryclaw.consolidate.pipeline import consolidate
     from memoryclaw.consolidate.summarize import summarize_log
-    from memoryclaw.vault.rawlogs import NewTurn, OpenLogs, append_turns
+    from memoryclaw.vault.newturns import NewTurn
+    from memoryclaw.vault.rawlogs import OpenLogs, append_turns
 
     _log(vault, "s-first", "Book the dentist for March 12 please.", "Booked.", close=False)
     later = NOW + timedelta(minutes=1)

@@ -29,7 +29,7 @@ from ..line_client import line_client
 
 JOHN_ID = "ep-20250408-143210-email-john"
 EMAIL_QUERY = "what did I email John about"
-TOOLS = {"memory_search", "memory_get", "memory_log", "memory_forget"}
+TOOLS = {"memory_search", "memory_get", "memory_profile", "memory_log", "memory_forget"}
 
 
 @asynccontextmanager
@@ -95,7 +95,7 @@ def invalid(result: CallToolResult) -> None:
     assert isinstance(text, TextContent) and "validation error" in text.text
 
 
-def test_lists_four_tools_with_typed_inputs(vault_dir: Path, tmp_path: Path) -> None:
+def test_lists_five_tools_with_typed_inputs(vault_dir: Path, tmp_path: Path) -> None:
     async def scenario(session: ClientSession) -> None:
         tools = {tool.name: tool for tool in (await session.list_tools()).tools}
         assert set(tools) == TOOLS
@@ -154,6 +154,27 @@ def test_search_and_get_find_johns_email(vault_dir: Path, tmp_path: Path) -> Non
         assert fact["kind"] == "fact" and fact["value"] == "john@example.com"
 
     with_server(vault_dir, tmp_path, scenario)
+
+
+def test_profile_lists_the_standing_instructions_the_conversation_may_see(
+    vault_dir: Path, tmp_path: Path
+) -> None:
+    (vault_dir / "semantic" / "instructions.md").write_text(
+        "- User (instruction): Never use emojis.\n"
+        "- User (instruction): Always answer in Dutch. <!-- source: x.md; scope: direct -->\n",
+        encoding="utf-8",
+    )
+
+    async def owner(session: ClientSession) -> None:
+        found = ok(await session.call_tool("memory_profile", {}))["standing"]
+        assert sorted(f["value"] for f in found) == ["Always answer in Dutch.", "Never use emojis."]
+
+    async def group(session: ClientSession) -> None:
+        found = ok(await session.call_tool("memory_profile", {}))["standing"]
+        assert [(f["kind"], f["value"]) for f in found] == [("instruction", "Never use emojis.")]
+
+    with_server(vault_dir, tmp_path, owner)
+    with_server(vault_dir, tmp_path, group, "--session", "agent:main:telegram:group:-100")
 
 
 def test_log_appends_turns_to_the_raw_log(vault_dir: Path, tmp_path: Path) -> None:

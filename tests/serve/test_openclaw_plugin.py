@@ -327,6 +327,24 @@ def test_a_group_session_gets_no_direct_memories(openclaw: OpenClaw) -> None:
     assert log.turns[0].role == "participant"  # no ownerIds: a group's user is not the owner
 
 
+def test_a_stated_instruction_reaches_a_later_sessions_request(openclaw: OpenClaw) -> None:
+    """An instruction the owner gave in one session, logged by the plugin and consolidated,
+    leads the block of a later session's model request whose question shares no word with
+    it; a group conversation does not get it (it was said in a direct one)."""
+    openclaw.agent("From now on, end every answer with a haiku about otters.", "standing-1")
+    consolidated = openclaw.memoryclaw("consolidate", "--all", "--json")
+    assert consolidated.returncode == 0, consolidated.stderr
+    _, prompt = openclaw.agent("Which bicycle suits a hilly commute?", "standing-2")
+    block = _memory_block(prompt)
+    assert "Standing instructions and preferences" in block, prompt
+    assert "- From now on, end every answer with a haiku about otters." in block
+    assert "standing instructions and preferences. Follow them" in prompt  # the promptBuilder
+    _, group = openclaw.agent(
+        "Which bicycle suits a hilly commute?", key="agent:main:telegram:group:-7"
+    )
+    assert "otters" not in _memory_block(group)
+
+
 def test_a_failing_memoryclaw_never_fails_the_turn(openclaw: OpenClaw) -> None:
     openclaw.plugin_config(pythonCommand="/nonexistent/python3")
     try:

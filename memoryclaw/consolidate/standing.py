@@ -1,0 +1,196 @@
+"""Standing instructions and preferences: what the owner asks of every later answer.
+
+No model is involved.  A sentence of a human turn is a standing **instruction** when it opens
+(after a word like "also", "please" or "actually") with "always …", "never …", "from now on …",
+"going forward …", "whenever I ask about X, …", "make sure to …", "please keep … short",
+"stop …ing" or "don't ever …", and a standing **preference** when it opens with "I prefer …",
+"I'd rather …", "I love / like / enjoy / hate / can't stand …", "my favourite … is …",
+"I'm more of a … person" or "I'm (not) a big fan of …".  The cue must open the sentence, so
+"if I always …", "she prefers …", "my boss said: always …" and "I'll make sure to …" are none;
+nor is a question ("do I prefer …?"), text in quotes, or a wish ("I'd love to …").  A
+statement followed by a request in the same sentence ("I prefer ETFs, can you …?") keeps the
+statement only.
+
+Each is filed as a fact (:class:`~memoryclaw.consolidate.extraction.FactDraft`) of the
+speaker, field ``instruction`` or ``preference``, whose value is the speaker's own (redacted)
+sentence; consolidation gives it its source, date, turn and scope like any fact, and an
+other speaker's one is UNTRUSTED like any other fact of theirs.  :func:`topic_of` reads the
+topic a sentence applies to ("when I ask about ETFs": ``ETFs``), and :func:`reverses` whether a
+later statement takes an earlier one back ("actually, stop adding yields").
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+
+from ..recall.standing import ASK_PATTERN, INSTRUCTION, PREFERENCE, content_words, topic_of
+from ..vault.turnlines import TurnView
+from ..vault.words import STOPWORDS, sentences
+from .extraction import FactDraft
+from .names import GENERIC
+
+MAX_CHARS = 300  # a longer sentence is cut at a word: a standing line must stay short
+
+# Words that may open a sentence before its cue: "Oh and also, please always …".
+_LEAD = (
+    r"(?:(?:also|and|oh|btw|ok|okay|so|actually|but|just|please|hey|anyway|honestly|one more"
+    r" thing|by the way|for the record|fyi|for future reference|in general|generally|remember)"
+    r"[,:;!]?\s+)*"
+)
+_INSTRUCTION_RES = tuple(
+    re.compile(rf"(?i)^{_LEAD}{p}")
+    for p in (
+        r"(?:please )?(?P<neg>always|never|don['’]t ever|do not ever|never ever)"
+        r" (?P<verb>[a-z][\w'’-]*)",
+        r"(?:from now on|going forward|moving forward|in (?:the )?future|for all future \w+"
+        r"|from here on(?: out)?)\b[,:]?\s+\S",
+        rf"{ASK_PATTERN}\s*[,:-]?\s+\S",
+        r"(?:please )?make sure (?:to|that you|you|that) \S",
+        r"(?:please )?keep (?:your |the |all |my )?(?:answers?|responses?|replies|reply|it|things"
+        r"|explanations?|summaries|messages?|them)\b[^.?!]{0,40}\b(?:short|brief|concise|simple"
+        r"|under|to the point|plain|casual|formal)\b",
+        r"(?:please )?(?P<stop>stop|quit) (?P<what>[a-z]+ing)\b",
+        r"(?:please )?(?:no more|don['’]t|do not) (?P<what2>[a-z]+) (?:any ?more|any longer)\b",
+        r"I (?:want|need|would like|['’]d like) you to (?P<neg2>always|never|stop) \S",
+    )
+)
+_PREFERENCE_RES = tuple(
+    re.compile(rf"(?i)^{_LEAD}{p}")
+    for p in (
+        r"I (?:really |much |generally |usually |definitely |strongly |tend to |do |also |still )*"
+        r"(?P<neg>don['’]t |do not )?(?:really )?(?:prefer|like|love|enjoy|hate|dislike|detest"
+        r"|adore|can['’]t stand|cannot stand) (?P<value>\S[^,;]*)",
+        r"I['’]?d (?:much |really |generally )?rather (?P<value>\S[^,;]*)",
+        r"I would (?:much |really )?rather (?P<value>\S[^,;]*)",
+        r"my (?:all[- ]time |absolute |personal )?(?:favou?rite|preferred) (?P<value>\S[^,;]*)",
+        r"I['’]m (?:more of |definitely |really |not |not really |much more of )*an? "
+        r"(?P<value>[\w-]+(?: [\w-]+)?) (?:person|guy|girl|kind of (?:person|guy|girl))\b",
+        r"I['’]m (?:not )?(?:a |really )?(?:big |huge )?fan of (?P<value>\S[^,;]*)",
+    )
+)
+_WISH_RE = re.compile(r"(?i)^(?:to|it|that|this|those|these|them|you|your|how|what|when|if)\b")
+_QUOTED_RE = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|‘[^’\n]*’|(?<!\w)'[^'\n]*'(?!\w)")
+# A request after the statement, in the same sentence: "I prefer ETFs, can you explain …?"
+_THEN_ASK_RE = re.compile(
+    r"(?i)(?:,|\s[-–—]|;)\s*(?:and |so |but )?(?:can|could|would|will|should|do|does|did|what|how"
+    r"|why|which|where|is|are|any|please)\b.*$"
+)
+# Where the sentence goes on to something else: "I love pottery, and my dog is Oscar."
+_NEXT_CLAUSE_RE = re.compile(
+    r"(?i)(?:[,;]\s+(?:and|but|so|plus|also)\s+(?=(?:I|I['’]\w+|my|we|it|this|that|he|she|they)\b)"
+    r"|\s[-–—]\s)"
+)
+_PAST_RE = re.compile(r"(?i)(?:ed|ew|ought|aught)$")
+_NOT_VERBS = frozenset(
+    "a an the been was were is are had have has mind again ever once before did got seen heard"
+    " late too so really actually".split()
+)
+_REVERSE_RE = re.compile(
+    r"(?i)\b(?:stop|quit|no more|never|don['’]t|do not|no longer|instead|anymore|any more"
+    r"|any longer|not)\b"
+)
+
+
+@dataclass(frozen=True)
+class Standing:
+    """One standing statement read from a sentence."""
+
+    kind: str  # INSTRUCTION or PREFERENCE
+    sentence: str  # the speaker's words, as said (cut at MAX_CHARS)
+    topic: str  # what it applies to ("ETFs"), "" when it does not say
+
+
+def standing_statements(text: str) -> list[Standing]:
+    """The standing instructions and preferences ``text`` (one human turn) states."""
+    out: list[Standing] = []
+    for sentence in sentences(_QUOTED_RE.sub(" … ", text)):
+        stated = _THEN_ASK_RE.sub("", sentence).strip() if sentence.endswith("?") else sentence
+        stated = _NEXT_CLAUSE_RE.split(stated, maxsplit=1)[0].strip(" -–—")
+        if not stated or stated.endswith("?") or "…" in stated:
+            continue  # a question, or a sentence with a quotation in it: nobody's standing word
+        kind = _kind(stated)
+        if kind is not None:
+            out.append(Standing(kind, _cut(stated), topic_of(stated)))
+    return out
+
+
+def standing_facts(
+    turn: int, text: str, speaker: str | None, *, to_agent: bool = True
+) -> Iterator[FactDraft]:
+    """:func:`standing_statements` of a human turn as facts of its speaker (``User``
+    without a name); ``text`` is the turn's redacted content and ``turn`` its number.  Unless
+    ``to_agent`` (the agent takes part in the conversation there) there are none: an
+    imperative is said to another person ("never give up!"), and a taste told a friend ("I
+    love pottery") is a fact of the speaker's life (``likes``, :mod:`.extraction`), not how
+    the agent is to serve them."""
+    if not to_agent:
+        return
+    for found in standing_statements(text):
+        yield FactDraft(speaker or "User", found.kind, found.sentence, "high", turn)
+
+
+def standing_facts_of(views: Sequence[TurnView], view: TurnView) -> Iterator[FactDraft]:
+    """:func:`standing_facts` of one human turn of a log read as ``views``: said to the agent
+    where the assistant speaks within :data:`_NEAR` turns of it."""
+    near = views[max(0, view.number - 1 - _NEAR) : view.number + _NEAR]
+    to_agent = any(v.turn.role == "assistant" for v in near)
+    yield from standing_facts(view.number, view.text, view.name, to_agent=to_agent)
+
+
+_NEAR = 3
+
+
+def reverses(new: str, old: str) -> bool:
+    """Whether standing statement ``new`` takes back ``old``: one of them negates and the
+    other does not, and they share what they are about ("always add yields" and "actually,
+    stop adding yields")."""
+    if bool(_REVERSE_RE.search(new)) == bool(_REVERSE_RE.search(old)):
+        return False
+    shared = _about(new) & _about(old)
+    return bool(shared - _WEAK_WORDS)
+
+
+def _about(sentence: str) -> frozenset[str]:
+    """What a statement asks or likes, its topic left out: two instructions for one topic
+    ("when I ask about ETFs") are not each other's reversal for that."""
+    return content_words(sentence) - content_words(topic_of(sentence))
+
+
+def _kind(sentence: str) -> str | None:
+    for pattern in _INSTRUCTION_RES:
+        match = pattern.match(sentence)
+        if match is None:
+            continue
+        verb = (match.groupdict().get("verb") or "").lower()
+        if verb and (verb in _NOT_VERBS or verb in STOPWORDS or _past(verb)):
+            continue  # "never mind", "always been", "never liked him": said of the past
+        return INSTRUCTION
+    for n, pattern in enumerate(_PREFERENCE_RES):
+        match = pattern.match(sentence)
+        if match is None:
+            continue
+        value = match["value"].strip()
+        head = re.sub(r"(?i)^(?:the|a|an)\s+", "", value).split(" ", 1)[0].lower()
+        if _WISH_RE.match(value) or (n == 0 and (head in STOPWORDS or head in GENERIC)):
+            continue  # "I'd love to help", "I like that", "I love it"
+        return PREFERENCE
+    return None
+
+
+def _past(verb: str) -> bool:
+    return len(verb) > 4 and bool(_PAST_RE.search(verb)) and verb not in _PRESENT_EDS
+
+
+_PRESENT_EDS = frozenset({"need", "proceed", "feed", "embed", "exceed", "succeed", "speed", "show"})
+
+
+def _cut(sentence: str) -> str:
+    flat = " ".join(sentence.split())
+    if len(flat) <= MAX_CHARS:
+        return flat
+    return flat[: MAX_CHARS - 1].rsplit(" ", 1)[0] + "…"
+
+
+_WEAK_WORDS = frozenset({"answer", "respons", "repl", "thing", "question", "tim", "inform"})

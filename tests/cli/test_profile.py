@@ -1,0 +1,40 @@
+"""``memoryclaw profile``: the standing instructions and preferences in force."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+
+def _run(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault), "profile", *args]
+    return subprocess.run(command, capture_output=True, text=True, check=True, timeout=120)
+
+
+def test_profile_lists_what_is_in_force_and_not_what_was_taken_back(vault_dir: Path) -> None:
+    (vault_dir / "semantic" / "instructions.md").write_text(
+        "# Instructions\n\n"
+        "- User (instruction): Always add yields when I ask about ETFs."
+        " <!-- updated: 2025-01-01; superseded: 2025-02-01 by Stop adding yields. -->\n"
+        "- User (instruction): Stop adding yields. <!-- updated: 2025-02-01 -->\n"
+        "- User (instruction): Whenever I ask about recipes, list the calories first."
+        " <!-- updated: 2025-03-01 -->\n",
+        encoding="utf-8",
+    )
+    (vault_dir / "semantic" / "preferences.md").write_text(
+        "- User (preference): I prefer herbal teas. <!-- updated: 2025-01-05 -->\n",
+        encoding="utf-8",
+    )
+    doc = json.loads(_run(vault_dir, "--json").stdout)
+    rows = [(r["kind"], r["value"], r["topic"]) for r in doc["standing"]]
+    assert rows == [
+        ("instruction", "Whenever I ask about recipes, list the calories first.", "recipes"),
+        ("instruction", "Stop adding yields.", ""),
+        ("preference", "I prefer herbal teas.", ""),
+    ]
+    text = _run(vault_dir).stdout
+    assert text.startswith("instructions:\n- Whenever I ask about recipes")
+    assert "[about recipes]" in text and "preferences:\n- I prefer herbal teas." in text
+    assert "Always add yields" not in text

@@ -1,0 +1,137 @@
+"""The standing instructions and preferences in force lead every payload, within their share
+of the budget, admitted by the scope rules."""
+
+from __future__ import annotations
+
+import tempfile
+from datetime import timedelta
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryclaw import Vault
+from memoryclaw.recall.payload import estimate_tokens
+from memoryclaw.recall.standing import BUDGET_SHARE, LABEL
+from memoryclaw.vault.scopes import RecallContext
+
+from ..conftest import NOW
+from ..consolidate.test_standing import standing_section
+
+GROUP = RecallContext(session="agent:main:telegram:group:-100")
+DIRECT = RecallContext(session="agent:main:main")
+
+
+def _set_budget(root: Path, budget: int) -> None:
+    config = root / "memoryclaw.yaml"
+    text = config.read_text(encoding="utf-8")
+    config.write_text(text.replace("budgetTokens: 800", f"budgetTokens: {budget}"), "utf-8")
+
+
+def _write(root: Path, name: str, lines: list[str]) -> None:
+    (root / "semantic" / name).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def test_an_instruction_reaches_a_question_that_shares_no_word_with_it(
+    empty_vault: Vault,
+) -> None:
+    empty_vault.log_turn("agent:main:main", "user", "From now on, answer in French.", timestamp=NOW)
+    empty_vault.log_turn("agent:main:main", "assistant", "D'accord.", timestamp=NOW)
+    empty_vault.end_session("agent:main:main")
+    empty_vault.consolidate(all_logs=True, now=NOW)
+    payload = empty_vault.retrieve("Which bicycle suits a hilly commute?", context=DIRECT)
+    lines = payload.context.splitlines()
+    assert lines[2] == LABEL  # first, after the block's frame
+    assert standing_section(payload.context) == ["- From now on, answer in French."]
+    assert payload.working_memory["standing"] == ["From now on, answer in French."]
+
+
+def test_a_preference_shows_where_the_question_touches_it(empty_vault: Vault) -> None:
+    _write(empty_vault.root, "preferences.md", ["- User (preference): I love spicy Thai food."])
+    thai = standing_section(empty_vault.retrieve("Can you find me a Thai place?").context)
+    assert thai == ["- I love spicy Thai food."]
+    assert standing_section(empty_vault.retrieve("Can you find me a bicycle?").context) == []
+    # a question about somebody else is answered by what was said, not by the owner's tastes
+    assert standing_section(empty_vault.retrieve("Which Thai place did Ann visit?").context) == []
+
+
+def test_a_trivial_message_gets_no_payload(empty_vault: Vault) -> None:
+    _write(empty_vault.root, "instructions.md", ["- User (instruction): Never use emojis."])
+    assert empty_vault.retrieve("thanks!").context == ""
+
+
+def test_a_group_sees_owner_level_ones_not_those_said_in_direct_chats(
+    empty_vault: Vault,
+) -> None:
+    empty_vault.log_turn("agent:main:main", "user", "I love spicy Thai food.", timestamp=NOW)
+    empty_vault.log_turn("agent:main:main", "assistant", "Noted.", timestamp=NOW)
+    empty_vault.end_session("agent:main:main")
+    empty_vault.consolidate(all_logs=True, now=NOW)
+    with (empty_vault.root / "semantic" / "instructions.md").open("a", encoding="utf-8") as f:
+        f.write("- Owner (instruction): Always answer in plain English.\n")  # a hand line
+    ask = "Thai dinner ideas for me?"
+    direct = standing_section(empty_vault.retrieve(ask, context=DIRECT).context)
+    group = standing_section(empty_vault.retrieve(ask, context=GROUP).context)
+    assert sorted(direct) == ["- Always answer in plain English.", "- I love spicy Thai food."]
+    assert group == ["- Always answer in plain English."]
+
+
+def test_when_more_exist_than_fit_the_topic_the_query_names_goes_first(
+    empty_vault: Vault,
+) -> None:
+    _set_budget(empty_vault.root, 300)
+    lines = [
+        f"- User (instruction): Always mention fact number {n} about gardening."
+        f" <!-- updated: 2025-10-{n + 10:02d} -->"
+        for n in range(12)
+    ]
+    lines.insert(
+        0,
+        "- User (instruction): Always include yields when I ask about ETFs."
+        " <!-- updated: 2025-01-01 -->",
+    )
+    _write(empty_vault.root, "instructions.md", lines)
+    with Vault(empty_vault.root, env={}) as vault:
+        payload = vault.retrieve("Which ETFs are popular?", now=NOW)
+        other = vault.retrieve("Which bicycles are popular?", now=NOW)
+    section = standing_section(payload.context)
+    assert section[0] == "- Always include yields when I ask about ETFs."
+    assert 1 < len(section) < 13
+    assert sum(len(s) + 1 for s in [LABEL, *section]) <= 300 * 4 * BUDGET_SHARE
+    # without the topic, the most recent come first and the oldest does not fit
+    assert standing_section(other.context)[0].endswith("number 11 about gardening.")
+    assert not any("yields" in s for s in standing_section(other.context))
+
+
+_WORDS = st.sampled_from(
+    ["always", "never", "pelican", "ETFs", "<memoryclaw>", "</memoryclaw>", "x"]
+)
+_LINE = st.lists(_WORDS | st.text(max_size=30), min_size=1, max_size=40).map(" ".join)
+
+
+@given(
+    standing=st.lists(_LINE, max_size=8),
+    lines=st.lists(_LINE, max_size=6),
+    query=st.lists(_WORDS, max_size=6).map(" ".join),
+    budget=st.integers(min_value=1, max_value=900),  # budgetTokens is at least 1
+)
+@settings(max_examples=40, deadline=None)
+def test_retrieve_never_exceeds_the_budget_with_standing_instructions(
+    standing: list[str], lines: list[str], query: str, budget: int
+) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(tmp) / "v"
+        Vault.init(root, env={}).close()
+        _set_budget(root, budget)
+        facts = [" ".join(s.replace("<!--", "").replace("-->", "").split()) for s in standing]
+        _write(root, "instructions.md", [f"- User (instruction): {s} x" for s in facts])
+        body = "".join(f"- #{n} Ann: {' '.join(line.split())}\n" for n, line in enumerate(lines, 1))
+        (root / "episodes" / "2025-01-01_10-00-00_x.md").write_text(
+            "---\nsummary: pelican notes\n---\n" + body, encoding="utf-8"
+        )
+        with Vault(root, env={}) as vault:
+            payload = vault.retrieve(f"{query} pelican", now=NOW + timedelta(days=1))
+    assert payload.budget == budget
+    assert payload.tokens == estimate_tokens(payload.context) <= budget
+    if payload.context:
+        assert payload.context.lower().count("</memoryclaw>") == 1
