@@ -18,6 +18,7 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate
 
+from ..recall.standing import PREFERENCE
 from ..vault.dates import resolve_relative_dates
 from ..vault.logformat import RawLog
 from ..vault.naming import slugify
@@ -44,6 +45,9 @@ from .names import (
     titled,
 )
 from .standing import standing_facts_of
+
+# The fields a standing preference of the same turn states again, in the user's own words.
+_LIKING = frozenset({"likes", "dislikes", "prefers"})
 
 SUMMARY_CHARS = 200
 _MIN_TAGS, _MAX_TAGS, _MAX_ENTITIES = 3, 6, 15
@@ -191,8 +195,15 @@ def _facts(views: Sequence[TurnView], view: TurnView) -> Iterator[FactDraft]:
     if view.human:
         said_on = utc(view.turn.timestamp).date()
         text = resolve_relative_dates(view.text, said_on)  # "yesterday" dates an event
-        yield from facts_from_turn(view.number, text, view.name, said_on)
-        yield from standing_facts_of(views, view)
+        standing = list(standing_facts_of(views, view))
+        # "I prefer tea" said to the agent is one preference, kept as the user's sentence; the
+        # bare "prefers: tea" of the same turn would be its duplicate.
+        said = [d.value.casefold() for d in standing if d.field == PREFERENCE]
+        for draft in facts_from_turn(view.number, text, view.name, said_on):
+            if draft.field in _LIKING and any(draft.value.casefold() in s for s in said):
+                continue
+            yield draft
+        yield from standing
     elif view.turn.role == "tool_call":
         recent = views[max(0, view.number - 50) : view.number - 1]  # bounded: logs can be long
         trigger = next((v for v in reversed(recent) if v.human), None)

@@ -184,6 +184,20 @@ def test_a_contrary_statement_supersedes_an_instruction_and_keeps_its_history(
     assert not any("include dividend" in line for line in section)
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param("I prefer green tea in the morning.", id="prefer"),
+        pytest.param("I love hiking in the mountains.", id="love"),
+        pytest.param("I hate waiting in long lines.", id="hate"),
+    ],
+)
+def test_a_preference_said_to_the_agent_is_filed_once(empty_vault: Vault, text: str) -> None:
+    _say(empty_vault, "agent:main:main", text)
+    facts = _facts(empty_vault.root, "preferences.md")
+    assert [(f.field, f.value) for f in facts] == [("preference", text)]
+
+
 def test_what_people_say_to_each_other_without_the_agent_is_no_standing_word(
     empty_vault: Vault,
 ) -> None:
