@@ -154,8 +154,8 @@ def test_facts_belong_to_a_named_speaker_and_never_to_the_assistant() -> None:
     )
     (episode,) = summarize_log(log)
     assert {(f.entity, f.field, f.value, f.turn) for f in episode.facts} == {
-        ("Caroline", "likes", "pottery", 1),
-        ("Caroline", "preference", "I love pottery", 1),  # consolidate.standing
+        # said to the agent: one preference in her words, not also "likes: pottery"
+        ("Caroline", "preference", "I love pottery", 1),
         ("Caroline", "dog", "Oscar", 1),
     }
 
