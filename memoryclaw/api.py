@@ -496,6 +496,7 @@ class Vault:
         ``working`` is the live session's working memory: its active skill's steps lead the
         block (:mod:`memoryclaw.recall.working` keeps it).  A ``context`` that names its session is
         a host that sends the session's turns as history: those of its open log are not quoted."""
+        from .recall.longview import LONG_VIEW_EPISODES, long_view
         from .recall.payload import render_payload
         from .recall.trivial import is_trivial
 
@@ -504,7 +505,10 @@ class Vault:
             skipped = _skipped(query, budget, "trivial")
             self._record(skipped, now or now_utc())
             return skipped
-        result = self.search(query, now=now, refresh=refresh, context=context)
+        view = long_view(query)  # a question about a whole stretch of history: a timeline
+        topic = view.topic if view is not None else query
+        wide = LONG_VIEW_EPISODES if view is not None else None
+        result = self.search(topic, limit=wide, now=now, refresh=refresh, context=context)
         if context is not None and context.session:
             result = _without_live_turns(self.root, result, context.session)
         from .consolidate.skills import active_skill
@@ -520,7 +524,7 @@ class Vault:
         names = {i: h for i, h in handles.items() if owners.get(h) == i}
         min_score = self.settings.retrieval.min_score
         payload = render_payload(
-            result, budget, skill, near, names, min_score=min_score, working=working
+            result, budget, skill, near, names, min_score=min_score, working=working, view=view
         )
         self._record(payload, now or now_utc())
         return payload

@@ -54,7 +54,9 @@ from .lines import (
     session_lines,
     shorten,
 )
+from .longview import LongView
 from .results import EpisodeResult, FactResult, PassageHit, SearchResult
+from .timeline import timeline, timeline_label
 
 CHARS_PER_TOKEN = 4
 _FACTS_LABEL, _RECENT_LABEL = "Facts (age):", "Recent turns (not yet consolidated):"
@@ -146,6 +148,7 @@ class _Block:
         self.groups: dict[str, tuple[str, dict[int, str]]] = {}  # id -> (header, line -> text)
         self.recent: dict[tuple[str, int], str] = {}
         self.shown: set[str] = set()  # every line added: none is shown twice
+        self.timeline: list[str] = []  # a long view's lines, its label first (.timeline)
 
     def take(self, chars: int) -> bool:
         """Claim ``chars`` of the room left; False (and nothing claimed) when it is not there."""
@@ -216,13 +219,14 @@ class _Block:
 
     def render(self) -> str:
         """The block as the model sees it; empty when nothing was added."""
-        if not (self.session or self.facts or self.groups or self.recent):
+        if not (self.session or self.facts or self.groups or self.recent or self.timeline):
             return ""
         parts = [OPEN, FRAME]
         if self.session:
             parts += [_SESSION_LABEL, *self.session]
         if self.facts:
             parts += [_FACTS_LABEL, *self.facts]
+        parts += self.timeline
         for header, lines in self.groups.values():
             parts += [header, *(lines[n] for n in sorted(lines))]
         if self.recent:
@@ -280,6 +284,7 @@ def render_payload(
     handles: Mapping[str, str] | None = None,
     min_score: float = 0.0,
     working: Mapping[str, Any] | None = None,
+    view: LongView | None = None,
 ) -> RetrievePayload:
     """Fill ``budget`` tokens with matching facts, then quoted evidence (see the module doc).
 
@@ -288,7 +293,9 @@ def render_payload(
     ``handles`` maps an episode id to the shorter name it is shown by (one that reads it back);
     facts, passages and episodes of relevance below ``min_score`` are left out, and those of
     low confidence come after everything else, marked ``(low confidence)``; ``working`` is the
-    session's working memory before this request, whose active skill's steps go first.
+    session's working memory before this request, whose active skill's steps go first;
+    ``view``, a long view the query asks for, makes the evidence a timeline instead
+    (:mod:`memoryclaw.recall.timeline`).
     """
     block = _Block(budget * CHARS_PER_TOKEN)
     if working:
@@ -300,6 +307,9 @@ def render_payload(
         if not _is_low(fact.confidence)
         and block.add_fact(f"- {human_annotations(_clean(fact.render()))}")
     ]
+    if view is not None:
+        shape = (budget, active_skill, min_score)
+        return _timeline_payload(block, result, view, used_facts, handles or {}, shape)
     all_episodes = [e for e in result.results if e.relevance >= min_score]
     low_ids = {e.id for e in result.results if _is_low(e.confidence)}
     low_ids |= {p.episode_id for p in result.passages if _is_low(p.episode_confidence)}
@@ -421,4 +431,45 @@ def render_payload(
         search=result,
         passages=tuple(chosen),
         differs=differs,
+    )
+
+
+def _timeline_payload(
+    block: _Block,
+    result: SearchResult,
+    view: LongView,
+    facts: Sequence[FactResult],
+    names: Mapping[str, str],
+    shape: tuple[int, str | None, float],
+) -> RetrievePayload:
+    """The payload of a long view: ``block`` (its facts in) and a timeline in the room left;
+    ``shape`` is the budget, the active skill and the least relevance shown."""
+    budget, active_skill, min_score = shape
+    label = timeline_label(view.reason)
+    room = block.room - len(label) - 1
+    spread = view.kind == "order"  # an order spans the conversations (see .timeline)
+    entries = timeline(result, room, names, spread=spread, min_score=min_score)
+    if entries and block.take(len(label) + 1 + sum(len(e.text) + 1 for e in entries)):
+        block.timeline = [label, *(e.text for e in entries)]
+    else:
+        entries = []
+    shown = {e.episode_id for e in entries}
+    used_episodes = [e for e in result.results if e.id in shown]
+    context = block.render()
+    return RetrievePayload(
+        query=view.query,
+        context=context,
+        working_memory={
+            "goal": view.query,
+            "plan": [],
+            "facts": {f"{f.entity} {f.field}": f.value for f in facts},
+            "recent_observations": [e.summary for e in used_episodes],
+            "active_skill": active_skill,
+        },
+        tokens=estimate_tokens(context),
+        budget=budget,
+        episodes=tuple(used_episodes),
+        facts=tuple(facts),
+        search=result,
+        passages=tuple(e.passage for e in entries if e.passage is not None),
     )
