@@ -9,11 +9,11 @@ oldest first.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
-from dataclasses import dataclass
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
 
 from ..vault.dates import human_annotations, human_date
-from .lines import PASSAGE_CHARS, _clean, shorten
+from .lines import LOW_CONFIDENCE, PASSAGE_CHARS, _clean, shorten
 from .results import PassageHit, SearchResult
 
 
@@ -42,11 +42,13 @@ def timeline(
     *,
     spread: bool = False,
     min_score: float = 0.0,
+    low: Collection[str] = (),
 ) -> list[Entry]:
     """The entries whose lines fit in ``room`` characters (each with its line break), the
     most relevant first to claim it (with ``spread``, the best of each conversation first,
     then the second best of each, and so on), returned oldest first; ``names`` maps an
-    episode id to the shorter name it is shown by."""
+    episode id to the shorter name it is shown by; the episodes in ``low`` (of low
+    confidence) claim room only after all others, their lines marked so."""
     entries: dict[str, Entry] = {}
     for passage in result.passages:  # best first: an episode's first line is its best
         key = passage.episode_id if passage.via != "log" else f"{passage.path}:{passage.line}"
@@ -72,14 +74,17 @@ def timeline(
                 shorten(text, PASSAGE_CHARS),
                 episode.session or episode.timestamp[:10],
             )
-    ranked = sorted(entries.values(), key=lambda e: -e.relevance)  # stable: ties keep rank
+    entries = {
+        k: replace(e, text=e.text + LOW_CONFIDENCE) if k in low else e for k, e in entries.items()
+    }
+    ranked = sorted(entries.values(), key=lambda e: (e.episode_id in low, -e.relevance))
     if spread:
         taken: dict[str, int] = {}
         place = {}
         for n, entry in enumerate(ranked):
             taken[entry.conversation] = taken.get(entry.conversation, 0) + 1
             place[entry.episode_id] = (taken[entry.conversation], n)
-        ranked.sort(key=lambda e: place[e.episode_id])
+        ranked.sort(key=lambda e: (e.episode_id in low, place[e.episode_id]))
     chosen = []
     for entry in ranked:
         if len(entry.text) + 1 <= room:

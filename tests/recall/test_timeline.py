@@ -50,12 +50,17 @@ def test_an_order_question_gets_one_dated_line_per_episode_oldest_first(tmp_path
     label = timeline_label("the question asks for an order")
     assert label == "Timeline (the question asks for an order): one line per episode, oldest first."
     start = lines.index(label)
-    entries = lines[start + 1 : -1]
+    entries = lines[start + 1 : start + 8]
+    rest = lines[start + 8 :]
     assert [e.split(" ep-")[0] for e in entries] == [
         f"- {day} January 2025" for day in range(1, 8)
     ]  # every garden episode, by date, none twice, the bank call not at all
     assert all(" User: " in e and "garden" in e for e in entries)  # a line of each, quoted
-    assert len(payload.passages) == 7 and payload.tokens <= payload.budget
+    # the room left holds detail: the episodes' other lines, none of the timeline's again
+    assert not any(r.startswith("- ") and " January 2025 " in r for r in rest)
+    assert all(payload.context.count(line) == 1 for _, line in _GARDEN)
+    quoted = [(p.path, p.line) for p in payload.passages]
+    assert len(quoted) == len(set(quoted)) >= 7 and payload.tokens <= payload.budget
 
 
 def test_a_detail_question_gets_detailed_lines_not_a_timeline(tmp_path: Path) -> None:
