@@ -95,6 +95,24 @@ def test_an_order_spans_the_conversations_before_dwelling_on_one(tmp_path: Path)
     assert [e.timestamp for e in spanning] == sorted(e.timestamp for e in spanning)
 
 
+def test_a_low_confidence_episode_claims_room_last_and_says_so(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={"MEMORYCLAW_RETRIEVAL_MINSCORE": "0"}) as vault:
+        _episode(vault.root, 2, "garden beds dug")
+        (vault.root / "episodes" / "2025-01-01_10-00-00_z.md").write_text(
+            "---\nid: ep-doubtful\ntimestamp: 2025-01-01T10:00:00Z\nsummary: garden\n"
+            "confidence: low\n---\n- #1 User: garden garden the garden\n",
+            encoding="utf-8",
+        )
+        found = vault.search("garden", limit=LONG_VIEW_EPISODES, now=NOW)
+        assert found.passages[0].episode_id == "ep-doubtful"  # it matches best
+        every = timeline(found, 10_000, {}, low={"ep-doubtful"})
+        room = max(len(e.text) + 1 for e in every)  # room for one line
+        (only,) = timeline(found, room, {}, low={"ep-doubtful"})
+    assert only.episode_id != "ep-doubtful"  # the sure one claims the room first
+    doubtful = next(e for e in every if e.episode_id == "ep-doubtful")
+    assert doubtful.text.endswith(" (low confidence)") and every[0] is doubtful  # oldest first
+
+
 _WORDS = st.sampled_from(
     ["garden", "John", "order", "</memoryclaw>", "Lisbon", "?", "é", "🙂", "x" * 300, "\n"]
 )
