@@ -179,6 +179,7 @@ def retrieve(
     ``working`` is the live session's working memory: its active skill's steps lead the
     block (:mod:`memoryclaw.recall.working` keeps it).  A ``context`` that names its session is
     a host that sends the session's turns as history: those of its open log are not quoted."""
+    from ..recall.longview import LONG_VIEW_EPISODES, long_view
     from ..recall.payload import render_payload
     from ..recall.standing import in_force, with_standing
     from ..recall.trivial import is_trivial
@@ -188,7 +189,10 @@ def retrieve(
         skipped = _skipped(query, budget, "trivial")
         _record(vault, skipped, now or now_utc())
         return skipped
-    result = vault.search(query, now=now, refresh=refresh, context=context)
+    view = long_view(query)  # a question about a whole stretch of history: a timeline
+    topic = view.topic if view is not None else query
+    wide = LONG_VIEW_EPISODES if view is not None else None
+    result = vault.search(topic, limit=wide, now=now, refresh=refresh, context=context)
     if context is not None and context.session:
         result = _without_live_turns(vault.root, result, context.session)
     from ..consolidate.skills import active_skill
@@ -205,7 +209,7 @@ def retrieve(
     min_score = vault.settings.retrieval.min_score
     payload = with_standing(
         lambda res, room: render_payload(
-            res, room, skill, near, names, min_score=min_score, working=working
+            res, room, skill, near, names, min_score=min_score, working=working, view=view
         ),
         result,
         budget,

@@ -16,6 +16,9 @@ PASSAGE_CHARS = 360
 # quoted shows one: where lines are quoted they are the evidence, and on LoCoMo dev the room a
 # summary took brought more evidence as further lines than as a summary.
 HEADER_SUMMARY_CHARS = 90
+# Appended to a fact, an episode header or a timeline line of low confidence: such memories
+# are shown only after all else.
+LOW_CONFIDENCE = " (low confidence)"
 _MIN_LINE_CHARS = 60  # below this a cut line says too little to be worth its place
 SESSION_LINE_CHARS = 200
 # Recalled text is rendered as data (see ``_clean``).  Characters that hide or reorder text

@@ -17,6 +17,10 @@ budget:
 6. lines below ``min_score`` that pass it when judged as in a larger vault (a small vault's
    common words count as a large one's would: ``PassageHit.smoothed``).
 
+A query that asks for the long view (an order, a progression, a summary, everything about a
+topic: :mod:`memoryclaw.recall.longview`) gets, right after the facts, a timeline of one dated
+line per episode (:mod:`memoryclaw.recall.timeline`); the room it leaves holds 2-6 as usual.
+
 Before all of these, in a live session, what the session is doing that its history does not
 hold (its working memory, :mod:`memoryclaw.recall.working`): the steps of its active skill, at most
 a fifth of the budget.  The request, the assistant's replies and stated steps, and the tool
@@ -47,6 +51,7 @@ from ..vault.words import extract_keywords
 from .differs import _CURRENT_MARK, Differs, _differs, _Evidence, _mark
 from .lines import (
     HEADER_SUMMARY_CHARS,
+    LOW_CONFIDENCE,
     _beyond_a_quote,
     _clean,
     _header,
@@ -54,15 +59,15 @@ from .lines import (
     session_lines,
     shorten,
 )
+from .longview import LongView
 from .results import EpisodeResult, FactResult, PassageHit, SearchResult
+from .timeline import timeline, timeline_label
 
 CHARS_PER_TOKEN = 4
 _FACTS_LABEL, _RECENT_LABEL = "Facts (age):", "Recent turns (not yet consolidated):"
 _SESSION_LABEL = "This session:"
 SESSION_SHARE = 5  # the session's lines take at most 1/SESSION_SHARE of the budget
 _SUMMARY_ONLY_FIRST = 3  # top episodes whose summary is shown even when no line of theirs is
-# Appended to a fact or an episode header of low confidence: it is shown only after all else.
-LOW_CONFIDENCE = " (low confidence)"
 # An answer is the turn after a question: such a turn is ranked with the question's score
 # times this, though it may share no word with the query (chosen on LoCoMo dev: 0.5-1.0 all
 # help, 0.7 most).
@@ -146,6 +151,9 @@ class _Block:
         self.groups: dict[str, tuple[str, dict[int, str]]] = {}  # id -> (header, line -> text)
         self.recent: dict[tuple[str, int], str] = {}
         self.shown: set[str] = set()  # every line added: none is shown twice
+        self.timeline: list[str] = []  # a long view's lines, its label first (.timeline)
+        self.timeline_ids: list[str] = []  # the episodes (and log turns) they are of
+        self.in_timeline: set[tuple[str, int]] = set()  # (path, line) of the lines they show
 
     def take(self, chars: int) -> bool:
         """Claim ``chars`` of the room left; False (and nothing claimed) when it is not there."""
@@ -180,7 +188,7 @@ class _Block:
         """Quote a passage under its episode's header (or with the recent turns); whether it
         fit and was not there already."""
         line = _quote(passage)
-        if line in self.shown:
+        if line in self.shown or (passage.path, passage.line) in self.in_timeline:
             return False
         if passage.via == "log":
             key = (passage.path, passage.line)
@@ -204,11 +212,15 @@ class _Block:
 
     def add_header(self, episode_id: str, header: str) -> None:
         """Show an episode's header alone (its summary found it, no line did), if it fits."""
+        if episode_id in self.timeline_ids:
+            return  # the timeline shows it already
         if episode_id not in self.groups and self.take(len(header) + 1):
             self.groups[episode_id] = (header, {})
 
     def has(self, passage: PassageHit) -> bool:
         """Whether the passage is quoted already."""
+        if (passage.path, passage.line) in self.in_timeline:
+            return True
         if passage.via == "log":
             return (passage.path, passage.line) in self.recent
         group = self.groups.get(passage.episode_id)
@@ -216,13 +228,14 @@ class _Block:
 
     def render(self) -> str:
         """The block as the model sees it; empty when nothing was added."""
-        if not (self.session or self.facts or self.groups or self.recent):
+        if not (self.session or self.facts or self.groups or self.recent or self.timeline):
             return ""
         parts = [OPEN, FRAME]
         if self.session:
             parts += [_SESSION_LABEL, *self.session]
         if self.facts:
             parts += [_FACTS_LABEL, *self.facts]
+        parts += self.timeline
         for header, lines in self.groups.values():
             parts += [header, *(lines[n] for n in sorted(lines))]
         if self.recent:
@@ -280,6 +293,7 @@ def render_payload(
     handles: Mapping[str, str] | None = None,
     min_score: float = 0.0,
     working: Mapping[str, Any] | None = None,
+    view: LongView | None = None,
 ) -> RetrievePayload:
     """Fill ``budget`` tokens with matching facts, then quoted evidence (see the module doc).
 
@@ -288,7 +302,9 @@ def render_payload(
     ``handles`` maps an episode id to the shorter name it is shown by (one that reads it back);
     facts, passages and episodes of relevance below ``min_score`` are left out, and those of
     low confidence come after everything else, marked ``(low confidence)``; ``working`` is the
-    session's working memory before this request, whose active skill's steps go first.
+    session's working memory before this request, whose active skill's steps go first;
+    ``view``, a long view the query asks for, makes the evidence a timeline instead
+    (:mod:`memoryclaw.recall.timeline`).
     """
     block = _Block(budget * CHARS_PER_TOKEN)
     if working:
@@ -304,6 +320,9 @@ def render_payload(
     low_ids = {e.id for e in result.results if _is_low(e.confidence)}
     low_ids |= {p.episode_id for p in result.passages if _is_low(p.episode_confidence)}
     results = [e for e in all_episodes if e.id not in low_ids]
+    lined: list[PassageHit] = []  # the timeline's lines, when the query asks for the long view
+    if view is not None:
+        lined = _add_timeline(block, result, view, handles or {}, (min_score, low_ids))
     passages = [p for p in result.passages if p.relevance >= min_score]
     episodes = {e.id: e for e in result.results}
     names = handles or {}
@@ -401,17 +420,17 @@ def render_payload(
             block.facts[n] += _mark(found)
             differs[fact.id] = found
     context = block.render()
-    used_ids = list(block.groups)
+    used_ids = list(dict.fromkeys([*block.timeline_ids, *block.groups]))
     used_episodes = [episodes[i] for i in used_ids if i in episodes]
     working_memory = {
-        "goal": result.plan.query,
+        "goal": view.query if view is not None else result.plan.query,
         "plan": [],
         "facts": {f"{f.entity} {f.field}": f.value for f in used_facts},
         "recent_observations": [e.summary for e in used_episodes],
         "active_skill": active_skill,
     }
     return RetrievePayload(
-        query=result.plan.query,
+        query=view.query if view is not None else result.plan.query,
         context=context,
         working_memory=working_memory,
         tokens=estimate_tokens(context),
@@ -419,6 +438,29 @@ def render_payload(
         episodes=tuple(used_episodes),
         facts=tuple(used_facts),
         search=result,
-        passages=tuple(chosen),
+        passages=tuple([*lined, *chosen]),
         differs=differs,
     )
+
+
+def _add_timeline(
+    block: _Block,
+    result: SearchResult,
+    view: LongView,
+    names: Mapping[str, str],
+    within: tuple[float, set[str]],
+) -> list[PassageHit]:
+    """Put the timeline of a long view in ``block`` (:mod:`memoryclaw.recall.timeline`), its
+    label first; ``within`` is the least relevance shown and the episodes of low confidence
+    (last to claim room, marked).  The passages it quotes, for the payload to list."""
+    min_score, low_ids = within
+    label = timeline_label(view.reason)
+    spread = view.kind == "order"  # an order spans the conversations
+    room = block.room - len(label) - 1
+    entries = timeline(result, room, names, spread=spread, min_score=min_score, low=low_ids)
+    if not entries or not block.take(len(label) + 1 + sum(len(e.text) + 1 for e in entries)):
+        return []
+    block.timeline = [label, *(e.text for e in entries)]
+    block.timeline_ids = [e.episode_id for e in entries]
+    block.in_timeline = {(e.passage.path, e.passage.line) for e in entries if e.passage}
+    return [e.passage for e in entries if e.passage is not None]

@@ -112,7 +112,11 @@ def _episode_from_row(
 
 
 def _rank_passages(
-    index: Index, plan: QueryPlan, episodes: Sequence[EpisodeResult], visible: Visible
+    index: Index,
+    plan: QueryPlan,
+    episodes: Sequence[EpisodeResult],
+    visible: Visible,
+    reach: int = PASSAGE_SOURCES,
 ) -> list[PassageHit]:
     """The best ``PASSAGES_KEPT`` passages of the best episodes and the raw logs: each one's
     own BM25 (scaled to 0..1 over the candidates), plus ``REPLY_SHARE`` and
@@ -121,10 +125,12 @@ def _rank_passages(
     best fits the whole question comes first; all of it x (1 + ``SPEAKER_BOOST``) for a line
     spoken by someone the query names, and x (1 + ``ANSWER_BOOST``) for a line holding the
     kind of value the query asks for.  A raw log's turn that an episode already holds is
-    left out."""
+    left out.  ``reach`` episodes are read (``PASSAGE_SOURCES`` unless more are asked for),
+    with depth and passages kept in proportion."""
     assert plan.episode_match is not None
-    sources = [e.path for e in episodes[:PASSAGE_SOURCES]]
-    rows = index.search_passages(plan.episode_match, sources, PASSAGE_DEPTH, visible)
+    sources = [e.path for e in episodes[:reach]]
+    scale = max(1.0, reach / PASSAGE_SOURCES)
+    rows = index.search_passages(plan.episode_match, sources, round(PASSAGE_DEPTH * scale), visible)
     episodes = episodes[:PASSAGE_EPISODES]
     logs = [r for r in rows if r["kind"] == "log"]
     if logs:
@@ -168,7 +174,7 @@ def _rank_passages(
     scored = sorted(
         ((score(row), row) for row in rows),
         key=lambda s: (-round(s[0], 9), -s[1]["ts_epoch"], s[1]["path"], s[1]["line"]),
-    )[:PASSAGES_KEPT]
+    )[: round(PASSAGES_KEPT * scale)]
     matched = index.terms_matching("passages", [r["rowid"] for _, r in scored], plan.phrases)
     best_smooth = max(score(row, smooth) for row in rows)
     return [

@@ -111,7 +111,7 @@ def search(
             plan,
             depth,
             explain=False,
-            keep=PASSAGE_SOURCES,
+            keep=max(PASSAGE_SOURCES, limit),
             visible=visible,
             archived=include_archived,
         )
@@ -156,7 +156,8 @@ def search(
         episodes = _by_recency(episodes, ranker)
     passages: list[PassageHit] = []
     if plan.episode_match is not None and limit > 0:
-        passages = _rank_passages(index, plan, episodes, visible)
+        # a search for more episodes than passages are usually read from reads them all
+        passages = _rank_passages(index, plan, episodes, visible, max(PASSAGE_SOURCES, limit))
         if ranker is not None:
             passages = _passages_by_recency(passages, episodes, ranker)
     cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"

@@ -38,6 +38,7 @@ INSTRUCTION, PREFERENCE = "instruction", "preference"
 STANDING_FIELDS = (INSTRUCTION, PREFERENCE)
 BUDGET_SHARE = 0.25  # of budgetTokens, at most
 LABEL = "Standing instructions and preferences (apply to every answer):"
+RECALLED_LABEL = "Recalled for this question:"
 LINE_CHARS = 240
 
 # "whenever I ask about X": the topic of an instruction, and one of its openings
@@ -194,7 +195,8 @@ def with_standing(
     chosen = choose(found, result.plan.query, room) if room > 0 else []
     if not chosen:
         return render(result, budget)
-    lines = section_lines(chosen)
+    # the recalled notes that follow are told apart from what applies to every answer
+    lines = [*section_lines(chosen), RECALLED_LABEL]
     chars = sum(len(line) + 1 for line in lines)
     shown = {f.id for f in chosen}
     rest = dataclasses.replace(result, facts=tuple(f for f in result.facts if f.id not in shown))
@@ -204,6 +206,8 @@ def with_standing(
     if payload.context and not payload.context.startswith(head):
         return render(result, budget)  # not a block this module knows how to lead
     body = payload.context[len(head) :] if payload.context else CLOSE
+    if body == CLOSE:
+        lines = lines[:-1]
     context = head + "\n".join(lines) + "\n" + body
     memory = {**payload.working_memory, "standing": [f.value for f in chosen]}
     return dataclasses.replace(

@@ -1,0 +1,102 @@
+"""A timeline: the long view's answer (:mod:`.longview`), one dated line per episode.
+
+Each matching episode gets one line: its best matching line, cut as a quoted passage is
+(``PASSAGE_CHARS``), or its summary when no line of it matched.  The episodes that fit are
+the most relevant ones; for an order, the best of each conversation first, so the timeline
+spans the conversations rather than dwelling on the one that says most.  They are shown
+oldest first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass, replace
+
+from ..vault.dates import human_annotations, human_date
+from .lines import LOW_CONFIDENCE, PASSAGE_CHARS, _clean, shorten
+from .results import PassageHit, SearchResult
+
+
+@dataclass(frozen=True)
+class Entry:
+    """One episode's line in a timeline (or a raw log turn's, for turns not consolidated)."""
+
+    episode_id: str
+    timestamp: str
+    order: tuple[str, int]  # path and line: what breaks a tie of dates
+    relevance: float
+    text: str  # the line as shown
+    conversation: str  # its session (its day without one): what an order spans
+    passage: PassageHit | None = None
+
+
+def timeline_label(reason: str) -> str:
+    """The header of a timeline: that it is one, and why."""
+    return f"Timeline ({reason}): one line per episode, oldest first."
+
+
+def timeline(
+    result: SearchResult,
+    room: int,
+    names: Mapping[str, str],
+    *,
+    spread: bool = False,
+    min_score: float = 0.0,
+    low: Collection[str] = (),
+) -> list[Entry]:
+    """The entries whose lines fit in ``room`` characters (each with its line break), the
+    most relevant first to claim it (with ``spread``, the best of each conversation first,
+    then the second best of each, and so on), returned oldest first; ``names`` maps an
+    episode id to the shorter name it is shown by; the episodes in ``low`` (of low
+    confidence) claim room only after all others, their lines marked so."""
+    entries: dict[str, Entry] = {}
+    for passage in result.passages:  # best first: an episode's first line is its best
+        key = passage.episode_id if passage.via != "log" else f"{passage.path}:{passage.line}"
+        if passage.relevance >= min_score and key not in entries:
+            entries[key] = Entry(
+                key,
+                passage.timestamp,
+                (passage.path, passage.line),
+                passage.relevance,
+                _line(passage, names),
+                passage.session or passage.timestamp[:10],
+                passage,
+            )
+    for episode in result.results:
+        if episode.id not in entries and episode.relevance >= min_score and episode.summary:
+            name = _clean(names.get(episode.id, episode.id))
+            text = f"- {human_date(episode.timestamp[:10])} {name}: {_clean(episode.summary)}"
+            entries[episode.id] = Entry(
+                episode.id,
+                episode.timestamp,
+                (episode.path, 0),
+                episode.relevance,
+                shorten(text, PASSAGE_CHARS),
+                episode.session or episode.timestamp[:10],
+            )
+    entries = {
+        k: replace(e, text=e.text + LOW_CONFIDENCE) if k in low else e for k, e in entries.items()
+    }
+    ranked = sorted(entries.values(), key=lambda e: (e.episode_id in low, -e.relevance))
+    if spread:
+        taken: dict[str, int] = {}
+        place = {}
+        for n, entry in enumerate(ranked):
+            taken[entry.conversation] = taken.get(entry.conversation, 0) + 1
+            place[entry.episode_id] = (taken[entry.conversation], n)
+        ranked.sort(key=lambda e: (e.episode_id in low, place[e.episode_id]))
+    chosen = []
+    for entry in ranked:
+        if len(entry.text) + 1 <= room:
+            room -= len(entry.text) + 1
+            chosen.append(entry)
+    return sorted(chosen, key=lambda e: (e.timestamp, e.order))
+
+
+def _line(passage: PassageHit, names: Mapping[str, str]) -> str:
+    """``- 8 May 2023 ep-d6b27f26: Caroline: I went …`` (a raw log's turn has no name)."""
+    name = names.get(passage.episode_id, passage.episode_id) if passage.via != "log" else ""
+    where = f" {_clean(name)}:" if name else ":"
+    who = f" {_clean(passage.speaker)}:" if passage.speaker else ""
+    head = f"- {human_date(passage.timestamp[:10])}{where}{who} "
+    return shorten(head + human_annotations(_clean(passage.text)), PASSAGE_CHARS)

@@ -1,0 +1,155 @@
+"""The long view's payload: a dated timeline, one line per episode, oldest first, within
+the budget."""
+
+from __future__ import annotations
+
+import tempfile
+from pathlib import Path
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from memoryclaw import Vault
+from memoryclaw.recall.longview import LONG_VIEW_EPISODES, long_view
+from memoryclaw.recall.payload import estimate_tokens, render_payload
+from memoryclaw.recall.timeline import timeline, timeline_label
+
+from ..conftest import NOW
+
+# Written out of date order, and more of them than a detailed answer draws from (5).
+_GARDEN = [
+    (5, "I harvested the first garden tomatoes and gave some to Lena"),
+    (1, "I dug two new garden beds behind the shed"),
+    (7, "I put the garden to sleep for winter with straw over the beds"),
+    (3, "I planted tomatoes and basil in the garden beds"),
+    (2, "I bought compost for the garden at the market"),
+    (6, "I pulled the dead garden plants after the frost"),
+    (4, "I set up a drip line so the garden waters itself"),
+]
+
+
+def _episode(root: Path, day: int, *lines: str) -> str:
+    ident = f"ep-2025010{day}-100000-0000000{day}"
+    body = "".join(f"- #{n} User: {line}\n" for n, line in enumerate(lines, 1))
+    (root / "episodes" / f"2025-01-0{day}_10-00-00_x{day}.md").write_text(
+        f"---\nid: {ident}\ntimestamp: 2025-01-0{day}T10:00:00Z\nsummary: day {day} notes\n"
+        f"session: s{day}\n---\n" + body,
+        encoding="utf-8",
+    )
+    return ident
+
+
+def test_an_order_question_gets_one_dated_line_per_episode_oldest_first(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for day, line in _GARDEN:
+            # each episode has a second garden line: still one line of it is shown
+            _episode(vault.root, day, line, f"The garden needed water on day {day} too")
+        _episode(vault.root, 8, "I called the bank about my mortgage")
+        payload = vault.retrieve("In what order did I work on the garden?", now=NOW)
+    lines = payload.context.splitlines()
+    label = timeline_label("the question asks for an order")
+    assert label == "Timeline (the question asks for an order): one line per episode, oldest first."
+    start = lines.index(label)
+    entries = lines[start + 1 : start + 8]
+    rest = lines[start + 8 :]
+    assert [e.split(" ep-")[0] for e in entries] == [
+        f"- {day} January 2025" for day in range(1, 8)
+    ]  # every garden episode, by date, none twice, the bank call not at all
+    assert all(" User: " in e and "garden" in e for e in entries)  # a line of each, quoted
+    # the room left holds detail: the episodes' other lines, none of the timeline's again
+    assert not any(r.startswith("- ") and " January 2025 " in r for r in rest)
+    assert all(payload.context.count(line) == 1 for _, line in _GARDEN)
+    quoted = [(p.path, p.line) for p in payload.passages]
+    assert len(quoted) == len(set(quoted)) >= 7 and payload.tokens <= payload.budget
+
+
+def test_a_detail_question_gets_detailed_lines_not_a_timeline(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for day, line in _GARDEN:
+            _episode(vault.root, day, line)
+        payload = vault.retrieve("What did I plant in the garden beds?", now=NOW)
+    assert "Timeline (" not in payload.context
+    assert "planted tomatoes and basil" in payload.context
+
+
+def test_an_order_spans_the_conversations_before_dwelling_on_one(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for day in (1, 2, 3):  # one conversation, all about the garden
+            _episode(vault.root, day, f"garden garden the garden {day}")
+        (vault.root / "episodes" / "2025-01-04_10-00-00_y.md").write_text(
+            "---\nid: ep-other\ntimestamp: 2025-01-04T10:00:00Z\nsummary: notes\nsession: s2\n"
+            "---\n- #1 User: the garden came up once among many other things we did\n",
+            encoding="utf-8",
+        )
+        for day in (1, 2, 3):
+            path = next((vault.root / "episodes").glob(f"2025-01-0{day}_*.md"))
+            path.write_text(path.read_text().replace(f"session: s{day}", "session: s1"))
+        found = vault.search("garden", limit=LONG_VIEW_EPISODES, now=NOW)
+    lines = [e.text for e in timeline(found, 10_000, {})]
+    room = sorted(len(t) + 1 for t in lines)[-1] * 2  # room for any two lines
+    dwelling = timeline(found, room, {})
+    spanning = timeline(found, room, {}, spread=True)
+    # by relevance alone, two of the one conversation; spread, the best of each
+    assert len(dwelling) == 2 and "ep-other" not in {e.episode_id for e in dwelling}
+    assert len(spanning) == 2 and "ep-other" in {e.episode_id for e in spanning}
+    assert [e.timestamp for e in spanning] == sorted(e.timestamp for e in spanning)
+
+
+def test_a_low_confidence_episode_claims_room_last_and_says_so(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={"MEMORYCLAW_RETRIEVAL_MINSCORE": "0"}) as vault:
+        _episode(vault.root, 2, "garden beds dug")
+        (vault.root / "episodes" / "2025-01-01_10-00-00_z.md").write_text(
+            "---\nid: ep-doubtful\ntimestamp: 2025-01-01T10:00:00Z\nsummary: garden\n"
+            "confidence: low\n---\n- #1 User: garden garden the garden\n",
+            encoding="utf-8",
+        )
+        found = vault.search("garden", limit=LONG_VIEW_EPISODES, now=NOW)
+        assert found.passages[0].episode_id == "ep-doubtful"  # it matches best
+        every = timeline(found, 10_000, {}, low={"ep-doubtful"})
+        room = max(len(e.text) + 1 for e in every)  # room for one line
+        (only,) = timeline(found, room, {}, low={"ep-doubtful"})
+    assert only.episode_id != "ep-doubtful"  # the sure one claims the room first
+    doubtful = next(e for e in every if e.episode_id == "ep-doubtful")
+    assert doubtful.text.endswith(" (low confidence)") and every[0] is doubtful  # oldest first
+
+
+_WORDS = st.sampled_from(
+    ["garden", "John", "order", "</memoryclaw>", "Lisbon", "?", "é", "🙂", "x" * 300, "\n"]
+)
+_LINE = st.lists(_WORDS | st.text(max_size=30), min_size=1, max_size=40).map(" ".join)
+_QUESTIONS = st.sampled_from(
+    [
+        "In what order did I work on the garden?",
+        "Summarize what John and I said about the garden",
+        "How did my garden plans evolve?",
+        "Tell me everything about John",
+    ]
+)
+
+
+@given(
+    episodes=st.lists(st.lists(_LINE, min_size=1, max_size=4), min_size=1, max_size=8),
+    turns=st.lists(_LINE, max_size=3),
+    question=_QUESTIONS,
+    budget=st.integers(min_value=0, max_value=900),
+)
+@settings(max_examples=40, deadline=None)
+def test_a_timeline_never_exceeds_the_budget(
+    episodes: list[list[str]], turns: list[str], question: str, budget: int
+) -> None:
+    view = long_view(question)
+    assert view is not None
+    with tempfile.TemporaryDirectory() as tmp, Vault.init(Path(tmp) / "v", env={}) as vault:
+        for day, lines in enumerate(episodes, 1):
+            _episode(vault.root, day, *(" ".join(f"garden John {line}".split()) for line in lines))
+        for text in turns:
+            if text.strip():
+                vault.log_turn("s", "user", f"garden {text}")
+        found = vault.search(view.topic, limit=LONG_VIEW_EPISODES, now=NOW)
+        payload = render_payload(found, budget, view=view)
+        whole = vault.retrieve(question, now=NOW)
+    for shown in (payload, whole):
+        assert shown.tokens == estimate_tokens(shown.context) <= shown.budget
+        if shown.context:
+            assert shown.context.lower().count("</memoryclaw>") == 1
+    assert payload.budget == budget
