@@ -68,6 +68,19 @@ TARGET_FLOOR_RATIO = 3.0
 TARGET_REINDEX_FILES_PER_S = 2_000.0
 TARGET_NOOP_RESYNC_S = 2.0
 TARGET_FRESH_PROCESS_MS = 250.0
+# The common-word vault ("tools-style"): conversations between two of COMMON_SPEAKERS people
+# in COMMON_VOCABULARY words drawn evenly, so each speaker and each word of a question is in
+# about 12% of the episodes and pruning (retrieval.COMMON_SHARE) can leave none out.
+VAULT_KINDS = ("zipf", "common")
+COMMON_SPEAKERS = 16
+COMMON_VOCABULARY = 500
+COMMON_TURNS = 6
+COMMON_TURN_WORDS = 8
+COMMON_TEMPLATES = (
+    "what did {name} say about the {w1} {w2}?",
+    "what did {name} tell {other} about {w1}?",
+    "{name} {w1} {w2} {w3}",
+)
 # Queries matching at most this fraction of the episodes count as selective.
 SELECTIVE_FRACTION = 0.01
 BATCH_QUERIES = 500  # `search --queries`: the whole answer of this many queries, one process
@@ -378,14 +391,53 @@ def aliases_yaml(rng: Random, vocab: Vocabulary) -> str:
     return header + yaml.safe_dump(groups, sort_keys=True, default_flow_style=None)
 
 
-def vault_dir(out: Path, size: int, seed: int) -> Path:
-    """Where the cached vault of ``size`` episodes for ``seed`` lives."""
-    return out / "vaults" / f"seed{seed}-g{GENERATOR_VERSION}" / f"vault-{size}"
+def vault_dir(out: Path, size: int, seed: int, kind: str = "zipf") -> Path:
+    """Where the cached vault of ``size`` episodes for ``seed`` lives (``kind``: see
+    ``VAULT_KINDS``)."""
+    name = f"vault-{size}" if kind == "zipf" else f"vault-{kind}-{size}"
+    return out / "vaults" / f"seed{seed}-g{GENERATOR_VERSION}" / name
 
 
-def ensure_vault(out: Path, size: int, seed: int, vocab: Vocabulary) -> tuple[Path, float | None]:
-    """The vault for (size, seed), generated unless cached; returns (path, seconds generating)."""
-    root = vault_dir(out, size, seed)
+def make_common_episode(rng: Random, words: Sequence[str], moment: datetime) -> tuple[Episode, str]:
+    """One episode of the common-word vault: two speakers of ``COMMON_SPEAKERS`` talking in
+    words drawn evenly from ``words``, each quoted turn a passage."""
+    speakers = rng.sample(FIRST_NAMES[:COMMON_SPEAKERS], 2)
+    topic = [rng.choice(words) for _ in range(10)]
+    summary = f"{speakers[0]} and {speakers[1]} talked about {' '.join(topic)}."
+    lines = ["**Details:**"]
+    for turn in range(1, COMMON_TURNS + 1):
+        text = " ".join(rng.choice(words) for _ in range(COMMON_TURN_WORDS))
+        lines.append(f"- #{turn} {speakers[turn % 2]}: {text}")
+    slug = slugify(" ".join(topic[:3]), 40)
+    stamp = moment.strftime("%Y-%m-%d_%H-%M-%S")
+    episode = Episode(
+        id=f"ep-{moment.strftime('%Y%m%d-%H%M%S')}-{slug}",
+        path="",
+        timestamp=moment,
+        summary=summary,
+        details="\n".join(lines),
+        tags=tuple(dict.fromkeys(rng.choice(words) for _ in range(3))),
+        participants=("user", "assistant"),
+        confidence="medium",
+        source=f"logs/processed/{stamp}_cli_raw.md",
+        source_turns=(1, COMMON_TURNS),
+        session=f"agent:main:cli:{rng.randrange(100_000)}",
+        entities=tuple(speakers),
+    )
+    return episode, episode_filename(moment, slug)
+
+
+def common_words() -> list[str]:
+    """The common-word vault's vocabulary: the first ``COMMON_VOCABULARY`` common words."""
+    return list(dict.fromkeys(COMMON_WORDS.split()))[:COMMON_VOCABULARY]
+
+
+def ensure_vault(
+    out: Path, size: int, seed: int, vocab: Vocabulary, kind: str = "zipf"
+) -> tuple[Path, float | None]:
+    """The vault for (size, seed, kind), generated unless cached; returns (path, seconds
+    generating)."""
+    root = vault_dir(out, size, seed, kind)
     marker = root / COMPLETE_MARKER
     if marker.exists():
         return root, None
@@ -393,20 +445,25 @@ def ensure_vault(out: Path, size: int, seed: int, vocab: Vocabulary) -> tuple[Pa
     if root.exists():
         shutil.rmtree(root)
     Vault.init(root, env={}).close()
-    rng = Random(f"vault-{seed}-{size}")
+    rng = Random(f"vault-{seed}-{size}" if kind == "zipf" else f"vault-{kind}-{seed}-{size}")
+    words = common_words()
     step = SPAN_SECONDS // size
     made: set[Path] = set()
     for number in range(size):
         moment = SPAN_START + timedelta(seconds=number * step + rng.randrange(max(step, 1)))
-        episode, name = make_episode(rng, vocab, moment)
+        if kind == "common":
+            episode, name = make_common_episode(rng, words, moment)
+        else:
+            episode, name = make_episode(rng, vocab, moment)
         folder = root / "episodes" / moment.strftime("%Y") / moment.strftime("%m")
         if folder not in made:
             folder.mkdir(parents=True, exist_ok=True)
             made.add(folder)
         (folder / name).write_text(dump_episode(episode), encoding="utf-8")
-    semantic = root / "semantic"
-    (semantic / "contacts.md").write_text(contacts_markdown(rng, vocab), encoding="utf-8")
-    (semantic / "aliases.yaml").write_text(aliases_yaml(rng, vocab), encoding="utf-8")
+    if kind == "zipf":
+        semantic = root / "semantic"
+        (semantic / "contacts.md").write_text(contacts_markdown(rng, vocab), encoding="utf-8")
+        (semantic / "aliases.yaml").write_text(aliases_yaml(rng, vocab), encoding="utf-8")
     marker.write_text(f"size={size} seed={seed} generator={GENERATOR_VERSION}\n")
     return root, time.perf_counter() - started
 
@@ -451,6 +508,28 @@ def build_queries(vocab: Vocabulary, seed: int, count: int) -> list[str]:
         if query not in queries:
             queries.append(query)
     return queries
+
+
+def build_common_queries(seed: int, count: int) -> list[str]:
+    """``count`` questions for the common-word vault, every keyword in about
+    ``COMMON_TURN_WORDS * COMMON_TURNS / COMMON_VOCABULARY`` of its episodes."""
+    rng = Random(f"common-queries-{seed}")
+    words, names = common_words(), FIRST_NAMES[:COMMON_SPEAKERS]
+    queries: list[str] = []
+    while len(queries) < count:
+        name, other = rng.sample(names, 2)
+        slots = {"name": name, "other": other, **{f"w{n}": rng.choice(words) for n in (1, 2, 3)}}
+        query = rng.choice(COMMON_TEMPLATES).format(**slots)
+        if query not in queries:
+            queries.append(query)
+    return queries
+
+
+def queries_for(kind: str, vocab: Vocabulary, seed: int, count: int) -> list[str]:
+    """The queries asked of a vault of ``kind``."""
+    if kind == "common":
+        return build_common_queries(seed, count)
+    return build_queries(vocab, seed, count)
 
 
 # ------------------------------------------------------------------------ measuring
