@@ -3,6 +3,7 @@ which query terms each row matches, and the alias groups that widen a query."""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,8 +32,10 @@ PASSAGE_WEIGHTS = (1.0, 0.5, 1.0)
 # a larger vault's would be.
 SMOOTH_ROWS = 2_000
 _PHRASE_RE = re.compile(r'^"[^"]*"$')
-_RANGE_ROWS_PER_ROW = 64  # see terms_matching
-_SPANS_PER_QUERY = 200  # see search_passages
+# Rowid ranges in one statement (two parameters each, well under SQLite's 32,766), and parts
+# of a compound SELECT (SQLite allows 500)
+_RANGES_PER_QUERY = 4096
+_PARTS_PER_QUERY = 200
 _MEMO_KEPT = 4096  # see Index._memo
 # What a search hit reads of its episode: all but the details, read for the results shown
 # only (Index.episode_details), and the derived text of the full-text table.
@@ -78,6 +81,19 @@ def _merged(spans: Sequence[tuple[int, int]], gap: int = 64) -> list[tuple[int, 
     return out
 
 
+def _within(ranges: Sequence[tuple[int, int]]) -> tuple[str, list[int]]:
+    """A condition that a full-text row's rowid lies in one of ``ranges``, and its parameters.
+
+    The unary ``+`` hides it from FTS5's planner: a rowid range it takes as its own constraint
+    is a new cursor per range, and each cursor counts the table's BM25 statistics again; as a
+    filter, one cursor reads the expression's doclists once and scores only the rows kept.
+    The ranges are OR-ed as a balanced tree (SQLite limits an expression's depth)."""
+    parts = ["+rowid BETWEEN ? AND ?"] * len(ranges)
+    while len(parts) > 1:
+        parts = [f"({' OR '.join(parts[i : i + 2])})" for i in range(0, len(parts), 2)]
+    return parts[0] if parts else "0", [value for low, high in ranges for value in (low, high)]
+
+
 @dataclass(frozen=True)
 class EpisodeHit:
     """An episode row returned by a keyword query, with its raw BM25 score (higher is better)."""
@@ -112,47 +128,33 @@ class FullTextSearch(IndexDatabase):
         those passing ``visible`` (an SQL condition on ``episodes`` and its parameters), and
         without the archived ones unless ``archived``.
 
-        The top ``limit + 1`` are picked inside the FTS table and only they are joined to their
-        rows; when the last two tie, or some matches may not be seen, the exact (slower)
-        query, which joins every match, decides who is in.
+        One statement scores every match once, inside the FTS table, and joins to their rows
+        only the matches scoring at least the ``limit``-th best score: all of those tied with
+        it too, so the tie-break on the rows decides who is in.
         """
         weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
         score = f"-bm25(episodes_fts, {weights})"
-        exact = (
-            f"SELECT {_HIT_COLUMNS}, {score} AS score FROM episodes_fts"
-            " JOIN episodes e ON e.rowid = episodes_fts.rowid WHERE episodes_fts MATCH ?{only}"
-            " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?"
-        )
-        archive_out = "" if archived else " AND NOT (e.path >= ? AND e.path < ?)"
-        archive_params = [] if archived else list(_ARCHIVE_RANGE)
         if visible is not None and visible[0] != "1":
             # as a condition of the FTS query itself SQLite would run the MATCH once per
             # visible rowid; joined, it filters each match once
-            where = exact.format(only=f" AND ({visible[0]}){archive_out}")
-            return self._episode_hits(where, [match, *visible[1], *archive_params, limit])
+            archive_out = "" if archived else " AND NOT (e.path >= ? AND e.path < ?)"
+            return self._episode_hits(
+                f"SELECT {_HIT_COLUMNS}, {score} AS score FROM episodes_fts"
+                " JOIN episodes e ON e.rowid = episodes_fts.rowid"
+                f" WHERE episodes_fts MATCH ? AND ({visible[0]}){archive_out}"
+                " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
+                [match, *visible[1], *([] if archived else _ARCHIVE_RANGE), limit],
+            )
         only = "" if archived else _NOT_ARCHIVED
-        inner = (
-            f"SELECT rowid, {score} AS score FROM episodes_fts"
-            f" WHERE episodes_fts MATCH ?{only} ORDER BY score DESC LIMIT ?"
+        return self._episode_hits(
+            f"WITH c AS MATERIALIZED (SELECT rowid, {score} AS score FROM episodes_fts"
+            f" WHERE episodes_fts MATCH ?{only})"
+            f" SELECT {_HIT_COLUMNS}, c.score FROM c JOIN episodes e ON e.rowid = c.rowid"
+            " WHERE c.score >= (SELECT min(score) FROM"
+            " (SELECT score FROM c ORDER BY score DESC LIMIT ?))"
+            " ORDER BY c.score DESC, e.ts_epoch DESC, e.id LIMIT ?",
+            [match, *([] if archived else _ARCHIVE_RANGE), limit, limit],
         )
-        hits = self._episode_hits(
-            f"SELECT {_HIT_COLUMNS}, c.score FROM ({inner}) c"
-            " JOIN episodes e ON e.rowid = c.rowid ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
-            [match, *archive_params, limit + 1],
-        )
-        if len(hits) > limit and hits[limit - 1].bm25 == hits[limit].bm25:
-            wider = self._episode_hits(
-                f"SELECT {_HIT_COLUMNS}, c.score FROM ({inner}) c"
-                " JOIN episodes e ON e.rowid = c.rowid"
-                " ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
-                [match, *archive_params, limit * 8 + 1],
-            )
-            if len(wider) <= limit * 8 or wider[-1].bm25 != hits[limit - 1].bm25:
-                return wider[:limit]
-            hits = self._episode_hits(
-                exact.format(only=archive_out), [match, *archive_params, limit]
-            )
-        return hits[:limit]
 
     def _episode_hits(self, sql: str, params: Sequence[Any]) -> list[EpisodeHit]:
         cursor = self.execute(sql, params)
@@ -206,22 +208,18 @@ class FullTextSearch(IndexDatabase):
         spans = [span for path in paths if (span := memo[("span", path)]) is not None]
         wanted, rows = set(paths), []
         weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
-        one = (
-            f"SELECT rowid, -bm25(passages_fts, {weights}) AS score FROM passages_fts"
-            " WHERE passages_fts MATCH ? AND rowid BETWEEN ? AND ?"
-        )
         merged = _merged(sorted(spans))
-        # SQLite caps a compound SELECT at 500 parts: many raw logs take several queries
-        for start in range(0, len(merged), _SPANS_PER_QUERY):
-            part = merged[start : start + _SPANS_PER_QUERY]
+        for start in range(0, len(merged), _RANGES_PER_QUERY):
+            within, bounds = _within(merged[start : start + _RANGES_PER_QUERY])
             cursor = self.execute(
                 "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags,"
                 " e.confidence AS episode_confidence"
-                f" FROM ({' UNION ALL '.join([one] * len(part))}) c"
+                f" FROM (SELECT rowid, -bm25(passages_fts, {weights}) AS score"
+                f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}) c"
                 " JOIN passages p ON p.rowid = c.rowid"
                 " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"
                 " WHERE id = p.episode_id)",
-                [value for low, high in part for value in (match, low, high)],
+                [match, *bounds],
             )
             columns = [c[0] for c in cursor.description]
             found = (dict(zip(columns, values)) for values in cursor.fetchall())
@@ -309,25 +307,20 @@ class FullTextSearch(IndexDatabase):
         fts = f"{table}_fts"
         if fts not in FTS_COLUMNS:
             raise ValueError(f"no full-text table for {table!r}")
-        # FTS5 runs a MATCH once per value of "rowid IN (...)", but reads a rowid range from
-        # its doclists in one pass: rows close together (a file's lines are) are asked for as
-        # one range, the rows between them dropped here.
-        wanted = set(rowids)
-        ranges = _merged([(r, r) for r in sorted(wanted)], _RANGE_ROWS_PER_ROW)
-        one = f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ? AND rowid BETWEEN ? AND ?"
-        asks = [
-            (position, phrase, low, high)
-            for position, phrase in enumerate(terms.values())
-            for low, high in ranges
-        ]
+        # one cursor per phrase, the rows asked for a filter of its matches (see _within)
+        one = (
+            f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ?"
+            " AND +rowid IN (SELECT value FROM json_each(?))"
+        )
+        wanted = json.dumps(sorted(set(rowids)))
+        asks = [(position, phrase, wanted) for position, phrase in enumerate(terms.values())]
         labels = list(terms)
         out: dict[int, list[str]] = {}
-        for start in range(0, len(asks), _SPANS_PER_QUERY):
-            part = asks[start : start + _SPANS_PER_QUERY]
+        for start in range(0, len(asks), _PARTS_PER_QUERY):
+            part = asks[start : start + _PARTS_PER_QUERY]
             params = [value for ask in part for value in ask]
             for position, rowid in self.execute(" UNION ALL ".join([one] * len(part)), params):
-                if rowid in wanted:
-                    out.setdefault(rowid, []).append(labels[position])
+                out.setdefault(rowid, []).append(labels[position])
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}
 
     def search_facts(
