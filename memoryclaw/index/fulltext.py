@@ -35,6 +35,7 @@ _PHRASE_RE = re.compile(r'^"[^"]*"$')
 # Rowid ranges in one statement (two parameters each, well under SQLite's 32,766), and parts
 # of a compound SELECT (SQLite allows 500)
 _RANGES_PER_QUERY = 4096
+_LISTED_SPAN = 256  # see _within
 _PARTS_PER_QUERY = 200
 _MEMO_KEPT = 4096  # see Index._memo
 # What a search hit reads of its episode: all but the details, read for the results shown
@@ -81,17 +82,32 @@ def _merged(spans: Sequence[tuple[int, int]], gap: int = 64) -> list[tuple[int, 
     return out
 
 
-def _within(ranges: Sequence[tuple[int, int]]) -> tuple[str, list[int]]:
-    """A condition that a full-text row's rowid lies in one of ``ranges``, and its parameters.
+def _within(spans: Sequence[tuple[int, int]]) -> list[tuple[str, list[Any]]]:
+    """Conditions that a full-text row's rowid lies in one of ``spans``, with their
+    parameters: one condition for up to ``_RANGES_PER_QUERY`` long spans, each a statement.
 
-    The unary ``+`` hides it from FTS5's planner: a rowid range it takes as its own constraint
-    is a new cursor per range, and each cursor counts the table's BM25 statistics again; as a
-    filter, one cursor reads the expression's doclists once and scores only the rows kept.
-    The ranges are OR-ed as a balanced tree (SQLite limits an expression's depth)."""
-    parts = ["+rowid BETWEEN ? AND ?"] * len(ranges)
-    while len(parts) > 1:
-        parts = [f"({' OR '.join(parts[i : i + 2])})" for i in range(0, len(parts), 2)]
-    return parts[0] if parts else "0", [value for low, high in ranges for value in (low, high)]
+    The unary ``+`` hides them from FTS5's planner: a rowid range it takes as its own
+    constraint is a new cursor per range, and each cursor counts the table's BM25 statistics
+    again; as a filter, one cursor reads the expression's doclists once and scores only the
+    rows kept.  A short span's rowids are listed (one look-up per row read); longer ones are
+    ranges, OR-ed as a balanced tree (SQLite limits an expression's depth)."""
+    listed = [
+        row for low, high in spans if high - low < _LISTED_SPAN for row in range(low, high + 1)
+    ]
+    ranges = _merged(sorted((low, high) for low, high in spans if high - low >= _LISTED_SPAN))
+    out: list[tuple[str, list[Any]]] = []
+    for start in range(0, max(len(ranges), 1), _RANGES_PER_QUERY):
+        chunk = ranges[start : start + _RANGES_PER_QUERY]
+        parts = ["+rowid BETWEEN ? AND ?"] * len(chunk)
+        params: list[Any] = [value for low, high in chunk for value in (low, high)]
+        if listed and not start:
+            parts.insert(0, "+rowid IN (SELECT value FROM json_each(?))")
+            params.insert(0, json.dumps(listed))
+        while len(parts) > 1:
+            parts = [f"({' OR '.join(parts[i : i + 2])})" for i in range(0, len(parts), 2)]
+        if parts:
+            out.append((parts[0], params))
+    return out
 
 
 @dataclass(frozen=True)
@@ -177,9 +193,8 @@ class FullTextSearch(IndexDatabase):
         ``smooth`` is their BM25 as in a larger table (see ``SMOOTH_ROWS``; in a larger table
         the same as ``score``).
 
-        A file's passages are stored together, so each file is one rowid range that FTS5
-        reads straight from its doclists: the cost follows the files asked for, not how
-        many passages in the whole vault share a common word.
+        A file's passages are stored together, so each file is one rowid range; the ranges
+        filter one full-text cursor (see ``_within``), which scores only the rows kept.
         """
         only, only_params = "", []
         if visible is not None and visible[0] != "1":
@@ -208,9 +223,7 @@ class FullTextSearch(IndexDatabase):
         spans = [span for path in paths if (span := memo[("span", path)]) is not None]
         wanted, rows = set(paths), []
         weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
-        merged = _merged(sorted(spans))
-        for start in range(0, len(merged), _RANGES_PER_QUERY):
-            within, bounds = _within(merged[start : start + _RANGES_PER_QUERY])
+        for within, bounds in _within(spans):
             cursor = self.execute(
                 "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags,"
                 " e.confidence AS episode_confidence"
