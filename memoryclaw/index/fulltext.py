@@ -3,6 +3,7 @@ which query terms each row matches, and the alias groups that widen a query."""
 
 from __future__ import annotations
 
+import itertools
 import json
 import math
 import re
@@ -36,6 +37,15 @@ _PHRASE_RE = re.compile(r'^"[^"]*"$')
 # of a compound SELECT (SQLite allows 500)
 _RANGES_PER_QUERY = 4096
 _LISTED_SPAN = 256  # see _within
+# Episodes of an OR of common phrases are ranked among those holding two of them first (see
+# FullTextSearch._narrowing): when the phrases' rows number at least this many, each phrase
+# is in at least this share of the rows, and with at most this many pairs of them in one
+# expression.  FTS5's bm25() uses k1 = 1.2.
+_NARROW_FROM_MATCHES = 2_000
+_NARROW_SHARE = 0.05
+_NARROWINGS = 64
+_BM25_K1 = 1.2
+_AMONG = " AND +rowid IN (SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?)"
 _PARTS_PER_QUERY = 200
 _MEMO_KEPT = 4096  # see Index._memo
 # What a search hit reads of its episode: all but the details, read for the results shown
@@ -110,6 +120,18 @@ def _within(spans: Sequence[tuple[int, int]]) -> list[tuple[str, list[Any]]]:
     return out
 
 
+def _varint(data: bytes) -> int | None:
+    """The SQLite varint at the start of ``data`` (None when it is cut short)."""
+    value = 0
+    for position, byte in enumerate(data[:9]):
+        if position == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return None
+
+
 @dataclass(frozen=True)
 class EpisodeHit:
     """An episode row returned by a keyword query, with its raw BM25 score (higher is better)."""
@@ -162,15 +184,72 @@ class FullTextSearch(IndexDatabase):
                 [match, *visible[1], *([] if archived else _ARCHIVE_RANGE), limit],
             )
         only = "" if archived else _NOT_ARCHIVED
-        return self._episode_hits(
-            f"WITH c AS MATERIALIZED (SELECT rowid, {score} AS score FROM episodes_fts"
-            f" WHERE episodes_fts MATCH ?{only})"
-            f" SELECT {_HIT_COLUMNS}, c.score FROM c JOIN episodes e ON e.rowid = c.rowid"
-            " WHERE c.score >= (SELECT min(score) FROM"
-            " (SELECT score FROM c ORDER BY score DESC LIMIT ?))"
-            " ORDER BY c.score DESC, e.ts_epoch DESC, e.id LIMIT ?",
-            [match, *([] if archived else _ARCHIVE_RANGE), limit, limit],
-        )
+
+        def ranked(narrow: str = "") -> str:
+            return (
+                f"WITH c AS MATERIALIZED (SELECT rowid, {score} AS score FROM episodes_fts"
+                f" WHERE episodes_fts MATCH ?{narrow}{only})"
+                f" SELECT {_HIT_COLUMNS}, c.score FROM c JOIN episodes e ON e.rowid = c.rowid"
+                " WHERE c.score >= (SELECT min(score) FROM"
+                " (SELECT score FROM c ORDER BY score DESC LIMIT ?))"
+                " ORDER BY c.score DESC, e.ts_epoch DESC, e.id LIMIT ?"
+            )
+
+        rest = [*([] if archived else _ARCHIVE_RANGE), limit, limit]
+        narrowing = self._narrowing(match, limit)
+        if narrowing is not None:
+            # scored by ``match`` itself wherever the rows are picked by another expression:
+            # bm25() sums over an expression's phrases, so only one with the same phrases in
+            # the same order scores alike
+            expression, among, bound = narrowing
+            hits = self._episode_hits(
+                ranked("" if among is None else _AMONG),
+                [expression, *([] if among is None else [among]), *rest],
+            )
+            if len(hits) >= limit and hits[limit - 1].bm25 >= bound:
+                return hits
+        return self._episode_hits(ranked(), [match, *rest])
+
+    def _narrowing(self, match: str, limit: int) -> tuple[str, str | None, float] | None:
+        """A cheaper way to the same top ``limit`` episodes of an OR of common phrases: the
+        rows holding at least two of them, as (the expression to match, one whose rows to
+        keep or None, the score the ``limit``-th of them must reach for no other row to be
+        able to beat or tie it); None for an expression this does not pay for.
+
+        A row's BM25 is a sum over the phrases it holds, each under its idf x (k1 + 1): a row
+        holding one phrase scores under (k1 + 1) x the largest idf.  Only for an expression
+        whose rows are many enough for scoring them all to cost more than a narrower pass
+        (``_NARROW_FROM_MATCHES``), of phrases each in at least ``_NARROW_SHARE`` of the rows
+        (a rarer one's rows outscore pairs of common ones, and it costs little anyway), and
+        few enough for their pairs to be one expression (``_NARROWINGS``)."""
+        phrases = match.split(" OR ")
+        pairs = len(phrases) * (len(phrases) - 1) // 2
+        if not 0 < pairs <= _NARROWINGS or not all(_PHRASE_RE.match(p) for p in phrases):
+            return None
+        total = self._fts_rows("episodes")
+        if total is None:
+            return None
+        found = [self.match_count(p, total + 1) for p in phrases]
+        if sum(found) < _NARROW_FROM_MATCHES or min(found) < total * _NARROW_SHARE:
+            return None
+        ratios = [(total - n + 0.5) / (n + 0.5) for n in found]
+        bound = (_BM25_K1 + 1) * max(math.log(r) if r > 1 else 1e-6 for r in ratios)
+        bound *= 1 + 1e-9  # the sums are of floats
+        if len(phrases) == 2:  # the same phrases in the same order: scored alike
+            return " AND ".join(phrases), None, bound
+        among = " OR ".join(f"({a} AND {b})" for a, b in itertools.combinations(phrases, 2))
+        return match, among, bound
+
+    def _fts_rows(self, table: str) -> int | None:
+        """How many rows BM25 counts in a full-text table: the first varint of FTS5's
+        averages record (None when it cannot be read)."""
+        memo = self._memo()
+        key = ("fts rows", table)
+        if key not in memo:
+            row = self.execute(f"SELECT block FROM {table}_fts_data WHERE id = 1").fetchone()
+            memo[key] = _varint(row[0]) if row is not None and row[0] else None
+        rows: int | None = memo[key]
+        return rows
 
     def _episode_hits(self, sql: str, params: Sequence[Any]) -> list[EpisodeHit]:
         cursor = self.execute(sql, params)
