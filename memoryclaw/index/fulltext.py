@@ -39,7 +39,7 @@ _RANGES_PER_QUERY = 4096
 _LISTED_SPAN = 256  # see _within
 # Episodes of an OR of common phrases are ranked among those holding two of them first (see
 # FullTextSearch._narrowing): when the phrases' rows number at least this many, each phrase
-# is in at least this share of the rows, and with at most this many pairs of them in one
+# is in more than this share of the rows, and with at most this many pairs of them in one
 # expression.  FTS5's bm25() uses k1 = 1.2.
 _NARROW_FROM_MATCHES = 2_000
 _NARROW_SHARE = 0.05
@@ -219,7 +219,7 @@ class FullTextSearch(IndexDatabase):
         A row's BM25 is a sum over the phrases it holds, each under its idf x (k1 + 1): a row
         holding one phrase scores under (k1 + 1) x the largest idf.  Only for an expression
         whose rows are many enough for scoring them all to cost more than a narrower pass
-        (``_NARROW_FROM_MATCHES``), of phrases each in at least ``_NARROW_SHARE`` of the rows
+        (``_NARROW_FROM_MATCHES``), of phrases each in more than ``_NARROW_SHARE`` of the rows
         (a rarer one's rows outscore pairs of common ones, and it costs little anyway), and
         few enough for their pairs to be one expression (``_NARROWINGS``)."""
         phrases = match.split(" OR ")
@@ -229,8 +229,13 @@ class FullTextSearch(IndexDatabase):
         total = self._fts_rows("episodes")
         if total is None:
             return None
+        # counted no further than needed first (a rare phrase ends it; and retrieval's
+        # pruning asks the same counts), then exactly, for the idfs
+        common = int(total * _NARROW_SHARE) + 1
+        if any(self.match_count(p, common) < common for p in phrases):
+            return None
         found = [self.match_count(p, total + 1) for p in phrases]
-        if sum(found) < _NARROW_FROM_MATCHES or min(found) < total * _NARROW_SHARE:
+        if sum(found) < _NARROW_FROM_MATCHES:
             return None
         ratios = [(total - n + 0.5) / (n + 0.5) for n in found]
         bound = (_BM25_K1 + 1) * max(math.log(r) if r > 1 else 1e-6 for r in ratios)
