@@ -572,8 +572,9 @@ def count_matches(db: Path, expressions: Sequence[str | None]) -> list[int]:
 def source_digest() -> str:
     """A digest of the memoryclaw sources, to notice the code changing during a run."""
     digest = hashlib.sha256()
-    for path in sorted(Path(memoryclaw.__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    package = Path(memoryclaw.__file__).parent
+    for path in sorted(package.rglob("*.py")):  # the subpackages' modules too
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
 
 
