@@ -142,3 +142,30 @@ def test_passages_and_term_explanations_read_one_cursor_per_expression(common: V
     for rowid in wanted:
         text = index.execute("SELECT text FROM passages WHERE rowid = ?", [rowid]).fetchone()[0]
         assert found.get(rowid, []) == [t for t in terms if t in text.split()]
+
+
+def test_passages_of_long_raw_logs_and_short_files_are_found_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Long files are ranges of the filter, short ones listed rows, many of either split
+    over statements: every matching line of every file asked for is found, no other."""
+    monkeypatch.setattr(fulltext, "_RANGES_PER_QUERY", 2)
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for session in range(5):
+            vault.ingest(
+                {"session": f"long-{session}", "role": "user", "content": f"turn {n} {word}"}
+                for n in range(300)
+                for word in ["osprey" if n % 97 == 5 else "gull"]
+            )
+        vault.ingest(
+            {"session": "short", "role": "user", "content": "an osprey at dawn"} for _ in [0]
+        )
+        index = vault.index
+        spans = index.execute(
+            "SELECT path, max(rowid) - min(rowid) FROM passages GROUP BY path"
+        ).fetchall()
+        assert sorted(size for _, size in spans)[-1] >= fulltext._LISTED_SPAN
+        rows = index.search_passages('"osprey"', [], 500)
+        expected = index.execute("SELECT rowid FROM passages WHERE text LIKE '%osprey%'").fetchall()
+        assert sorted(r["rowid"] for r in rows) == sorted(r[0] for r in expected)
+        assert len(rows) == 5 * 4 + 1
