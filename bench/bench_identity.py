@@ -1,14 +1,16 @@
 """Do two commits rank alike?  A snapshot of what search and retrieve return, and a diff.
 
 Speed work on the ranking statements must not move a result.  ``snapshot`` asks every LoCoMo
-dev question (categories 1-4, on a vault built as the reference scorer builds it) and the
-synthetic 10k vault's queries of ``bench/bench_search.py`` through ``Vault.search`` and
+dev question (categories 1-4, on a vault built as the reference scorer builds it), the
+synthetic 10k vault's queries of ``bench/bench_search.py`` and those of its common-word 10k
+vault (every query word in about 12% of the episodes) through ``Vault.search`` and
 ``Vault.retrieve`` at a fixed clock, and writes what came back (the ``search --json`` document
 without its timing, and the payload's text) to a JSON file.  ``compare`` reads two snapshots
 and prints how many queries differ, in their top 5, their whole ranking, their scores and
 their payload.
 
     .venv/bin/python bench/bench_identity.py snapshot OUT.json [--conversations N] [--queries N]
+        [--common-queries N]
     .venv/bin/python bench/bench_identity.py compare OLD.json NEW.json
 """
 
@@ -32,8 +34,8 @@ from bench_search import (  # noqa: E402
     DEFAULT_OUT,
     DEFAULT_SEED,
     Vocabulary,
-    build_queries,
     ensure_vault,
+    queries_for,
 )
 from locomo import build_payload_vault  # noqa: E402
 
@@ -52,7 +54,7 @@ def _answers(vault: Vault, query: str) -> dict[str, Any]:
     return {"search": found, "payload": payload.context}
 
 
-def snapshot(target: Path, conversations: int, queries: int) -> None:
+def snapshot(target: Path, conversations: int, queries: int, common: int) -> None:
     """Ask every question of both sets and write the answers to ``target``."""
     out: dict[str, dict[str, Any]] = {}
     samples = json.loads(DATA.read_text())[:conversations]
@@ -68,15 +70,20 @@ def snapshot(target: Path, conversations: int, queries: int) -> None:
                     out[key] = _answers(vault, str(qa["question"]))
         print(f"{sample['sample_id']}: done", file=sys.stderr)
     vocab = Vocabulary.build(DEFAULT_SEED)
-    root, _ = ensure_vault(DEFAULT_OUT, 10_000, DEFAULT_SEED, vocab)
-    with tempfile.TemporaryDirectory() as tmp:
-        copy = Path(tmp) / "vault"
-        # A copy: retrieve notes recalls in the vault's state, which must not carry over.
-        shutil.copytree(root, copy)
-        with Vault(copy, env={}) as vault:
-            vault.reindex()
-            for number, query in enumerate(build_queries(vocab, DEFAULT_SEED, queries)):
-                out[f"synthetic-10k#{number}"] = _answers(vault, query)
+    for kind, label, count in (("zipf", "synthetic", queries), ("common", "common", common)):
+        if count <= 0:
+            continue
+        root, _ = ensure_vault(DEFAULT_OUT, 10_000, DEFAULT_SEED, vocab, kind)
+        with tempfile.TemporaryDirectory() as tmp:
+            copy = Path(tmp) / "vault"
+            # A copy: retrieve notes recalls in the vault's state, which must not carry over.
+            shutil.copytree(root, copy)
+            with Vault(copy, env={}) as vault:
+                vault.reindex()
+                asked = queries_for(kind, vocab, DEFAULT_SEED, count)
+                for number, query in enumerate(asked):
+                    out[f"{label}-10k#{number}"] = _answers(vault, query)
+        print(f"{label}-10k: done", file=sys.stderr)
     target.write_text(json.dumps(out, indent=0, sort_keys=True) + "\n")
     print(f"{len(out)} queries written to {target}", file=sys.stderr)
 
@@ -129,12 +136,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     snap.add_argument("out", type=Path)
     snap.add_argument("--conversations", type=int, default=5, help="LoCoMo dev conversations")
     snap.add_argument("--queries", type=int, default=200, help="synthetic 10k queries")
+    snap.add_argument(
+        "--common-queries", type=int, default=200, help="queries of the common-word 10k vault"
+    )
     diff = sub.add_parser("compare", help="count the queries whose answers differ")
     diff.add_argument("old", type=Path)
     diff.add_argument("new", type=Path)
     args = parser.parse_args(argv)
     if args.command == "snapshot":
-        snapshot(args.out, args.conversations, args.queries)
+        snapshot(args.out, args.conversations, args.queries, args.common_queries)
         return 0
     return compare(args.old, args.new)
 

@@ -24,6 +24,7 @@ import json
 import os
 import platform
 import pstats
+import resource
 import shlex
 import shutil
 import sqlite3
@@ -69,6 +70,19 @@ TARGET_FLOOR_RATIO = 3.0
 TARGET_REINDEX_FILES_PER_S = 2_000.0
 TARGET_NOOP_RESYNC_S = 2.0
 TARGET_FRESH_PROCESS_MS = 250.0
+# The common-word vault ("tools-style"): conversations between two of COMMON_SPEAKERS people
+# in COMMON_VOCABULARY words drawn evenly, so each speaker and each word of a question is in
+# about 12% of the episodes and pruning (retrieval.COMMON_SHARE) can leave none out.
+VAULT_KINDS = ("zipf", "common")
+COMMON_SPEAKERS = 16
+COMMON_VOCABULARY = 500
+COMMON_TURNS = 6
+COMMON_TURN_WORDS = 8
+COMMON_TEMPLATES = (
+    "what did {name} say about the {w1} {w2}?",
+    "what did {name} tell {other} about {w1}?",
+    "{name} {w1} {w2} {w3}",
+)
 # Queries matching at most this fraction of the episodes count as selective.
 SELECTIVE_FRACTION = 0.01
 BATCH_QUERIES = 500  # `search --queries`: the whole answer of this many queries, one process
@@ -379,14 +393,53 @@ def aliases_yaml(rng: Random, vocab: Vocabulary) -> str:
     return header + yaml.safe_dump(groups, sort_keys=True, default_flow_style=None)
 
 
-def vault_dir(out: Path, size: int, seed: int) -> Path:
-    """Where the cached vault of ``size`` episodes for ``seed`` lives."""
-    return out / "vaults" / f"seed{seed}-g{GENERATOR_VERSION}" / f"vault-{size}"
+def vault_dir(out: Path, size: int, seed: int, kind: str = "zipf") -> Path:
+    """Where the cached vault of ``size`` episodes for ``seed`` lives (``kind``: see
+    ``VAULT_KINDS``)."""
+    name = f"vault-{size}" if kind == "zipf" else f"vault-{kind}-{size}"
+    return out / "vaults" / f"seed{seed}-g{GENERATOR_VERSION}" / name
 
 
-def ensure_vault(out: Path, size: int, seed: int, vocab: Vocabulary) -> tuple[Path, float | None]:
-    """The vault for (size, seed), generated unless cached; returns (path, seconds generating)."""
-    root = vault_dir(out, size, seed)
+def make_common_episode(rng: Random, words: Sequence[str], moment: datetime) -> tuple[Episode, str]:
+    """One episode of the common-word vault: two speakers of ``COMMON_SPEAKERS`` talking in
+    words drawn evenly from ``words``, each quoted turn a passage."""
+    speakers = rng.sample(FIRST_NAMES[:COMMON_SPEAKERS], 2)
+    topic = [rng.choice(words) for _ in range(10)]
+    summary = f"{speakers[0]} and {speakers[1]} talked about {' '.join(topic)}."
+    lines = ["**Details:**"]
+    for turn in range(1, COMMON_TURNS + 1):
+        text = " ".join(rng.choice(words) for _ in range(COMMON_TURN_WORDS))
+        lines.append(f"- #{turn} {speakers[turn % 2]}: {text}")
+    slug = slugify(" ".join(topic[:3]), 40)
+    stamp = moment.strftime("%Y-%m-%d_%H-%M-%S")
+    episode = Episode(
+        id=f"ep-{moment.strftime('%Y%m%d-%H%M%S')}-{slug}",
+        path="",
+        timestamp=moment,
+        summary=summary,
+        details="\n".join(lines),
+        tags=tuple(dict.fromkeys(rng.choice(words) for _ in range(3))),
+        participants=("user", "assistant"),
+        confidence="medium",
+        source=f"logs/processed/{stamp}_cli_raw.md",
+        source_turns=(1, COMMON_TURNS),
+        session=f"agent:main:cli:{rng.randrange(100_000)}",
+        entities=tuple(speakers),
+    )
+    return episode, episode_filename(moment, slug)
+
+
+def common_words() -> list[str]:
+    """The common-word vault's vocabulary: the first ``COMMON_VOCABULARY`` common words."""
+    return list(dict.fromkeys(COMMON_WORDS.split()))[:COMMON_VOCABULARY]
+
+
+def ensure_vault(
+    out: Path, size: int, seed: int, vocab: Vocabulary, kind: str = "zipf"
+) -> tuple[Path, float | None]:
+    """The vault for (size, seed, kind), generated unless cached; returns (path, seconds
+    generating)."""
+    root = vault_dir(out, size, seed, kind)
     marker = root / COMPLETE_MARKER
     if marker.exists():
         return root, None
@@ -394,20 +447,25 @@ def ensure_vault(out: Path, size: int, seed: int, vocab: Vocabulary) -> tuple[Pa
     if root.exists():
         shutil.rmtree(root)
     Vault.init(root, env={}).close()
-    rng = Random(f"vault-{seed}-{size}")
+    rng = Random(f"vault-{seed}-{size}" if kind == "zipf" else f"vault-{kind}-{seed}-{size}")
+    words = common_words()
     step = SPAN_SECONDS // size
     made: set[Path] = set()
     for number in range(size):
         moment = SPAN_START + timedelta(seconds=number * step + rng.randrange(max(step, 1)))
-        episode, name = make_episode(rng, vocab, moment)
+        if kind == "common":
+            episode, name = make_common_episode(rng, words, moment)
+        else:
+            episode, name = make_episode(rng, vocab, moment)
         folder = root / "episodes" / moment.strftime("%Y") / moment.strftime("%m")
         if folder not in made:
             folder.mkdir(parents=True, exist_ok=True)
             made.add(folder)
         (folder / name).write_text(dump_episode(episode), encoding="utf-8")
-    semantic = root / "semantic"
-    (semantic / "contacts.md").write_text(contacts_markdown(rng, vocab), encoding="utf-8")
-    (semantic / "aliases.yaml").write_text(aliases_yaml(rng, vocab), encoding="utf-8")
+    if kind == "zipf":
+        semantic = root / "semantic"
+        (semantic / "contacts.md").write_text(contacts_markdown(rng, vocab), encoding="utf-8")
+        (semantic / "aliases.yaml").write_text(aliases_yaml(rng, vocab), encoding="utf-8")
     marker.write_text(f"size={size} seed={seed} generator={GENERATOR_VERSION}\n")
     return root, time.perf_counter() - started
 
@@ -454,6 +512,28 @@ def build_queries(vocab: Vocabulary, seed: int, count: int) -> list[str]:
     return queries
 
 
+def build_common_queries(seed: int, count: int) -> list[str]:
+    """``count`` questions for the common-word vault, every keyword in about
+    ``COMMON_TURN_WORDS * COMMON_TURNS / COMMON_VOCABULARY`` of its episodes."""
+    rng = Random(f"common-queries-{seed}")
+    words, names = common_words(), FIRST_NAMES[:COMMON_SPEAKERS]
+    queries: list[str] = []
+    while len(queries) < count:
+        name, other = rng.sample(names, 2)
+        slots = {"name": name, "other": other, **{f"w{n}": rng.choice(words) for n in (1, 2, 3)}}
+        query = rng.choice(COMMON_TEMPLATES).format(**slots)
+        if query not in queries:
+            queries.append(query)
+    return queries
+
+
+def queries_for(kind: str, vocab: Vocabulary, seed: int, count: int) -> list[str]:
+    """The queries asked of a vault of ``kind``."""
+    if kind == "common":
+        return build_common_queries(seed, count)
+    return build_queries(vocab, seed, count)
+
+
 # ------------------------------------------------------------------------ measuring
 
 
@@ -493,8 +573,9 @@ def count_matches(db: Path, expressions: Sequence[str | None]) -> list[int]:
 def source_digest() -> str:
     """A digest of the memoryclaw sources, to notice the code changing during a run."""
     digest = hashlib.sha256()
-    for path in sorted(Path(memoryclaw.__file__).parent.glob("*.py")):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes())
+    package = Path(memoryclaw.__file__).parent
+    for path in sorted(package.rglob("*.py")):  # the subpackages' modules too
+        digest.update(str(path.relative_to(package)).encode() + b"\0" + path.read_bytes())
     return digest.hexdigest()[:12]
 
 
@@ -503,6 +584,20 @@ def timed_ns(action: Callable[[], object]) -> int:
     started = time.perf_counter_ns()
     action()
     return time.perf_counter_ns() - started
+
+
+def timed_both(action: Callable[[], object]) -> tuple[int, int]:
+    """Wall and this thread's CPU nanoseconds one call of ``action`` took: CPU time does not
+    count the waits for the other processes of a shared machine."""
+    wall, cpu = time.perf_counter_ns(), time.thread_time_ns()
+    action()
+    return time.perf_counter_ns() - wall, time.thread_time_ns() - cpu
+
+
+def children_cpu_ns() -> int:
+    """CPU nanoseconds (user + system) of the finished child processes so far."""
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return int((usage.ru_utime + usage.ru_stime) * 1e9)
 
 
 def subprocess_env(out: Path) -> dict[str, str]:
@@ -584,8 +679,14 @@ def measure_size(
         vault.search(query, refresh=False)
         if plan.match:
             index.bare_match(plan.match, 5)
+            index.bare_match(plan.episode_match or plan.match, 5)
+    # Three timings per query, in a rotating order: the search, the floor of the full
+    # expression (every term of the query) and the floor of the expression episodes are
+    # ranked with (after leaving common terms out): a floor that search's own pruning cannot
+    # make look slow.
+    timings = ("search", "floor", "floor_ranked")
     per_query: list[dict[str, Any]] = [
-        {"query": q, "matches": m, "search_ns": [], "floor_ns": []}
+        {"query": q, "matches": m} | {f"{t}_{c}": [] for t in timings for c in ("ns", "cpu_ns")}
         for q, m in zip(queries, matches)
     ]
     for repeat in range(repeats):
@@ -593,25 +694,28 @@ def measure_size(
             match = plan.match
             if match is None:
                 continue
-
-            def run_search(q: str = query) -> object:
-                return vault.search(q, refresh=False)
-
-            def run_floor(m: str = match) -> object:
-                return index.bare_match(m, 5)
-
+            ranked = plan.episode_match or match
+            actions: dict[str, Callable[[], object]] = {
+                "search": lambda q=query: vault.search(q, refresh=False),
+                "floor": lambda m=match: index.bare_match(m, 5),
+                "floor_ranked": lambda m=ranked: index.bare_match(m, 5),
+            }
             row = per_query[number]
-            if (number + repeat) % 2:
-                row["search_ns"].append(timed_ns(run_search))
-                row["floor_ns"].append(timed_ns(run_floor))
-            else:
-                row["floor_ns"].append(timed_ns(run_floor))
-                row["search_ns"].append(timed_ns(run_search))
-    search_ns = [ns for row in per_query for ns in row["search_ns"]]
-    floor_ns = [ns for row in per_query for ns in row["floor_ns"]]
-    result["search"] = summarize_ms(search_ns)
-    result["floor"] = summarize_ms(floor_ns)
+            shift = (number + repeat) % len(timings)
+            for name in timings[shift:] + timings[:shift]:
+                wall, cpu = timed_both(actions[name])
+                row[f"{name}_ns"].append(wall)
+                row[f"{name}_cpu_ns"].append(cpu)
+    for name in timings:
+        result[name] = summarize_ms([ns for row in per_query for ns in row[f"{name}_ns"]])
+        cpu = [ns for row in per_query for ns in row[f"{name}_cpu_ns"]]
+        result[f"{name}_cpu"] = summarize_ms(cpu)
     result["ratio_p50"] = result["search"]["p50"] / result["floor"]["p50"]
+    result["ratios"] = {
+        f"{clock}_{floor}": result[f"search{suffix}"]["p50"] / result[f"{floor}{suffix}"]["p50"]
+        for clock, suffix in (("cpu", "_cpu"), ("wall", ""))
+        for floor in ("floor", "floor_ranked")
+    }
     # the same queries asked from an agent's direct conversation: the recall rules' filter
     # runs inside each query (every synthetic episode is owner-level, so all pass it)
     asking = RecallContext(agent="main", session="agent:main:main")
@@ -630,7 +734,7 @@ def measure_size(
     }
     result["per_query"] = per_query
     if profile_dir is not None:
-        profile_search(vault, queries, profile_dir / f"profile-search-{size}.txt")
+        profile_search(vault, queries, profile_dir / f"profile-search-{root.name}.txt")
     vault.close()
 
     # 3. grep over the episode files (a smaller sample: it is slow on big vaults).
@@ -689,16 +793,27 @@ def measure_size(
                 raise RuntimeError(f"search --queries failed: {done.stderr.decode()[:500]}")
 
         batch_once()
-        batch_ns = sorted(timed_ns(batch_once) for _ in range(3))
-    per_query_ms = batch_ns[1] / 1e6 / len(batch_queries)
+        batch_runs = []
+        for _ in range(3):
+            cpu = children_cpu_ns()
+            wall = timed_ns(batch_once)
+            batch_runs.append((wall, children_cpu_ns() - cpu))
+        batch_runs.sort()
+    wall_ns, cpu_ns = batch_runs[1]
+    per_query_ms = wall_ns / 1e6 / len(batch_queries)
+    per_query_cpu_ms = cpu_ns / 1e6 / len(batch_queries)
     result["batch"] = {
         "queries": len(batch_queries),
-        "runs_ms": [ns / 1e6 for ns in batch_ns],
+        "runs_ms": [wall / 1e6 for wall, _ in batch_runs],
+        "runs_cpu_ms": [cpu / 1e6 for _, cpu in batch_runs],
         "per_query_ms": per_query_ms,
+        "per_query_cpu_ms": per_query_cpu_ms,
         "ratio_to_floor_p50": per_query_ms / result["floor"]["p50"],
+        "cpu_ratio_to_floor_p50": per_query_cpu_ms / result["floor_cpu"]["p50"],
+        "cpu_ratio_to_floor_ranked_p50": per_query_cpu_ms / result["floor_ranked_cpu"]["p50"],
     }
     if profile_dir is not None:
-        profile_cli(exe, root, cli_sample[0], env, profile_dir / f"profile-cli-{size}.txt")
+        profile_cli(exe, root, cli_sample[0], env, profile_dir / f"profile-cli-{root.name}.txt")
     return result
 
 
@@ -845,7 +960,7 @@ def render_table(report: dict[str, Any]) -> str:
         lines.append(f"| — | {what} | p50 {base[label]['p50']:.1f} ms | {base[label]['n']} | | |")
     for r in report["results"]:
         size = r["size"]
-        n = f"{size:,}"
+        n = f"{size:,}" + (" common-word" if r.get("kind", "zipf") == "common" else "")
         ri = r["reindex"]
         gen = r.get("generate_s")
         gen_text = f"{gen:.1f} s" if gen is not None else "cached"
@@ -900,6 +1015,18 @@ def render_table(report: dict[str, Any]) -> str:
         lines.append(
             f"| {n} | (a) p50 / (b) p50 | {r['ratio_p50']:.2f}× | | ≤ 3× | {_verdict(ratio_ok)} |"
         )
+        if "ratios" in r:
+            ratios = r["ratios"]
+            lines.append(
+                f"| {n} | (b') floor of the expression episodes are ranked with "
+                f"`index.bare_match(plan_query(q).episode_match, 5)` | {_ms(r['floor_ranked'])} "
+                f"| {r['floor_ranked']['n']} | | |"
+            )
+            lines.append(
+                f"| {n} | (a) / (b) and (a) / (b') p50, thread CPU time (wall) | "
+                f"{ratios['cpu_floor']:.2f}× ({ratios['wall_floor']:.2f}×) and "
+                f"{ratios['cpu_floor_ranked']:.2f}× ({ratios['wall_floor_ranked']:.2f}×) | | | |"
+            )
         lines.append(
             f"| {n} | (c) `grep -ril <first keyword> <vault>/episodes` | "
             f"{_ms(r['grep'])} | {r['grep']['n']} | | |"
@@ -919,6 +1046,14 @@ def render_table(report: dict[str, Any]) -> str:
                 f"{b['per_query_ms']:.2f} ms per query = {b['ratio_to_floor_p50']:.2f}× (b) p50 "
                 f"| {b['queries']} | ≤ 3× | {_verdict(batch_ok)} |"
             )
+            if "per_query_cpu_ms" in b:
+                lines.append(
+                    f"| {n} | the same, CPU time of the process ÷ {b['queries']} queries | "
+                    f"{b['per_query_cpu_ms']:.2f} ms per query = "
+                    f"{b['cpu_ratio_to_floor_p50']:.2f}× (b) · "
+                    f"{b['cpu_ratio_to_floor_ranked_p50']:.2f}× (b') p50 CPU | {b['queries']} | "
+                    "≤ 3× | |"
+                )
     lines.append("")
     return "\n".join(lines)
 
@@ -932,6 +1067,12 @@ def parse_args(argv: Sequence[str] | None) -> argparse.Namespace:
         help="comma-separated vault sizes in episodes (default: %(default)s)",
     )
     parser.add_argument("--queries", type=int, default=200, help="number of queries")
+    parser.add_argument(
+        "--vaults",
+        default=",".join(VAULT_KINDS),
+        help="comma-separated vault kinds: zipf (Zipf-distributed words and keyword queries), "
+        "common (every question word in about 12%% of the episodes) (default: %(default)s)",
+    )
     parser.add_argument("--repeats", type=int, default=3, help="timed passes over the queries")
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--cli-runs", type=int, default=15, help="fresh `memoryclaw search` runs")
@@ -978,23 +1119,29 @@ def main(argv: Sequence[str] | None = None) -> int:
         "baselines": startup_baselines(args.cli_runs, child_env),
         "results": [],
     }
-    for size in sizes:
-        print(f"[{size:,}] preparing vault ...", file=sys.stderr, flush=True)
-        root, generated = ensure_vault(out, size, args.seed, vocab)
+    kinds = [k.strip() for k in args.vaults.split(",") if k.strip()]
+    for size, kind in itertools.product(sizes, kinds):
+        if kind not in VAULT_KINDS:
+            raise SystemExit(f"--vaults: unknown kind {kind!r} (known: {', '.join(VAULT_KINDS)})")
+        label = f"{size:,}" + ("" if kind == "zipf" else f" {kind}")
+        print(f"[{label}] preparing vault ...", file=sys.stderr, flush=True)
+        root, generated = ensure_vault(out, size, args.seed, vocab, kind)
         grep_queries = args.grep_queries or (20 if size >= 100_000 else 50)
-        print(f"[{size:,}] measuring ...", file=sys.stderr, flush=True)
+        print(f"[{label}] measuring ...", file=sys.stderr, flush=True)
+        asked = queries_for(kind, vocab, args.seed, args.queries)
         result = measure_size(
             root,
             size,
-            queries,
+            asked,
             repeats=args.repeats,
             grep_queries=grep_queries,
             cli_runs=args.cli_runs,
             child_env=child_env,
             profile_dir=out if args.profile else None,
-            batch_queries=build_queries(vocab, args.seed, BATCH_QUERIES),
+            batch_queries=queries_for(kind, vocab, args.seed, BATCH_QUERIES),
         )
         result["generate_s"] = generated
+        result["kind"] = kind
         report["results"].append(result)
     report["source_digest_after"] = source_digest()
     table = render_table(report)

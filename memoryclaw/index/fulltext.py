@@ -3,6 +3,8 @@ which query terms each row matches, and the alias groups that widen a query."""
 
 from __future__ import annotations
 
+import itertools
+import json
 import math
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -31,8 +33,20 @@ PASSAGE_WEIGHTS = (1.0, 0.5, 1.0)
 # a larger vault's would be.
 SMOOTH_ROWS = 2_000
 _PHRASE_RE = re.compile(r'^"[^"]*"$')
-_RANGE_ROWS_PER_ROW = 64  # see terms_matching
-_SPANS_PER_QUERY = 200  # see search_passages
+# Rowid ranges in one statement (two parameters each, well under SQLite's 32,766), and parts
+# of a compound SELECT (SQLite allows 500)
+_RANGES_PER_QUERY = 4096
+_LISTED_SPAN = 256  # see _within
+# Episodes of an OR of common phrases are ranked among those holding two of them first (see
+# FullTextSearch._narrowing): when the phrases' rows number at least this many, each phrase
+# is in more than this share of the rows, and with at most this many pairs of them in one
+# expression.  FTS5's bm25() uses k1 = 1.2.
+_NARROW_FROM_MATCHES = 2_000
+_NARROW_SHARE = 0.05
+_NARROWINGS = 64
+_BM25_K1 = 1.2
+_AMONG = " AND +rowid IN (SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?)"
+_PARTS_PER_QUERY = 200
 _MEMO_KEPT = 4096  # see Index._memo
 # What a search hit reads of its episode: all but the details, read for the results shown
 # only (Index.episode_details), and the derived text of the full-text table.
@@ -78,6 +92,46 @@ def _merged(spans: Sequence[tuple[int, int]], gap: int = 64) -> list[tuple[int, 
     return out
 
 
+def _within(spans: Sequence[tuple[int, int]]) -> list[tuple[str, list[Any]]]:
+    """Conditions that a full-text row's rowid lies in one of ``spans``, with their
+    parameters: one condition for up to ``_RANGES_PER_QUERY`` long spans, each a statement.
+
+    The unary ``+`` hides them from FTS5's planner: a rowid range it takes as its own
+    constraint is a new cursor per range, and each cursor counts the table's BM25 statistics
+    again; as a filter, one cursor reads the expression's doclists once and scores only the
+    rows kept.  A short span's rowids are listed (one look-up per row read); longer ones are
+    ranges, OR-ed as a balanced tree (SQLite limits an expression's depth)."""
+    listed = [
+        row for low, high in spans if high - low < _LISTED_SPAN for row in range(low, high + 1)
+    ]
+    ranges = _merged(sorted((low, high) for low, high in spans if high - low >= _LISTED_SPAN))
+    out: list[tuple[str, list[Any]]] = []
+    for start in range(0, max(len(ranges), 1), _RANGES_PER_QUERY):
+        chunk = ranges[start : start + _RANGES_PER_QUERY]
+        parts = ["+rowid BETWEEN ? AND ?"] * len(chunk)
+        params: list[Any] = [value for low, high in chunk for value in (low, high)]
+        if listed and not start:
+            parts.insert(0, "+rowid IN (SELECT value FROM json_each(?))")
+            params.insert(0, json.dumps(listed))
+        while len(parts) > 1:
+            parts = [f"({' OR '.join(parts[i : i + 2])})" for i in range(0, len(parts), 2)]
+        if parts:
+            out.append((parts[0], params))
+    return out
+
+
+def _varint(data: bytes) -> int | None:
+    """The SQLite varint at the start of ``data`` (None when it is cut short)."""
+    value = 0
+    for position, byte in enumerate(data[:9]):
+        if position == 8:
+            return (value << 8) | byte
+        value = (value << 7) | (byte & 0x7F)
+        if not byte & 0x80:
+            return value
+    return None
+
+
 @dataclass(frozen=True)
 class EpisodeHit:
     """An episode row returned by a keyword query, with its raw BM25 score (higher is better)."""
@@ -112,47 +166,95 @@ class FullTextSearch(IndexDatabase):
         those passing ``visible`` (an SQL condition on ``episodes`` and its parameters), and
         without the archived ones unless ``archived``.
 
-        The top ``limit + 1`` are picked inside the FTS table and only they are joined to their
-        rows; when the last two tie, or some matches may not be seen, the exact (slower)
-        query, which joins every match, decides who is in.
+        One statement scores every match once, inside the FTS table, and joins to their rows
+        only the matches scoring at least the ``limit``-th best score: all of those tied with
+        it too, so the tie-break on the rows decides who is in.
         """
         weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
         score = f"-bm25(episodes_fts, {weights})"
-        exact = (
-            f"SELECT {_HIT_COLUMNS}, {score} AS score FROM episodes_fts"
-            " JOIN episodes e ON e.rowid = episodes_fts.rowid WHERE episodes_fts MATCH ?{only}"
-            " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?"
-        )
-        archive_out = "" if archived else " AND NOT (e.path >= ? AND e.path < ?)"
-        archive_params = [] if archived else list(_ARCHIVE_RANGE)
         if visible is not None and visible[0] != "1":
             # as a condition of the FTS query itself SQLite would run the MATCH once per
             # visible rowid; joined, it filters each match once
-            where = exact.format(only=f" AND ({visible[0]}){archive_out}")
-            return self._episode_hits(where, [match, *visible[1], *archive_params, limit])
+            archive_out = "" if archived else " AND NOT (e.path >= ? AND e.path < ?)"
+            return self._episode_hits(
+                f"SELECT {_HIT_COLUMNS}, {score} AS score FROM episodes_fts"
+                " JOIN episodes e ON e.rowid = episodes_fts.rowid"
+                f" WHERE episodes_fts MATCH ? AND ({visible[0]}){archive_out}"
+                " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
+                [match, *visible[1], *([] if archived else _ARCHIVE_RANGE), limit],
+            )
         only = "" if archived else _NOT_ARCHIVED
-        inner = (
-            f"SELECT rowid, {score} AS score FROM episodes_fts"
-            f" WHERE episodes_fts MATCH ?{only} ORDER BY score DESC LIMIT ?"
-        )
-        hits = self._episode_hits(
-            f"SELECT {_HIT_COLUMNS}, c.score FROM ({inner}) c"
-            " JOIN episodes e ON e.rowid = c.rowid ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
-            [match, *archive_params, limit + 1],
-        )
-        if len(hits) > limit and hits[limit - 1].bm25 == hits[limit].bm25:
-            wider = self._episode_hits(
-                f"SELECT {_HIT_COLUMNS}, c.score FROM ({inner}) c"
-                " JOIN episodes e ON e.rowid = c.rowid"
-                " ORDER BY c.score DESC, e.ts_epoch DESC, e.id",
-                [match, *archive_params, limit * 8 + 1],
+
+        def ranked(narrow: str = "") -> str:
+            return (
+                f"WITH c AS MATERIALIZED (SELECT rowid, {score} AS score FROM episodes_fts"
+                f" WHERE episodes_fts MATCH ?{narrow}{only})"
+                f" SELECT {_HIT_COLUMNS}, c.score FROM c JOIN episodes e ON e.rowid = c.rowid"
+                " WHERE c.score >= (SELECT min(score) FROM"
+                " (SELECT score FROM c ORDER BY score DESC LIMIT ?))"
+                " ORDER BY c.score DESC, e.ts_epoch DESC, e.id LIMIT ?"
             )
-            if len(wider) <= limit * 8 or wider[-1].bm25 != hits[limit - 1].bm25:
-                return wider[:limit]
+
+        rest = [*([] if archived else _ARCHIVE_RANGE), limit, limit]
+        narrowing = self._narrowing(match, limit)
+        if narrowing is not None:
+            # scored by ``match`` itself wherever the rows are picked by another expression:
+            # bm25() sums over an expression's phrases, so only one with the same phrases in
+            # the same order scores alike
+            expression, among, bound = narrowing
             hits = self._episode_hits(
-                exact.format(only=archive_out), [match, *archive_params, limit]
+                ranked("" if among is None else _AMONG),
+                [expression, *([] if among is None else [among]), *rest],
             )
-        return hits[:limit]
+            if len(hits) >= limit and hits[limit - 1].bm25 >= bound:
+                return hits
+        return self._episode_hits(ranked(), [match, *rest])
+
+    def _narrowing(self, match: str, limit: int) -> tuple[str, str | None, float] | None:
+        """A cheaper way to the same top ``limit`` episodes of an OR of common phrases: the
+        rows holding at least two of them, as (the expression to match, one whose rows to
+        keep or None, the score the ``limit``-th of them must reach for no other row to be
+        able to beat or tie it); None for an expression this does not pay for.
+
+        A row's BM25 is a sum over the phrases it holds, each under its idf x (k1 + 1): a row
+        holding one phrase scores under (k1 + 1) x the largest idf.  Only for an expression
+        whose rows are many enough for scoring them all to cost more than a narrower pass
+        (``_NARROW_FROM_MATCHES``), of phrases each in more than ``_NARROW_SHARE`` of the rows
+        (a rarer one's rows outscore pairs of common ones, and it costs little anyway), and
+        few enough for their pairs to be one expression (``_NARROWINGS``)."""
+        phrases = match.split(" OR ")
+        pairs = len(phrases) * (len(phrases) - 1) // 2
+        if not 0 < pairs <= _NARROWINGS or not all(_PHRASE_RE.match(p) for p in phrases):
+            return None
+        total = self._fts_rows("episodes")
+        if total is None:
+            return None
+        # counted no further than needed first (a rare phrase ends it; and retrieval's
+        # pruning asks the same counts), then exactly, for the idfs
+        common = int(total * _NARROW_SHARE) + 1
+        if any(self.match_count(p, common) < common for p in phrases):
+            return None
+        found = [self.match_count(p, total + 1) for p in phrases]
+        if sum(found) < _NARROW_FROM_MATCHES:
+            return None
+        ratios = [(total - n + 0.5) / (n + 0.5) for n in found]
+        bound = (_BM25_K1 + 1) * max(math.log(r) if r > 1 else 1e-6 for r in ratios)
+        bound *= 1 + 1e-9  # the sums are of floats
+        if len(phrases) == 2:  # the same phrases in the same order: scored alike
+            return " AND ".join(phrases), None, bound
+        among = " OR ".join(f"({a} AND {b})" for a, b in itertools.combinations(phrases, 2))
+        return match, among, bound
+
+    def _fts_rows(self, table: str) -> int | None:
+        """How many rows BM25 counts in a full-text table: the first varint of FTS5's
+        averages record (None when it cannot be read)."""
+        memo = self._memo()
+        key = ("fts rows", table)
+        if key not in memo:
+            row = self.execute(f"SELECT block FROM {table}_fts_data WHERE id = 1").fetchone()
+            memo[key] = _varint(row[0]) if row is not None and row[0] else None
+        rows: int | None = memo[key]
+        return rows
 
     def _episode_hits(self, sql: str, params: Sequence[Any]) -> list[EpisodeHit]:
         cursor = self.execute(sql, params)
@@ -175,9 +277,8 @@ class FullTextSearch(IndexDatabase):
         ``smooth`` is their BM25 as in a larger table (see ``SMOOTH_ROWS``; in a larger table
         the same as ``score``).
 
-        A file's passages are stored together, so each file is one rowid range that FTS5
-        reads straight from its doclists: the cost follows the files asked for, not how
-        many passages in the whole vault share a common word.
+        A file's passages are stored together, so each file is one rowid range; the ranges
+        filter one full-text cursor (see ``_within``), which scores only the rows kept.
         """
         only, only_params = "", []
         if visible is not None and visible[0] != "1":
@@ -206,22 +307,16 @@ class FullTextSearch(IndexDatabase):
         spans = [span for path in paths if (span := memo[("span", path)]) is not None]
         wanted, rows = set(paths), []
         weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
-        one = (
-            f"SELECT rowid, -bm25(passages_fts, {weights}) AS score FROM passages_fts"
-            " WHERE passages_fts MATCH ? AND rowid BETWEEN ? AND ?"
-        )
-        merged = _merged(sorted(spans))
-        # SQLite caps a compound SELECT at 500 parts: many raw logs take several queries
-        for start in range(0, len(merged), _SPANS_PER_QUERY):
-            part = merged[start : start + _SPANS_PER_QUERY]
+        for within, bounds in _within(spans):
             cursor = self.execute(
                 "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags,"
                 " e.confidence AS episode_confidence"
-                f" FROM ({' UNION ALL '.join([one] * len(part))}) c"
+                f" FROM (SELECT rowid, -bm25(passages_fts, {weights}) AS score"
+                f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}) c"
                 " JOIN passages p ON p.rowid = c.rowid"
                 " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"
                 " WHERE id = p.episode_id)",
-                [value for low, high in part for value in (match, low, high)],
+                [match, *bounds],
             )
             columns = [c[0] for c in cursor.description]
             found = (dict(zip(columns, values)) for values in cursor.fetchall())
@@ -309,25 +404,20 @@ class FullTextSearch(IndexDatabase):
         fts = f"{table}_fts"
         if fts not in FTS_COLUMNS:
             raise ValueError(f"no full-text table for {table!r}")
-        # FTS5 runs a MATCH once per value of "rowid IN (...)", but reads a rowid range from
-        # its doclists in one pass: rows close together (a file's lines are) are asked for as
-        # one range, the rows between them dropped here.
-        wanted = set(rowids)
-        ranges = _merged([(r, r) for r in sorted(wanted)], _RANGE_ROWS_PER_ROW)
-        one = f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ? AND rowid BETWEEN ? AND ?"
-        asks = [
-            (position, phrase, low, high)
-            for position, phrase in enumerate(terms.values())
-            for low, high in ranges
-        ]
+        # one cursor per phrase, the rows asked for a filter of its matches (see _within)
+        one = (
+            f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ?"
+            " AND +rowid IN (SELECT value FROM json_each(?))"
+        )
+        wanted = json.dumps(sorted(set(rowids)))
+        asks = [(position, phrase, wanted) for position, phrase in enumerate(terms.values())]
         labels = list(terms)
         out: dict[int, list[str]] = {}
-        for start in range(0, len(asks), _SPANS_PER_QUERY):
-            part = asks[start : start + _SPANS_PER_QUERY]
+        for start in range(0, len(asks), _PARTS_PER_QUERY):
+            part = asks[start : start + _PARTS_PER_QUERY]
             params = [value for ask in part for value in ask]
             for position, rowid in self.execute(" UNION ALL ".join([one] * len(part)), params):
-                if rowid in wanted:
-                    out.setdefault(rowid, []).append(labels[position])
+                out.setdefault(rowid, []).append(labels[position])
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}
 
     def search_facts(

@@ -1,0 +1,171 @@
+"""Full-text ranking: one pass per query, the same answers as scoring every match."""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from pathlib import Path
+from random import Random
+
+import pytest
+
+from memoryclaw import Vault
+from memoryclaw.index import fulltext
+from memoryclaw.index.store import Index
+
+WORDS = ["heron", "pelican", "harbour", "ferry", "lantern", "anchor"]
+
+
+def _write(
+    root: Path, name: str, summary: str, tags: list[str], lines: list[str], day: int
+) -> None:
+    body = "\n".join(f"- #{n} Ana: {line}" for n, line in enumerate(lines, start=1))
+    (root / "episodes" / f"{name}.md").write_text(
+        f"---\nid: {name}\ntimestamp: 2025-01-{day:02d}T10:00:00Z\nsummary: {summary}\n"
+        f"tags: [{', '.join(tags)}]\n---\n**Details:**\n{body}\n",
+        encoding="utf-8",
+    )
+
+
+@pytest.fixture(scope="module")
+def common(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Vault]:
+    """A vault in which every word of ``WORDS`` is in a large share of the episodes, in
+    every column, with lengths that vary: many scores, some of them tied."""
+    rng = Random(7)
+    with Vault.init(tmp_path_factory.mktemp("common") / "v", env={}) as vault:
+        for n in range(400):
+            summary = " ".join(rng.choice([*WORDS, "tide", "quay", "gull"]) for _ in range(4))
+            tags = rng.sample(WORDS, rng.randint(0, 2))
+            lines = [
+                " ".join(rng.choice([*WORDS, "wave", "rope"]) for _ in range(rng.randint(2, 9)))
+                for _ in range(rng.randint(1, 3))
+            ]
+            _write(vault.root, f"ep-{n:03d}", summary, tags, lines, 1 + n % 28)
+        for n in range(30):  # the same text, so the same score: ties at every cut-off
+            _write(vault.root, f"ep-tie-{n:02d}", "heron pelican", [], ["heron"], 1 + n % 3)
+        vault.reindex()
+        yield vault
+
+
+def _every_match_scored(index: Index, match: str, limit: int) -> list[tuple[int, float]]:
+    """The reference: every match scored and joined, sorted by score, then newer, then id."""
+    weights = ", ".join(str(w) for w in fulltext.EPISODE_WEIGHTS)
+    rows = index.execute(
+        f"SELECT e.rowid, -bm25(episodes_fts, {weights}) AS score FROM episodes_fts"
+        " JOIN episodes e ON e.rowid = episodes_fts.rowid WHERE episodes_fts MATCH ?"
+        " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
+        [match, limit],
+    ).fetchall()
+    return [(int(rowid), float(score)) for rowid, score in rows]
+
+
+def _statements(index: Index) -> list[str]:
+    seen: list[str] = []
+    index.conn.set_trace_callback(seen.append)
+    return seen
+
+
+EXPRESSIONS = [
+    " OR ".join(f'"{w}"' for w in sorted(words))
+    for size in (1, 2, 3, 4)
+    for words in itertools.combinations(WORDS, size)
+]
+
+
+@pytest.mark.parametrize("limit", [1, 5, 25], ids=["limit-1", "limit-5", "limit-25"])
+def test_episodes_are_ranked_in_one_statement_as_if_every_match_were_scored(
+    common: Vault, limit: int
+) -> None:
+    """Ties at the cut-off are settled by the same statement (newer, then id): no second,
+    wider pass."""
+    index = common.index
+    for match in [*EXPRESSIONS, '"heron" OR "pelican"']:
+        seen = _statements(index)
+        hits = index.search_episodes(match, limit)
+        index.conn.set_trace_callback(None)
+        assert [(h.rowid, h.bm25) for h in hits] == _every_match_scored(index, match, limit)
+        assert sum("episodes_fts MATCH" in s and "bm25" in s for s in seen) == 1, match
+
+
+def test_a_tie_straddling_the_cut_off_goes_to_the_newer_then_the_smaller_id(
+    common: Vault,
+) -> None:
+    index = common.index
+    match = '"heron" AND "pelican" NOT "wave"'
+    reference = _every_match_scored(index, match, 500)
+    tie = index.execute("SELECT rowid FROM episodes WHERE id = 'ep-tie-00'").fetchone()[0]
+    first = next(n for n, (rowid, _) in enumerate(reference) if rowid == tie)
+    first = next(n for n, (_, score) in enumerate(reference) if score == reference[first][1])
+    limit = first + 3  # the cut-off falls inside the 30 tied episodes
+    assert reference[limit][1] == reference[limit - 1][1]
+    assert [(h.rowid, h.bm25) for h in index.search_episodes(match, limit)] == reference[:limit]
+
+
+def test_common_phrases_are_ranked_among_rows_holding_two_of_them_first(
+    common: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Every phrase is common: the rows holding two of them are scored first and, when the
+    best of them provably beat every other row, are the answer, identical to scoring all."""
+    monkeypatch.setattr(fulltext, "_NARROW_FROM_MATCHES", 100)
+    index = common.index
+    narrowed = 0
+    for match in EXPRESSIONS:
+        seen = _statements(index)
+        hits = index.search_episodes(match, 5)
+        index.conn.set_trace_callback(None)
+        assert [(h.rowid, h.bm25) for h in hits] == _every_match_scored(index, match, 5), match
+        ranking = [s for s in seen if "bm25" in s]
+        if " AND " in ranking[0] and len(ranking) == 1:
+            narrowed += 1
+    assert narrowed >= len(EXPRESSIONS) // 2
+
+
+def test_passages_and_term_explanations_read_one_cursor_per_expression(common: Vault) -> None:
+    index = common.index
+    paths = [f"episodes/ep-{n:03d}.md" for n in range(0, 400, 40)]  # far apart
+    seen = _statements(index)
+    rows = index.search_passages('"heron" OR "anchor"', paths, 500)
+    index.conn.set_trace_callback(None)
+    assert [s.count("passages_fts MATCH") for s in seen if "JOIN passages p" in s] == [1]
+    expected = index.execute(
+        "SELECT p.rowid FROM passages_fts JOIN passages p ON p.rowid = passages_fts.rowid"
+        f" WHERE passages_fts MATCH ? AND p.path IN ({','.join('?' * len(paths))})",
+        ['"heron" OR "anchor"', *paths],
+    ).fetchall()
+    assert sorted(r["rowid"] for r in rows) == sorted(r[0] for r in expected)
+    terms = {"heron": '"heron"', "anchor": '"anchor"', "rope": '"rope"'}
+    wanted = [r["rowid"] for r in rows]
+    seen = _statements(index)
+    found = index.terms_matching("passages", wanted, terms)
+    index.conn.set_trace_callback(None)
+    assert [s.count("passages_fts MATCH") for s in seen if "MATCH" in s] == [3]
+    for rowid in wanted:
+        text = index.execute("SELECT text FROM passages WHERE rowid = ?", [rowid]).fetchone()[0]
+        assert found.get(rowid, []) == [t for t in terms if t in text.split()]
+
+
+def test_passages_of_long_raw_logs_and_short_files_are_found_together(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Long files are ranges of the filter, short ones listed rows, many of either split
+    over statements: every matching line of every file asked for is found, no other."""
+    monkeypatch.setattr(fulltext, "_RANGES_PER_QUERY", 2)
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for session in range(5):
+            vault.ingest(
+                {"session": f"long-{session}", "role": "user", "content": f"turn {n} {word}"}
+                for n in range(300)
+                for word in ["osprey" if n % 97 == 5 else "gull"]
+            )
+        vault.ingest(
+            {"session": "short", "role": "user", "content": "an osprey at dawn"} for _ in [0]
+        )
+        index = vault.index
+        spans = index.execute(
+            "SELECT path, max(rowid) - min(rowid) FROM passages GROUP BY path"
+        ).fetchall()
+        assert sorted(size for _, size in spans)[-1] >= fulltext._LISTED_SPAN
+        rows = index.search_passages('"osprey"', [], 500)
+        expected = index.execute("SELECT rowid FROM passages WHERE text LIKE '%osprey%'").fetchall()
+        assert sorted(r["rowid"] for r in rows) == sorted(r[0] for r in expected)
+        assert len(rows) == 5 * 4 + 1
