@@ -86,6 +86,11 @@ _PAST_RE = re.compile(r"(?i)(?:ed|ew|ought|aught)$")
 _NOT_VERBS = frozenset(
     "a an the been was were is are had have has mind again ever once before did got seen heard"
     " late too so really actually".split()
+    # irregular past forms, said of what happened ("never saw this coming")
+    + "saw went came thought knew took made said told felt found gave left ran wrote ate drank"
+    " began became brought bought caught taught fought met sat stood understood forgot".split()
+    # what follows "always"/"never" in a remark, not an order ("always good to hear")
+    + "good great nice fun happy glad easy hard better best worth true fine welcome".split()
 )
 _REVERSE_RE = re.compile(
     r"(?i)\b(?:stop|quit|no more|never|don['’]t|do not|no longer|instead|anymore|any more"

@@ -56,6 +56,8 @@ NOT_STANDING = {
     "past": "I've never read that book.",
     "past-always": "Always been a fan of the sea.",
     "want-to-make-sure": "I want to make sure I'm on track.",
+    "irregular-past": "Never saw this coming.",
+    "remark": "Always good to hear!",
 }
 
 
