@@ -38,7 +38,7 @@ from .recall.explain import withheld_from
 from .recall.recency import effective_weight
 from .recall.results import SearchResult
 from .recall.retrieval import VectorFallback, passage_neighbours, search
-from .recall.usage import load_recalls, recalled_ids
+from .recall.usage import keep_recalls, note_recalled, recall_times, recalled_ids
 from .share.history import (
     Commit,
     commit_changes,
@@ -320,6 +320,7 @@ class Vault:
         keyword index is up to date all the same.
         """
         if full:
+            keep_recalls(self.root, self.index)  # what no file holds outlives the index
             self.close()
             state = self.root / STATE_DIR
             for name in (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm"):
@@ -463,10 +464,9 @@ class Vault:
             fallback = VectorFallback(
                 self._nearest, settings.min_primary_results, settings.blend_strategy
             )
-        recalled: dict[str, datetime] = {}
+        recalled: Mapping[str, datetime] = {}
         if effective_weight(settings.recency.weight, query) > 0:
-            recalls = load_recalls(self.root)  # use reinforces: read only when recency ranks
-            recalled = recalls.last if recalls is not None else {}
+            recalled = recall_times(self.root, self.index)  # use reinforces: when recency ranks
         return search(
             self.index,
             query,
@@ -543,7 +543,8 @@ class Vault:
             counts = recall_metrics.recall_counts(
                 payload, stood_for, self.settings.retrieval.min_score
             )
-        if recall_metrics.record(self.root, now, self.settings.metrics.keep_days, counts, fresh):
+        recall_metrics.record(self.root, now, self.settings.metrics.keep_days, counts)
+        if fresh and note_recalled(self.root, self.index, fresh, now):
             self._noted.update((i, day) for i in fresh)
 
     def get(self, ident: str, *, context: RecallContext | None = None) -> dict[str, Any]:

@@ -1,28 +1,45 @@
-"""The recall log, ``.memoryclaw/recall.json``: when each episode was last recalled.
+"""Recall times: when each episode was last recalled, and since when recalls are noted.
 
 A ``retrieve`` notes the episodes its payload quoted or named (:func:`recalled_ids`,
-:func:`note_recalled`); archiving (:mod:`memoryclaw.consolidate.archive`) reads the log to
-tell an unused episode from one in use.  The log also says since when recalls are noted.  It
-is derived state that a rebuilt index does not touch; a missing or unreadable log starts
-over.
+:func:`note_recalled`); archiving (:mod:`memoryclaw.consolidate.archive`) reads the times to
+tell an unused episode from one in use, and recency ranking (:mod:`.recency`) reads those of
+its candidates.
+
+The times live in the index (table ``recalls``, one row an episode, upserted): a recall costs
+the same with none noted or a hundred thousand, and is not synced to disk on its own (the
+index's WAL is synced at its checkpoints), so a power cut may lose the last few recall times,
+never a vault file.  Because no file holds them, a rebuild for a new schema carries them over
+(:mod:`memoryclaw.index.schema`), and ``.memoryclaw/recall.json`` keeps a durable copy,
+written whole (:func:`keep_recalls`) by each archive run, by the daemon after each
+consolidation and before ``reindex --full``; an index that has none adopts that copy first
+(:func:`adopt_recalls`), which is also how a vault noted by an older version carries on.  Lost
+with both, noting starts over: every episode counts as used at that moment.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable
+import logging
+import sqlite3
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from ..vault.files import STATE_DIR, atomic_write, file_lock
+from ..vault.files import STATE_DIR, atomic_write
 from ..vault.inputs import read_state_json
 from ..vault.timestamps import parse_timestamp, utc_iso
+
+if TYPE_CHECKING:
+    from ..index.store import Index
 
 RECALL_FILE = f"{STATE_DIR}/recall.json"
 # A retrieve waits at most this long to note its recalls: the hook must stay fast, and a
 # recall not noted only makes an episode look unused a little earlier than it was.
 RECALL_LOCK_SECONDS = 1.0
+
+_log = logging.getLogger("memoryclaw.metrics")
 
 
 @dataclass
@@ -45,8 +62,8 @@ class RecallLog:
         return json.dumps(doc, indent=1, sort_keys=True) + "\n"
 
 
-def load_recalls(root: Path) -> RecallLog | None:
-    """The vault's recall log; None when it is missing or unreadable (start over, safely)."""
+def read_snapshot(root: Path) -> RecallLog | None:
+    """The copy in ``recall.json``; None when it is missing or unreadable."""
     doc = read_state_json(root / RECALL_FILE)  # bounded: a huge or deep file starts over
     try:
         if not isinstance(doc, dict) or not isinstance(doc.get("episodes"), dict):
@@ -59,42 +76,102 @@ def load_recalls(root: Path) -> RecallLog | None:
 
 
 def save_recalls(root: Path, recalls: RecallLog) -> None:
-    """Write the recall log (callers hold the ``recall`` lock)."""
+    """Write ``recalls`` to ``recall.json``, atomically and durably."""
     atomic_write(root / RECALL_FILE, recalls.to_json())
 
 
-def note_recalled(root: Path, idents: Iterable[str], now: datetime) -> None:
-    """Record that these episodes were recalled at ``now`` (later recalls are kept)."""
-    with file_lock(root, "recall", timeout=RECALL_LOCK_SECONDS):
-        note_recalled_locked(root, idents, now)
+def adopt_recalls(root: Path, index: Index) -> bool:
+    """Take ``recall.json`` into an index that notes no recalls yet; whether the index notes
+    recalls now.  One look-up when it does."""
+    if index.recalls_since() is not None:
+        return True
+    copy = read_snapshot(root)
+    if copy is None:
+        return False
+    times = [(ident, moment.timestamp()) for ident, moment in copy.last.items()]
+    index.note_recalls(times, utc_iso(copy.since), RECALL_LOCK_SECONDS)
+    return True
 
 
-def note_recalled_locked(root: Path, idents: Iterable[str], now: datetime) -> None:
-    """:func:`note_recalled` for a caller that holds the ``recall`` lock already."""
-    wanted = sorted(set(idents))
-    recalls = load_recalls(root)
-    fresh = recalls is None
-    if recalls is None:
-        recalls = RecallLog(now)
-    changed = False
-    for ident in wanted:
-        if recalls.last.get(ident, datetime.min.replace(tzinfo=timezone.utc)) < now:
-            recalls.last[ident] = now
-            changed = True
-    if changed or fresh:
-        save_recalls(root, recalls)
+def load_recalls(root: Path, index: Index) -> RecallLog | None:
+    """Every recall time the index holds (``recall.json`` adopted first); None when recalls
+    are not noted yet."""
+    adopt_recalls(root, index)
+    since = index.recalls_since()
+    if since is None:
+        return None
+    last = {i: _moment(ts) for i, ts in index.recall_times().items()}
+    return RecallLog(parse_timestamp(since), last)
 
 
-def start_noting(root: Path, now: datetime) -> RecallLog:
-    """The recall log, created (noting from ``now``) when there is none."""
-    with file_lock(root, "recall", timeout=RECALL_LOCK_SECONDS):
-        recalls = load_recalls(root)
-        if recalls is None:
-            recalls = RecallLog(now)
+def keep_recalls(root: Path, index: Index) -> bool:
+    """Write the index's recall times to ``recall.json``, the copy a new index adopts; False,
+    and a logged warning, when they could not be read or written."""
+    try:
+        recalls = load_recalls(root, index)
+        if recalls is not None:
             save_recalls(root, recalls)
-        return recalls
+    except (sqlite3.Error, OSError) as exc:
+        _log.warning("%s not written: %s", RECALL_FILE, exc)
+        return False
+    return True
+
+
+def note_recalled(root: Path, index: Index, idents: Iterable[str], now: datetime) -> bool:
+    """Record that these episodes were recalled at ``now`` (later recalls are kept); False,
+    and a logged warning, when the index could not take it in time (never fails a recall)."""
+    times = [(ident, now.timestamp()) for ident in sorted(set(idents))]
+    try:
+        adopt_recalls(root, index)
+        index.note_recalls(times, utc_iso(now), RECALL_LOCK_SECONDS)
+    except sqlite3.Error as exc:
+        _log.warning("recall not noted (archiving may count its episodes unused): %s", exc)
+        return False
+    return True
+
+
+def start_noting(root: Path, index: Index, now: datetime) -> RecallLog:
+    """The recall times, noting started (from ``now``) when it was not."""
+    recalls = load_recalls(root, index)
+    if recalls is None:
+        index.note_recalls([], utc_iso(now), RECALL_LOCK_SECONDS)
+        recalls = RecallLog(parse_timestamp(index.recalls_since()))
+    return recalls
+
+
+class RecallTimes(Mapping[str, datetime]):
+    """The last recall of an episode id, looked up in the index when asked: recency ranking
+    asks for its candidates only, whatever the number of recalls noted."""
+
+    def __init__(self, index: Index) -> None:
+        self._index = index
+
+    def __getitem__(self, ident: str) -> datetime:
+        found = self._index.recall_times([ident])
+        if ident not in found:
+            raise KeyError(ident)
+        return _moment(found[ident])
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._index.recall_times())
+
+    def __len__(self) -> int:
+        return len(self._index.recall_times())
+
+
+def recall_times(root: Path, index: Index) -> Mapping[str, datetime]:
+    """The recall times recency ranks by (``recall.json`` adopted first)."""
+    try:
+        adopt_recalls(root, index)
+    except sqlite3.Error as exc:  # a busy index: ranked by what it holds
+        _log.warning("recall.json not adopted yet: %s", exc)
+    return RecallTimes(index)
 
 
 def recalled_ids(episode_ids: Iterable[str], passage_ids: Iterable[str]) -> list[str]:
     """The episode ids a payload quoted or named, without duplicates, in order."""
     return list(dict.fromkeys([*episode_ids, *passage_ids]))
+
+
+def _moment(ts: float) -> datetime:
+    return datetime.fromtimestamp(ts, tz=timezone.utc)
