@@ -20,7 +20,6 @@ from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
 from . import __version__
-from .consolidate.archive import ArchiveReport
 from .errors import (
     EmbeddingError,
     ExternalToolError,
@@ -102,6 +101,7 @@ from .vault.scopes import OWNER, Policy, RecallContext
 from .vault.timestamps import now_utc, parse_timestamp, utc_iso
 
 if TYPE_CHECKING:
+    from .consolidate.archive import ArchiveReport
     from .consolidate.pipeline import ConsolidationReport
     from .consolidate.supersede import SupersedeReport
     from .importers.workspace import ImportReport
