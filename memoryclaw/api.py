@@ -11,7 +11,7 @@ import shutil
 import sqlite3
 import subprocess
 from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass, field
 from datetime import date, datetime, timedelta, timezone
 from functools import partial
@@ -320,7 +320,8 @@ class Vault:
         keyword index is up to date all the same.
         """
         if full:
-            keep_recalls(self.root, self.index)  # what no file holds outlives the index
+            with suppress(sqlite3.Error):  # an index that cannot be opened keeps nothing
+                keep_recalls(self.root, self.index)  # what no file holds outlives the index
             self.close()
             state = self.root / STATE_DIR
             for name in (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm"):
