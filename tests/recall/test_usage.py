@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.recall.usage import RECALL_FILE, RecallLog, load_recalls, save_recalls
+from memoryclaw.recall import usage
+from memoryclaw.recall.usage import RECALL_FILE, RECALL_LOG, RecallLog, load_recalls, save_recalls
 
 DAYS = 30
 ON = {"MEMORYCLAW_CONSOLIDATION_ARCHIVEAFTERDAYS": str(DAYS)}
@@ -26,12 +27,40 @@ def _noted(vault: Vault) -> dict[str, datetime]:
     return recalls.last
 
 
-def test_a_retrieve_notes_its_recalls_in_the_index_not_in_recall_json(vault: Vault) -> None:
-    payload = vault.retrieve(QUERY, now=T0)
-    assert payload.episodes
-    assert not (vault.root / RECALL_FILE).exists()  # no file rewritten (nor synced) per recall
-    assert vault.index.recall_times([e.id for e in payload.episodes]) == {
-        e.id: T0.timestamp() for e in payload.episodes
+def test_a_retrieve_appends_its_recalls_and_rewrites_no_file(vault: Vault) -> None:
+    """Neither recall.json nor the index is written per recall (each would be synced): past
+    the first note, which starts noting, the notes go to the end of the recall log, and are
+    folded into the index when read."""
+    ids = [e.id for e in vault.retrieve(QUERY, now=T0).episodes]
+    assert ids and vault.index.recall_times(ids) == dict.fromkeys(ids, T0.timestamp())
+    vault._noted.clear()  # as a new process would
+    later = T0 + timedelta(days=1)
+    vault.retrieve(QUERY, now=later)
+    assert not (vault.root / RECALL_FILE).exists()
+    assert vault.index.recall_times(ids) == dict.fromkeys(ids, T0.timestamp())  # untouched
+    assert (vault.root / RECALL_LOG).stat().st_size > 0
+    assert {i: _noted(vault)[i] for i in ids} == dict.fromkeys(ids, later)  # read: folded
+    assert vault.index.recall_times(ids) == dict.fromkeys(ids, later.timestamp())
+    assert (vault.root / RECALL_LOG).stat().st_size == 0
+
+
+def test_the_recall_log_is_folded_when_long_and_loses_nothing(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(usage, "FOLD_BYTES", 300)
+    moments = [T0 + timedelta(minutes=n) for n in range(12)]
+    for n, moment in enumerate(moments):
+        usage.note_recalled(vault.root, vault.index, [f"ep-{n % 5}", "ep-always"], moment)
+        assert (vault.root / RECALL_LOG).stat().st_size <= 300 + 200
+    assert vault.index.recall_times()  # folded on the way
+    times = usage.recall_times(vault.root, vault.index)
+    assert times["ep-always"] == moments[-1]
+    assert times["ep-1"] == moments[11 - (11 - 1) % 5]
+    recalls = load_recalls(vault.root, vault.index)
+    assert recalls is not None and recalls.since == T0
+    assert recalls.last == {
+        **{f"ep-{n}": moments[n + 5 * ((11 - n) // 5)] for n in range(5)},
+        "ep-always": moments[-1],
     }
 
 
@@ -68,7 +97,7 @@ def test_an_existing_recall_json_is_adopted_and_archiving_decides_as_before(
 def test_recall_times_outlive_a_rebuilt_index(vault_dir: Path, how: str) -> None:
     with Vault(vault_dir) as vault:
         recalled = {e.id for e in vault.retrieve(QUERY, now=T0).episodes}
-        assert recalled
+        assert recalled and load_recalls(vault.root, vault.index)  # folded into the index
         if how == "reindex-full":
             vault.reindex(full=True)  # the index file deleted and built again
     if how == "schema-change":
