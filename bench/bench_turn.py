@@ -4,9 +4,10 @@ none and with many recorded recalls, and the first turn of a new session logged.
 The vault is ``bench_search.py``'s synthetic one of ``--size`` episodes (generated once and
 cached), copied to a scratch folder.  For each count in ``--recalls`` the recall times are
 reset and that many are recorded (written as a ``recall.json`` of that many episode ids,
-which the first retrieve takes in), then ``--rounds`` retrieves run in one process (each
-one noting its recalls, as the first of the day does) and ``--fresh-runs`` retrieves run as
-``memoryclaw retrieve`` processes.  Last, ``--log-runs`` fresh ``memoryclaw log`` processes
+which the first retrieve takes in), then a recall's bookkeeping is timed alone (30 notes,
+each by a new ``Vault``), ``--rounds`` retrieves run in one process (each one noting its
+recalls, as the first of the day does) and ``--fresh-runs`` retrieves run as ``memoryclaw
+retrieve`` processes.  Last, ``--log-runs`` fresh ``memoryclaw log`` processes
 each log the first turn of a new session.  Raw numbers in ``OUT/turn.json``.
 """
 
@@ -74,6 +75,29 @@ def in_process(root: Path, queries: Sequence[str], rounds: int) -> dict[str, flo
     return summarize_ms(samples)
 
 
+def bookkeeping(root: Path, rounds: int) -> dict[str, float]:
+    """A recall's bookkeeping alone (noting five episodes), each in a new ``Vault``."""
+    import inspect
+
+    from memoryclaw.recall.usage import note_recalled
+
+    # before recall times moved to the index, noting took no index (kept to compare)
+    takes_index = "index" in inspect.signature(note_recalled).parameters
+    samples: list[int] = []
+    now = datetime.now(timezone.utc)
+    for n in range(rounds + 1):
+        with Vault(root) as vault:
+            ids = [f"ep-turn-{n}-{k}" for k in range(5)]
+            started = time.perf_counter_ns()
+            if takes_index:
+                note_recalled(root, vault.index, ids, now + timedelta(seconds=n))
+            else:
+                note_recalled(root, ids, now + timedelta(seconds=n))  # type: ignore[call-arg]
+            if n:  # the first takes recall.json in
+                samples.append(time.perf_counter_ns() - started)
+    return summarize_ms(samples)
+
+
 def fresh(command: Sequence[str], env: dict[str, str]) -> int:
     """Nanoseconds one process took, from start to exit."""
     started = time.perf_counter_ns()
@@ -106,7 +130,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         subprocess.run([exe, "--vault", str(root), "reindex"], check=True, env=env)
         for count in [int(c) for c in args.recalls.split(",")]:
             reset_recalls(root, count)
-            measured = {"in_process": in_process(root, queries, args.rounds)}
+            measured = {"bookkeeping": bookkeeping(root, 30)}
+            reset_recalls(root, count)
+            measured["in_process"] = in_process(root, queries, args.rounds)
             runs = [
                 fresh([exe, "--vault", str(root), "retrieve", queries[n % len(queries)]], env)
                 for n in range(args.fresh_runs)
@@ -114,7 +140,8 @@ def main(argv: Sequence[str] | None = None) -> int:
             measured["fresh_process"] = summarize_ms(runs)
             report["retrieve"][str(count)] = measured
             print(
-                f"{count:>7} recalls recorded: retrieve in-process"
+                f"{count:>7} recalls recorded: noting a recall"
+                f" p50 {measured['bookkeeping']['p50']:.2f} ms; retrieve in-process"
                 f" p50 {measured['in_process']['p50']:.1f} p95 {measured['in_process']['p95']:.1f}"
                 f" ms; fresh process p50 {measured['fresh_process']['p50']:.0f}"
                 f" p95 {measured['fresh_process']['p95']:.0f} ms"
