@@ -36,7 +36,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import LockTimeoutError
 from ..vault.files import STATE_DIR, atomic_write, file_lock, open_private
-from ..vault.inputs import read_state_json
+from ..vault.inputs import MAX_STATE_BYTES, read_state_json
 from ..vault.timestamps import parse_timestamp, utc_iso
 
 if TYPE_CHECKING:
@@ -135,7 +135,10 @@ def _fold_locked(root: Path, index: Index) -> None:
 def _read_log(root: Path) -> tuple[dict[str, float], float | None]:
     """The recall log's notes (episode id -> its latest time noted there) and its earliest."""
     try:
-        data = (root / RECALL_LOG).read_bytes()
+        with open(root / RECALL_LOG, "rb") as handle:
+            data = handle.read(
+                MAX_STATE_BYTES
+            )  # bounded: what a hand-made huge log holds past it is dropped
     except FileNotFoundError:
         return {}, None
     out: dict[str, float] = {}
@@ -143,7 +146,7 @@ def _read_log(root: Path) -> tuple[dict[str, float], float | None]:
     for line in data.splitlines():
         try:
             ts, ident = json.loads(line)
-        except (ValueError, TypeError):
+        except (ValueError, TypeError, RecursionError):
             continue  # a line cut by a crash, or not ours
         if isinstance(ident, str) and isinstance(ts, (int, float)) and math.isfinite(ts):
             out[ident] = max(float(ts), out.get(ident, float(ts)))
