@@ -136,9 +136,7 @@ def _read_log(root: Path) -> tuple[dict[str, float], float | None]:
     """The recall log's notes (episode id -> its latest time noted there) and its earliest."""
     try:
         with open(root / RECALL_LOG, "rb") as handle:
-            data = handle.read(
-                MAX_STATE_BYTES
-            )  # bounded: what a hand-made huge log holds past it is dropped
+            data = handle.read(MAX_STATE_BYTES)  # bounded: a hand-made huge log is cut
     except FileNotFoundError:
         return {}, None
     out: dict[str, float] = {}
