@@ -6,7 +6,6 @@ from __future__ import annotations
 from datetime import datetime
 from typing import TYPE_CHECKING
 
-from ..consolidate.archive import ArchiveReport
 from ..recall import metrics as recall_metrics
 from ..share.history import is_repository
 from ..share.teams import refuse
@@ -14,6 +13,7 @@ from ..vault.timestamps import now_utc
 from . import forgetting, indexing
 
 if TYPE_CHECKING:
+    from ..consolidate.archive import ArchiveReport
     from ..consolidate.pipeline import ConsolidationReport
     from .vault import Vault
 

@@ -4,13 +4,16 @@ vector fallback's embeddings after them."""
 from __future__ import annotations
 
 import logging
+import sqlite3
 from collections.abc import Iterable
+from contextlib import suppress
 from typing import TYPE_CHECKING
 
 from ..errors import EmbeddingError
 from ..index.embeddings import embedder_name
 from ..index.update import Progress, SyncReport, is_stale, sync, sync_paths
 from ..index.vectors import update_vectors
+from ..recall.usage import keep_recalls
 from ..vault.files import STATE_DIR
 from .opening import INDEX_FILE
 
@@ -34,6 +37,8 @@ def reindex(
     keyword index is up to date all the same.
     """
     if full:
+        with suppress(sqlite3.Error):  # an index that cannot be opened keeps nothing
+            keep_recalls(vault.root, vault.index)  # what no file holds outlives the index
         vault.close()
         state = vault.root / STATE_DIR
         for name in (INDEX_FILE, INDEX_FILE + "-wal", INDEX_FILE + "-shm"):

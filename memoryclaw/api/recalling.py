@@ -16,7 +16,7 @@ from ..recall.lookup import handle_owners, lookup
 from ..recall.recency import effective_weight
 from ..recall.results import SearchResult
 from ..recall.retrieval import VectorFallback, passage_neighbours, search
-from ..recall.usage import load_recalls, recalled_ids
+from ..recall.usage import note_recalled, recall_times, recalled_ids
 from ..share.teams import merge, owner_of, qualify, readable, team_neighbours
 from ..vault.episodes import episode_handle
 from ..vault.files import read_text, resolve_inside, safe_relpath
@@ -145,10 +145,9 @@ def search_index(
         fallback = VectorFallback(
             vault._nearest, settings.min_primary_results, settings.blend_strategy
         )
-    recalled: dict[str, datetime] = {}
+    recalled: Mapping[str, datetime] = {}
     if effective_weight(settings.recency.weight, query) > 0:
-        recalls = load_recalls(vault.root)  # use reinforces: read only when recency ranks
-        recalled = recalls.last if recalls is not None else {}
+        recalled = recall_times(vault.root, vault.index)  # use reinforces: when recency ranks
     return search(
         vault.index,
         query,
@@ -237,7 +236,8 @@ def _record(vault: Vault, payload: RetrievePayload, now: datetime) -> None:
         counts = recall_metrics.recall_counts(
             payload, stood_for, vault.settings.retrieval.min_score
         )
-    if recall_metrics.record(vault.root, now, vault.settings.metrics.keep_days, counts, fresh):
+    recall_metrics.record(vault.root, now, vault.settings.metrics.keep_days, counts)
+    if fresh and note_recalled(vault.root, vault.index, fresh, now):
         vault._noted.update((i, day) for i in fresh)
 
 

@@ -10,7 +10,6 @@ from pathlib import Path
 from types import TracebackType
 from typing import IO, TYPE_CHECKING, Any
 
-from ..consolidate.archive import ArchiveReport
 from ..index.embeddings import Embedder, embedder_for
 from ..index.store import Index
 from ..index.update import Progress, SyncReport
@@ -37,6 +36,7 @@ from .importing import IngestReport
 from .opening import INDEX_FILE, create_files, writable
 
 if TYPE_CHECKING:
+    from ..consolidate.archive import ArchiveReport
     from ..consolidate.pipeline import ConsolidationReport
     from ..consolidate.supersede import SupersedeReport
     from ..importers.workspace import ImportReport

@@ -2,12 +2,11 @@
 ``episodes/archive/YYYY/``, out of automatic recall, still searchable, and restorable.
 
 *Used* means recalled (put into a ``retrieve`` payload), edited (the file's mtime), or dated
-(its timestamp) within those days.  Recalls are noted per episode id in
-``.memoryclaw/recall.json`` (:class:`~memoryclaw.recall.usage.RecallLog`), derived state
-that a rebuilt index does not touch.  The log also says since when recalls are noted; every
-episode counts as used at that moment, so a missing or unreadable log (a new vault,
-``.memoryclaw/`` deleted) only delays archiving by ``archiveAfterDays``, and never archives
-something recalled meanwhile.
+(its timestamp) within those days.  Recalls are noted per episode id in the index, with a
+durable copy in ``.memoryclaw/recall.json`` that each run writes (:mod:`memoryclaw.recall.usage`).
+They also say since when recalls are noted; every episode counts as used at that moment, so
+lost recall times (a new vault, ``.memoryclaw/`` deleted) only delay archiving by
+``archiveAfterDays``, and never archive something recalled meanwhile.
 
 A move is a byte-for-byte copy (its mtime kept) written atomically and synced, then the
 removal of the original; a restore is the same move back.  A process killed at any point
@@ -35,7 +34,7 @@ from typing import Any
 from ..errors import ArchiveConflictError, NotFoundError
 from ..index.store import Index
 from ..index.update import sync
-from ..recall.usage import RecallLog, load_recalls, note_recalled, start_noting
+from ..recall.usage import RecallLog, keep_recalls, load_recalls, note_recalled, start_noting
 from ..share.history import commit_journal, journal
 from ..vault.config import Settings
 from ..vault.files import (
@@ -129,13 +128,15 @@ def run_archive(
         _settle(root, report, dry_run)
         sync(root, index)
         if days > 0:
-            recalls = (load_recalls(root) if dry_run else start_noting(root, now)) or RecallLog(now)
+            noted = load_recalls(root, index) if dry_run else start_noting(root, index, now)
+            recalls = noted or RecallLog(now)
             report.unused_from = utc_iso(recalls.since + timedelta(days=days))
             _plan(root, index, recalls, now - timedelta(days=days), report)
         # an archived twin that a move is about to make again is the move's, not the settling's
         targets = {m.target for m in report.moved}
         report.settled = [path for path in report.settled if path not in targets]
         if not dry_run:
+            keep_recalls(root, index)
             _apply(root, report, auto_commit)
             sync(root, index)
             if auto_commit:  # also what a killed run moved and did not commit
@@ -165,7 +166,8 @@ def run_restore(
             raise NotFoundError("episode", ident)
         # Noted first: a run killed mid-move is settled to the active copy, and must not
         # then be archived again as unused.
-        note_recalled(root, [ident], now)
+        note_recalled(root, index, [ident], now)
+        keep_recalls(root, index)
         for row in rows:
             if not is_archived(row["path"]):
                 continue

@@ -41,7 +41,6 @@ from ..vault.files import (
 from ..vault.logformat import RawLog, parse_log
 from ..vault.naming import slugify
 from ..vault.rawlogs import log_texts, redacted_log
-from ..vault.redact import redact, redact_fields
 from ..vault.skillfiles import (
     SkillInfo,
     parse_skill,
@@ -77,6 +76,14 @@ class _Request:
     steps: list[_Step] = field(default_factory=list)
 
 
+def _redact(text: str) -> str:
+    # imported when a skill is mined: its many patterns take a while to compile, and the
+    # active skill a retrieve looks up needs none of them
+    from ..vault.redact import redact
+
+    return redact(text)
+
+
 def _requests(log: RawLog) -> list[_Request]:
     """The log's requests that called at least one tool, each with its calls and results
     (tool names redacted: a pattern names its skill)."""
@@ -88,7 +95,7 @@ def _requests(log: RawLog) -> list[_Request]:
                 out.append(current)
             current = _Request(turn.content)
         elif turn.role == "tool_call" and turn.tool:
-            current.steps.append(_Step(redact(turn.tool), turn.content))
+            current.steps.append(_Step(_redact(turn.tool), turn.content))
         elif turn.role in {"tool_result", "tool"} and current.steps:
             current.steps[-1].results.append(turn.content)
     if current.steps:
@@ -279,6 +286,8 @@ def _shown_arguments(text: str) -> str:
         value = json.loads(text)
     except (ValueError, RecursionError):
         return text  # redacted with its log
+    from ..vault.redact import redact_fields  # as in _redact
+
     return json.dumps(redact_fields(value), ensure_ascii=False)
 
 

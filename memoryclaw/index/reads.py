@@ -8,7 +8,7 @@ from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from .schema import FTS_COLUMNS, IndexDatabase
+from .schema import FTS_COLUMNS, RECALLS_SINCE, IndexDatabase
 
 if TYPE_CHECKING:
     import numpy as np
@@ -48,6 +48,23 @@ class IndexReads(IndexDatabase):
             chunk = paths[start : start + 500]
             rows = self.execute(f"{sql} WHERE path IN ({','.join('?' * len(chunk))})", chunk)
             out.update((row[0], FileState(*row)) for row in rows)
+        return out
+
+    def recalls_since(self) -> str | None:
+        """Since when recalls are noted (an ISO timestamp); None before the first is."""
+        return self.get_meta(RECALLS_SINCE)
+
+    def recall_times(self, ids: Sequence[str] | None = None) -> dict[str, float]:
+        """The last recall (epoch seconds) of these episode ids, of every one when None."""
+        if ids is None:
+            return {str(i): float(t) for i, t in self.execute("SELECT id, ts FROM recalls")}
+        out: dict[str, float] = {}
+        for start in range(0, len(ids), 500):
+            chunk = ids[start : start + 500]
+            rows = self.execute(
+                f"SELECT id, ts FROM recalls WHERE id IN ({','.join('?' * len(chunk))})", chunk
+            )
+            out.update((str(i), float(t)) for i, t in rows)
         return out
 
     def has_turn_sizes(self, path: str) -> bool:

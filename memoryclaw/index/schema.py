@@ -8,8 +8,10 @@ field, value, section and the kinds of value they hold (``notes.shape_tokens``: 
 number is found by "number"), the quoted lines likewise, the alias groups, and the length
 of each turn of the raw logs episodes name as their source, read once when such an episode
 is indexed (what recall metrics count as the transcript an episode stands for: these rows
-outlive the log, which retention deletes, for as long as the index lives).  A schema version
-in ``meta`` triggers a rebuild when this module's layout changes.
+outlive the log, which retention deletes, for as long as the index lives), and when each
+episode was last recalled (``recalls``, see :mod:`memoryclaw.recall.usage`).  A schema version
+in ``meta`` triggers a rebuild when this module's layout changes; the recall times, which no
+file holds, are carried across it.
 """
 
 from __future__ import annotations
@@ -26,7 +28,9 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "11"
+SCHEMA_VERSION = "12"
+BUSY_TIMEOUT_MS = 10_000  # how long a statement waits for another connection's write
+RECALLS_SINCE = "recalls_since"  # meta: since when recalls are noted (an ISO timestamp)
 TOKENIZER = "porter unicode61 remove_diacritics 2"
 FTS_COLUMNS = {
     "episodes_fts": ("tags_text", "entities_text", "summary", "details"),
@@ -66,7 +70,7 @@ class IndexDatabase:
             self.conn = sqlite3.connect(path, isolation_level=None)
             if created:
                 path.chmod(FILE_MODE)
-        self.conn.execute("PRAGMA busy_timeout=10000")
+        self.conn.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
         self.conn.execute("PRAGMA journal_mode=WAL")
         self.conn.execute("PRAGMA synchronous=NORMAL")
         # a deleted row's text is overwritten, not left in a free page (see forget_deleted)
@@ -118,11 +122,27 @@ class IndexDatabase:
             tables = self.execute(
                 "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'"
             ).fetchall()
+            recalls = self._old_recalls({name for (name,) in tables})
             for (name,) in tables:
                 self.execute(f'DROP TABLE IF EXISTS "{name}"')
             self._create_tables()
             self.set_meta("schema_version", SCHEMA_VERSION)
+            if recalls is not None:
+                self.set_meta(RECALLS_SINCE, recalls[0])
+                self.conn.executemany("INSERT INTO recalls (id, ts) VALUES (?, ?)", recalls[1])
         return current is not None
+
+    def _old_recalls(self, tables: set[str]) -> tuple[str, list[tuple[str, float]]] | None:
+        """The recall times of the index being rebuilt, when it has them: derived from no
+        file, they would otherwise fall back to the last ``recall.json`` copy."""
+        if not {"recalls", "meta"} <= tables:
+            return None
+        try:
+            since = self.get_meta(RECALLS_SINCE)
+            rows = self.execute("SELECT id, ts FROM recalls").fetchall()
+        except sqlite3.Error:
+            return None  # a layout this version cannot read: the recall.json copy will do
+        return None if since is None else (since, [(str(i), float(t)) for i, t in rows])
 
     def _schema_version(self) -> str | None:
         if not self.execute("SELECT 1 FROM sqlite_master WHERE name = 'meta'").fetchone():
@@ -249,6 +269,8 @@ class IndexDatabase:
         db.table("turn_sizes").create_index(["path", "turn"])
         db.table("aliases").create({"path": str, "term": str, "synonym": str})
         db.table("aliases").create_index(["term"])
+        # Episode id -> its last recall (epoch seconds); upserted by every retrieve.
+        db.table("recalls").create({"id": str, "ts": float}, pk="id")
         db.table("episode_vectors").create(
             {"sha": str, "embedder": str, "dims": int, "vector": bytes},
             pk=("sha", "embedder"),

@@ -188,8 +188,10 @@ def sync(
             if known[2] is not None:
                 report.skipped.append(Skipped(stat.path, known[2], known[3]))
         states = index.file_states([s.path for s in todo if s.path in seen] + gone)
-        # An empty index is loaded in bulk: rows first, full-text tables rebuilt once.
-        with index.bulk_load() if not seen else index.transaction():
+        # An index never synced (empty, or holding just the turns logged since it was made)
+        # is loaded in bulk: rows first, full-text tables rebuilt once.
+        first = not seen or index.get_meta(_FOLDERS_KEY) is None
+        with index.bulk_load() if first else index.transaction():
             _apply(root, index, todo, gone, states, full, report, progress)
             index.set_meta(_FOLDERS_KEY, json.dumps(walked.folders, sort_keys=True))
             index.record_episode_count()
@@ -307,10 +309,11 @@ def _index_lock(root: Path, index: Index) -> AbstractContextManager[None]:
     return lock_at(index.path.parent / "locks" / f"{index.path.stem}.lock")
 
 
-def index_logged_turn(root: Path, index: Index, logged: LoggedTurn) -> SyncReport | None:
+def index_logged_turn(root: Path, index: Index, logged: LoggedTurn) -> SyncReport:
     """Make one just-logged turn recallable: when the index is current with the log as it
     was before the turn, only the turn is added (a long session's log is not re-read for
-    each turn); otherwise the log is synced whole.  None when only a full sync will do."""
+    each turn); otherwise the log is indexed whole.  Nothing else of the vault is read,
+    also when the index is new or behind: the next search's freshness check syncs the rest."""
     require_vault(root)
     with _index_lock(root, index):
         state = index.file_states([logged.path]).get(logged.path)
@@ -352,7 +355,22 @@ def index_logged_turn(root: Path, index: Index, logged: LoggedTurn) -> SyncRepor
             report = SyncReport()
             (report.added if state is None else report.changed).append(logged.path)
             return report
-    return sync_paths(root, index, [logged.path])
+    return sync_paths(root, index, [logged.path]) or _index_log(root, index, logged.path)
+
+
+def _index_log(root: Path, index: Index, rel: str) -> SyncReport:
+    """Index the raw log ``rel`` alone, leaving the folder record as it is (so the index
+    still counts as behind where it was: :func:`is_stale`)."""
+    started = time.perf_counter()
+    report = SyncReport()
+    with _index_lock(root, index):
+        st = os.lstat(root / rel)
+        stat = FileStat(rel, "log", st.st_mtime_ns, st.st_size)
+        states = index.file_states([rel])
+        with index.transaction():
+            _apply(root, index, [stat], [], states, False, report, None)
+    report.took_ms = (time.perf_counter() - started) * 1000
+    return report
 
 
 def _apply(

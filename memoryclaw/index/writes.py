@@ -21,7 +21,7 @@ from ..vault.facts import Fact
 from ..vault.timestamps import utc_iso
 from ..vault.values import shape_tokens
 from .embeddings import embedding_text, text_hash
-from .schema import FTS_COLUMNS, IndexDatabase
+from .schema import BUSY_TIMEOUT_MS, FTS_COLUMNS, RECALLS_SINCE, IndexDatabase
 
 if TYPE_CHECKING:
     import numpy as np
@@ -318,3 +318,22 @@ class IndexWrites(IndexDatabase):
         self._writes += 1
         cursor = self.execute(f"DELETE FROM episode_vectors WHERE {where}", [embedder])
         return max(cursor.rowcount, 0)
+
+    def note_recalls(self, times: Sequence[tuple[str, float]], since: str, wait: float) -> None:
+        """Upsert episodes' last recalls (epoch seconds; a later one wins) and, when unset,
+        since when recalls are noted; waits at most ``wait`` seconds for another writer
+        (then ``sqlite3.OperationalError``).  Not synced by itself: see
+        :mod:`memoryclaw.recall.usage`."""
+        self.execute(f"PRAGMA busy_timeout={int(wait * 1000)}")
+        try:
+            with self.transaction():
+                self.execute(
+                    "INSERT OR IGNORE INTO meta (key, value) VALUES (?, ?)", [RECALLS_SINCE, since]
+                )
+                self.conn.executemany(
+                    "INSERT INTO recalls (id, ts) VALUES (?, ?)"
+                    " ON CONFLICT (id) DO UPDATE SET ts = max(ts, excluded.ts)",
+                    times,
+                )
+        finally:
+            self.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")

@@ -3,9 +3,8 @@
 Each ``retrieve`` adds to its UTC day's counters in ``.memoryclaw/metrics.json``: one recall
 (or one trivial message skipped), the tokens injected, the tokens of raw transcript the
 injected memories stand for, and the results withheld by ``retrieval.minScore``; an archive
-run adds the episodes it moved.  The file is derived state, like the recall log: one small
-JSON document of per-day totals, rewritten under the vault's ``recall`` lock (the lock the
-recall log's notes take, so a recall takes it once), holding the last
+run adds the episodes it moved.  The file is derived state: one small JSON document of
+per-day totals, rewritten under the vault's ``recall`` lock, holding the last
 ``metrics.keepDays`` days.  Recording never fails a recall: a write that cannot be made is
 logged and dropped, and an unreadable file starts counting afresh.  The file is rewritten in
 place and not synced to disk (see :func:`_save_days`).
@@ -28,7 +27,7 @@ import json
 import logging
 import math
 import os
-from collections.abc import Mapping, Sequence
+from collections.abc import Mapping
 from dataclasses import asdict, dataclass, fields
 from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
@@ -38,7 +37,7 @@ from ..errors import InvalidInputError, LockTimeoutError
 from ..vault.files import STATE_DIR, ensure_dir, file_lock, open_private
 from ..vault.inputs import read_state_json
 from ..vault.naming import plural
-from .usage import RECALL_LOCK_SECONDS, note_recalled_locked
+from .usage import RECALL_LOCK_SECONDS
 
 if TYPE_CHECKING:
     from .payload import RetrievePayload
@@ -195,28 +194,16 @@ def day_of(moment: datetime) -> date:
     return aware.astimezone(timezone.utc).date()
 
 
-def record(
-    root: Path,
-    now: datetime,
-    keep_days: int,
-    counts: DayCounts | None,
-    noted: Sequence[str] = (),
-) -> bool:
-    """Add ``counts`` to ``now``'s day (none when ``keep_days`` is 0) and note the episodes
-    ``noted`` as recalled (:mod:`memoryclaw.recall.usage`), under one lock; False (and a logged
+def record(root: Path, now: datetime, keep_days: int, counts: DayCounts | None) -> bool:
+    """Add ``counts`` to ``now``'s day (none when ``keep_days`` is 0); False (and a logged
     warning) when that could not be done, which never fails the caller."""
-    keep = counts is not None and keep_days > 0
-    if not keep and not noted:
+    if counts is None or keep_days <= 0:
         return True
     try:
         with file_lock(root, "recall", timeout=RECALL_LOCK_SECONDS):
-            if noted:
-                note_recalled_locked(root, noted, now)
-            if keep and counts is not None:
-                _add(root, day_of(now), keep_days, counts)
+            _add(root, day_of(now), keep_days, counts)
     except (OSError, LockTimeoutError) as exc:
-        why = "recall not counted nor noted (archiving may count its episodes unused)"
-        _log.warning("%s: %s", why, exc)
+        _log.warning("recall not counted: %s", exc)
         return False
     return True
 

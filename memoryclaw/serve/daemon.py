@@ -40,6 +40,7 @@ from ..api import Vault
 from ..consolidate.pipeline import ConsolidationReport, is_closed
 from ..errors import ConfigError, DaemonRunningError, MemoryclawError
 from ..index.update import SyncReport
+from ..recall.usage import keep_recalls
 from ..vault.config import Settings
 from ..vault.files import STATE_DIR, ensure_dir, open_private
 from ..vault.naming import plural
@@ -401,9 +402,11 @@ class Daemon:
             log.warning("memoryclaw.yaml keys held (memoryclaw sync --accept-config): %s", keys)
 
     def _archive(self) -> None:
-        """After consolidation, archive unused episodes when ``archiveAfterDays`` is on."""
+        """After consolidation, archive unused episodes when ``archiveAfterDays`` is on (the
+        run keeps a copy of the recall times), or else just keep that copy."""
         days = self.settings.consolidation.archive_after_days
         if days <= 0:
+            keep_recalls(self.vault.root, self.vault.index)
             return
         report = self.vault.archive()
         if report.moved or report.settled or report.conflicts:

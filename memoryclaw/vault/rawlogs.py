@@ -34,6 +34,7 @@ from .files import (
     resolve_inside,
     unique_path,
 )
+from .frontmatter import split_frontmatter
 from .logformat import (
     RawLog,
     Turn,
@@ -58,6 +59,8 @@ from .tombstones import load as load_tombstones
 LOG_PART_CHARS = MAX_FILE_BYTES // 8
 MAX_TURN_BYTES = MAX_FILE_BYTES // 4
 DEFAULT_CHANNEL = "cli"
+# What is read of a log to see its frontmatter: far more than one holds (ingest marks are few).
+_HEAD_BYTES = 64 * 1024
 
 
 @dataclass(frozen=True)
@@ -218,18 +221,59 @@ class _Segment:
     last: datetime | None
 
 
-def _open_segments(root: Path) -> dict[str, _Segment]:
-    """Each session's open log (the newest by file name), read without parsing turn bodies."""
-    out: dict[str, _Segment] = {}
-    for rel, text in log_texts(root):
-        try:
-            meta, count, last = log_outline(text, rel)
-        except ParseError:
-            continue  # a broken log is reported by doctor; never appended to
-        session = meta.get("session")
-        if session is not None and not meta.get("processed") and not meta.get("closed"):
-            out[str(session)] = _Segment(rel, meta, text, count, last)
+def _open_logs(root: Path) -> dict[str, str]:
+    """Each session's open log (the newest by file name), told by the logs' frontmatter
+    alone: no log is read whole to find it."""
+    out: dict[str, str] = {}
+    directory = root / LOGS_DIR
+    if not directory.is_dir():
+        return out
+    for path in sorted(directory.glob("*.md")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        rel = f"{LOGS_DIR}/{path.name}"
+        meta = _open_meta(root, rel)
+        if meta is not None and meta.get("session") is not None:
+            out[str(meta["session"])] = rel
     return out
+
+
+def _open_meta(root: Path, rel: str) -> dict[str, Any] | None:
+    """The frontmatter of the raw log at ``rel`` when it is open (neither closed nor
+    consolidated), read from the head of the file; None when it is not, or is unreadable."""
+    try:
+        meta = log_meta(root, rel)
+    except (ParseError, UnsafePathError, OSError):
+        return None
+    return None if meta.get("processed") or meta.get("closed") else meta
+
+
+def log_meta(root: Path, rel: str) -> dict[str, Any]:
+    """A raw log's frontmatter, read from the head of the file (the whole file only when the
+    frontmatter is longer than the head); raises :class:`ParseError` as :func:`read_text`."""
+    if printable_name(rel) != rel:
+        raise ParseError(printable_name(rel), "file name is not valid UTF-8")
+    with open(resolve_inside(root, rel), "rb") as handle:
+        head = handle.read(_HEAD_BYTES)
+    cut = len(head) == _HEAD_BYTES
+    if cut:
+        head = head[: head.rfind(b"\n") + 1]  # no character cut in two
+    try:
+        return split_frontmatter(head.decode("utf-8"), rel)[0]
+    except (ParseError, UnicodeDecodeError):
+        if not cut:
+            raise ParseError(rel, "not a raw log (no readable frontmatter)") from None
+        return split_frontmatter(read_text(root, rel), rel)[0]
+
+
+def _segment(root: Path, rel: str) -> _Segment | None:
+    """The log at ``rel`` to append to; None when its turns cannot be read."""
+    try:
+        text = read_text(root, rel)
+        meta, count, last = log_outline(text, rel)
+    except (ParseError, UnsafePathError):
+        return None  # a broken log is reported by doctor; never appended to
+    return _Segment(rel, meta, text, count, last)
 
 
 # Where a turn came from, recorded in the frontmatter of the log it went to: a key (an
@@ -248,8 +292,8 @@ class OpenLogs:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self._held = _open_segments(root)
-        self._away: dict[str, str] = {}  # session -> its open log, text not held
+        self._held: dict[str, _Segment] = {}
+        self._away = _open_logs(root)  # session -> its open log, text not held
         self._stamps = _log_stamps(root)
         self._forgotten: Tombstones | None = None
 
@@ -268,15 +312,14 @@ class OpenLogs:
         """Read the open logs again when another writer changed ``logs/`` since
         :meth:`settle` (a turn logged, a log consolidated); call it holding the lock."""
         if _log_stamps(self.root) != self._stamps:
-            self._held, self._away = _open_segments(self.root), {}
+            self._held, self._away = {}, _open_logs(self.root)
 
     def get(self, session: str) -> _Segment | None:
         """The session's open log, if it has one."""
         if session not in self._held and session in self._away:
-            rel = self._away.pop(session)
-            text = read_text(self.root, rel)
-            meta, count, last = log_outline(text, rel)
-            self._held[session] = _Segment(rel, meta, text, count, last)
+            segment = _segment(self.root, self._away.pop(session))
+            if segment is not None:
+                self._held[session] = segment
         return self._held.get(session)
 
     def __setitem__(self, session: str, segment: _Segment) -> None:
@@ -442,7 +485,8 @@ def _clip(content: str) -> str:
 def close_session(root: Path, session: str) -> list[str]:
     """Close the session's open log (session end); returns its vault path, if there was one."""
     with file_lock(root, "logs"):
-        segment = _open_segments(root).get(session)
+        rel = _open_logs(root).get(session)
+        segment = _segment(root, rel) if rel is not None else None
         if segment is None:
             return []
         closed = replace_log_meta(segment.text, segment.path, _closed(segment.meta))
@@ -455,7 +499,8 @@ def session_turns(root: Path, session: str) -> tuple[Turn, ...]:
 
     A session's working memory is rebuilt from them when a new process meets the session
     (OpenClaw runs each ``agent --local`` turn in a process of its own)."""
-    segment = _open_segments(root).get(session)
+    rel = _open_logs(root).get(session)
+    segment = _segment(root, rel) if rel is not None else None
     if segment is None:
         return ()
     return parse_log(segment.text, segment.path).turns
@@ -464,9 +509,5 @@ def session_turns(root: Path, session: str) -> tuple[Turn, ...]:
 def is_open_log(root: Path, rel: str) -> bool:
     """Whether the raw log at ``rel`` is its session's open log (neither closed nor
     consolidated): the turns a live session's host still holds as its history.  A log that
-    cannot be read is taken as not open."""
-    try:
-        meta, _, _ = log_outline(read_text(root, rel), rel)
-    except (ParseError, UnsafePathError, OSError):
-        return False
-    return not meta.get("processed") and not meta.get("closed")
+    cannot be read is taken as not open.  Only its frontmatter is read."""
+    return _open_meta(root, rel) is not None

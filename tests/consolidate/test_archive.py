@@ -84,10 +84,10 @@ def test_default_off_archives_nothing(vault: Vault) -> None:
 
 def test_a_first_run_only_starts_noting_recalls(vault_dir: Path) -> None:
     with Vault(vault_dir, env=ON) as vault:
-        assert load_recalls(vault.root) is None
+        assert load_recalls(vault.root, vault.index) is None
         report = vault.archive(now=T0)
         assert report.moved == [] and not (vault_dir / "episodes" / "archive").exists()
-        recalls = load_recalls(vault.root)
+        recalls = load_recalls(vault.root, vault.index)
         assert recalls is not None and recalls.since == T0
         assert report.unused_from == (T0 + timedelta(days=DAYS)).strftime("%Y-%m-%dT%H:%M:%SZ")
 
@@ -121,11 +121,15 @@ def test_an_old_episode_edited_by_hand_lately_is_not_archived(archiving: Vault) 
     assert path.exists()
 
 
-def test_a_lost_recall_log_delays_archiving_and_archives_nothing(archiving: Vault) -> None:
+def test_lost_recall_times_delay_archiving_and_archive_nothing(archiving: Vault) -> None:
+    """Lost from the index and from its copy (``.memoryclaw/`` deleted), noting starts over."""
+    archiving.close()
+    for index_file in (archiving.root / ".memoryclaw").glob("index.db*"):
+        index_file.unlink()
     (archiving.root / RECALL_FILE).write_text("{not json")
     report = archiving.archive(now=LATER)
     assert report.moved == []
-    recalls = load_recalls(archiving.root)
+    recalls = load_recalls(archiving.root, archiving.index)
     assert recalls is not None and recalls.since == LATER  # noting starts over, from now
     later = archiving.archive(now=LATER + timedelta(days=DAYS + 1))
     assert later.moved
@@ -377,7 +381,7 @@ def test_the_agents_memory_search_reaches_the_archive(vault_dir: Path) -> None:
 
 def test_retrieve_notes_what_it_recalled(vault: Vault) -> None:
     payload = vault.retrieve("what did I email John about", now=T0)
-    recalls = load_recalls(vault.root)
+    recalls = load_recalls(vault.root, vault.index)
     assert recalls is not None and payload.episodes
     assert {e.id for e in payload.episodes} <= set(recalls.last)
     assert all(recalls.last[e.id] == T0 for e in payload.episodes)

@@ -295,3 +295,51 @@ def test_file_changing_under_the_scan_is_skipped_for_this_pass(
     assert following.skipped == []
     episodes = {r.path for r in vault.search("walrus", refresh=False).results}
     assert episodes == ({NEW} if path.is_file() else set())
+
+
+_OPENED: list[str] | None = None  # paths opened or listed while a test audits (else None)
+
+
+def _audit(event: str, args: tuple[Any, ...]) -> None:
+    wanted = _OPENED is not None and event in ("open", "os.scandir", "os.listdir")
+    if wanted and args and isinstance(args[0], (str, bytes, os.PathLike)):
+        assert _OPENED is not None
+        _OPENED.append(os.fsdecode(args[0]))
+
+
+@pytest.mark.parametrize("index", ["current", "none-yet", "rebuilt"])
+def test_logging_a_turn_reads_nothing_of_the_vault_but_logs(vault_dir: Path, index: str) -> None:
+    """Also the first turn into a vault whose index is new or was rebuilt: the turn's log
+    is indexed alone, and no episode, fact or other folder is opened or listed."""
+    global _OPENED
+    import sqlite3
+    import sys
+
+    if index != "none-yet":
+        with Vault(vault_dir) as vault:
+            vault.reindex()
+    if index == "rebuilt":
+        with sqlite3.connect(vault_dir / ".memoryclaw" / "index.db") as db:
+            db.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
+    sys.addaudithook(_audit)
+    _OPENED = []
+    try:
+        with Vault(vault_dir) as vault:
+            logged = vault.log_turn("s-audit", "user", "the harbour7 key is under the mat")
+    finally:
+        opened, _OPENED = _OPENED, None
+    root = str(vault_dir.resolve())
+    touched = {os.path.relpath(os.path.realpath(p), root) for p in opened}
+    inside = {p for p in touched if not p.startswith("..")}
+    outside_logs = {
+        p
+        for p in inside
+        if p not in (".", "logs")
+        and not p.startswith((".memoryclaw", "logs/"))
+        and p != "memoryclaw.yaml"
+    }
+    assert outside_logs == set()
+    assert not {p for p in inside if p.startswith("logs/processed")}
+    with Vault(vault_dir) as vault:
+        hits = vault.index.passage_rows(logged.path, 0, 10**6)
+        assert [h["text"] for h in hits] == ["the harbour7 key is under the mat"]

@@ -19,6 +19,7 @@ from hypothesis import strategies as st
 from memoryclaw import ConfigError, InvalidInputError, Vault
 from memoryclaw.recall.metrics import METRICS_FILE, DayCounts, load_days, record
 from memoryclaw.recall.payload import RetrievePayload
+from memoryclaw.recall.usage import load_recalls
 from memoryclaw.serve.stdio import BAD_PARAMS, StdioServer
 from memoryclaw.vault.logformat import Turn, dump_log
 
@@ -221,7 +222,8 @@ def test_keep_days_zero_records_nothing_but_still_notes_recalls(vault_dir: Path)
     with Vault(vault_dir, env={}) as vault:
         vault.retrieve(QUERIES[0], now=NOW)
         assert not (vault.root / METRICS_FILE).exists()
-        assert (vault.root / ".memoryclaw" / "recall.json").exists()
+        recalls = load_recalls(vault.root, vault.index)
+        assert recalls is not None and recalls.last
 
 
 def test_a_recall_that_cannot_be_counted_still_answers(
@@ -316,7 +318,7 @@ HOSTILE_STATE = {
 }
 
 
-@pytest.mark.parametrize("name", ["metrics.json", "recall.json"])
+@pytest.mark.parametrize("name", ["metrics.json", "recall.json", "recall.log"])
 @pytest.mark.parametrize("content", list(HOSTILE_STATE.values()), ids=list(HOSTILE_STATE))
 def test_a_hostile_counts_file_starts_over_instead_of_crashing_retrieve_or_stats(
     vault_dir: Path, name: str, content: bytes
@@ -336,7 +338,11 @@ def test_a_hostile_counts_file_starts_over_instead_of_crashing_retrieve_or_stats
         assert "Traceback" not in proc.stderr
         json.loads(proc.stdout)
         errors += proc.stderr
-    if len(content) > _PAD:
+    if len(content) > _PAD and name != "recall.log":  # the log: its first 8 MiB folded, cut
         assert "starting it over" in errors
     rewritten = state / name
-    assert not rewritten.exists() or rewritten.stat().st_size < 1 << 20
+    if name == "recall.json":  # read no more: the index notes recalls, its next copy replaces it
+        with Vault(vault_dir, env={}) as vault:
+            assert vault.index.recalls_since() is not None
+    else:
+        assert not rewritten.exists() or rewritten.stat().st_size < 1 << 20

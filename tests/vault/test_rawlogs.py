@@ -437,3 +437,25 @@ def test_memory_s_own_tools_through_openclaw_s_tool_call_wrapper_are_not_stored_
     weather = _wrapped_result("web_fetch", "weather: 14C")
     other = vault.log_turn("s-wrap", "tool_result", weather, tool="tool_call", timestamp=NOW)
     assert "weather: 14C" in (vault.root / other.path).read_text("utf-8")
+
+
+@pytest.mark.parametrize("close", [False, True], ids=["open", "closed"])
+def test_whether_a_log_is_open_and_which_is_a_sessions_come_from_its_frontmatter_alone(
+    empty_vault: Vault, monkeypatch: pytest.MonkeyPatch, close: bool
+) -> None:
+    """A retrieve that names its session asks of each candidate log whether it is open, and
+    a turn logged asks which log is its session's: neither reads a log whole (a long
+    session's log was read and outlined for two flags)."""
+    from memoryclaw.vault import rawlogs
+
+    root, settings = empty_vault.root, empty_vault.settings
+    long = "word " * 20_000  # a log far longer than the head read for its frontmatter
+    path = append_turns(root, settings, [_turn("s1", "user", long)], close=close)[0].path
+    append_turns(root, settings, [_turn("s2", "user", "another session")])
+
+    def whole(*args: object, **kwargs: object) -> str:
+        raise AssertionError("a log was read whole")
+
+    monkeypatch.setattr(rawlogs, "read_text", whole)
+    assert rawlogs.is_open_log(root, path) is not close
+    assert rawlogs._open_logs(root).get("s1") == (None if close else path)
