@@ -21,10 +21,7 @@ if TYPE_CHECKING:
 def consolidate(
     vault: Vault, *, all_logs: bool = False, now: datetime | None = None
 ) -> ConsolidationReport:
-    """Turn closed raw logs (``all_logs``: every unprocessed one) into episodes and facts.
-
-    With ``git.autoCommit`` in a git vault, what the run changed becomes one commit.
-    """
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.consolidate`."""
     use_git = vault.settings.git.auto_commit and is_repository(vault.root)
     from ..consolidate.pipeline import consolidate
 
@@ -37,10 +34,7 @@ def consolidate(
 
 
 def archive(vault: Vault, *, dry_run: bool = False, now: datetime | None = None) -> ArchiveReport:
-    """Move episodes unused for ``consolidation.archiveAfterDays`` days (not recalled, not
-    edited, not dated within them; 0, the default, moves none) to ``episodes/archive/YYYY/``,
-    out of automatic recall but searchable with ``include_archived``; ``dry_run`` only
-    reports.  With ``git.autoCommit`` in a git vault the run is one commit."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.archive`."""
     use_git = not dry_run and vault.settings.git.auto_commit and is_repository(vault.root)
     from ..consolidate.archive import run_archive
 
@@ -60,8 +54,7 @@ def archive(vault: Vault, *, dry_run: bool = False, now: datetime | None = None)
 
 
 def restore(vault: Vault, ident: str, *, now: datetime | None = None) -> ArchiveReport:
-    """Move the archived episode ``ident`` back into recall (counted as recalled now, so
-    it stays for another ``archiveAfterDays``); nothing to do when it is not archived."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.restore`."""
     refuse(vault.teams, "archive --restore", ident)
     use_git = vault.settings.git.auto_commit and is_repository(vault.root)
     from ..consolidate.archive import run_restore

@@ -32,8 +32,7 @@ def _day(now: datetime | None) -> str:
 
 
 def approve_pending(vault: Vault, ident: str, *, now: datetime | None = None) -> PendingFact:
-    """Accept a pending fact: into its semantic file.  A conflict supersedes the old value,
-    which stays in its file marked (dated ``now``, default: the current time)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.approve_pending`."""
     refuse(vault.teams, "pending approve", ident)
     from ..consolidate.review import approve
 
@@ -61,9 +60,7 @@ def _current_facts(vault: Vault, entity: str, field: str) -> list[dict[str, Any]
 def set_fact(
     vault: Vault, entity: str, field: str, value: str, *, now: datetime | None = None
 ) -> SupersedeReport:
-    """State ``entity``'s ``field`` as ``value``; its current values stay in their files,
-    marked superseded by it on ``now``'s date (never deleted).  Setting the current value
-    again writes nothing."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.set_fact`."""
     from ..consolidate.review import replace_value
     from ..consolidate.supersede import check_fact
 
@@ -91,8 +88,7 @@ def set_fact(
 def fact_history(
     vault: Vault, entity: str, field: str | None = None, *, context: RecallContext | None = None
 ) -> dict[str, Any]:
-    """Every value ``entity``'s ``field`` (every field, without one) has had, superseded
-    ones first, with the git commits that changed those lines (a git vault)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.fact_history`."""
     if not entity.strip():
         raise InvalidInputError("entity", "must not be empty")
     vault.refresh()

@@ -64,8 +64,7 @@ def forget(
     fact_id: str | None = None,
     dry_run: bool = False,
 ) -> ForgetReport:
-    """Remove memories from the vault and the index: by id, or every line, turn and fact
-    that holds all the words of ``query`` (raw logs included)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.forget`."""
     chosen = [x for x in (query, episode_id, fact_id) if x is not None]
     if len(chosen) != 1:
         raise InvalidInputError("forget", "give exactly one of a query, an episode id or a fact id")
@@ -202,11 +201,7 @@ def _history_of(vault: Vault, rows: Sequence[Mapping[str, Any]]) -> list[dict[st
 def purge_history(
     vault: Vault, paths: Iterable[str], *, report: bool = False, query: str | None = None
 ) -> Any:
-    """Rewrite the vault's git history so these files hold only what they hold now
-    (deleted ones vanish from every commit), with every other file some commit of which
-    holds forgotten text (the tombstones, and ``query``'s words); push it to the sync
-    remote.  The number of files rewritten, or with ``report`` the
-    :class:`memoryclaw.share.purge.PurgeReport`."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.purge_history`."""
     paths = list(paths)
     refuse(vault.teams, "purge-history", *paths)
     if not is_repository(vault.root):
@@ -231,8 +226,7 @@ def purge_history(
 
 
 def purge_blockers(vault: Vault) -> list[str]:
-    """Tracked files with uncommitted changes, which keep a history purge from running
-    (after finishing a forget or a purge that was killed on its way)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.purge_blockers`."""
     from ..share.purge import blockers
 
     if not is_repository(vault.root):

@@ -114,9 +114,7 @@ def metrics(
     since: date | str | None = None,
     now: datetime | None = None,
 ) -> recall_metrics.Metrics:
-    """Recall metrics (:mod:`memoryclaw.recall.metrics`) over the last ``days`` UTC days, today
-    included (default 7), or from the day ``since`` to today; with the facts pending
-    review, the conflicts among them and the episodes archived, as they are now."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.metrics`."""
     first, last = recall_metrics.window(recall_metrics.day_of(now or now_utc()), days, since)
     vault.refresh()
     recorded = recall_metrics.read_days(vault.root)
@@ -143,8 +141,7 @@ def stats(
     since: date | str | None = None,
     now: datetime | None = None,
 ) -> dict[str, Any]:
-    """Counts and sizes of the vault and its index, and the recall metrics over a window
-    (see :meth:`metrics`) as ``metrics``."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.stats`."""
     metrics = vault.metrics(days=days, since=since, now=now)
     counts = vault.index.counts()
     db = vault.root / STATE_DIR / INDEX_FILE

@@ -64,11 +64,7 @@ def log_turn(
     kind: str | None = None,
     sender: str | None = None,
 ) -> LoggedTurn:
-    """Append one turn to the session's raw log (secrets redacted when configured).
-
-    ``kind`` (direct, group, thread, cron) is read from an OpenClaw session key when not
-    given; ``sender`` is who wrote a user turn, which decides whether it is the owner's
-    (see ``scopes.ownerIds``)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.log_turn`."""
     moment = as_timestamp(timestamp, "timestamp")
     turn = NewTurn(
         session,
@@ -107,13 +103,7 @@ def ingest(
     source: str = "<input>",
     line_numbers: Sequence[int] | None = None,
 ) -> IngestReport:
-    """Append many turns (``{session, role, content, timestamp?, name?, channel?, tool?}``,
-    or ``{"messages": [...]}`` objects: OpenAI-style chats, see
-    :func:`memoryclaw.importers.parsers.message_records`).
-
-    Every record is checked before anything is written; each session's log is closed after.
-    ``line_numbers`` (one per record) are used in error messages instead of positions.
-    """
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.ingest`."""
     turns: list[NewTurn] = []
     for position, record in enumerate(records):
         line = line_numbers[position] if line_numbers is not None else position + 1
@@ -133,11 +123,7 @@ def ingest(
 def ingest_file(
     vault: Vault, file: str | Path | IO[bytes], *, source: str | None = None
 ) -> IngestReport:
-    """:meth:`ingest` of a JSON-lines file (a path, or an open binary stream such as
-    standard input; a ``.json`` path holds one chat or a list of them), in bounded memory:
-    every line is checked before anything is written, then the turns are written in
-    batches, and a run killed midway, run again, neither duplicates nor loses turns
-    (:mod:`memoryclaw.importers.ingest`)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.ingest_file`."""
     from ..importers.ingest import ingest_stream
 
     def to_turns(record: Mapping[str, Any], line: int, check: bool) -> list[NewTurn]:
@@ -168,11 +154,7 @@ def import_openclaw(
     since: date | None = None,
     dry_run: bool = False,
 ) -> ImportReport:
-    """Bring an OpenClaw install's memory in (its state folder ``state``, default
-    ``$OPENCLAW_STATE_DIR`` or ``~/.openclaw``; one ``agent``, default all): MEMORY.md and
-    USER.md items as facts and notes, daily notes as episodes, session transcripts as raw
-    logs, then consolidated.  A second import adds nothing
-    (:mod:`memoryclaw.importers.workspace`)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.import_openclaw`."""
     where = Path(state).expanduser() if state is not None else None
     message = "memoryclaw: import from OpenClaw"
     use_git = vault.settings.git.auto_commit and is_repository(vault.root) and not dry_run
@@ -194,8 +176,7 @@ def import_openclaw(
 def import_notes(
     vault: Vault, folder: str | Path, *, since: date | None = None, dry_run: bool = False
 ) -> ImportReport:
-    """Bring a folder of markdown notes in (an Obsidian vault, CLAUDE.md / AGENTS.md, memory
-    folders): dated notes as episodes, memory files and lists as facts and notes."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.import_notes`."""
     from ..vault.redact import redact  # a folder's name reaches the commit message
 
     message = f"memoryclaw: import notes from {redact(Path(folder).name)}"

@@ -30,12 +30,7 @@ def reindex(
     progress: Progress | None = None,
     embed_progress: Progress | None = None,
 ) -> SyncReport:
-    """Bring the index up to date; ``full`` deletes it and rebuilds from the files.
-
-    With the vector fallback on, episodes without a current vector are embedded after
-    (``embed_progress`` sees that); if the embedder fails the report says why and the
-    keyword index is up to date all the same.
-    """
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.reindex`."""
     if full:
         with suppress(sqlite3.Error):  # an index that cannot be opened keeps nothing
             keep_recalls(vault.root, vault.index)  # what no file holds outlives the index
@@ -52,8 +47,7 @@ def reindex(
 
 
 def reindex_paths(vault: Vault, paths: Iterable[str]) -> SyncReport:
-    """Sync just these vault-relative files (a watcher's changes); a full :meth:`reindex`
-    when that cannot be trusted (a folder appeared, vanished or was renamed)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.reindex_paths`."""
     report = None if vault.index.rebuilt else sync_paths(vault.root, vault.index, paths)
     if report is None:
         vault.index.rebuilt = False
@@ -63,8 +57,7 @@ def reindex_paths(vault: Vault, paths: Iterable[str]) -> SyncReport:
 
 
 def refresh(vault: Vault) -> SyncReport | None:
-    """Sync when the vault (or a team vault) changed since the last sync; the own vault's
-    report, None when it was current."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.refresh`."""
     report = None
     if vault.index.rebuilt or is_stale(vault.root, vault.index):
         vault.index.rebuilt = False

@@ -77,10 +77,7 @@ def search_with_teams(
     explain_scope: bool = False,
     include_archived: bool = False,
 ) -> SearchResult:
-    """Ranked, explained episodes and facts for ``query`` that ``context`` (who asks,
-    from where; None: the owner at the terminal) may see; ``explain_scope`` also lists
-    what the recall rules withheld, and why; ``include_archived`` also searches the
-    episodes in ``episodes/archive/``."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.search`."""
     if refresh:
         vault.refresh()
     policy = vault.policy(context)
@@ -170,14 +167,7 @@ def retrieve(
     context: RecallContext | None = None,
     working: Mapping[str, Any] | None = None,
 ) -> RetrievePayload:
-    """The hook payload: a ``<memoryclaw>`` block within ``budgetTokens`` and working
-    memory, of what ``context`` (None: the owner at the terminal) may see.  Archived
-    episodes are left out; those in the block are noted as recalled (see :meth:`archive`).
-    A trivial message (greetings, thanks, fillers, emoji: :mod:`memoryclaw.recall.trivial`)
-    recalls nothing and runs no search: its payload is empty, ``skipped: "trivial"``.
-    ``working`` is the live session's working memory: its active skill's steps lead the
-    block (:mod:`memoryclaw.recall.working` keeps it).  A ``context`` that names its session is
-    a host that sends the session's turns as history: those of its open log are not quoted."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.retrieve`."""
     from ..recall.longview import LONG_VIEW_EPISODES, long_view
     from ..recall.payload import render_payload
     from ..recall.standing import in_force, with_standing
@@ -242,10 +232,7 @@ def _record(vault: Vault, payload: RetrievePayload, now: datetime) -> None:
 
 
 def get(vault: Vault, ident: str, *, context: RecallContext | None = None) -> dict[str, Any]:
-    """An episode (with details) or a fact by id, if ``context`` may see it (to a
-    requester who may not, it does not exist).  An episode may also be named by the short
-    handle recall shows for it (``ep-d6b27f26``); a team vault's, by its qualified id
-    (``team:ep-…``)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.get`."""
     policy = vault.policy(context)
     found_in = owner_of(ident, vault.teams)
     if found_in is not None:
@@ -275,11 +262,7 @@ def read(
     *,
     context: RecallContext | None = None,
 ) -> dict[str, Any]:
-    """Lines ``start``.. of a vault file (``lines`` of them, default up to 200), with paging.
-
-    A requester other than the owner at the terminal reads only files whose every
-    indexed memory it may see (to it, other files do not exist).  A team vault's file is
-    named by its qualified path (``team:episodes/….md``)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.read`."""
     if start < 1 or (lines is not None and lines < 1):
         raise InvalidInputError("from" if start < 1 else "lines", "must be 1 or more")
     root, shown, rel, index = vault.root, None, path, None

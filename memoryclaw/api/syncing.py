@@ -16,12 +16,7 @@ if TYPE_CHECKING:
 
 
 def sync_remote(vault: Vault, *, setup: bool = False) -> RemoteSyncReport:
-    """Sync the vault's git repository with ``sync.remote`` (commit, fetch, merge, push)
-    and re-index the files the merge brought; ``setup`` first writes .gitattributes.
-
-    Team vaults (``sharedVaults``) are pulled first, fast-forward only; one that cannot be
-    pulled says why in ``shared`` and stops nothing.  A vault that is not a git repository
-    but lists team vaults only pulls them (``remote`` is empty)."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.sync_remote`."""
     from ..share.sync import RemoteSyncReport, sync_remote
     from ..share.sync import setup as setup_remote
 
