@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from datetime import date, datetime, timezone
 from typing import Any
 
@@ -18,7 +17,7 @@ from ..vault.values import value_key
 from ..vault.words import extract_keywords
 from .plan import QueryPlan
 from .recency import Recency
-from .results import EpisodeResult, FactResult, PassageHit
+from .results import EpisodeResult, FactResult, PassageHit, _evolve
 
 TAG_BONUS = 1.0
 CANDIDATE_FLOOR = 25
@@ -166,11 +165,12 @@ def _rank_passages(
         return float(total)
 
     scored = sorted(
-        ((score(row), row) for row in rows),
+        ((score(row), row, score(row, smooth)) for row in rows),
         key=lambda s: (-round(s[0], 9), -s[1]["ts_epoch"], s[1]["path"], s[1]["line"]),
-    )[:PASSAGES_KEPT]
-    matched = index.terms_matching("passages", [r["rowid"] for _, r in scored], plan.phrases)
-    best_smooth = max(score(row, smooth) for row in rows)
+    )
+    best_smooth = max(s[2] for s in scored)
+    scored = scored[:PASSAGES_KEPT]
+    matched = index.terms_matching("passages", [s[1]["rowid"] for s in scored], plan.phrases)
     return [
         PassageHit(
             path=row["path"],
@@ -189,9 +189,9 @@ def _rank_passages(
             agent=row.get("agent"),
             scope=row.get("scope"),
             episode_confidence=str(row.get("episode_confidence") or ""),
-            smoothed=_scaled(score(row, smooth), best_smooth),
+            smoothed=_scaled(smoothed, best_smooth),
         )
-        for total, row in scored
+        for total, row, smoothed in scored
     ]
 
 
@@ -279,7 +279,7 @@ def _fuse(
     for episode_id in order:
         found_by = (episode_id in keyword_rank, episode_id in vector_found)
         via = {(True, True): "keyword+vector", (True, False): "keyword"}.get(found_by, "vector")
-        out.append(replace(by_id[episode_id], score=scores[episode_id], via=via))
+        out.append(_evolve(by_id[episode_id], score=scores[episode_id], via=via))
     return out
 
 
@@ -374,7 +374,7 @@ def _by_recency(episodes: Sequence[EpisodeResult], ranker: Recency) -> list[Epis
         when = _when(episode.timestamp)
         factor = ranker.factor(when, episode.id) if when is not None else 1.0
         score = ranker.blend(episode.score, factor)
-        rescored.append(replace(episode, score=score, recency=factor))
+        rescored.append(_evolve(episode, score=score, recency=factor))
     rescored.sort(key=lambda e: e.id)
     rescored.sort(key=lambda e: e.timestamp, reverse=True)
     rescored.sort(key=lambda e: round(e.score, 9), reverse=True)
@@ -392,7 +392,7 @@ def _passages_by_recency(
         if factor is None:
             when = _when(passage.timestamp)
             factor = ranker.factor(when, passage.episode_id) if when is not None else 1.0
-        rescored.append(replace(passage, score=ranker.blend(passage.score, factor), recency=factor))
+        rescored.append(_evolve(passage, score=ranker.blend(passage.score, factor), recency=factor))
     rescored.sort(key=lambda p: (p.path, p.line))
     rescored.sort(key=lambda p: p.timestamp, reverse=True)
     rescored.sort(key=lambda p: round(p.score, 9), reverse=True)
@@ -413,7 +413,7 @@ def _relevance(
     BM25 scores, keeps its cosine, already 0..1) and the recall rule that admitted them."""
     best = max((e.score for e in episodes if not (cosine_hits and e.via == "vector")), default=0)
     return [
-        replace(
+        _evolve(
             e,
             relevance=_scaled(e.score, 1.0 if cosine_hits and e.via == "vector" else best),
             admitted_by=policy.admit(e.agent, e.scope)[1],
