@@ -151,26 +151,33 @@ def _rank_passages(
     named = set(plan.keywords)
     asked = set(plan.shapes.values())
 
-    def score(row: Mapping[str, Any], own: Mapping[tuple[str, int], float] = own) -> float:
+    def scores(row: Mapping[str, Any]) -> tuple[float, float]:
+        """The row's score, and its score as in a larger vault (by ``smooth``)."""
         path, line = row["path"], row["line"]
-        before, after = own.get((path, line - 1), 0.0), own.get((path, line + 1), 0.0)
-        share = episode_share.get(row["episode_id"], 0.0)
-        near = REPLY_SHARE * before + NEIGHBOUR_SHARE * after
-        total = own[(path, line)] + near + EPISODE_SHARE * share
+        share = EPISODE_SHARE * episode_share.get(row["episode_id"], 0.0)
         # a question about someone is answered by what they said, more than by a line to them
-        if (row["speaker"] or "").lower() in named:
-            total *= 1 + SPEAKER_BOOST
-        if asked.intersection((row["shape"] or "").split()):
-            total *= 1 + ANSWER_BOOST
-        return float(total)
+        speaker = (row["speaker"] or "").lower() in named
+        answers = bool(asked) and not asked.isdisjoint((row["shape"] or "").split())
+        out = []
+        for table in (own, smooth):
+            before, after = table.get((path, line - 1), 0.0), table.get((path, line + 1), 0.0)
+            near = REPLY_SHARE * before + NEIGHBOUR_SHARE * after
+            total = table[(path, line)] + near + share
+            if speaker:
+                total *= 1 + SPEAKER_BOOST
+            if answers:
+                total *= 1 + ANSWER_BOOST
+            out.append(float(total))
+        return out[0], out[1]
 
     scored = sorted(
-        ((score(row), row, score(row, smooth)) for row in rows),
-        key=lambda s: (-round(s[0], 9), -s[1]["ts_epoch"], s[1]["path"], s[1]["line"]),
+        ((*scores(row), row) for row in rows),
+        key=lambda s: (-round(s[0], 9), -s[2]["ts_epoch"], s[2]["path"], s[2]["line"]),
     )
-    best_smooth = max(s[2] for s in scored)
+    best_smooth = max(s[1] for s in scored)
     scored = scored[:PASSAGES_KEPT]
-    matched = index.terms_matching("passages", [s[1]["rowid"] for s in scored], plan.phrases)
+    matched = index.terms_matching("passages", [s[2]["rowid"] for s in scored], plan.phrases)
+    tags = {t: tuple(json.loads(t or "[]")) for t in {r.get("episode_tags") for *_, r in scored}}
     return [
         PassageHit(
             path=row["path"],
@@ -185,13 +192,13 @@ def _rank_passages(
             via="log" if row["kind"] == "log" else "keyword",
             session=row["session"],
             episode_summary=row.get("episode_summary") or "",
-            episode_tags=tuple(json.loads(row.get("episode_tags") or "[]")),
+            episode_tags=tags[row.get("episode_tags")],
             agent=row.get("agent"),
             scope=row.get("scope"),
             episode_confidence=str(row.get("episode_confidence") or ""),
             smoothed=_scaled(smoothed, best_smooth),
         )
-        for total, row, smoothed in scored
+        for total, smoothed, row in scored
     ]
 
 
