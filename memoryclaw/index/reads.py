@@ -33,9 +33,11 @@ class FileState:
 class IndexReads(IndexDatabase):
     """The index's look-ups that rank nothing: rows, counts, cached vectors, integrity."""
 
-    def file_count(self) -> int:
-        """How many files the index knows."""
-        return int(self.execute("SELECT count(*) FROM files").fetchone()[0])
+    def file_count(self, cap: int) -> int:
+        """How many files the index knows, counting no further than ``cap`` (a count of every
+        file of a large vault reads all of them)."""
+        found = self.execute("SELECT count(*) FROM (SELECT 1 FROM files LIMIT ?)", [cap])
+        return int(found.fetchone()[0])
 
     def file_stats(self) -> dict[str, tuple[int, int, str | None, int | None]]:
         """Every known file's (mtime_ns, size, error, error_line): all a no-op sync compares."""
