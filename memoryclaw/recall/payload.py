@@ -364,8 +364,8 @@ def render_payload(
     for passage in list(chosen):
         wanted = None  # the words a neighbour must share: the query's, or the passage's
         for near in near_of.get((passage.path, passage.line), ()):
-            if block.has(near):
-                continue
+            if block.has(near) or len(_quote(near)) >= block.room:
+                continue  # there already, or no room for it: its words need not be read
             if wanted is None:
                 wanted = query_words.union(extract_keywords(passage.text))
             words = extract_keywords(f"{near.speaker or ''} {near.text}")
