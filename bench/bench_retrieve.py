@@ -3,10 +3,11 @@
 Asks every LoCoMo dev question (categories 1-4) of its conversation's vault, built as the
 reference scorer builds it (``locomo.build_payload_vault``), and optionally the queries of
 ``bench/bench_search.py`` of a synthetic vault (``--synthetic 100000``), through
-``Vault.retrieve`` at a fixed clock, after one warm-up pass; prints p50 and p95 of the thread
-CPU time and of the wall time per call.  Built vaults are cached in ``--cache`` (the
-synthetic one as ``bench_search.py`` caches it, in ``bench/out/vaults/``, its index beside
-it) and each run asks a fresh copy, so the recalls a run notes never carry over.
+``Vault.retrieve`` as a hook's turn calls it (``refresh=True``; ``--no-refresh`` leaves out
+the check for changed files) at a fixed clock, after one warm-up pass; prints p50 and p95 of
+the thread CPU time and of the wall time per call.  Built vaults are cached in ``--cache``
+(the synthetic one as ``bench_search.py`` caches it, in ``bench/out/vaults/``, its index
+beside it) and each run asks a fresh copy, so the recalls a run notes never carry over.
 ``--profile OUT`` also writes the cProfile stats of the measured pass (the top printed).
 
     .venv/bin/python bench/bench_retrieve.py [--synthetic 100000] [--profile OUT]
