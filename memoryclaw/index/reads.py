@@ -14,6 +14,8 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
+_SPOTS_PER_QUERY = 300  # three parameters each, well within SQLite's limit of 999
+
 
 @dataclass(frozen=True)
 class FileState:
@@ -31,9 +33,11 @@ class FileState:
 class IndexReads(IndexDatabase):
     """The index's look-ups that rank nothing: rows, counts, cached vectors, integrity."""
 
-    def file_count(self) -> int:
-        """How many files the index knows."""
-        return int(self.execute("SELECT count(*) FROM files").fetchone()[0])
+    def file_count(self, cap: int) -> int:
+        """How many files the index knows, counting no further than ``cap`` (a count of every
+        file of a large vault reads all of them)."""
+        found = self.execute("SELECT count(*) FROM (SELECT 1 FROM files LIMIT ?)", [cap])
+        return int(found.fetchone()[0])
 
     def file_stats(self) -> dict[str, tuple[int, int, str | None, int | None]]:
         """Every known file's (mtime_ns, size, error, error_line): all a no-op sync compares."""
@@ -137,14 +141,27 @@ class IndexReads(IndexDatabase):
             )
         return marks
 
-    def passage_rows(self, path: str, first: int, last: int) -> list[dict[str, Any]]:
-        """The passages of one file with ``line`` in ``first..last``, in order."""
-        cursor = self.execute(
-            "SELECT * FROM passages WHERE path = ? AND line BETWEEN ? AND ? ORDER BY line",
-            [path, first, last],
-        )
-        columns = [c[0] for c in cursor.description]
-        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+    def passage_neighbour_rows(
+        self, spots: Sequence[tuple[str, int]]
+    ) -> list[list[dict[str, Any]]]:
+        """For each (path, line) of ``spots``, the passages of that file on the line just
+        before and just after it, in order; one statement for all of them (recall asks for
+        the neighbours of a query's best lines every turn)."""
+        out: list[list[dict[str, Any]]] = [[] for _ in spots]
+        for start in range(0, len(spots), _SPOTS_PER_QUERY):
+            part = spots[start : start + _SPOTS_PER_QUERY]
+            cursor = self.execute(
+                f"WITH spot(n, path, line) AS (VALUES {', '.join(['(?, ?, ?)'] * len(part))})"
+                " SELECT spot.n, p.turn, p.line, p.speaker, p.text, p.timestamp"
+                " FROM spot JOIN passages p ON p.path = spot.path"
+                " AND p.line BETWEEN spot.line - 1 AND spot.line + 1 AND p.line != spot.line"
+                " ORDER BY spot.n, p.line, p.rowid",
+                [v for n, (path, line) in enumerate(part, start) for v in (n, path, line)],
+            )
+            columns = [c[0] for c in cursor.description]
+            for values in cursor.fetchall():
+                out[values[0]].append(dict(zip(columns, values)))
+        return out
 
     def consolidated_turns(
         self, sources: Sequence[str]

@@ -459,7 +459,7 @@ def is_stale(root: Path, index: Index) -> bool:
     stored = index.get_meta(_FOLDERS_KEY)
     if stored is None or folders_changed(root, json.loads(stored)):
         return True
-    if index.file_count() > FULL_STAT_LIMIT:
+    if index.file_count(FULL_STAT_LIMIT + 1) > FULL_STAT_LIMIT:
         return False
     found = _without_twins(root, scan(root).files)
     seen = index.file_stats()

@@ -3,12 +3,10 @@ kept out, the rule's reason."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 from ..index.store import Index
 from ..vault.scopes import Policy
 from .plan import QueryPlan
-from .results import EpisodeResult, SearchResult, Withheld
+from .results import EpisodeResult, SearchResult, Withheld, _evolve
 
 
 def _explain(index: Index, plan: QueryPlan, episodes: list[EpisodeResult]) -> list[EpisodeResult]:
@@ -19,7 +17,7 @@ def _explain(index: Index, plan: QueryPlan, episodes: list[EpisodeResult]) -> li
     rowid_of = index.episode_rowids(unexplained)
     matched = index.terms_matching("episodes", list(rowid_of.values()), plan.phrases)
     return [
-        e if e.matched else replace(e, matched=tuple(matched.get(rowid_of.get(e.id, -1), [])))
+        e if e.matched else _evolve(e, matched=tuple(matched.get(rowid_of.get(e.id, -1), [])))
         for e in episodes
     ]
 

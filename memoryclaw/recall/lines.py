@@ -82,8 +82,14 @@ def _clean(text: str) -> str:
     cannot end the block); a heading, quote, fence or rule at the start is escaped with
     ``\\``.  Ordinary sentences come out as they went in.
     """
-    text = _SELECTOR_RUN_RE.sub(r"\1", _HIDDEN_RE.sub("", text))
-    text = _defang(" ".join(text.split()))
+    # Most lines are printable ASCII, single-spaced: nothing in them is hidden or spaced, and
+    # only one with a bracket may hold markup.
+    plain = text.isascii() and text.isprintable() and " " not in (text[:1], text[-1:])
+    if not plain or "  " in text:
+        text = _SELECTOR_RUN_RE.sub(r"\1", _HIDDEN_RE.sub("", text))
+        text = _defang(" ".join(text.split()))
+    elif "<" in text or "[" in text:
+        text = _defang(text)
     return "\\" + text if _BLOCK_START_RE.match(text) else text
 
 

@@ -42,7 +42,7 @@ from __future__ import annotations
 import heapq
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from ..vault.dates import human_annotations
@@ -60,7 +60,7 @@ from .lines import (
     shorten,
 )
 from .longview import LongView
-from .results import EpisodeResult, FactResult, PassageHit, SearchResult
+from .results import EpisodeResult, FactResult, PassageHit, SearchResult, _evolve
 from .timeline import timeline, timeline_label
 
 CHARS_PER_TOKEN = 4
@@ -281,7 +281,7 @@ def _with_replies(
         for near in near_of.get((passage.path, passage.line), ()):
             key = (near.path, near.line)
             if near.line == passage.line + 1 and key not in ranked:
-                ranked[key] = replace(near, score=REPLY_SCORE * passage.score)
+                ranked[key] = _evolve(near, score=REPLY_SCORE * passage.score)
     return sorted(ranked.values(), key=lambda p: -p.score)
 
 
@@ -340,21 +340,28 @@ def render_payload(
         return episode.id, name, episode.timestamp, shown, " ".join(episode.tags)
 
     # Room for the mark of each fact an episode that may be shown differs from (see _mark).
-    candidates = [p for p in passages if p.via != "log"]
-    candidates += [n for ns in near_of.values() for n in ns if n.via != "log"]
-    evidence = [line_evidence(p) for p in candidates] + [summary_evidence(e) for e in results]
+    evidence: list[_Evidence] = []
+    if used_facts:  # what a fact is compared with: without a fact, nothing is
+        candidates = [p for p in passages if p.via != "log"]
+        candidates += [n for ns in near_of.values() for n in ns if n.via != "log"]
+        evidence = [line_evidence(p) for p in candidates] + [summary_evidence(e) for e in results]
     room = sum(
         max((len(_CURRENT_MARK.format(_clean(d.name))) for d in _differs(f, evidence)), default=0)
         for f in used_facts
     )
     held = room if block.take(room) else 0
+    headers: dict[tuple[str, str, str], str] = {}  # an episode's lines share its header
 
     def header_for(passage: PassageHit) -> str:
-        episode = episodes.get(passage.episode_id)
-        summary = episode.summary if episode else passage.episode_summary
-        name = names.get(passage.episode_id, passage.episode_id)
-        low = LOW_CONFIDENCE if passage.episode_id in low_ids else ""
-        return _header(name, passage.timestamp, _beyond_a_quote(summary)) + low
+        key = (passage.episode_id, passage.timestamp, passage.episode_summary)
+        header = headers.get(key)
+        if header is None:
+            episode = episodes.get(passage.episode_id)
+            summary = episode.summary if episode else passage.episode_summary
+            name = names.get(passage.episode_id, passage.episode_id)
+            low = LOW_CONFIDENCE if passage.episode_id in low_ids else ""
+            header = headers[key] = _header(name, passage.timestamp, _beyond_a_quote(summary)) + low
+        return header
 
     def summary_header(episode: EpisodeResult) -> str:
         low = LOW_CONFIDENCE if episode.id in low_ids else ""
@@ -374,10 +381,14 @@ def render_payload(
             chosen.append(passage)
     query_words = set(result.plan.terms)
     for passage in list(chosen):
+        wanted = None  # the words a neighbour must share: the query's, or the passage's
         for near in near_of.get((passage.path, passage.line), ()):
-            words = set(extract_keywords(f"{near.speaker or ''} {near.text}"))
-            shared = words & (query_words | set(extract_keywords(passage.text)))
-            if shared and not block.has(near) and block.add_passage(near, header_for(near)):
+            if block.has(near) or len(_quote(near)) >= block.room:
+                continue  # there already, or no room for it: its words need not be read
+            if wanted is None:
+                wanted = query_words.union(extract_keywords(passage.text))
+            words = extract_keywords(f"{near.speaker or ''} {near.text}")
+            if not wanted.isdisjoint(words) and block.add_passage(near, header_for(near)):
                 chosen.append(near)
     for episode in results:
         block.add_header(episode.id, summary_header(episode))

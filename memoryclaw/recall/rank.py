@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping, Sequence
-from dataclasses import replace
 from datetime import date, datetime, timezone
 from typing import Any
 
@@ -18,7 +17,7 @@ from ..vault.values import value_key
 from ..vault.words import extract_keywords
 from .plan import QueryPlan
 from .recency import Recency
-from .results import EpisodeResult, FactResult, PassageHit
+from .results import EpisodeResult, FactResult, PassageHit, _evolve
 
 TAG_BONUS = 1.0
 CANDIDATE_FLOOR = 25
@@ -158,25 +157,33 @@ def _rank_passages(
     named = set(plan.keywords)
     asked = set(plan.shapes.values())
 
-    def score(row: Mapping[str, Any], own: Mapping[tuple[str, int], float] = own) -> float:
+    def scores(row: Mapping[str, Any]) -> tuple[float, float]:
+        """The row's score, and its score as in a larger vault (by ``smooth``)."""
         path, line = row["path"], row["line"]
-        before, after = own.get((path, line - 1), 0.0), own.get((path, line + 1), 0.0)
-        share = episode_share.get(row["episode_id"], 0.0)
-        near = REPLY_SHARE * before + NEIGHBOUR_SHARE * after
-        total = own[(path, line)] + near + EPISODE_SHARE * share
+        share = EPISODE_SHARE * episode_share.get(row["episode_id"], 0.0)
         # a question about someone is answered by what they said, more than by a line to them
-        if (row["speaker"] or "").lower() in named:
-            total *= 1 + SPEAKER_BOOST
-        if asked.intersection((row["shape"] or "").split()):
-            total *= 1 + ANSWER_BOOST
-        return float(total)
+        speaker = (row["speaker"] or "").lower() in named
+        answers = bool(asked) and not asked.isdisjoint((row["shape"] or "").split())
+        out = []
+        for table in (own, smooth):
+            before, after = table.get((path, line - 1), 0.0), table.get((path, line + 1), 0.0)
+            near = REPLY_SHARE * before + NEIGHBOUR_SHARE * after
+            total = table[(path, line)] + near + share
+            if speaker:
+                total *= 1 + SPEAKER_BOOST
+            if answers:
+                total *= 1 + ANSWER_BOOST
+            out.append(float(total))
+        return out[0], out[1]
 
     scored = sorted(
-        ((score(row), row) for row in rows),
-        key=lambda s: (-round(s[0], 9), -s[1]["ts_epoch"], s[1]["path"], s[1]["line"]),
-    )[: round(PASSAGES_KEPT * scale)]
-    matched = index.terms_matching("passages", [r["rowid"] for _, r in scored], plan.phrases)
-    best_smooth = max(score(row, smooth) for row in rows)
+        ((*scores(row), row) for row in rows),
+        key=lambda s: (-round(s[0], 9), -s[2]["ts_epoch"], s[2]["path"], s[2]["line"]),
+    )
+    best_smooth = max(s[1] for s in scored)
+    scored = scored[: round(PASSAGES_KEPT * scale)]
+    matched = index.terms_matching("passages", [s[2]["rowid"] for s in scored], plan.phrases)
+    tags = {t: tuple(json.loads(t or "[]")) for t in {r.get("episode_tags") for *_, r in scored}}
     return [
         PassageHit(
             path=row["path"],
@@ -191,13 +198,13 @@ def _rank_passages(
             via="log" if row["kind"] == "log" else "keyword",
             session=row["session"],
             episode_summary=row.get("episode_summary") or "",
-            episode_tags=tuple(json.loads(row.get("episode_tags") or "[]")),
+            episode_tags=tags[row.get("episode_tags")],
             agent=row.get("agent"),
             scope=row.get("scope"),
             episode_confidence=str(row.get("episode_confidence") or ""),
-            smoothed=_scaled(score(row, smooth), best_smooth),
+            smoothed=_scaled(smoothed, best_smooth),
         )
-        for total, row in scored
+        for total, smoothed, row in scored
     ]
 
 
@@ -285,7 +292,7 @@ def _fuse(
     for episode_id in order:
         found_by = (episode_id in keyword_rank, episode_id in vector_found)
         via = {(True, True): "keyword+vector", (True, False): "keyword"}.get(found_by, "vector")
-        out.append(replace(by_id[episode_id], score=scores[episode_id], via=via))
+        out.append(_evolve(by_id[episode_id], score=scores[episode_id], via=via))
     return out
 
 
@@ -380,7 +387,7 @@ def _by_recency(episodes: Sequence[EpisodeResult], ranker: Recency) -> list[Epis
         when = _when(episode.timestamp)
         factor = ranker.factor(when, episode.id) if when is not None else 1.0
         score = ranker.blend(episode.score, factor)
-        rescored.append(replace(episode, score=score, recency=factor))
+        rescored.append(_evolve(episode, score=score, recency=factor))
     rescored.sort(key=lambda e: e.id)
     rescored.sort(key=lambda e: e.timestamp, reverse=True)
     rescored.sort(key=lambda e: round(e.score, 9), reverse=True)
@@ -398,7 +405,7 @@ def _passages_by_recency(
         if factor is None:
             when = _when(passage.timestamp)
             factor = ranker.factor(when, passage.episode_id) if when is not None else 1.0
-        rescored.append(replace(passage, score=ranker.blend(passage.score, factor), recency=factor))
+        rescored.append(_evolve(passage, score=ranker.blend(passage.score, factor), recency=factor))
     rescored.sort(key=lambda p: (p.path, p.line))
     rescored.sort(key=lambda p: p.timestamp, reverse=True)
     rescored.sort(key=lambda p: round(p.score, 9), reverse=True)
@@ -419,7 +426,7 @@ def _relevance(
     BM25 scores, keeps its cosine, already 0..1) and the recall rule that admitted them."""
     best = max((e.score for e in episodes if not (cosine_hits and e.via == "vector")), default=0)
     return [
-        replace(
+        _evolve(
             e,
             relevance=_scaled(e.score, 1.0 if cosine_hits and e.via == "vector" else best),
             admitted_by=policy.admit(e.agent, e.scope)[1],

@@ -29,7 +29,7 @@ from __future__ import annotations
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
@@ -55,7 +55,7 @@ from .rank import (
     _scaled,
 )
 from .recency import effective_weight
-from .results import EpisodeResult, FactResult, PassageHit, SearchResult
+from .results import EpisodeResult, FactResult, PassageHit, SearchResult, _evolve
 
 # When recall rules withhold memories, the vector fallback asks for this many times more
 # neighbours, since withheld ones are dropped only after the search.
@@ -166,12 +166,12 @@ def search(
     if missing:
         details = index.episode_details(missing)
         episodes = [
-            replace(e, details=details.get(e.id, "")) if not e.details else e for e in episodes
+            _evolve(e, details=details.get(e.id, "")) if not e.details else e for e in episodes
         ]
     best_line = passages[0].score if passages else 0.0
-    # one replace per result: this runs for every line of every answer
+    # one copy per result: this runs for every line of every answer
     passages = [
-        replace(
+        _evolve(
             p,
             relevance=_scaled(p.score, best_line),
             admitted_by=policy.admit(p.agent, p.scope)[1],
@@ -183,12 +183,12 @@ def search(
     for p in passages:
         best_of[p.episode_id] = max(best_of.get(p.episode_id, 0.0), p.relevance)
     episodes = [
-        replace(e, relevance=best_of[e.id]) if best_of.get(e.id, 0.0) > e.relevance else e
+        _evolve(e, relevance=best_of[e.id]) if best_of.get(e.id, 0.0) > e.relevance else e
         for e in episodes
     ]
     of_entity = Counter(f.entity.lower() for f in facts)
     facts = [
-        replace(
+        _evolve(
             f,
             relevance=_fact_relevance(f, plan, of_entity[f.entity.lower()]),
             admitted_by=policy.admit(f.agent, f.scope)[1],
@@ -212,11 +212,10 @@ def passage_neighbours(
     index: Index, passages: Sequence[PassageHit]
 ) -> dict[tuple[str, int], list[PassageHit]]:
     """For each passage, the lines just before and after it in the same file."""
-    out: dict[tuple[str, int], list[PassageHit]] = {}
-    for passage in passages:
-        rows = index.passage_rows(passage.path, passage.line - 1, passage.line + 1)
-        out[(passage.path, passage.line)] = [
-            replace(
+    rows = index.passage_neighbour_rows([(p.path, p.line) for p in passages])
+    return {
+        (passage.path, passage.line): [
+            _evolve(
                 passage,
                 turn=r["turn"],
                 line=r["line"],
@@ -226,7 +225,7 @@ def passage_neighbours(
                 score=0.0,
                 matched=(),
             )
-            for r in rows
-            if r["line"] != passage.line
+            for r in near
         ]
-    return out
+        for passage, near in zip(passages, rows)
+    }

@@ -23,6 +23,7 @@ from __future__ import annotations
 import calendar
 import re
 from datetime import date, timedelta
+from functools import lru_cache
 
 _WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
 _NUMBERS = {
@@ -143,6 +144,7 @@ def human_annotations(text: str) -> str:
     return _ANNOTATION_RE.sub(lambda m: human_date(m.group(0)), text)
 
 
+@lru_cache(maxsize=4096)  # recall dates every line and header it shows, of a few days
 def human_date(iso: str) -> str:
     """``2023-05-07`` as ``7 May 2023`` and ``2023-05`` as ``May 2023``; other text unchanged."""
 

@@ -16,15 +16,19 @@ def _words(text: str) -> frozenset[str]:
     return frozenset(text.split())
 
 
+_WORD = r"[^\W\d_](?:[\w]|['’-](?=\w))*"  # keeping inner hyphens and apostrophes
 _WHOLE_TOKEN_RE = re.compile(
     r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"  # email
     r"|https?://\S+"  # url
     r"|\d{4}-\d{2}-\d{2}(?:t[\d:]+z?)?"  # date
     r"|~?(?:[\w.-]*/)+[\w.-]+"  # path
     r"|\d+(?:[.,:]\d+)*%?"  # number
-    r"|[^\W\d_](?:[\w]|['’-](?=\w))*",  # word, keeping inner hyphens and apostrophes
+    rf"|{_WORD}",
     re.UNICODE,
 )
+# Every other kind of token needs a digit, an "@" or a "/": a text with none holds words only.
+_WORD_RE = re.compile(_WORD, re.UNICODE)
+_NOT_WORD_RE = re.compile(r"[\d@/]", re.UNICODE)
 
 STOPWORDS = frozenset(
     """
@@ -72,7 +76,9 @@ _SENTENCE_SPLIT_RE = re.compile(rf"(?<=[.!?]){_NO_STOP}\s+|\s*\n\s*")
 def extract_keywords(query: str) -> list[str]:
     """The query's keywords in order of appearance, without duplicates."""
     seen: dict[str, None] = {}  # ordered, with O(1) membership: turns can be long
-    for token in _WHOLE_TOKEN_RE.findall(query.lower()):
+    text = query.lower()
+    tokens = (_WHOLE_TOKEN_RE if _NOT_WORD_RE.search(text) else _WORD_RE).findall(text)
+    for token in tokens:
         token = token.rstrip(".,;:!?)'’")
         if token.endswith(("'s", "’s")):
             token = token[:-2]

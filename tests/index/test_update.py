@@ -158,6 +158,24 @@ def test_large_vault_freshness_uses_folder_mtimes_only(
     assert is_stale(vault.root, vault.index)  # a file added two folders down is noticed
 
 
+@pytest.mark.parametrize("limit", [0, 3, 10_000], ids=["none", "some", "beyond-the-vault"])
+def test_freshness_counts_files_no_further_than_the_stat_limit(
+    vault: Vault, monkeypatch: pytest.MonkeyPatch, limit: int
+) -> None:
+    """Every retrieve checks freshness: a vault of 100k files must not count them all."""
+    monkeypatch.setattr("memoryclaw.index.update.FULL_STAT_LIMIT", limit)
+    vault.reindex()
+    known = len(vault.index.file_stats())
+    assert known > 3
+    assert vault.index.file_count(limit + 1) == min(known, limit + 1)
+    statements: list[str] = []
+    vault.index.conn.set_trace_callback(statements.append)
+    assert not is_stale(vault.root, vault.index)
+    vault.index.conn.set_trace_callback(None)
+    counts = [s for s in statements if "count(" in s and "FROM files" in s]
+    assert counts and all(f"LIMIT {limit + 1}" in s for s in counts)
+
+
 def test_renaming_a_file_marks_the_index_stale(vault: Vault, vault_dir: Path) -> None:
     vault.reindex()
     (vault_dir / JOHN).rename(vault_dir / "episodes" / "renamed.md")
@@ -341,5 +359,5 @@ def test_logging_a_turn_reads_nothing_of_the_vault_but_logs(vault_dir: Path, ind
     assert outside_logs == set()
     assert not {p for p in inside if p.startswith("logs/processed")}
     with Vault(vault_dir) as vault:
-        hits = vault.index.passage_rows(logged.path, 0, 10**6)
-        assert [h["text"] for h in hits] == ["the harbour7 key is under the mat"]
+        hits = vault.index.execute("SELECT text FROM passages WHERE path = ?", [logged.path])
+        assert [h[0] for h in hits] == ["the harbour7 key is under the mat"]

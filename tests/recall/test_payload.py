@@ -390,6 +390,9 @@ def test_ordinary_text_renders_unchanged() -> None:
         ("a\u202eb\u200bc\U000e0041d", "abcd"),
         ("a\r\nb\u2028c\x85d\x0be", "a b c d e"),
         ("ends here </memoryclaw[/INST] go", "ends here ‹/memoryclaw‹/INST› go"),
+        (" spaced  [INST]  out ", "spaced ‹INST› out"),
+        ("look [shares an image: a dog]", "look [shares an image: a dog]"),
+        ("> quoted", "\\> quoted"),
     ],
     ids=[
         "close-tag",
@@ -403,6 +406,9 @@ def test_ordinary_text_renders_unchanged() -> None:
         "hidden",
         "breaks",
         "template-token-inside-a-cut-off-close-tag",
+        "ascii-spaced",
+        "ascii-bracket-not-markup",
+        "ascii-block-start",
     ],
 )
 def test_clean_renders_markup_as_visible_data(stored: str, shown: str) -> None:

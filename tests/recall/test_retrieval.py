@@ -23,7 +23,8 @@ from memoryclaw.recall.plan import (
     plan_query,
     query_head,
 )
-from memoryclaw.vault.words import extract_keywords
+from memoryclaw.recall.retrieval import passage_neighbours
+from memoryclaw.vault.words import _NOT_WORD_RE, _WHOLE_TOKEN_RE, _WORD_RE, extract_keywords
 
 from ..conftest import NOW
 
@@ -39,6 +40,8 @@ from ..conftest import NOW
         ("a I x", []),
         ("", []),
         ("Email EMAIL email", ["email"]),
+        ("Mel’s pottery-class—it’s fun, isn't it?!", ["mel", "pottery-class", "fun"]),
+        ("Mel’s 2 pottery-classes at 10:30", ["mel", "pottery-classes", "10:30"]),
     ],
     ids=[
         "stopwords",
@@ -49,6 +52,8 @@ from ..conftest import NOW
         "short",
         "empty",
         "dedup",
+        "words-only",
+        "words-and-a-number",
     ],
 )
 def test_extract_keywords(query: str, expected: list[str]) -> None:
@@ -57,6 +62,14 @@ def test_extract_keywords(query: str, expected: list[str]) -> None:
 
 def test_keywords_keep_order_of_appearance() -> None:
     assert extract_keywords("zebra apple mango") == ["zebra", "apple", "mango"]
+
+
+@given(st.text(alphabet=st.sampled_from("ab Zé’'-.,:!?_@/~+3٣\n"), max_size=40) | st.text())
+@settings(max_examples=500, deadline=None)
+def test_a_text_without_a_digit_at_or_slash_reads_as_words_alone(query: str) -> None:
+    text = query.lower()
+    if not _NOT_WORD_RE.search(text):
+        assert _WORD_RE.findall(text) == _WHOLE_TOKEN_RE.findall(text)
 
 
 @given(st.text(max_size=200))
@@ -282,3 +295,32 @@ def test_a_new_log_named_like_a_consolidated_one_is_still_recent(empty_vault: Va
         "Kestrel survey noted.",
     }
     assert "The kestrel survey starts Monday." in vault.retrieve("kestrel survey").context
+
+
+def test_the_lines_around_each_passage_are_read_in_one_statement(vault: Vault) -> None:
+    """Recall quotes the lines next to a query's best lines every turn: all of them are one
+    statement, and each passage gets the line before and after it in its own file."""
+    passages = vault.search("John email", now=NOW).passages[:20]
+    statements: list[str] = []
+    vault.index.conn.set_trace_callback(statements.append)
+    near = passage_neighbours(vault.index, passages)
+    vault.index.conn.set_trace_callback(None)
+    assert len(passages) == 20 and len(statements) == 1
+    assert set(near) == {(p.path, p.line) for p in passages}
+    for passage in passages:
+        expected = vault.index.execute(
+            "SELECT turn, line, speaker, text, timestamp FROM passages"
+            " WHERE path = ? AND line IN (?, ?) ORDER BY line",
+            [passage.path, passage.line - 1, passage.line + 1],
+        ).fetchall()
+        found = near[(passage.path, passage.line)]
+        assert [(n.turn, n.line, n.speaker, n.text, n.timestamp) for n in found] == expected
+        for neighbour in found:
+            assert (neighbour.path, neighbour.episode_id, neighbour.via) == (
+                passage.path,
+                passage.episode_id,
+                passage.via,
+            )
+            assert (neighbour.score, neighbour.matched) == (0.0, ())
+    # lines next to each other are both passages and each other's neighbours
+    assert any(len(found) == 2 for found in near.values())

@@ -105,5 +105,5 @@ def test_recall_times_outlive_a_rebuilt_index(vault_dir: Path, how: str) -> None
             db.execute("UPDATE meta SET value = '0' WHERE key = 'schema_version'")
         assert not (vault_dir / RECALL_FILE).exists()  # carried over by the rebuild itself
     with Vault(vault_dir) as vault:
-        assert vault.index.file_count() == 0 or how == "reindex-full"
+        assert vault.index.file_count(1) == 0 or how == "reindex-full"
         assert _noted(vault) == dict.fromkeys(recalled, T0)
