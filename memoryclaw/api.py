@@ -32,7 +32,7 @@ from .errors import (
 from .index.embeddings import Embedder, embedder_for, embedder_name
 from .index.store import Index
 from .index.update import Progress, SyncReport, index_logged_turn, is_stale, sync, sync_paths
-from .index.vectors import VectorHit, nearest, update_vectors
+from .index.vectors import QueryMemo, VectorHit, nearest, nearest_passages, update_vectors
 from .recall import metrics as recall_metrics
 from .recall.explain import withheld_from
 from .recall.recency import effective_weight
@@ -208,6 +208,7 @@ class Vault:
         self._index: Index | None = None
         self._embedder = embedder
         self._own_embedder = embedder is None  # built here, so closed here
+        self._queries = QueryMemo()  # a search embeds its query once, for episodes and lines
         self._vectors_checked = False  # whether this instance has brought the vectors up to date
         # Episode id -> the day this instance last noted it recalled: a long-lived process
         # writes the recall log at most once a day per episode.
@@ -378,7 +379,10 @@ class Vault:
         return self._embedder
 
     def _nearest(self, query: str, limit: int, also: Sequence[str]) -> list[VectorHit]:
-        return nearest(self.index, self._get_embedder(), query, limit, also)
+        return nearest(self.index, self._get_embedder(), query, limit, also, self._queries)
+
+    def _nearest_lines(self, query: str, limit: int, also: Sequence[int]) -> list[VectorHit]:
+        return nearest_passages(self.index, self._get_embedder(), query, limit, also, self._queries)
 
     # --------------------------------------------------------------- retrieval
 
@@ -461,7 +465,10 @@ class Vault:
         fallback = None
         if vectors and settings.fallback == "vector":
             fallback = VectorFallback(
-                self._nearest, settings.min_primary_results, settings.blend_strategy
+                self._nearest,
+                settings.min_primary_results,
+                settings.blend_strategy,
+                lines=self._nearest_lines,
             )
         recalled: dict[str, datetime] = {}
         if effective_weight(settings.recency.weight, query) > 0:

@@ -5,7 +5,7 @@ is shown and thresholded by."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
 from datetime import date, datetime, timezone
 from typing import Any
@@ -111,8 +111,15 @@ def _episode_from_row(
     )
 
 
+LineHits = Callable[[Sequence[int]], Sequence[tuple[Mapping[str, Any], float]]]
+
+
 def _rank_passages(
-    index: Index, plan: QueryPlan, episodes: Sequence[EpisodeResult], visible: Visible
+    index: Index,
+    plan: QueryPlan,
+    episodes: Sequence[EpisodeResult],
+    visible: Visible,
+    near: LineHits | None = None,
 ) -> list[PassageHit]:
     """The best ``PASSAGES_KEPT`` passages of the best episodes and the raw logs: each one's
     own BM25 (scaled to 0..1 over the candidates), plus ``REPLY_SHARE`` and
@@ -121,7 +128,12 @@ def _rank_passages(
     best fits the whole question comes first; all of it x (1 + ``SPEAKER_BOOST``) for a line
     spoken by someone the query names, and x (1 + ``ANSWER_BOOST``) for a line holding the
     kind of value the query asks for.  A raw log's turn that an episode already holds is
-    left out."""
+    left out.
+
+    With ``near`` (the vector fallback: given the keyword candidates' rowids, the nearest
+    episode lines by embedding, then those candidates' own cosines), its lines join the
+    candidates and each one's own score is ``KEYWORD_WEIGHT`` x its scaled BM25 + the rest
+    x its cosine, so a line is found by meaning too."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:PASSAGE_SOURCES]]
     rows = index.search_passages(plan.episode_match, sources, PASSAGE_DEPTH, visible)
@@ -139,16 +151,24 @@ def _rank_passages(
                 for a, b in covered.get((_processed_twin(r["path"]), r["session"]), [])
             )
         ]
+    cosine: dict[int, float] | None = None
+    keyword = {r["rowid"] for r in rows}
+    if near is not None:
+        cosine = {}
+        known = set(keyword)
+        for row, similarity in near(sorted(keyword)):
+            cosine.setdefault(row["rowid"], similarity)
+            if row["rowid"] not in known:
+                known.add(row["rowid"])
+                rows.append({**row, "score": 0.0, "smooth": 0.0})
     if not rows:
         return []
-    top = max(r["score"] for r in rows)
     best_episode = max((e.score for e in episodes), default=0.0)
     episode_share = {
         e.id: e.score / best_episode for e in episodes if best_episode > 0 and e.via != "vector"
     }
-    own = {(r["path"], r["line"]): r["score"] / top for r in rows}
-    top_smooth = max(r["smooth"] for r in rows)
-    smooth = {(r["path"], r["line"]): r["smooth"] / top_smooth for r in rows}
+    own = _line_scores(rows, "score", cosine)
+    smooth = _line_scores(rows, "smooth", cosine)
     named = set(plan.keywords)
     asked = set(plan.shapes.values())
 
@@ -182,7 +202,7 @@ def _rank_passages(
             timestamp=row["timestamp"],
             score=total,
             matched=tuple(matched.get(row["rowid"], [])),
-            via="log" if row["kind"] == "log" else "keyword",
+            via=_passage_via(row, keyword),
             session=row["session"],
             episode_summary=row.get("episode_summary") or "",
             episode_tags=tuple(json.loads(row.get("episode_tags") or "[]")),
@@ -193,6 +213,27 @@ def _rank_passages(
         )
         for total, row in scored
     ]
+
+
+def _passage_via(row: Mapping[str, Any], keyword: set[int]) -> str:
+    if row["kind"] == "log":
+        return "log"
+    return "keyword" if row["rowid"] in keyword else "vector"
+
+
+def _line_scores(
+    rows: Sequence[Mapping[str, Any]], key: str, cosine: Mapping[int, float] | None
+) -> dict[tuple[str, int], float]:
+    """Each row's ``key`` scaled to 0..1 over the rows; with ``cosine`` (rowid -> cosine),
+    blended as the weighted episode blend does (a line without a vector counts 0)."""
+    top = max(r[key] for r in rows)
+    if cosine is None:
+        return {(r["path"], r["line"]): r[key] / top for r in rows}
+    return {
+        (r["path"], r["line"]): KEYWORD_WEIGHT * (r[key] / top if top > 0 else 0.0)
+        + (1 - KEYWORD_WEIGHT) * cosine.get(r["rowid"], 0.0)
+        for r in rows
+    }
 
 
 def _processed_twin(log_path: str) -> str:
