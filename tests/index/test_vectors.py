@@ -665,7 +665,7 @@ def test_a_line_is_found_by_meaning(vault_dir: Path, minilm: Embedder) -> None:
         assert "Prune the roses" in vault.retrieve(query, now=NOW, refresh=False).context
 
 
-@pytest.mark.parametrize("query", ["dentist appointment", "Grace Okafor piano"], ids=str)
+@pytest.mark.parametrize("query", ["dentist appointment", "email John"], ids=str)
 def test_keyword_only_and_enough_keyword_hits_are_unchanged(
     vault_dir: Path, minilm: Embedder, query: str
 ) -> None:
@@ -680,5 +680,5 @@ def test_keyword_only_and_enough_keyword_hits_are_unchanged(
         vault.reindex()
         hybrid = vault.search(query, now=NOW, refresh=False)
         assert not hybrid.fallback_used
-        assert alone.passages and {p.via for p in hybrid.passages} == {"keyword"}
+        assert alone.passages and {p.via for p in hybrid.passages} <= {"keyword", "log"}
         assert dataclasses.replace(hybrid, took_ms=0.0) == alone
