@@ -590,7 +590,7 @@ def test_reindex_command_reports_embedded(vault_dir: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert (doc["embedded"], doc["vector_error"]) == (EPISODES, None)
+    assert (doc["embedded"], doc["vector_error"]) == (TEXTS, None)
     assert proc.stderr == ""  # no progress bars or warnings off a terminal
 
 
