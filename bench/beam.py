@@ -19,6 +19,7 @@ messages and over 8-message windows, best first, greedily packed into the same b
 printout is the reference's, line for line, so the two can be compared for one commit.
 
     .venv/bin/python bench/beam.py [--sizes 500K] [--chats 21-35] [--budget 800] [--data PATH]
+        [--config YAML]
 """
 
 from __future__ import annotations
@@ -186,12 +187,17 @@ class Tally:
     abilities: dict[str, list[int]] = field(default_factory=dict)
 
 
-def run_chat(data: Path, size: str, number: int, workdir: Path, budget: int, tally: Tally) -> None:
-    """Build one chat's vault, ask its questions, and add their scores to ``tally``."""
+def run_chat(
+    data: Path, size: str, number: int, workdir: Path, budget: int, tally: Tally, config: str = ""
+) -> None:
+    """Build one chat's vault (``config``: its memoryclaw.yaml, as the reference scorer's
+    ``--config``), ask its questions, and add their scores to ``tally``."""
     batches, probes = load_chat(data, size, number)
     chat = read_chat(batches, f"beam-{size}-{number}")
     root = workdir / f"{size}-{number}"
     Vault.init(root, env={}).close()
+    if config:
+        (root / "memoryclaw.yaml").write_text(config, encoding="utf-8")
     with Vault(root, env={}) as vault:
         started = time.perf_counter()
         vault.ingest(chat.records)
@@ -297,13 +303,21 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--budget", type=int, default=BUDGET)
     parser.add_argument("--data", type=Path, default=DATA)
     parser.add_argument("--out", type=Path, default=ROOT / "bench" / "out")
+    parser.add_argument(
+        "--config",
+        type=Path,
+        default=None,
+        help="a memoryclaw.yaml every chat's vault gets (e.g. bench/hybrid.yaml: the vector "
+        "fallback)",
+    )
     args = parser.parse_args(argv)
+    config = args.config.read_text(encoding="utf-8") if args.config else ""
     results = []
     with tempfile.TemporaryDirectory(prefix="beam-") as tmp:
         for size in args.sizes.split(","):
             tally = Tally()
             for number in chat_range(args.chats):
-                run_chat(args.data, size, number, Path(tmp), args.budget, tally)
+                run_chat(args.data, size, number, Path(tmp), args.budget, tally, config)
             results.append(summary(size, args.chats, tally))
             print("\n".join(printout(results[-1])), flush=True)
     args.out.mkdir(parents=True, exist_ok=True)

@@ -140,7 +140,10 @@ def search_index(
     fallback = None
     if vectors and settings.fallback == "vector":
         fallback = VectorFallback(
-            vault._nearest, settings.min_primary_results, settings.blend_strategy
+            vault._nearest,
+            settings.min_primary_results,
+            settings.blend_strategy,
+            lines=vault._nearest_lines,
         )
     recalled: Mapping[str, datetime] = {}
     if effective_weight(settings.recency.weight, query) > 0:

@@ -13,7 +13,7 @@ from typing import IO, TYPE_CHECKING, Any
 from ..index.embeddings import Embedder, embedder_for
 from ..index.store import Index
 from ..index.update import Progress, SyncReport
-from ..index.vectors import VectorHit, nearest
+from ..index.vectors import QueryMemo, VectorHit, nearest, nearest_passages
 from ..recall import metrics as recall_metrics
 from ..recall.results import SearchResult
 from ..share.history import (
@@ -71,6 +71,7 @@ class Vault:
         self._index: Index | None = None
         self._embedder = embedder
         self._own_embedder = embedder is None  # built here, so closed here
+        self._queries = QueryMemo()  # a search embeds its query once, for episodes and lines
         self._vectors_checked = False  # whether this instance has brought the vectors up to date
         # Episode id -> the day this instance last noted it recalled: a long-lived process
         # writes the recall log at most once a day per episode.
@@ -175,7 +176,10 @@ class Vault:
         return self._embedder
 
     def _nearest(self, query: str, limit: int, also: Sequence[str]) -> list[VectorHit]:
-        return nearest(self.index, self._get_embedder(), query, limit, also)
+        return nearest(self.index, self._get_embedder(), query, limit, also, self._queries)
+
+    def _nearest_lines(self, query: str, limit: int, also: Sequence[int]) -> list[VectorHit]:
+        return nearest_passages(self.index, self._get_embedder(), query, limit, also, self._queries)
 
     def search(
         self,

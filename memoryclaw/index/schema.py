@@ -79,7 +79,8 @@ class IndexDatabase:
         # Bumped by every write that can change which vectors belong to which episodes; with
         # SQLite's data_version (other connections' commits) it keys the loaded vector matrix.
         self._writes = 0
-        self._matrix: tuple[tuple[Any, ...], NDArray[np.int64], NDArray[np.float32]] | None = None
+        # by table (episodes, passages): (key, rowids, matrix)
+        self._matrix: dict[str, tuple[tuple[Any, ...], NDArray[np.int64], NDArray[np.float32]]] = {}
         # answers kept for as long as no connection has written (see _memo)
         self._memo_store: dict[Any, Any] = {}
         self._memo_key: tuple[int, int] | None = None
@@ -255,6 +256,7 @@ class IndexDatabase:
                 "agent": str,
                 "scope": str,
                 "shape": str,  # notes.shape_tokens of the text
+                "embed_sha": str,  # an episode's line: text_hash(passage_text(...)), its vector
             },
             pk="rowid",
         )
@@ -271,6 +273,7 @@ class IndexDatabase:
         db.table("aliases").create_index(["term"])
         # Episode id -> its last recall (epoch seconds); upserted by every retrieve.
         db.table("recalls").create({"id": str, "ts": float}, pk="id")
+        # Content-addressed, so one table caches the vectors of episodes and of their lines.
         db.table("episode_vectors").create(
             {"sha": str, "embedder": str, "dims": int, "vector": bytes},
             pk=("sha", "embedder"),

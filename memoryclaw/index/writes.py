@@ -1,9 +1,10 @@
 """Writing the index: each file's episodes, facts, passages, raw-log turns and aliases
 replace what it held before, with the full-text tables kept in step, and the vector cache.
 
-For the optional vector fallback the index caches episode embeddings, content-addressed: a
-vector is stored under the hash of the text embedded and the embedder's name, so an edit,
-a move or another model each leaves exactly the affected episodes without a current vector.
+For the optional vector fallback the index caches the embeddings of episodes and of their
+quoted lines, content-addressed: a vector is stored under the hash of the text embedded and
+the embedder's name, so an edit, a move or another model each leaves exactly the affected
+episodes and lines without a current vector.
 numpy is imported only by the methods that take vectors.
 """
 
@@ -20,7 +21,7 @@ from ..vault.episodes import Episode, detail_passages, episode_fingerprint
 from ..vault.facts import Fact
 from ..vault.timestamps import utc_iso
 from ..vault.values import shape_tokens
-from .embeddings import embedding_text, text_hash
+from .embeddings import embedding_text, passage_text, text_hash
 from .schema import BUSY_TIMEOUT_MS, FTS_COLUMNS, RECALLS_SINCE, IndexDatabase
 
 if TYPE_CHECKING:
@@ -234,9 +235,15 @@ class IndexWrites(IndexDatabase):
         last = self.execute("SELECT max(rowid) FROM passages").fetchone()[0] or 0
         self.conn.executemany(
             "INSERT INTO passages (path, kind, episode_id, turn, line, speaker, text, timestamp,"
-            " ts_epoch, session, source, agent, scope, shape) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
+            " ts_epoch, session, source, agent, scope, shape, embed_sha)"
+            " VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)",
             [
-                (path, kind, owner, *row, session, source, agent, scope, shape_tokens(row[3]))
+                (
+                    *(path, kind, owner, *row, session, source, agent, scope),
+                    shape_tokens(row[3]),
+                    # only episodes' lines get vectors: a raw log's turns are soon consolidated
+                    text_hash(passage_text(row[2], row[3])) if kind == "episode" else None,
+                )
                 for row in rows
             ],
         )
@@ -306,10 +313,11 @@ class IndexWrites(IndexDatabase):
             )
 
     def prune_vectors(self, embedder: str) -> int:
-        """Drop vectors of other embedders and of texts no episode has any more; how many."""
+        """Drop vectors of other embedders and of texts no episode or line has; how many."""
         where = (
-            "embedder != ? OR sha NOT IN (SELECT embed_sha FROM episodes"
-            " WHERE embed_sha IS NOT NULL)"
+            "embedder != ? OR (sha NOT IN (SELECT embed_sha FROM episodes"
+            " WHERE embed_sha IS NOT NULL) AND sha NOT IN (SELECT embed_sha FROM passages"
+            " WHERE embed_sha IS NOT NULL))"
         )
         # Looked for first: a search process should not take the write lock for nothing.
         found = self.execute(f"SELECT 1 FROM episode_vectors WHERE {where} LIMIT 1", [embedder])

@@ -5,7 +5,7 @@ is shown and thresholded by."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from datetime import date, datetime, timezone
 from typing import Any
 
@@ -110,12 +110,16 @@ def _episode_from_row(
     )
 
 
+LineHits = Callable[[Sequence[int]], Sequence[tuple[Mapping[str, Any], float]]]
+
+
 def _rank_passages(
     index: Index,
     plan: QueryPlan,
     episodes: Sequence[EpisodeResult],
     visible: Visible,
     reach: int = PASSAGE_SOURCES,
+    near: LineHits | None = None,
 ) -> list[PassageHit]:
     """The best ``PASSAGES_KEPT`` passages of the best episodes and the raw logs: each one's
     own BM25 (scaled to 0..1 over the candidates), plus ``REPLY_SHARE`` and
@@ -125,7 +129,12 @@ def _rank_passages(
     spoken by someone the query names, and x (1 + ``ANSWER_BOOST``) for a line holding the
     kind of value the query asks for.  A raw log's turn that an episode already holds is
     left out.  ``reach`` episodes are read (``PASSAGE_SOURCES`` unless more are asked for),
-    with depth and passages kept in proportion."""
+    with depth and passages kept in proportion.
+
+    With ``near`` (the vector fallback: given the keyword candidates' rowids, the nearest
+    episode lines by embedding, then those candidates' own cosines), its lines join the
+    candidates and each one's own score is ``KEYWORD_WEIGHT`` x its scaled BM25 + the rest
+    x its cosine, so a line is found by meaning too."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:reach]]
     scale = max(1.0, reach / PASSAGE_SOURCES)
@@ -144,16 +153,24 @@ def _rank_passages(
                 for a, b in covered.get((_processed_twin(r["path"]), r["session"]), [])
             )
         ]
+    cosine: dict[int, float] | None = None
+    keyword = {r["rowid"] for r in rows}
+    if near is not None:
+        cosine = {}
+        known = set(keyword)
+        for row, similarity in near(sorted(keyword)):
+            cosine.setdefault(row["rowid"], similarity)
+            if row["rowid"] not in known:
+                known.add(row["rowid"])
+                rows.append({**row, "score": 0.0, "smooth": 0.0})
     if not rows:
         return []
-    top = max(r["score"] for r in rows)
     best_episode = max((e.score for e in episodes), default=0.0)
     episode_share = {
         e.id: e.score / best_episode for e in episodes if best_episode > 0 and e.via != "vector"
     }
-    own = {(r["path"], r["line"]): r["score"] / top for r in rows}
-    top_smooth = max(r["smooth"] for r in rows)
-    smooth = {(r["path"], r["line"]): r["smooth"] / top_smooth for r in rows}
+    own = _line_scores(rows, "score", cosine)
+    smooth = _line_scores(rows, "smooth", cosine)
     named = set(plan.keywords)
     asked = set(plan.shapes.values())
 
@@ -195,7 +212,7 @@ def _rank_passages(
             timestamp=row["timestamp"],
             score=total,
             matched=tuple(matched.get(row["rowid"], [])),
-            via="log" if row["kind"] == "log" else "keyword",
+            via=_passage_via(row, keyword),
             session=row["session"],
             episode_summary=row.get("episode_summary") or "",
             episode_tags=tags[row.get("episode_tags")],
@@ -206,6 +223,27 @@ def _rank_passages(
         )
         for total, smoothed, row in scored
     ]
+
+
+def _passage_via(row: Mapping[str, Any], keyword: set[int]) -> str:
+    if row["kind"] == "log":
+        return "log"
+    return "keyword" if row["rowid"] in keyword else "vector"
+
+
+def _line_scores(
+    rows: Sequence[Mapping[str, Any]], key: str, cosine: Mapping[int, float] | None
+) -> dict[tuple[str, int], float]:
+    """Each row's ``key`` scaled to 0..1 over the rows; with ``cosine`` (rowid -> cosine),
+    blended as the weighted episode blend does (a line without a vector counts 0)."""
+    top = max(r[key] for r in rows)
+    if cosine is None:
+        return {(r["path"], r["line"]): r[key] / top for r in rows}
+    return {
+        (r["path"], r["line"]): KEYWORD_WEIGHT * (r[key] / top if top > 0 else 0.0)
+        + (1 - KEYWORD_WEIGHT) * cosine.get(r["rowid"], 0.0)
+        for r in rows
+    }
 
 
 def _processed_twin(log_path: str) -> str:

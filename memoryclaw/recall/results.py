@@ -81,7 +81,7 @@ class PassageHit:
     timestamp: str
     score: float
     matched: tuple[str, ...]
-    via: str  # keyword | log
+    via: str  # keyword | log | vector (found by the vector fallback alone)
     session: str | None = None
     episode_summary: str = ""
     episode_tags: tuple[str, ...] = ()

@@ -14,12 +14,14 @@ episodes, passages and facts.
    (keyword hits, then new vector hits) or by reciprocal rank fusion (``rrf``).  ``weighted``
    instead re-scores every query with a keyword: the keyword top ``WEIGHTED_DEPTH`` and the
    vector top ``WEIGHTED_DEPTH`` by ``KEYWORD_WEIGHT`` x keyword score (scaled to 0..1 over
-   the keyword candidates) + the rest x cosine.
+   the keyword candidates) + the rest x cosine.  When the fallback runs, episode lines are
+   searched by embedding too (step 6).
 5. Every result lists the keywords it matched, its score and how it was found (``via``)
    (:mod:`.explain`).
 6. Passages (the quoted lines of episodes, and turns of raw logs not yet consolidated) are
-   ranked by their own BM25 plus a share of their episode's; :mod:`memoryclaw.recall.payload` turns
-   them into what the model sees.
+   ranked by their own BM25 plus a share of their episode's (when the vector fallback ran,
+   blended with their cosine, the nearest lines joining them: :func:`.rank._rank_passages`);
+   :mod:`memoryclaw.recall.payload` turns them into what the model sees.
 
 What a query may cost (how much of it is read and searched with) is :mod:`.plan`'s to say.
 """
@@ -43,6 +45,7 @@ from .plan import plan_query, query_head
 from .rank import (
     PASSAGE_SOURCES,
     WEIGHTED_DEPTH,
+    LineHits,
     _blend,
     _by_recency,
     _fact_relevance,
@@ -77,6 +80,11 @@ class VectorFallback:
     nearest: Callable[[str, int, Sequence[str]], Sequence[tuple[Mapping[str, Any], float]]]
     min_primary_results: int
     blend_strategy: str = "primary_first"
+    # ``lines(query, k, also)``: the same for episode lines, by passage rowid (see
+    # :func:`memoryclaw.index.vectors.nearest_passages`); asked only when the fallback runs.
+    lines: Callable[[str, int, Sequence[int]], Sequence[tuple[Mapping[str, Any], float]]] | None = (
+        None
+    )
 
 
 def search(
@@ -122,7 +130,7 @@ def search(
             fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT,
             visible,
         )
-    used, error = False, None
+    used, error, near_lines = False, None, None
     # A query of stopwords only ("ok thanks") has no topic to be near: no fallback for it.
     if (
         fallback is not None
@@ -149,6 +157,8 @@ def search(
                 and (include_archived or not is_archived(hit[0]["path"]))
             ]
             episodes = _blend(plan, episodes, near, fallback.blend_strategy)
+            if fallback.lines is not None:
+                near_lines = _near_lines(fallback.lines, text, more, policy, include_archived)
     weight = effective_weight(recency.weight, query) if recency is not None else 0.0
     ranker = None
     if weight > 0 and recency is not None and episodes:
@@ -157,7 +167,12 @@ def search(
     passages: list[PassageHit] = []
     if plan.episode_match is not None and limit > 0:
         # a search for more episodes than passages are usually read from reads them all
-        passages = _rank_passages(index, plan, episodes, visible, max(PASSAGE_SOURCES, limit))
+        reach = max(PASSAGE_SOURCES, limit)
+        try:
+            passages = _rank_passages(index, plan, episodes, visible, reach, near_lines)
+        except MemoryclawError as exc:  # the embedder failed between two calls
+            error = str(exc)
+            passages = _rank_passages(index, plan, episodes, visible, reach)
         if ranker is not None:
             passages = _passages_by_recency(passages, episodes, ranker)
     cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"
@@ -206,6 +221,27 @@ def search(
         passages=tuple(passages),
         context=policy.context,
     )
+
+
+def _near_lines(
+    lines: Callable[[str, int, Sequence[int]], Sequence[tuple[Mapping[str, Any], float]]],
+    text: str,
+    more: int,
+    policy: Policy,
+    include_archived: bool,
+) -> LineHits:
+    """The vector fallback's line search for :func:`_rank_passages`: the ``WEIGHTED_DEPTH``
+    nearest episode lines this request may see, then the cosines of the rowids asked."""
+
+    def near(also: Sequence[int]) -> list[tuple[Mapping[str, Any], float]]:
+        return [
+            hit
+            for hit in lines(text, WEIGHTED_DEPTH * more, also)
+            if policy.admit(hit[0]["agent"], hit[0]["scope"])[0]
+            and (include_archived or not is_archived(hit[0]["path"]))
+        ]
+
+    return near
 
 
 def passage_neighbours(

@@ -201,9 +201,10 @@ def test_vault_finds_a_paraphrase_through_ollama(
         before = len(server.embed_requests())
         report = vault.reindex()
         assert report.vector_error is None
-        assert report.embedded == vault.index.episode_count() == 36
-        episode_texts = sum(len(b["input"]) for b in server.embed_requests()[before:])
-        assert episode_texts == 36
+        # the 36 episodes and the 167 distinct lines they quote
+        assert (report.embedded, vault.index.episode_count()) == (36 + 167, 36)
+        texts = sum(len(b["input"]) for b in server.embed_requests()[before:])
+        assert texts == 36 + 167
         for query, expected in VAGUE.items():
             found = vault.search(query, refresh=False)
             assert found.fallback_used and found.fallback_error is None
@@ -225,6 +226,34 @@ def test_vault_finds_a_paraphrase_through_ollama(
         assert again.reindex().embedded == 0
         assert again.search("jogging competition", refresh=False).results[0].path == HACKNEY
         assert [len(b["input"]) for b in server.embed_requests()[before:]] == [1]
+
+
+def test_a_line_is_found_by_meaning_through_ollama(
+    vault_dir: Path, server: OllamaEmbedServer
+) -> None:
+    """The model server is stood in by the loopback Ollama server (real all-MiniLM-L6-v2)."""
+    (vault_dir / "episodes" / "2025-10-04_10-00-00_errands.md").write_text(
+        '---\nsummary: "Saturday errands."\n---\n**Details:**\n'
+        "- #1 User: Picked up the dry cleaning on Main Street\n"
+        "- #2 User: Prune the roses along the fence before the frost\n"
+        "- #3 User: Renewed the car insurance online\n",
+        encoding="utf-8",
+    )
+    query = "trimming garden bushes for winter"  # no word of the line it means
+    _configure(vault_dir, server.base_url)
+    with Vault(vault_dir, env={}) as vault:
+        vault.reindex()
+        before = len(server.embed_requests())
+        found = vault.search(query, refresh=False)
+        assert found.fallback_used and found.fallback_error is None
+        best = found.passages[0]
+        assert best.text == "Prune the roses along the fence before the frost"
+        assert (best.via, best.matched) == ("vector", ())
+        # the query is embedded once, for the episodes and the lines alike
+        assert [b["input"] for b in server.embed_requests()[before:]] == [[query]]
+        second = len(server.embed_requests())
+        assert vault.reindex().embedded == 0  # the lines' vectors are cached in the index
+        assert len(server.embed_requests()) == second
 
 
 def test_search_command_shows_vector_hits(vault_dir: Path, server: OllamaEmbedServer) -> None:

@@ -6,6 +6,7 @@ a wrapper that records every text it embeds; exact-order tests use fixed vectors
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import socket
@@ -30,6 +31,7 @@ from ..conftest import NOW
 np = pytest.importorskip("numpy")
 
 EPISODES = 36  # in sample_vault/episodes
+TEXTS = EPISODES + 167  # and the distinct lines they quote: every text that gets a vector
 PIANO = "episodes/2025-02-19_16-45-10_piano-lessons.md"
 HACKNEY = "episodes/2025-04-15_20-18-29_hackney-10k.md"
 DENTIST = "episodes/2025-01-15_19-40-02_dentist-appointment.md"
@@ -121,18 +123,19 @@ def test_episodes_are_embedded_once_and_cached(vault_dir: Path, minilm: Embedder
     counting = Counting(minilm)
     with _open(vault_dir, counting) as vault:
         report = vault.reindex()
-        assert (report.embedded, report.vector_error) == (EPISODES, None)
-        assert counting.texts == EPISODES
+        assert (report.embedded, report.vector_error) == (TEXTS, None)
+        assert counting.texts == TEXTS
         assert vault.reindex().embedded == 0 and vault.refresh() is None
-        assert counting.texts == EPISODES
+        assert counting.texts == TEXTS
         assert vault.index.vector_coverage(counting.name) == (EPISODES, EPISODES)
-        assert report.as_dict()["embedded"] == EPISODES
+        assert report.as_dict()["embedded"] == TEXTS
     with _open(vault_dir, counting) as again:  # another process: the vectors are in the index
         assert again.reindex().embedded == 0
         found = again.search("music classes", now=NOW)
         assert found.fallback_used and found.results[0].path == PIANO
-    assert counting.calls[-1] == ["music classes"]  # a query embeds itself, nothing else
-    assert counting.texts == EPISODES + 1
+    # a query embeds itself once (for episodes and lines), nothing else
+    assert counting.calls[-1] == ["music classes"]
+    assert counting.texts == TEXTS + 1
 
 
 def test_hand_edit_reembeds_just_that_episode(vault_dir: Path, minilm: Embedder) -> None:
@@ -182,16 +185,16 @@ def test_another_model_reembeds_everything_and_drops_the_old(
         vault.reindex()
     renamed = Counting(minilm, name="sentence-transformers:another-model")
     with _open(vault_dir, renamed) as vault:
-        assert vault.reindex().embedded == EPISODES and renamed.texts == EPISODES
+        assert vault.reindex().embedded == TEXTS and renamed.texts == TEXTS
         assert vault.index.vector_coverage(minilm.name) == (0, EPISODES)
         assert vault.index.vector_coverage(renamed.name) == (EPISODES, EPISODES)
-        assert vault.index.counts()["episode_vectors"] == EPISODES
+        assert vault.index.counts()["episode_vectors"] == TEXTS
 
 
 def test_other_dimensions_under_the_same_name_are_stale(vault: Vault) -> None:
     vault.reindex()
     index = vault.index
-    assert update_vectors(index, "test:fixed", lambda: Fixed(4)) == EPISODES
+    assert update_vectors(index, "test:fixed", lambda: Fixed(4)) == TEXTS
     assert update_vectors(index, "test:fixed", lambda: Fixed(4)) == 0
     seen: list[tuple[int, int]] = []
     done = update_vectors(index, "test:fixed", lambda: Fixed(8), lambda d, t: seen.append((d, t)))
@@ -199,7 +202,7 @@ def test_other_dimensions_under_the_same_name_are_stale(vault: Vault) -> None:
     index.execute("DELETE FROM episode_vectors WHERE rowid = 2")
     # ... until one episode needs a vector: then every 4-dimensional one is redone too
     done = update_vectors(index, "test:fixed", lambda: Fixed(8), lambda d, t: seen.append((d, t)))
-    assert done == EPISODES and seen[-1] == (EPISODES, EPISODES)
+    assert done == TEXTS and seen[-1] == (TEXTS, TEXTS)
     assert index.vector_matrix("test:fixed", 8)[1].shape == (EPISODES, 8)
     assert index.vector_matrix("test:fixed", 4)[1].shape == (0, 4)
 
@@ -234,7 +237,7 @@ def test_embedder_down_keeps_the_keyword_index(vault_dir: Path, minilm: Embedder
         assert vague.fallback_error and "cannot reach Ollama" in vague.fallback_error
         assert "fallback_error" in vague.as_dict()
     with _open(vault_dir, Counting(minilm, name=Failing.name)) as fixed:  # the server is back
-        assert fixed.reindex().embedded == EPISODES
+        assert fixed.reindex().embedded == TEXTS
 
 
 # ---------------------------------------------------------------------- when vectors run
@@ -587,7 +590,7 @@ def test_reindex_command_reports_embedded(vault_dir: Path) -> None:
     )
     assert proc.returncode == 0, proc.stderr
     doc = json.loads(proc.stdout)
-    assert (doc["embedded"], doc["vector_error"]) == (EPISODES, None)
+    assert (doc["embedded"], doc["vector_error"]) == (TEXTS, None)
     assert proc.stderr == ""  # no progress bars or warnings off a terminal
 
 
@@ -606,3 +609,76 @@ def test_vector_neighbours_the_context_may_not_see_are_dropped(
         direct = vault.search("music classes", now=NOW, context=RecallContext(agent="main"))
         assert direct.fallback_used and direct.results[0].path == PIANO
         assert direct.results[0].admitted_by.startswith("owner-level memory")
+
+
+# ------------------------------------------------------------------------ episode lines
+
+PIANO_LINE = 'Practice target: 20 minutes a day; first piece is "Ode to Joy"'
+
+
+def test_lines_are_embedded_once_and_cached(vault_dir: Path, minilm: Embedder) -> None:
+    counting = Counting(minilm)
+    with _open(vault_dir, counting) as vault:
+        vault.reindex()
+        embedded = [text for call in counting.calls for text in call]
+        assert PIANO_LINE in embedded  # a quoted line is embedded as it reads
+        lines = vault.index.execute("SELECT count(DISTINCT embed_sha) FROM passages").fetchone()
+        assert len(embedded) == EPISODES + lines[0] == TEXTS
+        assert vault.reindex().embedded == 0
+    with _open(vault_dir, counting) as again:  # another process: the index holds them
+        assert again.reindex().embedded == 0
+    assert counting.texts == TEXTS
+
+
+def test_edited_line_is_embedded_again(vault_dir: Path, minilm: Embedder) -> None:
+    counting = Counting(minilm)
+    with _open(vault_dir, counting) as vault:
+        vault.reindex()
+        piano = vault_dir / PIANO
+        piano.write_text(piano.read_text().replace('"Ode to Joy"', '"Für Elise"'))
+        report = vault.reindex()
+        assert report.changed == [PIANO]
+        # the episode's text and the one line that changed; its other lines keep their vectors
+        assert report.embedded == 2
+        assert PIANO_LINE.replace('"Ode to Joy"', '"Für Elise"') in counting.calls[-1]
+        assert vault.index.counts()["episode_vectors"] == TEXTS  # the old ones are dropped
+
+
+def test_a_line_is_found_by_meaning(vault_dir: Path, minilm: Embedder) -> None:
+    (vault_dir / "episodes" / "2025-10-04_10-00-00_errands.md").write_text(
+        '---\nsummary: "Saturday errands."\n---\n**Details:**\n'
+        "- #1 User: Picked up the dry cleaning on Main Street\n"
+        "- #2 User: Prune the roses along the fence before the frost\n"
+        "- #3 User: Renewed the car insurance online\n"
+    )
+    query = "trimming garden bushes for winter"  # not one word of the line it means
+    with Vault(vault_dir, env={}) as plain:  # keyword only: no line has these words
+        assert plain.search(query, now=NOW).passages == ()
+    with _open(vault_dir, Counting(minilm)) as vault:
+        vault.reindex()
+        found = vault.search(query, now=NOW, refresh=False)
+        assert found.fallback_used and found.fallback_error is None
+        best = found.passages[0]
+        assert best.text == "Prune the roses along the fence before the frost"
+        assert (best.via, best.matched, best.speaker) == ("vector", (), "User")
+        assert best.as_dict()["via"] == "vector"
+        assert "Prune the roses" in vault.retrieve(query, now=NOW, refresh=False).context
+
+
+@pytest.mark.parametrize("query", ["dentist appointment", "email John"], ids=str)
+def test_keyword_only_and_enough_keyword_hits_are_unchanged(
+    vault_dir: Path, minilm: Embedder, query: str
+) -> None:
+    counting = Counting(minilm)
+    keyword = settings_from_mapping({"git": {"autoCommit": False}})
+    with Vault(vault_dir, keyword, embedder=counting) as plain:
+        plain.reindex()
+        alone = dataclasses.replace(plain.search(query, now=NOW), took_ms=0.0)
+        assert plain.index.counts()["episode_vectors"] == 0
+    assert counting.calls == []  # keyword only: no model, no vector
+    with _open(vault_dir, counting) as vault:  # primary_first: enough keyword hits
+        vault.reindex()
+        hybrid = vault.search(query, now=NOW, refresh=False)
+        assert not hybrid.fallback_used
+        assert alone.passages and {p.via for p in hybrid.passages} <= {"keyword", "log"}
+        assert dataclasses.replace(hybrid, took_ms=0.0) == alone
