@@ -45,7 +45,10 @@ _INSTRUCTION_RES = tuple(
         r"(?:please )?(?P<neg>always|never|don['’]t ever|do not ever|never ever)"
         r" (?P<verb>[a-z][\w'’-]*)",
         r"(?:from now on|going forward|moving forward|in (?:the )?future|for all future \w+"
-        r"|from here on(?: out)?)\b[,:]?\s+\S",
+        r"|from here on(?: out)?)\b[,:]?\s+"
+        # not the speaker's own plan: "moving forward, I think I'll focus on strokes"
+        r"(?!(?:I think |I guess |maybe )?(?:I['’]ll|I will|I['’]m going|I am going|I plan"
+        r"|we['’]ll|we will)\b)\S",
         rf"{ASK_PATTERN}\s*[,:-]?\s+\S",
         r"(?:please )?make sure (?:to|that you|you|that) \S",
         r"(?:please )?keep (?:your |the |all |my )?(?:answers?|responses?|replies|reply|it|things"

@@ -145,10 +145,11 @@ def in_force(index: Index, policy: Policy) -> list[StandingFact]:
 
 
 def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[StandingFact]:
-    """Those of ``found`` that fit in ``max_chars`` as lines: every instruction, and the
-    preferences that share a word with ``query`` when it is asked in the first or second
-    person; the topic named by the query first, then most words shared with it, then the most
-    recent (``found`` is newest first)."""
+    """Those of ``found`` that fit in ``max_chars`` as lines: every instruction that applies
+    to any question, those for a topic ("when I ask about ETFs") when ``query`` shares a word
+    with them, and the preferences that share a word with ``query`` when it is asked in the
+    first or second person; the topic named by the query first, then most words shared with
+    it, then the most recent (``found`` is newest first)."""
     asked = content_words(query)
     personal = _PERSONAL_RE.search(query) is not None
 
@@ -164,6 +165,8 @@ def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[St
             personal and content_words(f"{fact.topic} {fact.value}") & asked
         ):
             continue  # a taste bears on what one asks for oneself, on its subject
+        if fact.kind == INSTRUCTION and fact.topic and not content_words(fact.value) & asked:
+            continue  # "when I ask about ETFs": not when the question is about something else
         cost = len(_line(fact)) + 1
         if used + cost <= max_chars:
             out.append(fact)

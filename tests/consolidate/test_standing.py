@@ -58,6 +58,7 @@ NOT_STANDING = {
     "want-to-make-sure": "I want to make sure I'm on track.",
     "irregular-past": "Never saw this coming.",
     "remark": "Always good to hear!",
+    "own-plan-going-forward": "Moving forward, I think I'll focus on interval training.",
 }
 
 
