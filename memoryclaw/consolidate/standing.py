@@ -85,6 +85,17 @@ _NEXT_CLAUSE_RE = re.compile(
     r"(?i)(?:[,;]\s+(?:and|but|so|plus|also)\s+(?=(?:I|I['’]\w+|my|we|it|this|that|he|she|they)\b)"
     r"|\s[-–—]\s)"
 )
+# An instruction to the agent names the speaker ("when I ask", "for me") or what the agent
+# does when it answers; advice between people ("don't ever quit on what you love") does neither.
+_ADDRESSED_RE = re.compile(
+    r"(?i)\b(?:I|me|my|mine|myself|answers?|repl(?:y|ies)|respon(?:d|ses?)|messages?"
+    r"|explanations?|summar(?:y|ies|i[sz]e)|examples?|sources?|code|emojis?|format\w*"
+    r"|includ\w*|us(?:e|ing)|mention\w*|cit(?:e|ing)|show\w*|list\w*|provid\w*|giv(?:e|ing)"
+    r"|explain\w*|writ(?:e|ing)|add\w*|(?:double-)?check\w*|suggest\w*|recommend\w*"
+    r"|remind\w*|highlight\w*|specif(?:y|ying)|confirm\w*|report\w*|label\w*|verif(?:y|ying)"
+    r"|tell|say|ask\w*|call|spell|translat\w*|quot(?:e|ing)|round|convert\w*|keep|avoid"
+    r"|note|offer\w*|book\w*)\b"
+)
 _PAST_RE = re.compile(r"(?i)(?:ed|ew|ought|aught)$")
 _NOT_VERBS = frozenset(
     "a an the been was were is are had have has mind again ever once before did got seen heard"
@@ -119,6 +130,8 @@ def standing_statements(text: str) -> list[Standing]:
         if not stated or stated.endswith("?") or "…" in stated:
             continue  # a question, or a sentence with a quotation in it: nobody's standing word
         kind = _kind(stated)
+        if kind == INSTRUCTION and not _ADDRESSED_RE.search(stated):
+            continue  # "never give up!": said to a person, not about how to serve the speaker
         if kind is not None:
             out.append(Standing(kind, _cut(stated), topic_of(stated)))
     return out

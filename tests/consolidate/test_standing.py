@@ -59,6 +59,8 @@ NOT_STANDING = {
     "irregular-past": "Never saw this coming.",
     "remark": "Always good to hear!",
     "own-plan-going-forward": "Moving forward, I think I'll focus on interval training.",
+    "advice-to-a-person": "Don't ever quit on what you love.",
+    "advice-to-a-person-make-sure": "Make sure you watch other videos first to learn the craft!",
 }
 
 
