@@ -80,8 +80,7 @@ def log_turn(
     )
     logged = append_turns(vault.root, vault.settings, [turn])[0]
     try:
-        if index_logged_turn(vault.root, vault.index, logged) is None:
-            vault.reindex_paths([logged.path])
+        index_logged_turn(vault.root, vault.index, logged)
     except (MemoryclawError, sqlite3.Error, OSError) as exc:
         _log.warning("logged turn not indexed yet (the next sync will): %s", exc)
     return logged
