@@ -50,6 +50,7 @@ from ..vault.files import (
     read_text,
     resolve_inside,
     scan,
+    staged_writes,
     sweep_temp_files,
 )
 from ..vault.ledger import LEDGER_FILE, record_pruned
@@ -286,23 +287,27 @@ def _consolidate_log(
     note([*written, *stale, *facts, processed_rel, rel])
     for path in stale:
         resolve_inside(root, path).unlink(missing_ok=True)
-    for (draft, _), (place, body), twin in zip(planned, texts, twins):
-        if twin is None and body is not None:
-            atomic_write(resolve_inside(root, place), body)
-            report.episodes.append(place)
-        elif twin is not None:  # said already, from another log: kept once, with both sources
-            add_source(root, twin, processed_rel)
-            report.duplicates.append(twin)
-        for fact in draft.facts:
-            try:
-                _file_fact(root, settings, index, fact, processed_rel, log, report, now)
-                after_filing(root, fact, now.date().isoformat())
-            except (ParseError, UnsafePathError) as exc:  # a bad fact file holds back no log
-                why = f"{exc.reason}; fact {fact.entity} {fact.field} from {rel} not filed"
-                line = exc.line if isinstance(exc, ParseError) else None
-                report.skipped.append(Skipped(exc.path, why, line))
-    meta = {**log.meta, "processed": True, "processed_at": utc_iso(now)}
-    atomic_write(resolve_inside(root, processed_rel), processed_text(text, original, log, meta))
+    # what the log becomes is written at once: the data of its episodes, fact files and
+    # processed copy synced together, each fact file written once however many facts it gets
+    with staged_writes():
+        for (draft, _), (place, body), twin in zip(planned, texts, twins):
+            if twin is None and body is not None:
+                atomic_write(resolve_inside(root, place), body)
+                report.episodes.append(place)
+            elif twin is not None:  # said already, from another log: kept once, with both sources
+                add_source(root, twin, processed_rel)
+                report.duplicates.append(twin)
+            for fact in draft.facts:
+                try:
+                    _file_fact(root, settings, index, fact, processed_rel, log, report, now)
+                    after_filing(root, fact, now.date().isoformat())
+                except (ParseError, UnsafePathError) as exc:  # a bad fact file holds back no log
+                    why = f"{exc.reason}; fact {fact.entity} {fact.field} from {rel} not filed"
+                    line = exc.line if isinstance(exc, ParseError) else None
+                    report.skipped.append(Skipped(exc.path, why, line))
+        meta = {**log.meta, "processed": True, "processed_at": utc_iso(now)}
+        processed = processed_text(text, original, log, meta)
+        atomic_write(resolve_inside(root, processed_rel), processed)
     if consolidated is None:
         resolve_inside(root, rel).unlink(missing_ok=True)
     else:

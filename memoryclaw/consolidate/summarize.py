@@ -237,8 +237,7 @@ def _summary(
             if not words or all(w in SMALL_TALK or w in GENERIC for w in words):
                 continue  # "Hey Mel, good to see you!" says nothing of what happened
             score = sum(
-                1 + min(scores.get(k, 0.0), 4.0) / 2 + any(c.isdigit() for c in k)
-                for k in extract_keywords(sentence)
+                1 + min(scores.get(k, 0.0), 4.0) / 2 + any(c.isdigit() for c in k) for k in words
             )
             if view.human and _request(sentence) is not None:  # what the person came for
                 score *= 2.0
