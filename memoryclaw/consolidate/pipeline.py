@@ -23,7 +23,7 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -48,6 +48,7 @@ from ..vault.files import (
     durable_batch,
     file_lock,
     read_text,
+    remove_files,
     resolve_inside,
     scan,
     staged_writes,
@@ -57,7 +58,7 @@ from ..vault.ledger import LEDGER_FILE, record_pruned
 from ..vault.logformat import RawLog, parse_log
 from ..vault.naming import plural
 from ..vault.pending import MANY_VALUED, append_line, remove_lines, untrusted_note
-from ..vault.rawlogs import processed_text, redacted_log, unprocessed_logs
+from ..vault.rawlogs import processed_text, redacted_log, unprocessed_log_texts
 from ..vault.scopes import PARTICIPANT, conversation_scope
 from ..vault.scrub import FORGOTTEN, forgotten_turn
 from ..vault.timestamps import now_utc, utc_iso
@@ -178,7 +179,8 @@ def consolidate(
         # read once (a forget holds the same lock): nothing forgotten is written again
         forgotten = load_tombstones(root)
         closed = []
-        for candidate in unprocessed_logs(root):
+        listed = {log.path: (text, log) for text, log in unprocessed_log_texts(root)}
+        for _, candidate in listed.values():
             if all_logs or is_closed(candidate, idle, now):
                 closed.append(candidate.path)
             else:
@@ -199,6 +201,7 @@ def consolidate(
                             note,
                             forgotten,
                             consolidated,
+                            listed,
                         )
                     _index_written(root, index, touched)
             _remove_consolidated(root, index, consolidated)
@@ -238,12 +241,14 @@ def _consolidate_log(
     note: Note,
     forgotten: Tombstones | None = None,
     consolidated: dict[str, str] | None = None,
+    listed: Mapping[str, tuple[str, RawLog]] | None = None,
 ) -> list[str]:
     """Consolidate one log; the episode files it wrote or deleted.
 
     The log itself stays in ``logs/`` until :func:`_remove_consolidated` removes it, once
     what it became is on disk; ``consolidated`` gets its path and the digest of the text
-    consolidated (without it, it is removed here).
+    consolidated (without it, it is removed here).  ``listed`` holds the logs as the run
+    found them, text and parse: one still so is not parsed again.
 
     Episodes an earlier, killed run made from this log and this run does not make again (turns
     were appended since, so the turn ranges moved) are deleted: a turn is in one episode only.
@@ -253,7 +258,8 @@ def _consolidate_log(
     """
     forgotten = forgotten if forgotten is not None else Tombstones()
     text = read_text(root, rel)  # re-read under the lock: this text is what gets consolidated
-    original = parse_log(text, rel)
+    known = (listed or {}).get(rel)
+    original = known[1] if known is not None and known[0] == text else parse_log(text, rel)
     if original.meta.get("processed"):
         return []
     log = redacted_log(original)  # whatever privacy.redactSecrets was when it was logged
@@ -324,13 +330,15 @@ def _remove_consolidated(root: Path, index: Index, consolidated: dict[str, str])
     if not consolidated:
         return
     with file_lock(root, "logs"):
+        done = []
         for rel, digest in consolidated.items():
             try:
                 text = read_text(root, rel)
             except ParseError:
                 continue  # gone or unreadable: nothing to remove
             if _digest(text) == digest:
-                resolve_inside(root, rel).unlink(missing_ok=True)
+                done.append(resolve_inside(root, rel))
+        remove_files(done)
     # the logs' own turns leave the index as their episodes entered it
     _index_written(root, index, list(consolidated))
 

@@ -13,12 +13,14 @@ import os
 import stat as statmod
 import tempfile
 import time
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import (
     FileChangedError,
@@ -47,8 +49,9 @@ CONSOLIDATE_LOCK = "consolidate"
 VAULT_FOLDERS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, PROCESSED_DIR, SKILLS_DIR)
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
-# Files synced at once by one write of several (atomic_write_all) or one batch's end
+# Files synced or deleted at once (_at_once)
 _SYNC_THREADS = 8
+_T = TypeVar("_T")
 # Deeper folders are reported and not read: no vault organises memories 32 levels down, and
 # a path of thousands of levels would exhaust recursion and path-length limits downstream.
 MAX_FOLDER_DEPTH = 32
@@ -320,15 +323,25 @@ def _fsync_dirs(folders: Iterable[Path]) -> None:
             os.close(fd)
 
 
+def remove_files(paths: Sequence[Path]) -> None:
+    """Delete these files (one already gone is no error), at once: see :func:`_at_once`."""
+    _at_once(partial(Path.unlink, missing_ok=True), paths)
+
+
 def _fsync_all(fds: Sequence[int]) -> None:
-    """fsync each descriptor; several from threads at once, so that their syncs share the
-    disk's commits instead of each waiting for its own."""
-    if len(fds) <= 1:
-        for fd in fds:
-            os.fsync(fd)
+    _at_once(os.fsync, fds)
+
+
+def _at_once(call: Callable[[_T], object], items: Sequence[_T]) -> None:
+    """``call`` on each item, from threads when there are several: a sync or a deletion waits
+    for the disk's journal, and several at once share its commits instead of each waiting
+    for its own.  The first failure is raised."""
+    if len(items) <= 1:
+        for item in items:
+            call(item)
         return
-    with ThreadPoolExecutor(min(len(fds), _SYNC_THREADS)) as pool:
-        for _ in pool.map(os.fsync, fds):  # raises the first failure
+    with ThreadPoolExecutor(min(len(items), _SYNC_THREADS)) as pool:
+        for _ in pool.map(call, items):
             pass
 
 
