@@ -200,24 +200,17 @@ _STAGED: ContextVar[dict[Path, str] | None] = ContextVar("memoryclaw_staged", de
 
 
 @contextmanager
-def staged_writes() -> Iterator[None]:
-    """Hold back the :func:`atomic_write` calls of this thread in the block, then write them
-    all with :func:`atomic_write_all` when it ends: one sync of their data instead of one per
-    write.  Meanwhile :func:`read_text` and :func:`is_staged` see the held texts.
-
-    An error in the block writes none of them: for a caller whose every write in the block
-    is redone by running it again.  A nested block joins the outer one.
-    """
-    if _STAGED.get() is not None:
-        yield
-        return
+def staged_writes() -> Iterator[dict[Path, str]]:
+    """Hold back the :func:`atomic_write` calls of this thread in the block, in the dict it
+    gives (path to text, the last one written), for the caller to write at once with
+    :func:`atomic_write_all`: one sync of their data instead of one per write.  Meanwhile
+    :func:`read_text` and :func:`is_staged` see the held texts.  Not nested."""
     staged: dict[Path, str] = {}
     token = _STAGED.set(staged)
     try:
-        yield
+        yield staged
     finally:
         _STAGED.reset(token)
-    atomic_write_all(list(staged.items()))
 
 
 def is_staged(path: Path) -> bool:
