@@ -797,6 +797,43 @@ def test_what_one_log_becomes_is_written_once_per_file_and_synced_together(
     assert late == [], "data synced after the log's first rename: " + ", ".join(late)
 
 
+def test_a_run_parses_the_logs_it_consolidates_not_the_ones_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Consolidation's reading grows with the logs a run consolidates, not with the vault:
+    the processed logs of earlier runs (no tool called in any) are not parsed again, and a
+    log consolidated now is parsed at most three times: indexed (it was closed since), listed,
+    and its processed copy read for its turn sizes."""
+    Vault.init(tmp_path / "v", env={}).close()
+    vault = Vault(tmp_path / "v", env={})
+    for n in range(6):
+        _log(vault, f"s-early-{n}", f"Early note {n}: the ferry leaves at dawn.", "Noted.")
+    vault.consolidate(now=LATER)
+    for n in range(3):
+        _log(vault, f"s-late-{n}", f"Late note {n}: the tram is late again.", "Noted.")
+    parsed: list[str] = []
+
+    def counting(text: str, path: str) -> RawLog:
+        parsed.append(path)
+        return parse_log(text, path)
+
+    for module in (
+        "memoryclaw.consolidate.pipeline",
+        "memoryclaw.consolidate.skills",
+        "memoryclaw.vault.rawlogs",
+        "memoryclaw.index.update",
+    ):
+        monkeypatch.setattr(f"{module}.parse_log", counting)
+    report = vault.consolidate(now=LATER)
+    monkeypatch.undo()
+
+    assert report.logs_read == 3
+    names = {rel.rsplit("/", 1)[-1] for rel in report.logs_processed}
+    assert {path.rsplit("/", 1)[-1] for path in parsed} == names, "an earlier log parsed again"
+    assert len(parsed) <= 3 * len(names)
+    vault.close()
+
+
 def test_a_turn_logged_while_its_log_waits_for_removal_is_consolidated_next_run(
     vault: Vault, vault_dir: Path
 ) -> None:
