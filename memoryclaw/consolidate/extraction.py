@@ -196,6 +196,18 @@ _LIFE_RES = (
 )
 # A dated event: "I went to a support group yesterday (2023-05-07)": the annotation
 # the summarizer adds after resolving a relative date (memoryclaw.vault.dates).
+# A word each of _LIFE_RES needs, as lower() makes it (for a pattern that ignores case, one
+# without "i" or "s", which other letters match then): most sentences have none
+_LIFE_HINTS = {
+    "pet": tuple(_PETS.split("|")),
+    "kin": ("my ",),
+    "job": ("work", "job"),
+    "employer": ("work", "got a job", "started"),
+    "lives in": ("live in ",),
+    "moved": ("moved", "relocated"),
+    "bought": ("bought", "purcha", "got my"),
+    "hobby": ("took up", "cked up", "tarted", "gned up"),
+}
 _EVENT_RE = re.compile(
     r"(?i)\b(?:I|[Ww]e) (?:just |finally )?(?P<what>(?:went|ran|visited|attended|joined|"
     r"finished|started|signed up|volunteered|adopted|painted|hiked|traveled|travelled|"
@@ -357,7 +369,10 @@ def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None
     """What a speaker says of their own life: pets, family, job, home, purchases, hobbies and
     dated events, all ``medium`` (stated once, in passing)."""
     out: list[tuple[str, str, str, str] | None] = []
+    low = sentence.lower()
     for field, pattern in _LIFE_RES:
+        if not any(hint in low for hint in _LIFE_HINTS[field]):
+            continue
         for m in pattern.finditer(sentence):
             if field in {"pet", "kin"}:
                 name = m["name"]
