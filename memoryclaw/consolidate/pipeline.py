@@ -8,6 +8,10 @@ For each log, under the vault's ``logs`` lock (so no turn can be appended meanwh
 3. file its facts under the rules of SPEC 2 (:func:`_file_fact`);
 4. write the log to ``logs/processed/`` marked processed.
 
+Steps 2 to 4 are held in memory (:func:`~memoryclaw.vault.files.staged_writes`) and written
+together when the log is done, each file once, their data synced at once; meanwhile the next
+log is read and summarized, under the same hold of the locks.
+
 Logs are consolidated in batches (:func:`~memoryclaw.vault.files.durable_batch`): each
 folder written is synced once a batch, and only then are the batch's logs removed from
 ``logs/``, the step that marks them consolidated.
