@@ -55,11 +55,13 @@ _RELATIVE_RE = re.compile(
     r"|" + _COUNT + r" " + _UNIT + r" ago"
     r"|in " + _COUNT.replace("count", "ahead") + r" " + _UNIT.replace("unit", "unit2") + r"\b"
     r")\b(?! ?\()",
-    re.IGNORECASE,
+    # ASCII: a Unicode case fold would let "Tonİght" or "laſt ſaturday" match, words that
+    # lower() then spells differently from every key of the tables below
+    re.IGNORECASE | re.ASCII,
 )
 # What every relative expression holds, as lower() makes it: a unit or weekday ("day"),
-# "tomorrow", or "tonight" (its dotless or dotted "i" lowers to no "i": matched without it)
-_HINTS = ("day", "week", "month", "year", "tomorrow", "ght")
+# "tomorrow" or "tonight"
+_HINTS = ("day", "week", "month", "year", "tomorrow", "tonight")
 _ISO_DAY_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _ISO_MONTH_RE = re.compile(r"\b(\d{4})-(\d{2})\b(?!-\d)")
 
