@@ -305,32 +305,41 @@ class FullTextSearch(IndexDatabase):
             for path in chunk:
                 memo.setdefault(("span", path), None)  # a file without passages
         spans = [span for path in paths if (span := memo[("span", path)]) is not None]
-        wanted, rows = set(paths), []
         weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
+        rows: list[dict[str, Any]] = []
         for within, bounds in _within(spans):
+            # every match is scored inside SQLite, and only the best ``limit`` of the files
+            # asked for (a merged range holds others) become rows: a common word's hundreds
+            # of matches cost no Python object each
             cursor = self.execute(
-                "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags,"
-                " e.confidence AS episode_confidence"
-                f" FROM (SELECT rowid, -bm25(passages_fts, {weights}) AS score"
-                f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}) c"
+                f"WITH c AS MATERIALIZED (SELECT rowid, -bm25(passages_fts, {weights}) AS score"
+                f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}),"
+                " k AS MATERIALIZED (SELECT c.rowid, c.score FROM c"
                 " JOIN passages p ON p.rowid = c.rowid"
+                " WHERE +p.path IN (SELECT value FROM json_each(?))"
+                " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line, c.rowid LIMIT ?)"
+                " SELECT p.*, k.score, e.summary AS episode_summary, e.tags AS episode_tags,"
+                " e.confidence AS episode_confidence"
+                " FROM k JOIN passages p ON p.rowid = k.rowid"
                 " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"
                 " WHERE id = p.episode_id)",
-                [match, *bounds],
+                [match, *bounds, json.dumps(paths), limit],
             )
             columns = [c[0] for c in cursor.description]
-            found = (dict(zip(columns, values)) for values in cursor.fetchall())
-            rows += [row for row in found if row["path"] in wanted]  # a merged range's others
-        smoothed = self._smoothed("passages", weights, match)
+            rows += [dict(zip(columns, values)) for values in cursor.fetchall()]
+        rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
+        rows = rows[:limit]
+        smoothed = self._smoothed("passages", weights, match, [row["rowid"] for row in rows])
         for row in rows:
             row["smooth"] = smoothed[row["rowid"]] if smoothed is not None else row["score"]
-        rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
-        return rows[:limit]
+        return rows
 
-    def _smoothed(self, table: str, weights: str, match: str) -> dict[int, float] | None:
-        """In a table of at most ``SMOOTH_ROWS`` rows, every row matching ``match`` (an OR of
-        phrases) with its BM25 with each phrase weighed as in a larger table (see
-        ``SMOOTH_ROWS``); None for a larger table or another kind of expression.
+    def _smoothed(
+        self, table: str, weights: str, match: str, rowids: Sequence[int]
+    ) -> dict[int, float] | None:
+        """In a table of at most ``SMOOTH_ROWS`` rows, each of ``rowids`` (rows matching
+        ``match``, an OR of phrases) with its BM25 with each phrase weighed as in a larger
+        table (see ``SMOOTH_ROWS``); None for a larger table or another kind of expression.
 
         bm25() of one phrase is that phrase's idf times its term-frequency part, and of an OR
         the sum of those, so each phrase's own score, rescaled, makes the sum exact."""
@@ -343,20 +352,26 @@ class FullTextSearch(IndexDatabase):
         phrases = match.split(" OR ")
         if total > SMOOTH_ROWS or not all(_PHRASE_RE.match(p) for p in phrases):
             return None
-        fts, out = f"{table}_fts", dict[int, float]()
+        fts, scaled = f"{table}_fts", []
         for phrase in phrases:
             key = ("phrase", table, weights, phrase)
-            rows = memo.get(key)
-            if rows is None:
-                rows = memo[key] = self.execute(
-                    f"SELECT rowid, -bm25({fts}, {weights}) FROM {fts} WHERE {fts} MATCH ?",
-                    [phrase],
-                ).fetchall()
-            ratio = (total - len(rows) + 0.5) / (len(rows) + 0.5)
+            scores = memo.get(key)
+            if scores is None:
+                scores = memo[key] = dict(
+                    self.execute(
+                        f"SELECT rowid, -bm25({fts}, {weights}) FROM {fts} WHERE {fts} MATCH ?",
+                        [phrase],
+                    ).fetchall()
+                )
+            ratio = (total - len(scores) + 0.5) / (len(scores) + 0.5)
             fts_idf = math.log(ratio) if ratio > 1 else 1e-6
-            scale = math.log1p(ratio + SMOOTH_ROWS / (len(rows) + 0.5)) / fts_idf
-            for rowid, score in rows:
-                out[rowid] = out.get(rowid, 0.0) + score * scale
+            scaled.append((scores, math.log1p(ratio + SMOOTH_ROWS / (len(scores) + 0.5)) / fts_idf))
+        out: dict[int, float] = {}
+        for rowid in rowids:
+            out[rowid] = 0.0
+            for scores, scale in scaled:  # summed in the phrases' order, as bm25() sums them
+                if rowid in scores:
+                    out[rowid] += scores[rowid] * scale
         return out
 
     def match_count(self, match: str, cap: int) -> int:

@@ -144,6 +144,48 @@ def test_passages_and_term_explanations_read_one_cursor_per_expression(common: V
         assert found.get(rowid, []) == [t for t in terms if t in text.split()]
 
 
+@pytest.mark.parametrize("cut", ["first", "tenth", "tied"])
+def test_passages_cut_inside_the_statement_are_the_head_of_the_whole_ranking(
+    common: Vault, cut: str
+) -> None:
+    """Only the best ``limit`` lines of the files asked for become rows, yet they are the
+    head of every match ranked (a cut between tied lines included), with the same smoothed
+    scores, and a file inside a merged range that was not asked for takes no place."""
+    index = common.index
+    # neighbours, so their ranges merge with the files between them, which are not asked for
+    paths = [f"episodes/ep-{n:03d}.md" for n in range(0, 400, 2)]
+    paths += [f"episodes/ep-tie-{n:02d}.md" for n in range(30)]
+    match = '"heron" OR "anchor"'
+    everything = index.search_passages(match, paths, 100_000)
+    assert {r["path"] for r in everything} <= set(paths)
+    scores = [r["score"] for r in everything]
+    tied = next(n for n in range(1, len(scores) - 1) if scores[n - 1] == scores[n] == scores[n + 1])
+    limit = {"first": 1, "tenth": 10, "tied": tied}[cut]
+    kept = index.search_passages(match, paths, limit)
+    key = ["rowid", "score", "smooth", "path", "line"]
+    assert [[r[k] for k in key] for r in kept] == [[r[k] for k in key] for r in everything[:limit]]
+
+
+def test_passages_of_a_file_inside_a_merged_range_take_no_place(tmp_path: Path) -> None:
+    """Two long files asked for, a short one between them that is not: one range covers all
+    three, yet the short file's lines, the best of all, are neither returned nor counted."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        long = [f"heron {'wave ' * (n % 7)}" for n in range(300)]
+        _write(vault.root, "ep-a", "a", [], long, 1)
+        _write(vault.root, "ep-b", "b", [], ["heron heron heron"] * 3, 2)
+        _write(vault.root, "ep-c", "c", [], long, 3)
+        vault.reindex()
+        index = vault.index
+        spans = index.execute("SELECT path, min(rowid), max(rowid) FROM passages GROUP BY path")
+        bounds = {path: (low, high) for path, low, high in spans}
+        assert bounds["episodes/ep-a.md"][1] < bounds["episodes/ep-b.md"][0]
+        assert bounds["episodes/ep-b.md"][1] < bounds["episodes/ep-c.md"][0]
+        asked = ["episodes/ep-a.md", "episodes/ep-c.md"]
+        rows = index.search_passages('"heron"', asked, 50)
+        assert len(rows) == 50 and "episodes/ep-b.md" not in {r["path"] for r in rows}
+        assert rows == index.search_passages('"heron"', asked, 1_000)[:50]
+
+
 def test_passages_of_long_raw_logs_and_short_files_are_found_together(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
