@@ -172,6 +172,8 @@ class FullTextSearch(IndexDatabase):
         """
         weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
         score = f"-bm25(episodes_fts, {weights})"
+        # a vault without archived episodes needs no condition to leave them out
+        archived = archived or not self._any_archived()
         if visible is not None and visible[0] != "1":
             # as a condition of the FTS query itself SQLite would run the MATCH once per
             # visible rowid; joined, it filters each match once
@@ -209,6 +211,18 @@ class FullTextSearch(IndexDatabase):
             if len(hits) >= limit and hits[limit - 1].bm25 >= bound:
                 return hits
         return self._episode_hits(ranked(), [match, *rest])
+
+    def _any_archived(self) -> bool:
+        """Whether any indexed episode is archived (kept until the index changes)."""
+        memo = self._memo()
+        if ("archived",) not in memo:
+            memo[("archived",)] = (
+                self.execute(
+                    "SELECT 1 FROM episodes WHERE path >= ? AND path < ? LIMIT 1", _ARCHIVE_RANGE
+                ).fetchone()
+                is not None
+            )
+        return bool(memo[("archived",)])
 
     def _narrowing(self, match: str, limit: int) -> tuple[str, str | None, float] | None:
         """A cheaper way to the same top ``limit`` episodes of an OR of common phrases: the

@@ -211,3 +211,28 @@ def test_passages_of_long_raw_logs_and_short_files_are_found_together(
         expected = index.execute("SELECT rowid FROM passages WHERE text LIKE '%osprey%'").fetchall()
         assert sorted(r["rowid"] for r in rows) == sorted(r[0] for r in expected)
         assert len(rows) == 5 * 4 + 1
+
+
+def test_the_archive_condition_is_read_only_while_an_episode_is_archived(tmp_path: Path) -> None:
+    """Leaving archived episodes out costs a condition on every match: a vault without any
+    ranks without it, and once one is archived it is left out again."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for name, day in (("ep-a", 1), ("ep-b", 2)):
+            _write(vault.root, name, "heron", [], ["a heron"], day)
+        vault.reindex()
+        index = vault.index
+        seen = _statements(index)
+        hits = index.search_episodes('"heron"', 5, archived=False)
+        index.conn.set_trace_callback(None)
+        assert [h.row["id"] for h in hits] == ["ep-b", "ep-a"]
+        assert not any("NOT IN" in s for s in seen if "bm25" in s)
+        archive = vault.root / "episodes" / "archive" / "2025"
+        archive.mkdir(parents=True)
+        (vault.root / "episodes" / "ep-b.md").rename(archive / "ep-b.md")
+        vault.reindex()
+        seen = _statements(index)
+        hits = index.search_episodes('"heron"', 5, archived=False)
+        index.conn.set_trace_callback(None)
+        assert [h.row["id"] for h in hits] == ["ep-a"]
+        assert any("NOT IN" in s for s in seen if "bm25" in s)
+        assert [h.row["id"] for h in index.search_episodes('"heron"', 5)] == ["ep-b", "ep-a"]
