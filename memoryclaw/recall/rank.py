@@ -347,7 +347,7 @@ def _facts(
             seen.add(key)
             rows.append(row)
     matched = index.terms_matching("facts", [r["rowid"] for r in rows], plan.phrases)
-    was = {r["rowid"]: _replaced(index, r, visible) for r in rows}
+    was = {r["rowid"]: found for r, found in zip(rows, _replaced(index, rows, visible))}
     return [
         FactResult(
             id=r["id"],
@@ -370,23 +370,27 @@ def _facts(
     ]
 
 
-def _replaced(index: Index, row: Mapping[str, Any], visible: Visible) -> tuple[str | None, str]:
-    """The value (and date) the fact in ``row`` superseded, among those ``visible``: the latest
-    superseded value of its entity and field that names this value as its successor; (None,
-    "") when there is none."""
-    where = "lower(entity) = lower(?) AND field = ? AND superseded = 1"
-    params: list[Any] = [row["entity"], row["field"]]
-    if visible[0] != "1":
-        where, params = f"{where} AND ({visible[0]})", [*params, *visible[1]]
-    earlier = [
-        r
-        for r in index.fact_rows(where, params)
-        if r["superseded_by"] and value_key(r["superseded_by"]) == value_key(row["value"])
-    ]
-    if not earlier:
-        return None, ""
-    latest = max(earlier, key=lambda r: (r["superseded_on"] or "", r["path"], r["line"]))
-    return str(latest["value"]), str(latest["superseded_on"] or "")
+def _replaced(
+    index: Index, rows: Sequence[Mapping[str, Any]], visible: Visible
+) -> list[tuple[str | None, str]]:
+    """For each fact row, the value (and date) it superseded, among those ``visible``: the
+    latest superseded value of its entity and field that names this value as its successor;
+    (None, "") when there is none."""
+    where, params = ("1", []) if visible[0] == "1" else (visible[0], list(visible[1]))
+    keys = [(row["entity"], row["field"]) for row in rows]
+    out: list[tuple[str | None, str]] = []
+    for row, superseded in zip(rows, index.superseded_facts(keys, where, params)):
+        earlier = [
+            r
+            for r in superseded
+            if r["superseded_by"] and value_key(r["superseded_by"]) == value_key(row["value"])
+        ]
+        if not earlier:
+            out.append((None, ""))
+            continue
+        latest = max(earlier, key=lambda r: (r["superseded_on"] or "", r["path"], r["line"]))
+        out.append((str(latest["value"]), str(latest["superseded_on"] or "")))
+    return out
 
 
 def age_in_days(updated: str, now: datetime) -> int | None:
