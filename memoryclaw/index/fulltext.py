@@ -24,6 +24,7 @@ FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5, 3.0)
 # A passage's words and the kinds of value it holds count fully; who said it counts a little
 # ("what did Caroline say about").
 PASSAGE_WEIGHTS = (1.0, 0.5, 1.0)
+_PASSAGE_WEIGHTS = ", ".join(str(w) for w in PASSAGE_WEIGHTS)  # as bm25() is given them
 # FTS5's bm25() weighs a term by log((N - n + 0.5) / (n + 0.5)), which is 0 (FTS5 makes it
 # 1e-6) for a term in half the rows or more: in a vault of three files nearly every word of a
 # question is, and a line sharing only such a word with it scores 0.  In a table of at most
@@ -319,7 +320,7 @@ class FullTextSearch(IndexDatabase):
             for path in chunk:
                 memo.setdefault(("span", path), None)  # a file without passages
         spans = [span for path in paths if (span := memo[("span", path)]) is not None]
-        weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
+        weights = _PASSAGE_WEIGHTS
         rows: list[dict[str, Any]] = []
         for within, bounds in _within(spans):
             # every match is scored inside SQLite, and only the best ``limit`` of the files
@@ -332,17 +333,27 @@ class FullTextSearch(IndexDatabase):
                 " JOIN passages p ON p.rowid = c.rowid"
                 " WHERE +p.path IN (SELECT value FROM json_each(?))"
                 " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line, c.rowid LIMIT ?)"
-                " SELECT p.*, k.score, e.summary AS episode_summary, e.tags AS episode_tags,"
-                " e.confidence AS episode_confidence"
-                " FROM k JOIN passages p ON p.rowid = k.rowid"
-                " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"
-                " WHERE id = p.episode_id)",
+                " SELECT p.*, k.score FROM k JOIN passages p ON p.rowid = k.rowid",
                 [match, *bounds, json.dumps(paths), limit],
             )
             columns = [c[0] for c in cursor.description]
             rows += [dict(zip(columns, values)) for values in cursor.fetchall()]
         rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
         rows = rows[:limit]
+        # what each line's episode (the first indexed of its id) says of itself, read once
+        # per episode, not once per line
+        episodes = {
+            found[0]: found[1:]
+            for found in self.execute(
+                "SELECT id, summary, tags, confidence FROM episodes WHERE rowid IN"
+                " (SELECT min(rowid) FROM episodes WHERE id IN (SELECT value FROM json_each(?))"
+                " GROUP BY id)",
+                [json.dumps(list({row["episode_id"] for row in rows}))],
+            )
+        }
+        for row in rows:
+            found = episodes.get(row["episode_id"], (None, None, None))
+            row["episode_summary"], row["episode_tags"], row["episode_confidence"] = found
         smoothed = self._smoothed("passages", weights, match, [row["rowid"] for row in rows])
         for row in rows:
             row["smooth"] = smoothed[row["rowid"]] if smoothed is not None else row["score"]
@@ -433,18 +444,29 @@ class FullTextSearch(IndexDatabase):
         fts = f"{table}_fts"
         if fts not in FTS_COLUMNS:
             raise ValueError(f"no full-text table for {table!r}")
+        labels = list(terms)
+        out: dict[int, list[str]] = {}
+        # a small table's phrases were read whole for its smoothed scores (see _smoothed):
+        # which rows they match is known already
+        memo = self._memo() if table == "passages" else {}
+        asked = set(rowids)
+        unread: list[tuple[int, str]] = []
+        for position, phrase in enumerate(terms.values()):
+            read = memo.get(("phrase", table, _PASSAGE_WEIGHTS, phrase))
+            if read is None:
+                unread.append((position, phrase))
+                continue
+            for rowid in asked.intersection(read):
+                out.setdefault(rowid, []).append(labels[position])
         # one cursor per phrase, the rows asked for a filter of its matches (see _within)
         one = (
             f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ?"
             " AND +rowid IN (SELECT value FROM json_each(?))"
         )
-        wanted = json.dumps(sorted(set(rowids)))
-        asks = [(position, phrase, wanted) for position, phrase in enumerate(terms.values())]
-        labels = list(terms)
-        out: dict[int, list[str]] = {}
-        for start in range(0, len(asks), _PARTS_PER_QUERY):
-            part = asks[start : start + _PARTS_PER_QUERY]
-            params = [value for ask in part for value in ask]
+        wanted = json.dumps(sorted(asked))
+        for start in range(0, len(unread), _PARTS_PER_QUERY):
+            part = unread[start : start + _PARTS_PER_QUERY]
+            params = [value for position, phrase in part for value in (position, phrase, wanted)]
             for position, rowid in self.execute(" UNION ALL ".join([one] * len(part)), params):
                 out.setdefault(rowid, []).append(labels[position])
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}
