@@ -67,8 +67,9 @@ def _rank_episodes(
     wanted = set(plan.terms)
     scored = []
     for hit in hits:
-        exact = [tag for tag in json.loads(hit.row["tags"]) if tag in wanted]
-        scored.append((hit.bm25 + TAG_BONUS * len(exact), exact, hit))
+        tags = tuple(json.loads(hit.row["tags"]))
+        exact = [tag for tag in tags if tag in wanted]
+        scored.append((hit.bm25 + TAG_BONUS * len(exact), exact, hit, tags))
     scored.sort(
         key=lambda s: (-round(s[0], 9), -s[2].row["ts_epoch"], s[2].row["id"], s[2].row["path"])
     )
@@ -77,8 +78,8 @@ def _rank_episodes(
     if explain:
         matched = index.terms_matching("episodes", [s[2].rowid for s in top], plan.phrases)
     return [
-        _episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact)
-        for score, exact, hit in top
+        _episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact, tags=tags)
+        for score, exact, hit, tags in top
     ]
 
 
@@ -88,13 +89,16 @@ def _episode_from_row(
     matched: Sequence[str],
     exact: Sequence[str],
     via: str = "keyword",
+    *,
+    tags: tuple[str, ...] | None = None,
 ) -> EpisodeResult:
+    """The result of an episode row (its tags, parsed already, may come along)."""
     turns = (row["turn_first"], row["turn_last"]) if row["turn_first"] is not None else None
     return EpisodeResult(
         id=row["id"],
         path=row["path"],
         summary=row["summary"],
-        tags=tuple(json.loads(row["tags"])),
+        tags=tuple(json.loads(row["tags"])) if tags is None else tags,
         timestamp=row["timestamp"],
         score=score,
         matched=tuple(matched),
@@ -269,8 +273,9 @@ def _blend(
     vector: dict[str, EpisodeResult] = {}
     for row, cosine in near:
         if row["id"] not in vector:
-            exact = [tag for tag in json.loads(row["tags"]) if tag in wanted]
-            vector[row["id"]] = _episode_from_row(row, cosine, [], exact, via="vector")
+            tags = tuple(json.loads(row["tags"]))
+            exact = [tag for tag in tags if tag in wanted]
+            vector[row["id"]] = _episode_from_row(row, cosine, [], exact, "vector", tags=tags)
     if strategy == "weighted":
         return _weighted(keyword, vector)
     if strategy != "rrf":
