@@ -321,8 +321,8 @@ class FullTextSearch(IndexDatabase):
                 memo.setdefault(("span", path), None)  # a file without passages
         spans = [span for path in paths if (span := memo[("span", path)]) is not None]
         weights = _PASSAGE_WEIGHTS
-        rows: list[dict[str, Any]] = []
-        for within, bounds in _within(spans):
+        rows = self._small_passages(match, paths, limit)
+        for within, bounds in _within(spans) if rows is None else []:
             # every match is scored inside SQLite, and only the best ``limit`` of the files
             # asked for (a merged range holds others) become rows: a common word's hundreds
             # of matches cost no Python object each
@@ -337,7 +337,8 @@ class FullTextSearch(IndexDatabase):
                 [match, *bounds, json.dumps(paths), limit],
             )
             columns = [c[0] for c in cursor.description]
-            rows += [dict(zip(columns, values)) for values in cursor.fetchall()]
+            rows = [*(rows or []), *(dict(zip(columns, values)) for values in cursor.fetchall())]
+        rows = rows or []
         rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
         rows = rows[:limit]
         # what each line's episode (the first indexed of its id) says of itself, read once
@@ -359,15 +360,53 @@ class FullTextSearch(IndexDatabase):
             row["smooth"] = smoothed[row["rowid"]] if smoothed is not None else row["score"]
         return rows
 
-    def _smoothed(
-        self, table: str, weights: str, match: str, rowids: Sequence[int]
-    ) -> dict[int, float] | None:
-        """In a table of at most ``SMOOTH_ROWS`` rows, each of ``rowids`` (rows matching
-        ``match``, an OR of phrases) with its BM25 with each phrase weighed as in a larger
-        table (see ``SMOOTH_ROWS``); None for a larger table or another kind of expression.
+    def _small_passages(
+        self, match: str, paths: Sequence[str], limit: int
+    ) -> list[dict[str, Any]] | None:
+        """:meth:`search_passages`' best ``limit`` rows of these files in a small table (see
+        :meth:`_phrase_scores`), without a full-text query: bm25() of an OR of phrases sums
+        each phrase's own score in the expression's order, so the same sum of the phrases'
+        kept scores is the same float; None for a larger table or another expression."""
+        found = self._phrase_scores("passages", _PASSAGE_WEIGHTS, match)
+        if found is None:
+            return None
+        memo = self._memo()
+        places = memo.get(("places", "passages"))
+        if places is None:  # a small table: where each line is, and when, kept too
+            places = memo[("places", "passages")] = {
+                rowid: (path, ts_epoch, line)
+                for rowid, path, ts_epoch, line in self.execute(
+                    "SELECT rowid, path, ts_epoch, line FROM passages"
+                )
+            }
+        wanted = set(paths)
+        totals: dict[int, float] = {}
+        for scores in found[1]:  # phrase by phrase, so each sum is in bm25()'s order
+            for rowid, score in scores.items():
+                place = places.get(rowid)
+                if place is not None and place[0] in wanted:
+                    totals[rowid] = totals.get(rowid, 0.0) + score
+        best = sorted(
+            totals,
+            key=lambda r: (-totals[r], -places[r][1], places[r][0], places[r][2], r),
+        )[:limit]
+        cursor = self.execute(
+            "SELECT * FROM passages WHERE rowid IN (SELECT value FROM json_each(?))",
+            [json.dumps(best)],
+        )
+        columns = [c[0] for c in cursor.description]
+        found_rows = {row["rowid"]: row for row in (dict(zip(columns, v)) for v in cursor)}
+        rows = [found_rows[rowid] for rowid in best if rowid in found_rows]
+        for row in rows:
+            row["score"] = totals[row["rowid"]]
+        return rows
 
-        bm25() of one phrase is that phrase's idf times its term-frequency part, and of an OR
-        the sum of those, so each phrase's own score, rescaled, makes the sum exact."""
+    def _phrase_scores(
+        self, table: str, weights: str, match: str
+    ) -> tuple[int, list[dict[int, float]]] | None:
+        """In a table of at most ``SMOOTH_ROWS`` rows, its row count and, for each phrase of
+        ``match`` (an OR of phrases) in order, every row it matches with its own BM25 (kept
+        until the index changes); None for a larger table or another kind of expression."""
         memo = self._memo()
         total = memo.get(("rows", table))
         if total is None:  # counted no further than needed: a big table is not scanned
@@ -377,7 +416,7 @@ class FullTextSearch(IndexDatabase):
         phrases = match.split(" OR ")
         if total > SMOOTH_ROWS or not all(_PHRASE_RE.match(p) for p in phrases):
             return None
-        fts, scaled = f"{table}_fts", []
+        fts, out = f"{table}_fts", []
         for phrase in phrases:
             key = ("phrase", table, weights, phrase)
             scores = memo.get(key)
@@ -388,6 +427,23 @@ class FullTextSearch(IndexDatabase):
                         [phrase],
                     ).fetchall()
                 )
+            out.append(scores)
+        return int(total), out
+
+    def _smoothed(
+        self, table: str, weights: str, match: str, rowids: Sequence[int]
+    ) -> dict[int, float] | None:
+        """In a table of at most ``SMOOTH_ROWS`` rows, each of ``rowids`` (rows matching
+        ``match``, an OR of phrases) with its BM25 with each phrase weighed as in a larger
+        table (see ``SMOOTH_ROWS``); None for a larger table or another kind of expression.
+
+        bm25() of one phrase is that phrase's idf times its term-frequency part, and of an OR
+        the sum of those, so each phrase's own score, rescaled, makes the sum exact."""
+        found = self._phrase_scores(table, weights, match)
+        if found is None:
+            return None
+        total, scaled = found[0], []
+        for scores in found[1]:
             ratio = (total - len(scores) + 0.5) / (len(scores) + 0.5)
             fts_idf = math.log(ratio) if ratio > 1 else 1e-6
             scaled.append((scores, math.log1p(ratio + SMOOTH_ROWS / (len(scores) + 0.5)) / fts_idf))

@@ -120,8 +120,11 @@ def test_common_phrases_are_ranked_among_rows_holding_two_of_them_first(
     assert narrowed >= len(EXPRESSIONS) // 2
 
 
-def test_passages_and_term_explanations_read_one_cursor_per_expression(common: Vault) -> None:
+def test_passages_and_term_explanations_read_one_cursor_per_expression(
+    common: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
     index = common.index
+    monkeypatch.setattr(type(index), "_small_passages", lambda *_: None)  # as a large table
     paths = [f"episodes/ep-{n:03d}.md" for n in range(0, 400, 40)]  # far apart
     seen = _statements(index)
     rows = index.search_passages('"heron" OR "anchor"', paths, 500)
@@ -165,6 +168,27 @@ def test_passages_cut_inside_the_statement_are_the_head_of_the_whole_ranking(
     kept = index.search_passages(match, paths, limit)
     key = ["rowid", "score", "smooth", "path", "line"]
     assert [[r[k] for k in key] for r in kept] == [[r[k] for k in key] for r in everything[:limit]]
+
+
+@pytest.mark.parametrize("match", EXPRESSIONS[::3])
+def test_a_small_tables_lines_are_scored_as_the_full_text_query_scores_them(
+    common: Vault, match: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a small table, lines are scored from their phrases' own scores, kept between
+    queries, with no full-text query: the same rows, in the same order, with the same
+    floats as bm25() of the whole expression."""
+    index = common.index
+    paths = [f"episodes/ep-{n:03d}.md" for n in range(0, 400, 3)]
+    paths += [f"episodes/ep-tie-{n:02d}.md" for n in range(0, 30, 2)]
+    for limit in (5, 120, 10_000):
+        seen = _statements(index)
+        small = index.search_passages(match, paths, limit)
+        index.conn.set_trace_callback(None)
+        assert not any("bm25" in s and " OR " in s for s in seen)
+        with monkeypatch.context() as patch:
+            patch.setattr(type(index), "_small_passages", lambda *_: None)
+            full = index.search_passages(match, paths, limit)
+        assert small == full and small
 
 
 def test_passages_of_a_file_inside_a_merged_range_take_no_place(tmp_path: Path) -> None:
