@@ -293,7 +293,9 @@ class FullTextSearch(IndexDatabase):
         the same as ``score``).
 
         A file's passages are stored together, so each file is one rowid range; the ranges
-        filter one full-text cursor (see ``_within``), which scores only the rows kept.
+        filter one full-text cursor (see ``_within``), which scores only the rows kept.  A
+        small table needs no cursor: its phrases' own scores add up to the same (see
+        :meth:`_small_passages`).
         """
         only, only_params = "", []
         if visible is not None and visible[0] != "1":
@@ -308,37 +310,9 @@ class FullTextSearch(IndexDatabase):
                 )
             ]
         paths = list(dict.fromkeys([*episode_paths, *logs]))
-        unknown = [path for path in paths if ("span", path) not in memo]
-        for start in range(0, len(unknown), 500):
-            chunk = unknown[start : start + 500]
-            for path, low, high in self.execute(
-                "SELECT path, min(rowid), max(rowid) FROM passages"
-                f" WHERE path IN ({','.join('?' * len(chunk))}) GROUP BY path",
-                chunk,
-            ):
-                memo[("span", path)] = (low, high)
-            for path in chunk:
-                memo.setdefault(("span", path), None)  # a file without passages
-        spans = [span for path in paths if (span := memo[("span", path)]) is not None]
-        weights = _PASSAGE_WEIGHTS
         rows = self._small_passages(match, paths, limit)
-        for within, bounds in _within(spans) if rows is None else []:
-            # every match is scored inside SQLite, and only the best ``limit`` of the files
-            # asked for (a merged range holds others) become rows: a common word's hundreds
-            # of matches cost no Python object each
-            cursor = self.execute(
-                f"WITH c AS MATERIALIZED (SELECT rowid, -bm25(passages_fts, {weights}) AS score"
-                f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}),"
-                " k AS MATERIALIZED (SELECT c.rowid, c.score FROM c"
-                " JOIN passages p ON p.rowid = c.rowid"
-                " WHERE +p.path IN (SELECT value FROM json_each(?))"
-                " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line, c.rowid LIMIT ?)"
-                " SELECT p.*, k.score FROM k JOIN passages p ON p.rowid = k.rowid",
-                [match, *bounds, json.dumps(paths), limit],
-            )
-            columns = [c[0] for c in cursor.description]
-            rows = [*(rows or []), *(dict(zip(columns, values)) for values in cursor.fetchall())]
-        rows = rows or []
+        if rows is None:
+            rows = self._ranked_passages(match, paths, limit)
         rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
         rows = rows[:limit]
         # what each line's episode (the first indexed of its id) says of itself, read once
@@ -355,9 +329,49 @@ class FullTextSearch(IndexDatabase):
         for row in rows:
             found = episodes.get(row["episode_id"], (None, None, None))
             row["episode_summary"], row["episode_tags"], row["episode_confidence"] = found
-        smoothed = self._smoothed("passages", weights, match, [row["rowid"] for row in rows])
+        smoothed = self._smoothed(
+            "passages", _PASSAGE_WEIGHTS, match, [row["rowid"] for row in rows]
+        )
         for row in rows:
             row["smooth"] = smoothed[row["rowid"]] if smoothed is not None else row["score"]
+        return rows
+
+    def _ranked_passages(
+        self, match: str, paths: Sequence[str], limit: int
+    ) -> list[dict[str, Any]]:
+        """:meth:`search_passages`' best ``limit`` rows of these files, by one full-text
+        cursor per statement that scores only the rows of the files' ranges (``_within``)."""
+        memo = self._memo()  # each file's rowids change rarely
+        unknown = [path for path in paths if ("span", path) not in memo]
+        for start in range(0, len(unknown), 500):
+            chunk = unknown[start : start + 500]
+            for path, low, high in self.execute(
+                "SELECT path, min(rowid), max(rowid) FROM passages"
+                f" WHERE path IN ({','.join('?' * len(chunk))}) GROUP BY path",
+                chunk,
+            ):
+                memo[("span", path)] = (low, high)
+            for path in chunk:
+                memo.setdefault(("span", path), None)  # a file without passages
+        spans = [span for path in paths if (span := memo[("span", path)]) is not None]
+        rows: list[dict[str, Any]] = []
+        for within, bounds in _within(spans):
+            # every match is scored inside SQLite, and only the best ``limit`` of the files
+            # asked for (a merged range holds others) become rows: a common word's hundreds
+            # of matches cost no Python object each
+            cursor = self.execute(
+                "WITH c AS MATERIALIZED (SELECT rowid,"
+                f" -bm25(passages_fts, {_PASSAGE_WEIGHTS}) AS score"
+                f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}),"
+                " k AS MATERIALIZED (SELECT c.rowid, c.score FROM c"
+                " JOIN passages p ON p.rowid = c.rowid"
+                " WHERE +p.path IN (SELECT value FROM json_each(?))"
+                " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line, c.rowid LIMIT ?)"
+                " SELECT p.*, k.score FROM k JOIN passages p ON p.rowid = k.rowid",
+                [match, *bounds, json.dumps(paths), limit],
+            )
+            columns = [c[0] for c in cursor.description]
+            rows += [dict(zip(columns, values)) for values in cursor.fetchall()]
         return rows
 
     def _small_passages(
