@@ -17,6 +17,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import pairwise
 
 from ..errors import InvalidInputError
@@ -82,7 +83,7 @@ class QueryPlan:
     truncated: bool = False  # the query was longer than what is read or searched with
     shapes: Mapping[str, str] = field(default_factory=dict)  # keyword -> its kind's token
 
-    @property
+    @cached_property  # asked by every step of a search: the plan does not change
     def phrases(self) -> dict[str, str]:
         """Each term that has one, with its FTS5 phrase (what ``matched`` is checked against)."""
         return {term: phrase for term in self.terms if (phrase := fts_phrase(term))}

@@ -67,8 +67,9 @@ def _rank_episodes(
     wanted = set(plan.terms)
     scored = []
     for hit in hits:
-        exact = [tag for tag in json.loads(hit.row["tags"]) if tag in wanted]
-        scored.append((hit.bm25 + TAG_BONUS * len(exact), exact, hit))
+        tags = tuple(json.loads(hit.row["tags"]))
+        exact = [tag for tag in tags if tag in wanted]
+        scored.append((hit.bm25 + TAG_BONUS * len(exact), exact, hit, tags))
     scored.sort(
         key=lambda s: (-round(s[0], 9), -s[2].row["ts_epoch"], s[2].row["id"], s[2].row["path"])
     )
@@ -77,8 +78,8 @@ def _rank_episodes(
     if explain:
         matched = index.terms_matching("episodes", [s[2].rowid for s in top], plan.phrases)
     return [
-        _episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact)
-        for score, exact, hit in top
+        _episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact, tags=tags)
+        for score, exact, hit, tags in top
     ]
 
 
@@ -88,13 +89,16 @@ def _episode_from_row(
     matched: Sequence[str],
     exact: Sequence[str],
     via: str = "keyword",
+    *,
+    tags: tuple[str, ...] | None = None,
 ) -> EpisodeResult:
+    """The result of an episode row (its tags, parsed already, may come along)."""
     turns = (row["turn_first"], row["turn_last"]) if row["turn_first"] is not None else None
     return EpisodeResult(
         id=row["id"],
         path=row["path"],
         summary=row["summary"],
-        tags=tuple(json.loads(row["tags"])),
+        tags=tuple(json.loads(row["tags"])) if tags is None else tags,
         timestamp=row["timestamp"],
         score=score,
         matched=tuple(matched),
@@ -269,8 +273,9 @@ def _blend(
     vector: dict[str, EpisodeResult] = {}
     for row, cosine in near:
         if row["id"] not in vector:
-            exact = [tag for tag in json.loads(row["tags"]) if tag in wanted]
-            vector[row["id"]] = _episode_from_row(row, cosine, [], exact, via="vector")
+            tags = tuple(json.loads(row["tags"]))
+            exact = [tag for tag in tags if tag in wanted]
+            vector[row["id"]] = _episode_from_row(row, cosine, [], exact, "vector", tags=tags)
     if strategy == "weighted":
         return _weighted(keyword, vector)
     if strategy != "rrf":
@@ -347,7 +352,7 @@ def _facts(
             seen.add(key)
             rows.append(row)
     matched = index.terms_matching("facts", [r["rowid"] for r in rows], plan.phrases)
-    was = {r["rowid"]: _replaced(index, r, visible) for r in rows}
+    was = {r["rowid"]: found for r, found in zip(rows, _replaced(index, rows, visible))}
     return [
         FactResult(
             id=r["id"],
@@ -370,23 +375,27 @@ def _facts(
     ]
 
 
-def _replaced(index: Index, row: Mapping[str, Any], visible: Visible) -> tuple[str | None, str]:
-    """The value (and date) the fact in ``row`` superseded, among those ``visible``: the latest
-    superseded value of its entity and field that names this value as its successor; (None,
-    "") when there is none."""
-    where = "lower(entity) = lower(?) AND field = ? AND superseded = 1"
-    params: list[Any] = [row["entity"], row["field"]]
-    if visible[0] != "1":
-        where, params = f"{where} AND ({visible[0]})", [*params, *visible[1]]
-    earlier = [
-        r
-        for r in index.fact_rows(where, params)
-        if r["superseded_by"] and value_key(r["superseded_by"]) == value_key(row["value"])
-    ]
-    if not earlier:
-        return None, ""
-    latest = max(earlier, key=lambda r: (r["superseded_on"] or "", r["path"], r["line"]))
-    return str(latest["value"]), str(latest["superseded_on"] or "")
+def _replaced(
+    index: Index, rows: Sequence[Mapping[str, Any]], visible: Visible
+) -> list[tuple[str | None, str]]:
+    """For each fact row, the value (and date) it superseded, among those ``visible``: the
+    latest superseded value of its entity and field that names this value as its successor;
+    (None, "") when there is none."""
+    where, params = ("1", []) if visible[0] == "1" else (visible[0], list(visible[1]))
+    keys = [(row["entity"], row["field"]) for row in rows]
+    out: list[tuple[str | None, str]] = []
+    for row, superseded in zip(rows, index.superseded_facts(keys, where, params)):
+        earlier = [
+            r
+            for r in superseded
+            if r["superseded_by"] and value_key(r["superseded_by"]) == value_key(row["value"])
+        ]
+        if not earlier:
+            out.append((None, ""))
+            continue
+        latest = max(earlier, key=lambda r: (r["superseded_on"] or "", r["path"], r["line"]))
+        out.append((str(latest["value"]), str(latest["superseded_on"] or "")))
+    return out
 
 
 def age_in_days(updated: str, now: datetime) -> int | None:
