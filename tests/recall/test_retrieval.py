@@ -324,3 +324,16 @@ def test_the_lines_around_each_passage_are_read_in_one_statement(vault: Vault) -
             assert (neighbour.score, neighbour.matched) == (0.0, ())
     # lines next to each other are both passages and each other's neighbours
     assert any(len(found) == 2 for found in near.values())
+
+
+def test_a_compound_word_finds_the_lines_that_say_its_words(empty_vault: Vault) -> None:
+    (empty_vault.root / "episodes" / "2025-01-02_10-00-00_x.md").write_text(
+        "---\nid: ep-20250102-100000-00000001\ntimestamp: 2025-01-02T10:00:00Z\n"
+        "summary: weekend\n---\n- #1 User: I coached the basketball team on Saturday\n",
+        encoding="utf-8",
+    )
+    plan = plan_query("my basketball-related weekends", empty_vault.index)
+    assert {"basketball-related", "basketball", "related"} <= set(plan.terms)
+    assert plan_query("my covid-19 test", empty_vault.index).terms == ("covid-19", "test")
+    found = empty_vault.search("What were my basketball-related plans?", now=NOW)
+    assert [p.text for p in found.passages] == ["I coached the basketball team on Saturday"]
