@@ -171,9 +171,9 @@ def retrieve(
     working: Mapping[str, Any] | None = None,
 ) -> RetrievePayload:
     """``vault``'s :meth:`~memoryclaw.api.vault.Vault.retrieve`."""
-    from ..recall.longview import LONG_VIEW_EPISODES, long_view
+    from ..recall.longview import LONG_VIEW_EPISODES, STANDING_SHARE, long_view
     from ..recall.payload import render_payload
-    from ..recall.standing import in_force, with_standing
+    from ..recall.standing import BUDGET_SHARE, STANDING_FIELDS, in_force, with_standing
     from ..recall.trivial import is_trivial
 
     budget = vault.settings.retrieval.budget_tokens
@@ -199,6 +199,11 @@ def retrieve(
     owners = handle_owners(vault.index, set(handles.values()))
     names = {i: h for i, h in handles.items() if owners.get(h) == i}
     min_score = vault.settings.retrieval.min_score
+    if view is not None:
+        # a long view's standing instructions and preferences are its smaller section's to
+        # show (``STANDING_SHARE``): as facts they would take back the room it leaves
+        kept = tuple(f for f in result.facts if f.field not in STANDING_FIELDS)
+        result = dataclasses.replace(result, facts=kept)
     payload = with_standing(
         lambda res, room: render_payload(
             res, room, skill, near, names, min_score=min_score, working=working, view=view
@@ -206,6 +211,7 @@ def retrieve(
         result,
         budget,
         in_force(vault.index, vault.policy(context)),
+        share=STANDING_SHARE if view is not None else BUDGET_SHARE,
     )
     _record(vault, payload, now or now_utc())
     return payload
