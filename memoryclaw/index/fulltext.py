@@ -327,6 +327,25 @@ class FullTextSearch(IndexDatabase):
         rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
         return rows[:limit]
 
+    def files_with_values(
+        self, match: str, shapes: Sequence[str], limit: int, visible: Visible | None = None
+    ) -> list[str]:
+        """The episode files of the best ``limit`` lines by ``match`` that hold a value of one
+        of the kinds whose tokens are ``shapes`` (``notes.shape_tokens``), best first."""
+        only, only_params = "", []
+        if visible is not None and visible[0] != "1":
+            only, only_params = f" AND {visible[0]}", list(visible[1])
+        kinds = " OR ".join(f"shape : {shape}" for shape in shapes)
+        weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
+        rows = self.execute(
+            f"SELECT p.path FROM (SELECT rowid, bm25(passages_fts, {weights}) AS score"
+            " FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score LIMIT ?) c"
+            f" JOIN passages p ON p.rowid = c.rowid WHERE p.kind = 'episode'{only}"
+            " ORDER BY c.score",
+            [f"({match}) AND ({kinds})", limit, *only_params],
+        ).fetchall()
+        return list(dict.fromkeys(str(r[0]) for r in rows))
+
     def _smoothed(self, table: str, weights: str, match: str) -> dict[int, float] | None:
         """In a table of at most ``SMOOTH_ROWS`` rows, every row matching ``match`` (an OR of
         phrases) with its BM25 with each phrase weighed as in a larger table (see

@@ -46,6 +46,9 @@ PASSAGE_EPISODES = 5
 # Passages are read from the best PASSAGE_SOURCES episodes only (and every raw log): on LoCoMo
 # dev 20 loses nothing against all of them, and a common word no longer costs a vault scan.
 PASSAGE_SOURCES = 20
+# The best lines holding the kind of value a query asks for ("what address …") whose episodes
+# are read too, though the query's words rank them lower: the value is the answer.
+VALUE_SOURCES = 10
 
 
 def _rank_episodes(
@@ -137,6 +140,10 @@ def _rank_passages(
     x its cosine, so a line is found by meaning too."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:reach]]
+    if plan.shapes:  # a line holding the kind of value asked for may be in any episode
+        shapes = sorted(set(plan.shapes.values()))
+        found = index.files_with_values(plan.episode_match, shapes, VALUE_SOURCES, visible)
+        sources += [path for path in found if path not in sources]
     scale = max(1.0, reach / PASSAGE_SOURCES)
     rows = index.search_passages(plan.episode_match, sources, round(PASSAGE_DEPTH * scale), visible)
     episodes = episodes[:PASSAGE_EPISODES]
