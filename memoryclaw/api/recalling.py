@@ -76,14 +76,23 @@ def search_with_teams(
     context: RecallContext | None = None,
     explain_scope: bool = False,
     include_archived: bool = False,
+    breadth: bool = False,
 ) -> SearchResult:
-    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.search`."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.search`; with ``breadth``, the own
+    vault's lines rank without their episode's share (a summary's)."""
     if refresh:
         vault.refresh()
     policy = vault.policy(context)
     archived = include_archived
     result = search_index(
-        vault, query, limit=limit, now=now, vectors=True, policy=policy, archived=archived
+        vault,
+        query,
+        limit=limit,
+        now=now,
+        vectors=True,
+        policy=policy,
+        archived=archived,
+        breadth=breadth,
     )
     result = _with_teams(vault, result, query, limit, now, policy, archived)
     if explain_scope:
@@ -131,8 +140,10 @@ def search_index(
     vectors: bool,
     policy: Policy | None = None,
     archived: bool = True,
+    breadth: bool = False,
 ) -> SearchResult:
-    """The own vault's ranked results for ``query``, with the vector fallback when ``vectors``."""
+    """The own vault's ranked results for ``query``, with the vector fallback when ``vectors``
+    (``breadth``: see :func:`~memoryclaw.recall.retrieval.search`)."""
     limit = vault.settings.retrieval.max_results if limit is None else limit
     if limit < 0:
         raise InvalidInputError("limit", f"must be >= 0, got {limit}")
@@ -158,6 +169,7 @@ def search_index(
         include_archived=archived,
         recency=settings.recency,
         recalled=recalled,
+        breadth=breadth,
     )
 
 
@@ -184,7 +196,12 @@ def retrieve(
     view = long_view(query)  # a question about a whole stretch of history: a timeline
     topic = view.topic if view is not None else query
     wide = LONG_VIEW_EPISODES if view is not None else None
-    result = vault.search(topic, limit=wide, now=now, refresh=refresh, context=context)
+    # a summary draws on many episodes, an order on each conversation (.timeline): only a
+    # summary's lines rank without their episode's share
+    broad = view is not None and view.kind != "order"
+    result = search_with_teams(
+        vault, topic, limit=wide, now=now, refresh=refresh, context=context, breadth=broad
+    )
     if context is not None and context.session:
         result = _without_live_turns(vault.root, result, context.session)
     from ..consolidate.skills import active_skill

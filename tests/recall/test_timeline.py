@@ -10,6 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
+from memoryclaw.api.recalling import search_with_teams
 from memoryclaw.recall.longview import LONG_VIEW_EPISODES, STANDING_SHARE, long_view
 from memoryclaw.recall.payload import estimate_tokens, render_payload
 from memoryclaw.recall.standing import LABEL
@@ -135,6 +136,33 @@ def test_a_long_view_leaves_most_of_the_budget_to_its_timeline(tmp_path: Path) -
     # the instructions left out are not shown as facts instead, nor twice
     assert history.context.count("garden tip number") == len(section)
     assert all(line in history.context for _, line in _GARDEN)
+
+
+def test_a_summary_ranks_each_line_on_its_own_not_by_its_episode(tmp_path: Path) -> None:
+    # the episode share brings the best episodes' lines first: right for one detailed answer,
+    # but a summary wants the best line of many episodes
+    with Vault.init(tmp_path / "v", env={"MEMORYCLAW_RETRIEVAL_BUDGETTOKENS": "68"}) as vault:
+        episodes = vault.root / "episodes"
+        (episodes / "2025-01-01_10-00-00_x.md").write_text(
+            "---\nid: ep-x\ntimestamp: 2025-01-01T10:00:00Z\nsummary: garden beds and tomatoes"
+            "\ntags: [garden, beds, tomatoes]\n---\n- #1 User: I weeded the garden beds\n",
+            encoding="utf-8",
+        )
+        (episodes / "2025-01-02_10-00-00_y.md").write_text(
+            "---\nid: ep-y\ntimestamp: 2025-01-02T10:00:00Z\nsummary: a long day\n---\n"
+            "- #1 User: the garden beds got tomatoes\n",
+            encoding="utf-8",
+        )
+        topic = "garden beds tomatoes"
+        plain = search_with_teams(vault, topic, limit=LONG_VIEW_EPISODES, now=NOW)
+        broad = search_with_teams(vault, topic, limit=LONG_VIEW_EPISODES, now=NOW, breadth=True)
+        summary = vault.retrieve("Summarize my garden beds and tomatoes", now=NOW).context
+        order = vault.retrieve("In what order did I work on garden beds and tomatoes?", now=NOW)
+    assert [p.episode_id for p in plain.passages] == ["ep-x", "ep-y"]
+    assert [p.episode_id for p in broad.passages] == ["ep-y", "ep-x"]
+    # room for one line: the summary's is the best line, an order's still the best episode's
+    assert "got tomatoes" in summary and "weeded" not in summary
+    assert "weeded" in order.context and "got tomatoes" not in order.context
 
 
 _WORDS = st.sampled_from(
