@@ -415,6 +415,24 @@ class FullTextSearch(IndexDatabase):
             row["score"] = totals[row["rowid"]]
         return rows
 
+    def files_with_values(
+        self, match: str, shapes: Sequence[str], limit: int, visible: Visible | None = None
+    ) -> list[str]:
+        """The episode files of the best ``limit`` lines by ``match`` that hold a value of one
+        of the kinds whose tokens are ``shapes`` (``notes.shape_tokens``), best first."""
+        only, only_params = "", []
+        if visible is not None and visible[0] != "1":
+            only, only_params = f" AND {visible[0]}", list(visible[1])
+        kinds = " OR ".join(f"shape : {shape}" for shape in shapes)
+        rows = self.execute(
+            f"SELECT p.path FROM (SELECT rowid, bm25(passages_fts, {_PASSAGE_WEIGHTS}) AS score"
+            " FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score LIMIT ?) c"
+            f" JOIN passages p ON p.rowid = c.rowid WHERE p.kind = 'episode'{only}"
+            " ORDER BY c.score",
+            [f"({match}) AND ({kinds})", limit, *only_params],
+        ).fetchall()
+        return list(dict.fromkeys(str(r[0]) for r in rows))
+
     def _phrase_scores(
         self, table: str, weights: str, match: str
     ) -> tuple[int, list[dict[int, float]]] | None:

@@ -46,6 +46,9 @@ PASSAGE_EPISODES = 5
 # Passages are read from the best PASSAGE_SOURCES episodes only (and every raw log): on LoCoMo
 # dev 20 loses nothing against all of them, and a common word no longer costs a vault scan.
 PASSAGE_SOURCES = 20
+# The best lines holding the kind of value a query asks for ("what address …") whose episodes
+# are read too, though the query's words rank them lower: the value is the answer.
+VALUE_SOURCES = 10
 
 
 def _rank_episodes(
@@ -124,6 +127,8 @@ def _rank_passages(
     visible: Visible,
     reach: int = PASSAGE_SOURCES,
     near: LineHits | None = None,
+    *,
+    breadth: bool = False,
 ) -> list[PassageHit]:
     """The best ``PASSAGES_KEPT`` passages of the best episodes and the raw logs: each one's
     own BM25 (scaled to 0..1 over the candidates), plus ``REPLY_SHARE`` and
@@ -138,12 +143,19 @@ def _rank_passages(
     With ``near`` (the vector fallback: given the keyword candidates' rowids, the nearest
     episode lines by embedding, then those candidates' own cosines), its lines join the
     candidates and each one's own score is ``KEYWORD_WEIGHT`` x its scaled BM25 + the rest
-    x its cosine, so a line is found by meaning too."""
+    x its cosine, so a line is found by meaning too.
+
+    With ``breadth`` (a summary of many episodes) no line has its episode's share: the share
+    would bring the best few episodes' lines first, where a summary wants many episodes'."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:reach]]
+    if plan.shapes:  # a line holding the kind of value asked for may be in any episode
+        shapes = sorted(set(plan.shapes.values()))
+        found = index.files_with_values(plan.episode_match, shapes, VALUE_SOURCES, visible)
+        sources += [path for path in found if path not in sources]
     scale = max(1.0, reach / PASSAGE_SOURCES)
     rows = index.search_passages(plan.episode_match, sources, round(PASSAGE_DEPTH * scale), visible)
-    episodes = episodes[:PASSAGE_EPISODES]
+    episodes = [] if breadth else episodes[:PASSAGE_EPISODES]
     logs = [r for r in rows if r["kind"] == "log"]
     if logs:
         covered = index.consolidated_turns(sorted({_processed_twin(r["path"]) for r in logs}))

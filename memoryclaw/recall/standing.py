@@ -188,13 +188,13 @@ def with_standing(
     result: SearchResult,
     budget: int,
     found: Sequence[StandingFact],
+    share: float = BUDGET_SHARE,
 ) -> RetrievePayload:
     """The payload ``render`` makes of ``result``, led by the standing facts of ``found`` that
-    fit in :data:`BUDGET_SHARE` of ``budget`` (see the module doc); the rest of the budget is
+    fit in ``share`` of ``budget`` (see the module doc); the rest of the budget is
     ``render``'s, so the whole never exceeds ``budget``."""
     framing = len(OPEN) + len(FRAME) + len(CLOSE) + 3  # paid here when render adds nothing
-    share = int(budget * CHARS_PER_TOKEN * BUDGET_SHARE)
-    room = min(share, budget * CHARS_PER_TOKEN - framing)
+    room = min(int(budget * CHARS_PER_TOKEN * share), budget * CHARS_PER_TOKEN - framing)
     chosen = choose(found, result.plan.query, room) if room > 0 else []
     if not chosen:
         return render(result, budget)
