@@ -24,6 +24,7 @@ later statement takes an earlier one back ("actually, stop adding yields").
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -80,6 +81,8 @@ _PREFERENCE_RES = tuple(
     )
 )
 _WISH_RE = re.compile(r"(?i)^(?:to|it|that|this|those|these|them|you|your|how|what|when|if)\b")
+_QUOTE = "\ue000"  # stands for a quotation while a sentence is read, so none of its words count
+_QUOTE_RE = re.compile(_QUOTE)
 _QUOTED_RE = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|‘[^’\n]*’|(?<!\w)'[^'\n]*'(?!\w)")
 # A request after the statement, in the same sentence: "I prefer ETFs, can you explain …?"
 _THEN_ASK_RE = re.compile(
@@ -135,8 +138,21 @@ class Standing:
 
 def standing_statements(text: str) -> list[Standing]:
     """The standing instructions and preferences ``text`` (one human turn) states."""
-    found = (_statement(s) for s in sentences(_QUOTED_RE.sub(" … ", text)))
-    return [f for f in found if f is not None]
+    text = text.replace(_QUOTE, "")
+    quotes = [m.group(0) for m in _QUOTED_RE.finditer(text)]
+    out: list[Standing] = []
+    for sentence in sentences(_QUOTED_RE.sub(_QUOTE, text)):
+        found = _statement(sentence)
+        if found is not None:  # a title in quotes is part of a taste: 'I love "The Office"'
+            out.append(dataclasses.replace(found, sentence=_unquote(found.sentence, quotes)))
+        quotes = quotes[sentence.count(_QUOTE) :]
+    return out
+
+
+def _unquote(sentence: str, quotes: list[str]) -> str:
+    """``sentence`` with its quotations back, ``quotes`` being those from its start on."""
+    said = iter(quotes)
+    return _QUOTE_RE.sub(lambda _: next(said, ""), sentence)
 
 
 def _statement(sentence: str) -> Standing | None:
@@ -145,8 +161,6 @@ def _statement(sentence: str) -> Standing | None:
     about the deadline, so I prefer detailed plans") and is filed with what leads to it and the
     request that follows it ("…, can you help me plan?"): they say why and for what; a clause
     that goes on to something else ("…, and my dog is Oscar") is left out."""
-    if "…" in sentence:
-        return None  # a sentence with a quotation in it: nobody's standing word
     if _MY_PREFERENCE_RE.search(sentence) and not _ASKS_PREFERENCE_RE.match(sentence):
         # "given my preference for ETFs, how …?" holds the preference as given, asked or not
         return Standing(PREFERENCE, _cut(sentence), topic_of(sentence))
@@ -159,6 +173,8 @@ def _statement(sentence: str) -> Standing | None:
         clause = stated[start:end].strip(" -–—")
         kind = _kind(clause)
         if kind == INSTRUCTION and n == 0:
+            if _QUOTE in sentence:
+                return None  # 'always' said of a quotation: whose word is it?
             if not _ADDRESSED_RE.search(clause):
                 return None  # "never give up!": said to a person, not how to serve the speaker
             return Standing(kind, _cut(clause), topic_of(clause))

@@ -42,6 +42,7 @@ PREFERENCES = {
     "prefer-to": "I prefer to negotiate rent increases early.",
     "prioritize": "I prioritize crust texture over crumb softness.",
     "prioritizing": "I'm prioritizing quiet streets and natural light.",
+    "quoted-title": 'I love "The Office" and "Parks and Recreation".',
 }
 NOT_STANDING = {
     "question-about-a-preference": "Do I prefer tea or coffee?",
