@@ -116,14 +116,19 @@ def content_words(text: str) -> frozenset[str]:
 
 
 def stem(word: str) -> str:
-    """``word`` without a plural or verb ending."""
+    """``word`` without a plural or verb ending, cut to :data:`_STEM_CHARS` ("rehearsal" and
+    "rehearsing" meet)."""
     for suffix in ("ing", "ies", "es", "ed", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
             break
     if len(word) > 3 and word[-1] == "e":
         word = word[:-1]  # "release" meets "releases" and "releasing"
-    return word[:-1] if len(word) > 3 and word[-1] == word[-2] else word
+    word = word[:-1] if len(word) > 3 and word[-1] == word[-2] else word
+    return word[:_STEM_CHARS]
+
+
+_STEM_CHARS = 6  # a word's first six letters say what it is about, whatever its ending
 
 
 def in_force(index: Index, policy: Policy) -> list[StandingFact]:

@@ -87,10 +87,13 @@ def test_when_many_are_in_force_the_preferences_the_question_touches_show(
     recall = empty_vault.retrieve("When is my Thai cooking class?").context
     assert standing_section(recall) == []
     assert standing_section(empty_vault.retrieve("What food do I love?").context) == thai[:1]
-    releases = ["- User (preference): I prefer small feature releases over big launches."]
-    _write(empty_vault.root, "preferences.md", [*others, *releases])
-    asked = empty_vault.retrieve("How should I plan the release of these features?").context
-    assert standing_section(asked) == [releases[0].replace("User (preference): ", "")]
+    # a word meets its other endings: "releases" and "release", "rehearsing" and "rehearsal"
+    for said, ask in [
+        ("I prefer small feature releases.", "How should I plan the release of these features?"),
+        ("I prefer rehearsing in the evening.", "When should I book my rehearsal times?"),
+    ]:
+        _write(empty_vault.root, "preferences.md", [*others, f"- User (preference): {said}"])
+        assert standing_section(empty_vault.retrieve(ask).context) == [f"- {said}"]
 
 
 def test_a_trivial_message_gets_no_payload(empty_vault: Vault) -> None:
