@@ -76,14 +76,23 @@ def search_with_teams(
     context: RecallContext | None = None,
     explain_scope: bool = False,
     include_archived: bool = False,
+    breadth: bool = False,
 ) -> SearchResult:
-    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.search`."""
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.search`; with ``breadth``, the own
+    vault's lines rank without their episode's share (a summary's)."""
     if refresh:
         vault.refresh()
     policy = vault.policy(context)
     archived = include_archived
     result = search_index(
-        vault, query, limit=limit, now=now, vectors=True, policy=policy, archived=archived
+        vault,
+        query,
+        limit=limit,
+        now=now,
+        vectors=True,
+        policy=policy,
+        archived=archived,
+        breadth=breadth,
     )
     result = _with_teams(vault, result, query, limit, now, policy, archived)
     if explain_scope:
@@ -131,8 +140,10 @@ def search_index(
     vectors: bool,
     policy: Policy | None = None,
     archived: bool = True,
+    breadth: bool = False,
 ) -> SearchResult:
-    """The own vault's ranked results for ``query``, with the vector fallback when ``vectors``."""
+    """The own vault's ranked results for ``query``, with the vector fallback when ``vectors``
+    (``breadth``: see :func:`~memoryclaw.recall.retrieval.search`)."""
     limit = vault.settings.retrieval.max_results if limit is None else limit
     if limit < 0:
         raise InvalidInputError("limit", f"must be >= 0, got {limit}")
@@ -158,6 +169,7 @@ def search_index(
         include_archived=archived,
         recency=settings.recency,
         recalled=recalled,
+        breadth=breadth,
     )
 
 
@@ -171,9 +183,9 @@ def retrieve(
     working: Mapping[str, Any] | None = None,
 ) -> RetrievePayload:
     """``vault``'s :meth:`~memoryclaw.api.vault.Vault.retrieve`."""
-    from ..recall.longview import LONG_VIEW_EPISODES, long_view
+    from ..recall.longview import LONG_VIEW_EPISODES, STANDING_SHARE, long_view
     from ..recall.payload import render_payload
-    from ..recall.standing import in_force, with_standing
+    from ..recall.standing import BUDGET_SHARE, STANDING_FIELDS, in_force, with_standing
     from ..recall.trivial import is_trivial
 
     budget = vault.settings.retrieval.budget_tokens
@@ -184,7 +196,12 @@ def retrieve(
     view = long_view(query)  # a question about a whole stretch of history: a timeline
     topic = view.topic if view is not None else query
     wide = LONG_VIEW_EPISODES if view is not None else None
-    result = vault.search(topic, limit=wide, now=now, refresh=refresh, context=context)
+    # a summary draws on many episodes, an order on each conversation (.timeline): only a
+    # summary's lines rank without their episode's share
+    broad = view is not None and view.kind != "order"
+    result = search_with_teams(
+        vault, topic, limit=wide, now=now, refresh=refresh, context=context, breadth=broad
+    )
     if context is not None and context.session:
         result = _without_live_turns(vault.root, result, context.session)
     from ..consolidate.skills import active_skill
@@ -199,6 +216,11 @@ def retrieve(
     owners = handle_owners(vault.index, set(handles.values()))
     names = {i: h for i, h in handles.items() if owners.get(h) == i}
     min_score = vault.settings.retrieval.min_score
+    if view is not None:
+        # a long view's standing instructions and preferences are its smaller section's to
+        # show (``STANDING_SHARE``): as facts they would take back the room it leaves
+        kept = tuple(f for f in result.facts if f.field not in STANDING_FIELDS)
+        result = dataclasses.replace(result, facts=kept)
     payload = with_standing(
         lambda res, room: render_payload(
             res, room, skill, near, names, min_score=min_score, working=working, view=view
@@ -206,6 +228,7 @@ def retrieve(
         result,
         budget,
         in_force(vault.index, vault.policy(context)),
+        share=STANDING_SHARE if view is not None else BUDGET_SHARE,
     )
     _record(vault, payload, now or now_utc())
     return payload

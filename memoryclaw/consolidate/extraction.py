@@ -196,6 +196,18 @@ _LIFE_RES = (
 )
 # A dated event: "I went to a support group yesterday (2023-05-07)": the annotation
 # the summarizer adds after resolving a relative date (memoryclaw.vault.dates).
+# A word each of _LIFE_RES needs, as lower() makes it (for a pattern that ignores case, one
+# without "i" or "s", which other letters match then): most sentences have none
+_LIFE_HINTS = {
+    "pet": tuple(_PETS.split("|")),
+    "kin": ("my ",),
+    "job": ("work", "job"),
+    "employer": ("work", "got a job", "started"),
+    "lives in": ("live in ",),
+    "moved": ("moved", "relocated"),
+    "bought": ("bought", "purcha", "got my"),
+    "hobby": ("took up", "cked up", "tarted", "gned up"),
+}
 _EVENT_RE = re.compile(
     r"(?i)\b(?:I|[Ww]e) (?:just |finally )?(?P<what>(?:went|ran|visited|attended|joined|"
     r"finished|started|signed up|volunteered|adopted|painted|hiked|traveled|travelled|"
@@ -204,6 +216,7 @@ _EVENT_RE = re.compile(
 )
 # A relative date the summarizer resolved, right after the words it stands for.
 _RESOLVED_RE = re.compile(r"[^,;()\n]{0,40}\((?P<iso>\d{4}-\d{2}-\d{2})\)")
+_DIGIT_RE = re.compile(r"\d")
 _VALUE_END_RE = re.compile(r"\s+(?:and|but|because|so|which|who|since|when|if)\s.*$|[.!?:]+$")
 
 
@@ -281,18 +294,25 @@ def facts_from_turn(
     me, ref = speaker or "User", said_on
     found: list[tuple[str, str, str, str] | None] = []
     for sentence in (s for s in sentences(text) if not s.endswith("?")):
-        plain = _URL_RE.sub(" ", _EMAIL_RE.sub(" ", sentence))
-        bare = _BACKTICK_RE.sub(" ", plain)
-        for m in _EMAIL_RE.finditer(sentence):
+        # Each pattern is tried only on a sentence holding a word it needs (as lower() makes
+        # it, for a pattern that ignores case; never an "i" or "s", which other letters
+        # match then): most sentences state no fact, and trying every pattern on every
+        # sentence was most of the summarizer's time.
+        low = sentence.lower()
+        at, backtick = "@" in sentence, "`" in sentence
+        plain = _EMAIL_RE.sub(" ", sentence) if at else sentence
+        plain = _URL_RE.sub(" ", plain) if "http" in plain else plain
+        bare = _BACKTICK_RE.sub(" ", plain) if backtick else plain
+        for m in _EMAIL_RE.finditer(sentence) if at else ():
             local = local_name(m.group(0))
             who, sure = _owner(sentence[: m.start()], me, local)
             if not sure and local.isalpha() and local.lower() not in NOT_NAMES:
                 who = local.capitalize()  # "send it to bob@x.com": likely Bob's, unconfirmed
             found.append((who, "email", m.group(0), "high" if sure else "low"))
-        for m in _URL_RE.finditer(sentence):
+        for m in _URL_RE.finditer(sentence) if "http" in sentence else ():
             url = m.group(0).rstrip(".,;:!?")
             found.append((_owner(sentence[: m.start()], me)[0], "url", url, "high"))
-        for m in _PHONE_RE.finditer(plain):
+        for m in _PHONE_RE.finditer(plain) if _DIGIT_RE.search(plain) else ():
             number, before = m.group(0).strip(), plain[: m.start()]
             if not 7 <= sum(c.isdigit() for c in number) <= 15 or _DATE_RE.search(number):
                 continue
@@ -300,7 +320,7 @@ def facts_from_turn(
                 who, sure = _owner(before, me)
                 level = "high" if number.startswith("+") else "medium"
                 found.append((who, "phone", number, level if sure else "low"))
-        for m in _DEADLINE_RE.finditer(sentence):
+        for m in _DEADLINE_RE.finditer(sentence) if "deadl" in low or "due" in low else ():
             rest, project = sentence[m.end() :], _CODE_RE.search(sentence)
             owner = project.group(0) if project else _owner(sentence[: m.start()], me)[0]
             if when := _DATE_RE.match(rest):
@@ -309,25 +329,30 @@ def facts_from_turn(
                 found.append((owner, "deadline", resolved["iso"], "medium"))
             elif not rest.lower().startswith("to ") and (vague := _VAGUE_DATE_RE.match(rest)):
                 found.append((owner, "deadline", _clean_value(vague.group(0)), "low"))
-        for m in _BIRTHDAY_RE.finditer(sentence):
+        birthday = "s birthday is " in sentence or " turns " in sentence
+        for m in _BIRTHDAY_RE.finditer(sentence) if birthday else ():
             who = m["who"] or m["who2"]
             if (when := _DATE_RE.match(sentence[m.end() :])) and name_ok(who):
                 found.append((who, "birthday", *_norm_date(when, ref, yearly=True)))
-        found += [_my_fact(m, me, ref) for m in _MY_RE.finditer(sentence)]
-        found += [_appointment(m, sentence, me, ref) for m in _APPOINTMENT_RE.finditer(sentence)]
+        if "my " in low:
+            found += [_my_fact(m, me, ref) for m in _MY_RE.finditer(sentence)]
+        if "app" in low:
+            booked = _APPOINTMENT_RE.finditer(sentence)
+            found += [_appointment(m, sentence, me, ref) for m in booked]
         found += _life_facts(sentence, me)
-        found += [_preference(m, me) for m in _PREF_RE.finditer(sentence)]
-        for m in _BACKTICK_RE.finditer(sentence):
+        if "I " in sentence:
+            found += [_preference(m, me) for m in _PREF_RE.finditer(sentence)]
+        for m in _BACKTICK_RE.finditer(sentence) if backtick else ():
             code, who = m.group(1).strip(), _owner(sentence[: m.start()], me)[0]
             if _PATH_RE.fullmatch(code):
                 found.append((who, "path", code, "medium"))
             elif re.match(r"[a-z.][\w.+-]*(?:\s|$)", code):
                 found.append((who, "command", code, "medium"))
-        for m in _RUN_RE.finditer(bare):
+        for m in _RUN_RE.finditer(bare) if "run" in bare else ():
             command = m["cmd"].rstrip(".")
             if command.split()[0] in _CLI or re.search(r"\s--?[a-z]", command):
                 found.append((me, "command", command, "low"))
-        for m in _PATH_RE.finditer(bare):
+        for m in _PATH_RE.finditer(bare) if "/" in bare else ():
             found.append((_owner(bare[: m.start()], me)[0], "path", m.group(0), "medium"))
     for entity, field, value, confidence in (f for f in found if f is not None):
         kind = {"email": "email", "url": "url", "phone": "phone"}.get(field)
@@ -344,7 +369,10 @@ def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None
     """What a speaker says of their own life: pets, family, job, home, purchases, hobbies and
     dated events, all ``medium`` (stated once, in passing)."""
     out: list[tuple[str, str, str, str] | None] = []
+    low = sentence.lower()
     for field, pattern in _LIFE_RES:
+        if not any(hint in low for hint in _LIFE_HINTS[field]):
+            continue
         for m in pattern.finditer(sentence):
             if field in {"pet", "kin"}:
                 name = m["name"]
@@ -372,7 +400,7 @@ def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None
                 out.append((me, field_name, value, "medium"))
             else:
                 out.append((me, field, value, "medium"))
-    for m in _EVENT_RE.finditer(sentence):
+    for m in _EVENT_RE.finditer(sentence) if "(" in sentence else ():
         what = _clean_value(_TRAILING_WHEN.sub("", m["what"]))
         if what:
             out.append((me, "event", f"{what} ({m['when']})", "medium"))

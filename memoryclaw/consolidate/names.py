@@ -90,9 +90,12 @@ def titled(words: list[str]) -> list[str]:
     return [] if all(map(is_title, words)) else words
 
 
+_BARE_RE = re.compile(r"['’]s?$|-+$")
+
+
 def bare_word(word: str) -> str:
     """The word without a possessive or trailing hyphens: "Sarah's" -> "Sarah"."""
-    return re.sub(r"['’]s?$|-+$", "", word)
+    return _BARE_RE.sub("", word)
 
 
 def local_name(address: str) -> str:

@@ -8,6 +8,10 @@ For each log, under the vault's ``logs`` lock (so no turn can be appended meanwh
 3. file its facts under the rules of SPEC 2 (:func:`_file_fact`);
 4. write the log to ``logs/processed/`` marked processed.
 
+Steps 2 to 4 are held in memory (:func:`~memoryclaw.vault.files.staged_writes`) and written
+together when the log is done, each file once, their data synced at once; meanwhile the next
+log is read and summarized, under the same hold of the locks.
+
 Logs are consolidated in batches (:func:`~memoryclaw.vault.files.durable_batch`): each
 folder written is synced once a batch, and only then are the batch's logs removed from
 ``logs/``, the step that marks them consolidated.
@@ -23,7 +27,9 @@ import hashlib
 import os
 import re
 import time
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from contextvars import copy_context
 from dataclasses import dataclass, field, replace
 from datetime import datetime, timedelta
 from functools import partial
@@ -45,18 +51,21 @@ from ..vault.files import (
     SEMANTIC_LOCK,
     Skipped,
     atomic_write,
+    atomic_write_all,
     durable_batch,
     file_lock,
     read_text,
+    remove_files,
     resolve_inside,
     scan,
+    staged_writes,
     sweep_temp_files,
 )
 from ..vault.ledger import LEDGER_FILE, record_pruned
 from ..vault.logformat import RawLog, parse_log
 from ..vault.naming import plural
 from ..vault.pending import MANY_VALUED, append_line, remove_lines, untrusted_note
-from ..vault.rawlogs import processed_text, redacted_log, unprocessed_logs
+from ..vault.rawlogs import processed_text, redacted_log, unprocessed_log_texts
 from ..vault.scopes import PARTICIPANT, conversation_scope
 from ..vault.scrub import FORGOTTEN, forgotten_turn
 from ..vault.timestamps import now_utc, utc_iso
@@ -177,30 +186,34 @@ def consolidate(
         # read once (a forget holds the same lock): nothing forgotten is written again
         forgotten = load_tombstones(root)
         closed = []
-        for candidate in unprocessed_logs(root):
+        listed = {log.path: (text, log) for text, log in unprocessed_log_texts(root)}
+        for _, candidate in listed.values():
             if all_logs or is_closed(candidate, idle, now):
                 closed.append(candidate.path)
             else:
                 report.left_open.append(candidate.path)
-        for first in range(0, len(closed), _BATCH_LOGS):
-            consolidated: dict[str, str] = {}
-            with durable_batch():
-                for rel in closed[first : first + _BATCH_LOGS]:
-                    with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
-                        touched = _consolidate_log(
-                            root,
-                            settings,
-                            index,
-                            rel,
-                            summarizer,
-                            report,
-                            now,
-                            note,
-                            forgotten,
-                            consolidated,
-                        )
-                    _index_written(root, index, touched)
-            _remove_consolidated(root, index, consolidated)
+        read = partial(_read_log, root, settings, summarizer, report, forgotten, listed)
+        with ThreadPoolExecutor(1, thread_name_prefix="memoryclaw-sync") as syncing:
+            for first in range(0, len(closed), _BATCH_LOGS):
+                consolidated: dict[str, str] = {}
+                with durable_batch():
+                    ahead: _ReadLog | None = None
+                    batch = closed[first : first + _BATCH_LOGS]
+                    for n, rel in enumerate(batch):
+                        with file_lock(root, "logs"), file_lock(root, SEMANTIC_LOCK):
+                            got = ahead if n else read(rel)
+                            touched, writes = _consolidate_log(
+                                root, settings, index, got, report, now, note, forgotten
+                            )
+                            if got is not None:
+                                consolidated[rel] = _digest(got.text)
+                            written = syncing.submit(copy_context().run, atomic_write_all, writes)
+                            try:  # the next log is read and summarized while these files sync
+                                ahead = read(batch[n + 1]) if n + 1 < len(batch) else None
+                            finally:  # on disk before the semantic lock goes
+                                written.result()
+                        _index_written(root, index, touched)
+                _remove_consolidated(root, index, consolidated)
         if report.forgotten:  # the logs' forgotten turns were indexed: none left in its bytes
             index.forget_deleted()
         report.skills_suggested = suggest_skills(root, settings, note)
@@ -226,35 +239,38 @@ def _index_written(root: Path, index: Index, episodes: Sequence[str]) -> None:
         sync(root, index)
 
 
-def _consolidate_log(
+@dataclass(frozen=True)
+class _ReadLog:
+    """A log as consolidation read it under the logs lock, and the episodes it makes."""
+
+    rel: str
+    text: str  # what gets consolidated: the log is removed only while it still reads so
+    original: RawLog
+    log: RawLog  # redacted, its scope filled in, its forgotten turns blanked
+    drafts: list[EpisodeDraft]
+
+
+def _read_log(
     root: Path,
     settings: Settings,
-    index: Index,
-    rel: str,
     summarizer: Summarizer,
     report: ConsolidationReport,
-    now: datetime,
-    note: Note,
-    forgotten: Tombstones | None = None,
-    consolidated: dict[str, str] | None = None,
-) -> list[str]:
-    """Consolidate one log; the episode files it wrote or deleted.
+    forgotten: Tombstones,
+    listed: Mapping[str, tuple[str, RawLog]],
+    rel: str,
+) -> _ReadLog | None:
+    """Read, redact and summarize one log, under the logs lock; None when it is processed.
 
-    The log itself stays in ``logs/`` until :func:`_remove_consolidated` removes it, once
-    what it became is on disk; ``consolidated`` gets its path and the digest of the text
-    consolidated (without it, it is removed here).
-
-    Episodes an earlier, killed run made from this log and this run does not make again (turns
-    were appended since, so the turn ranges moved) are deleted: a turn is in one episode only.
-    Whatever ``forgotten`` holds is written nowhere: its turns are blanked in the processed
-    log and left out of the summary, and an episode's line, summary or fact that matches it
-    is dropped.
+    This reads nothing else of the vault, so it can run while the files of the log before
+    are synced.  ``listed`` holds the logs as the run found them, text and parse: one still
+    so is not parsed again.  Whatever ``forgotten`` holds is left out: its turns are blanked
+    and left out of the summary, and a fact that matches it is dropped.
     """
-    forgotten = forgotten if forgotten is not None else Tombstones()
     text = read_text(root, rel)  # re-read under the lock: this text is what gets consolidated
-    original = parse_log(text, rel)
+    known = listed.get(rel)
+    original = known[1] if known is not None and known[0] == text else parse_log(text, rel)
     if original.meta.get("processed"):
-        return []
+        return None
     log = redacted_log(original)  # whatever privacy.redactSecrets was when it was logged
     if log.scope is None:  # logged before scopes: its session key still tells where it was
         kind = log.meta.get("kind")
@@ -263,11 +279,39 @@ def _consolidate_log(
         )
         log = RawLog(log.path, {**log.meta, "scope": where}, log.turns)
     report.logs_read += 1
-    processed_rel = _processed_path(root, rel, str(log.meta.get("id", "")))
     before = log
     log, blank = _blank_forgotten(log, forgotten)
     report.forgotten += sum(a.content != b.content for a, b in zip(before.turns, log.turns))
     drafts = _without_forgotten(summarizer(blank), blank, forgotten, report)
+    return _ReadLog(rel, text, original, log, drafts)
+
+
+def _consolidate_log(
+    root: Path,
+    settings: Settings,
+    index: Index,
+    read: _ReadLog | None,
+    report: ConsolidationReport,
+    now: datetime,
+    note: Note,
+    forgotten: Tombstones,
+) -> tuple[list[str], list[tuple[Path, str]]]:
+    """File what one read log became, under both locks: the episode files it wrote or
+    deleted, and the files to write, for :func:`~memoryclaw.vault.files.atomic_write_all`.
+
+    What the log becomes is written at once: the data of its episodes, fact files and
+    processed copy synced together, each fact file written once however many facts it gets.
+    The log itself stays in ``logs/`` until :func:`_remove_consolidated` removes it, once
+    that is on disk.
+
+    Episodes an earlier, killed run made from this log and this run does not make again (turns
+    were appended since, so the turn ranges moved) are deleted: a turn is in one episode only.
+    An episode's line, summary or fact that matches ``forgotten`` is dropped.
+    """
+    if read is None:
+        return [], []
+    rel, text, original, log, drafts = read.rel, read.text, read.original, read.log, read.drafts
+    processed_rel = _processed_path(root, rel, str(log.meta.get("id", "")))
     planned: list[tuple[EpisodeDraft, tuple[str, str]]] = []
     for draft in drafts:  # two episodes of one log may share a second and a slug
         taken = {path for _, (_, path) in planned}
@@ -286,29 +330,27 @@ def _consolidate_log(
     note([*written, *stale, *facts, processed_rel, rel])
     for path in stale:
         resolve_inside(root, path).unlink(missing_ok=True)
-    for (draft, _), (place, body), twin in zip(planned, texts, twins):
-        if twin is None and body is not None:
-            atomic_write(resolve_inside(root, place), body)
-            report.episodes.append(place)
-        elif twin is not None:  # said already, from another log: kept once, with both sources
-            add_source(root, twin, processed_rel)
-            report.duplicates.append(twin)
-        for fact in draft.facts:
-            try:
-                _file_fact(root, settings, index, fact, processed_rel, log, report, now)
-                after_filing(root, fact, now.date().isoformat())
-            except (ParseError, UnsafePathError) as exc:  # a bad fact file holds back no log
-                why = f"{exc.reason}; fact {fact.entity} {fact.field} from {rel} not filed"
-                line = exc.line if isinstance(exc, ParseError) else None
-                report.skipped.append(Skipped(exc.path, why, line))
-    meta = {**log.meta, "processed": True, "processed_at": utc_iso(now)}
-    atomic_write(resolve_inside(root, processed_rel), processed_text(text, original, log, meta))
-    if consolidated is None:
-        resolve_inside(root, rel).unlink(missing_ok=True)
-    else:
-        consolidated[rel] = _digest(text)
+    with staged_writes() as staged:
+        for (draft, _), (place, body), twin in zip(planned, texts, twins):
+            if twin is None and body is not None:
+                atomic_write(resolve_inside(root, place), body)
+                report.episodes.append(place)
+            elif twin is not None:  # said already, from another log: kept once, with both sources
+                add_source(root, twin, processed_rel)
+                report.duplicates.append(twin)
+            for fact in draft.facts:
+                try:
+                    _file_fact(root, settings, index, fact, processed_rel, log, report, now)
+                    after_filing(root, fact, now.date().isoformat())
+                except (ParseError, UnsafePathError) as exc:  # a bad fact file holds back no log
+                    why = f"{exc.reason}; fact {fact.entity} {fact.field} from {rel} not filed"
+                    line = exc.line if isinstance(exc, ParseError) else None
+                    report.skipped.append(Skipped(exc.path, why, line))
+        meta = {**log.meta, "processed": True, "processed_at": utc_iso(now)}
+        processed = processed_text(text, original, log, meta)
+        atomic_write(resolve_inside(root, processed_rel), processed)
     report.logs_processed.append(processed_rel)
-    return [*written, *stale]
+    return [*written, *stale], list(staged.items())
 
 
 def _remove_consolidated(root: Path, index: Index, consolidated: dict[str, str]) -> None:
@@ -319,13 +361,15 @@ def _remove_consolidated(root: Path, index: Index, consolidated: dict[str, str])
     if not consolidated:
         return
     with file_lock(root, "logs"):
+        done = []
         for rel, digest in consolidated.items():
             try:
                 text = read_text(root, rel)
             except ParseError:
                 continue  # gone or unreadable: nothing to remove
             if _digest(text) == digest:
-                resolve_inside(root, rel).unlink(missing_ok=True)
+                done.append(resolve_inside(root, rel))
+        remove_files(done)
     # the logs' own turns leave the index as their episodes entered it
     _index_written(root, index, list(consolidated))
 

@@ -60,6 +60,7 @@ _REQUEST_CHARS = 160
 _ARGUMENT_CHARS = 240
 _TEMPLATE = "SKILL.md.tmpl"
 _UNREADABLE = (ParseError, UnsafePathError)  # a broken file, or a link out of the vault
+_TOOL_CALL = "### tool_call"  # the header of a turn calling a tool, which every pattern needs
 # ------------------------------------------------------------------ patterns
 
 
@@ -119,15 +120,18 @@ def _runs(sequence: Sequence[str]) -> set[tuple[str, ...]]:
 
 def _all_logs(root: Path) -> list[RawLog]:
     """Every readable raw log, oldest file name first; a log found both waiting and processed
-    (a consolidation stopped between copy and delete) counts once."""
+    (a consolidation stopped between copy and delete) counts once.  None when no log calls a
+    tool: then none holds a pattern, and parsing them all on every run would be wasted."""
+    texts = [pair for folder in (PROCESSED_DIR, LOGS_DIR) for pair in log_texts(root, folder)]
+    if not any(_TOOL_CALL in text for _, text in texts):
+        return []
     found: dict[str, RawLog] = {}
-    for folder in (PROCESSED_DIR, LOGS_DIR):
-        for rel, text in log_texts(root, folder):
-            try:
-                log = parse_log(text, rel)
-            except ParseError:
-                continue  # doctor reports broken logs
-            found.setdefault(str(log.meta.get("id") or rel), log)
+    for rel, text in texts:
+        try:
+            log = parse_log(text, rel)
+        except ParseError:
+            continue  # doctor reports broken logs
+        found.setdefault(str(log.meta.get("id") or rel), log)
     return sorted(found.values(), key=lambda log: (log.path.rsplit("/", 1)[-1], log.path))
 
 

@@ -4,12 +4,15 @@ No model is involved.  A sentence of a human turn is a standing **instruction** 
 (after a word like "also", "please" or "actually") with "always …", "never …", "from now on …",
 "going forward …", "whenever I ask about X, …", "make sure to …", "please keep … short",
 "stop …ing" or "don't ever …", and a standing **preference** when it opens with "I prefer …",
-"I'd rather …", "I love / like / enjoy / hate / can't stand …", "my favourite … is …",
-"I'm more of a … person" or "I'm (not) a big fan of …".  The cue must open the sentence, so
-"if I always …", "she prefers …", "my boss said: always …" and "I'll make sure to …" are none;
-nor is a question ("do I prefer …?"), text in quotes, or a wish ("I'd love to …").  A
-statement followed by a request in the same sentence ("I prefer ETFs, can you …?") keeps the
-statement only.
+"I'd rather …", "I love / like / enjoy / hate / can't stand …", "I prioritize …", "my
+favourite … is …", "I'm more of a … person" or "I'm (not) a big fan of …", or opens a clause
+after what leads to it ("I'm short on time, so I prefer …"); "my preference for …" holds one
+as given wherever it stands, in a question too.  The cue must open the sentence (a
+preference's, its clause), so "if I always …", "she prefers …", "my boss said: always …" and
+"I'll make sure to …" are none; nor is a question ("do I prefer …?"), text in quotes, or a
+wish ("I'd love to …").  An instruction followed by a request in the same sentence keeps the
+instruction only; a preference keeps the sentence, its reason and request included ("I prefer
+ETFs for the fees, can you compare two?"): they say what the taste is for.
 
 Each is filed as a fact (:class:`~memoryclaw.consolidate.extraction.FactDraft`) of the
 speaker, field ``instruction`` or ``preference``, whose value is the speaker's own (redacted)
@@ -21,6 +24,7 @@ later statement takes an earlier one back ("actually, stop adding yields").
 
 from __future__ import annotations
 
+import dataclasses
 import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -63,8 +67,11 @@ _PREFERENCE_RES = tuple(
     re.compile(rf"(?i)^{_LEAD}{p}")
     for p in (
         r"I (?:really |much |generally |usually |definitely |strongly |tend to |do |also |still )*"
-        r"(?P<neg>don['’]t |do not )?(?:really )?(?:prefer|like|love|enjoy|hate|dislike|detest"
-        r"|adore|can['’]t stand|cannot stand) (?P<value>\S[^,;]*)",
+        r"(?P<neg>don['’]t |do not )?(?:really )?(?P<verb>prefer|like|love|enjoy|hate|dislike"
+        r"|detest|adore|can['’]t stand|cannot stand|prioriti[sz]e) (?P<value>\S[^,;]*)",
+        r"I['’]m (?:really |also |now |still )*prioriti[sz]ing (?P<value>\S[^,;]*)",
+        r"(?:given|considering|with|because of|based on|due to) my (?:\w+ )?preference (?:for|of)"
+        r" (?P<value>\S[^,;]*)",
         r"I['’]?d (?:much |really |generally )?rather (?P<value>\S[^,;]*)",
         r"I would (?:much |really )?rather (?P<value>\S[^,;]*)",
         r"my (?:all[- ]time |absolute |personal )?(?:favou?rite|preferred) (?P<value>\S[^,;]*)",
@@ -74,6 +81,8 @@ _PREFERENCE_RES = tuple(
     )
 )
 _WISH_RE = re.compile(r"(?i)^(?:to|it|that|this|those|these|them|you|your|how|what|when|if)\b")
+_QUOTE = "\ue000"  # stands for a quotation while a sentence is read, so none of its words count
+_QUOTE_RE = re.compile(_QUOTE)
 _QUOTED_RE = re.compile(r"\"[^\"\n]*\"|“[^”\n]*”|‘[^’\n]*’|(?<!\w)'[^'\n]*'(?!\w)")
 # A request after the statement, in the same sentence: "I prefer ETFs, can you explain …?"
 _THEN_ASK_RE = re.compile(
@@ -96,6 +105,12 @@ _ADDRESSED_RE = re.compile(
     r"|tell|say|ask\w*|call|spell|translat\w*|quot(?:e|ing)|round|convert\w*|keep|avoid"
     r"|note|offer\w*|book\w*)\b"
 )
+# "my preference for ETFs" states a taste wherever it stands, but "what's my preference for …?"
+# asks what it is.
+_MY_PREFERENCE_RE = re.compile(
+    r"(?i)\bmy (?:\w+ )?preference (?:for|of) (?!(?:it|this|that|them|these|those|what|how)\b)\w"
+)
+_ASKS_PREFERENCE_RE = re.compile(r"(?i)^(?:what|which|how)\b[^,]*\bmy (?:\w+ )?preference\b")
 _PAST_RE = re.compile(r"(?i)(?:ed|ew|ought|aught)$")
 _NOT_VERBS = frozenset(
     "a an the been was were is are had have has mind again ever once before did got seen heard"
@@ -123,18 +138,50 @@ class Standing:
 
 def standing_statements(text: str) -> list[Standing]:
     """The standing instructions and preferences ``text`` (one human turn) states."""
+    text = text.replace(_QUOTE, "")
+    quotes = [m.group(0) for m in _QUOTED_RE.finditer(text)]
     out: list[Standing] = []
-    for sentence in sentences(_QUOTED_RE.sub(" … ", text)):
-        stated = _THEN_ASK_RE.sub("", sentence).strip() if sentence.endswith("?") else sentence
-        stated = _NEXT_CLAUSE_RE.split(stated, maxsplit=1)[0].strip(" -–—")
-        if not stated or stated.endswith("?") or "…" in stated:
-            continue  # a question, or a sentence with a quotation in it: nobody's standing word
-        kind = _kind(stated)
-        if kind == INSTRUCTION and not _ADDRESSED_RE.search(stated):
-            continue  # "never give up!": said to a person, not about how to serve the speaker
-        if kind is not None:
-            out.append(Standing(kind, _cut(stated), topic_of(stated)))
+    for sentence in sentences(_QUOTED_RE.sub(_QUOTE, text)):
+        found = _statement(sentence)
+        if found is not None:  # a title in quotes is part of a taste: 'I love "The Office"'
+            out.append(dataclasses.replace(found, sentence=_unquote(found.sentence, quotes)))
+        quotes = quotes[sentence.count(_QUOTE) :]
     return out
+
+
+def _unquote(sentence: str, quotes: list[str]) -> str:
+    """``sentence`` with its quotations back, ``quotes`` being those from its start on."""
+    said = iter(quotes)
+    return _QUOTE_RE.sub(lambda _: next(said, ""), sentence)
+
+
+def _statement(sentence: str) -> Standing | None:
+    """What one sentence states: an instruction (its first clause, as said, without a request
+    that follows it), or a preference.  A preference may open a later clause ("I'm stressed
+    about the deadline, so I prefer detailed plans") and is filed with what leads to it and the
+    request that follows it ("…, can you help me plan?"): they say why and for what; a clause
+    that goes on to something else ("…, and my dog is Oscar") is left out."""
+    if _MY_PREFERENCE_RE.search(sentence) and not _ASKS_PREFERENCE_RE.match(sentence):
+        # "given my preference for ETFs, how …?" holds the preference as given, asked or not
+        return Standing(PREFERENCE, _cut(sentence), topic_of(sentence))
+    stated = _THEN_ASK_RE.sub("", sentence).strip() if sentence.endswith("?") else sentence
+    if not stated or stated.endswith("?"):
+        return None  # a question
+    ends = [m.start() for m in _NEXT_CLAUSE_RE.finditer(stated)] + [len(stated)]
+    starts = [0] + [m.end() for m in _NEXT_CLAUSE_RE.finditer(stated)]
+    for n, (start, end) in enumerate(zip(starts, ends, strict=True)):
+        clause = stated[start:end].strip(" -–—")
+        kind = _kind(clause)
+        if kind == INSTRUCTION and n == 0:
+            if _QUOTE in sentence:
+                return None  # 'always' said of a quotation: whose word is it?
+            if not _ADDRESSED_RE.search(clause):
+                return None  # "never give up!": said to a person, not how to serve the speaker
+            return Standing(kind, _cut(clause), topic_of(clause))
+        if kind == PREFERENCE:
+            said = sentence if end == len(stated) else stated[:end].strip(" -–—")
+            return Standing(kind, _cut(said), topic_of(said))
+    return None
 
 
 def standing_facts(
@@ -167,10 +214,19 @@ def reverses(new: str, old: str) -> bool:
     """Whether standing statement ``new`` takes back ``old``: one of them negates and the
     other does not, and they share what they are about ("always add yields" and "actually,
     stop adding yields")."""
+    new, old = _stance(new), _stance(old)
     if bool(_REVERSE_RE.search(new)) == bool(_REVERSE_RE.search(old)):
         return False
     shared = _about(new) & _about(old)
     return bool(shared - _WEAK_WORDS)
+
+
+def _stance(sentence: str) -> str:
+    """The clause of a standing statement that states it: "I prefer morning runs" of "I prefer
+    morning runs, but I'm not sure I can keep that up" (whose "not" takes nothing back)."""
+    clauses = re.split(r"[,;:]\s+|\s[-–—]\s", sentence)
+    stating = (c for c in clauses if _kind(c) is not None or _MY_PREFERENCE_RE.search(c))
+    return next(stating, sentence)
 
 
 def _about(sentence: str) -> frozenset[str]:
@@ -194,8 +250,11 @@ def _kind(sentence: str) -> str | None:
             continue
         value = match["value"].strip()
         head = re.sub(r"(?i)^(?:the|a|an)\s+", "", value).split(" ", 1)[0].lower()
-        if _WISH_RE.match(value) or (n == 0 and (head in STOPWORDS or head in GENERIC)):
-            continue  # "I'd love to help", "I like that", "I love it"
+        preferred_act = match.groupdict().get("verb") == "prefer" and head == "to"
+        if (_WISH_RE.match(value) and not preferred_act) or (
+            n == 0 and not preferred_act and (head in STOPWORDS or head in GENERIC)
+        ):
+            continue  # "I'd love to help", "I like that", "I love it"; not "I prefer to walk"
         return PREFERENCE
     return None
 

@@ -60,6 +60,7 @@ _ENTITY_RE = re.compile(
     rf"(?P<email>{EMAIL_PATTERN})|(?P<handle>(?<![\w.])@[A-Za-z0-9_]{{2,30}})"
     rf"|(?P<code>{CODE_PATTERN})|(?P<caps>{CAPS_PATTERN})"
 )
+_TAGGABLE_RE = re.compile(r"[a-z][a-z0-9-]{1,30}[a-z0-9]")
 _REQUEST_PREFIX_RE = re.compile(
     r"(?i)^(?:(?:hey|hi|ok|okay)[,!]?\s+)?(?:please\s+|(?:can|could|would|will) you(?: please)?"
     r"\s+|i (?:need|want|['’]d like|would like) you to\s+)"
@@ -237,8 +238,7 @@ def _summary(
             if not words or all(w in SMALL_TALK or w in GENERIC for w in words):
                 continue  # "Hey Mel, good to see you!" says nothing of what happened
             score = sum(
-                1 + min(scores.get(k, 0.0), 4.0) / 2 + any(c.isdigit() for c in k)
-                for k in extract_keywords(sentence)
+                1 + min(scores.get(k, 0.0), 4.0) / 2 + any(c.isdigit() for c in k) for k in words
             )
             if view.human and _request(sentence) is not None:  # what the person came for
                 score *= 2.0
@@ -332,7 +332,7 @@ def _tags(
         (
             w
             for w in scores
-            if re.fullmatch(r"[a-z][a-z0-9-]{1,30}[a-z0-9]", w)
+            if _TAGGABLE_RE.fullmatch(w)
             and w not in skip
             and not w.endswith(("ally", "ously", "ively", "ently", "fully", "ately"))
             and not (len(w) > 5 and w.endswith("ed"))  # "talked", "started": not a subject

@@ -24,6 +24,7 @@ FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5, 3.0)
 # A passage's words and the kinds of value it holds count fully; who said it counts a little
 # ("what did Caroline say about").
 PASSAGE_WEIGHTS = (1.0, 0.5, 1.0)
+_PASSAGE_WEIGHTS = ", ".join(str(w) for w in PASSAGE_WEIGHTS)  # as bm25() is given them
 # FTS5's bm25() weighs a term by log((N - n + 0.5) / (n + 0.5)), which is 0 (FTS5 makes it
 # 1e-6) for a term in half the rows or more: in a vault of three files nearly every word of a
 # question is, and a line sharing only such a word with it scores 0.  In a table of at most
@@ -172,6 +173,8 @@ class FullTextSearch(IndexDatabase):
         """
         weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
         score = f"-bm25(episodes_fts, {weights})"
+        # a vault without archived episodes needs no condition to leave them out
+        archived = archived or not self._any_archived()
         if visible is not None and visible[0] != "1":
             # as a condition of the FTS query itself SQLite would run the MATCH once per
             # visible rowid; joined, it filters each match once
@@ -209,6 +212,18 @@ class FullTextSearch(IndexDatabase):
             if len(hits) >= limit and hits[limit - 1].bm25 >= bound:
                 return hits
         return self._episode_hits(ranked(), [match, *rest])
+
+    def _any_archived(self) -> bool:
+        """Whether any indexed episode is archived (kept until the index changes)."""
+        memo = self._memo()
+        if ("archived",) not in memo:
+            memo[("archived",)] = (
+                self.execute(
+                    "SELECT 1 FROM episodes WHERE path >= ? AND path < ? LIMIT 1", _ARCHIVE_RANGE
+                ).fetchone()
+                is not None
+            )
+        return bool(memo[("archived",)])
 
     def _narrowing(self, match: str, limit: int) -> tuple[str, str | None, float] | None:
         """A cheaper way to the same top ``limit`` episodes of an OR of common phrases: the
@@ -278,7 +293,9 @@ class FullTextSearch(IndexDatabase):
         the same as ``score``).
 
         A file's passages are stored together, so each file is one rowid range; the ranges
-        filter one full-text cursor (see ``_within``), which scores only the rows kept.
+        filter one full-text cursor (see ``_within``), which scores only the rows kept.  A
+        small table needs no cursor: its phrases' own scores add up to the same (see
+        :meth:`_small_passages`).
         """
         only, only_params = "", []
         if visible is not None and visible[0] != "1":
@@ -293,6 +310,38 @@ class FullTextSearch(IndexDatabase):
                 )
             ]
         paths = list(dict.fromkeys([*episode_paths, *logs]))
+        rows = self._small_passages(match, paths, limit)
+        if rows is None:
+            rows = self._ranked_passages(match, paths, limit)
+        rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
+        rows = rows[:limit]
+        # what each line's episode (the first indexed of its id) says of itself, read once
+        # per episode, not once per line
+        episodes = {
+            found[0]: found[1:]
+            for found in self.execute(
+                "SELECT id, summary, tags, confidence FROM episodes WHERE rowid IN"
+                " (SELECT min(rowid) FROM episodes WHERE id IN (SELECT value FROM json_each(?))"
+                " GROUP BY id)",
+                [json.dumps(list({row["episode_id"] for row in rows}))],
+            )
+        }
+        for row in rows:
+            found = episodes.get(row["episode_id"], (None, None, None))
+            row["episode_summary"], row["episode_tags"], row["episode_confidence"] = found
+        smoothed = self._smoothed(
+            "passages", _PASSAGE_WEIGHTS, match, [row["rowid"] for row in rows]
+        )
+        for row in rows:
+            row["smooth"] = smoothed[row["rowid"]] if smoothed is not None else row["score"]
+        return rows
+
+    def _ranked_passages(
+        self, match: str, paths: Sequence[str], limit: int
+    ) -> list[dict[str, Any]]:
+        """:meth:`search_passages`' best ``limit`` rows of these files, by one full-text
+        cursor per statement that scores only the rows of the files' ranges (``_within``)."""
+        memo = self._memo()  # each file's rowids change rarely
         unknown = [path for path in paths if ("span", path) not in memo]
         for start in range(0, len(unknown), 500):
             chunk = unknown[start : start + 500]
@@ -305,35 +354,91 @@ class FullTextSearch(IndexDatabase):
             for path in chunk:
                 memo.setdefault(("span", path), None)  # a file without passages
         spans = [span for path in paths if (span := memo[("span", path)]) is not None]
-        wanted, rows = set(paths), []
-        weights = ", ".join(str(w) for w in PASSAGE_WEIGHTS)
+        rows: list[dict[str, Any]] = []
         for within, bounds in _within(spans):
+            # every match is scored inside SQLite, and only the best ``limit`` of the files
+            # asked for (a merged range holds others) become rows: a common word's hundreds
+            # of matches cost no Python object each
             cursor = self.execute(
-                "SELECT p.*, c.score, e.summary AS episode_summary, e.tags AS episode_tags,"
-                " e.confidence AS episode_confidence"
-                f" FROM (SELECT rowid, -bm25(passages_fts, {weights}) AS score"
-                f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}) c"
+                "WITH c AS MATERIALIZED (SELECT rowid,"
+                f" -bm25(passages_fts, {_PASSAGE_WEIGHTS}) AS score"
+                f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}),"
+                " k AS MATERIALIZED (SELECT c.rowid, c.score FROM c"
                 " JOIN passages p ON p.rowid = c.rowid"
-                " LEFT JOIN episodes e ON e.rowid = (SELECT min(rowid) FROM episodes"
-                " WHERE id = p.episode_id)",
-                [match, *bounds],
+                " WHERE +p.path IN (SELECT value FROM json_each(?))"
+                " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line, c.rowid LIMIT ?)"
+                " SELECT p.*, k.score FROM k JOIN passages p ON p.rowid = k.rowid",
+                [match, *bounds, json.dumps(paths), limit],
             )
             columns = [c[0] for c in cursor.description]
-            found = (dict(zip(columns, values)) for values in cursor.fetchall())
-            rows += [row for row in found if row["path"] in wanted]  # a merged range's others
-        smoothed = self._smoothed("passages", weights, match)
+            rows += [dict(zip(columns, values)) for values in cursor.fetchall()]
+        return rows
+
+    def _small_passages(
+        self, match: str, paths: Sequence[str], limit: int
+    ) -> list[dict[str, Any]] | None:
+        """:meth:`search_passages`' best ``limit`` rows of these files in a small table (see
+        :meth:`_phrase_scores`), without a full-text query: bm25() of an OR of phrases sums
+        each phrase's own score in the expression's order, so the same sum of the phrases'
+        kept scores is the same float; None for a larger table or another expression."""
+        found = self._phrase_scores("passages", _PASSAGE_WEIGHTS, match)
+        if found is None:
+            return None
+        memo = self._memo()
+        places = memo.get(("places", "passages"))
+        if places is None:  # a small table: where each line is, and when, kept too
+            places = memo[("places", "passages")] = {
+                rowid: (path, ts_epoch, line)
+                for rowid, path, ts_epoch, line in self.execute(
+                    "SELECT rowid, path, ts_epoch, line FROM passages"
+                )
+            }
+        wanted = set(paths)
+        totals: dict[int, float] = {}
+        for scores in found[1]:  # phrase by phrase, so each sum is in bm25()'s order
+            for rowid, score in scores.items():
+                place = places.get(rowid)
+                if place is not None and place[0] in wanted:
+                    totals[rowid] = totals.get(rowid, 0.0) + score
+        best = sorted(
+            totals,
+            key=lambda r: (-totals[r], -places[r][1], places[r][0], places[r][2], r),
+        )[:limit]
+        cursor = self.execute(
+            "SELECT * FROM passages WHERE rowid IN (SELECT value FROM json_each(?))",
+            [json.dumps(best)],
+        )
+        columns = [c[0] for c in cursor.description]
+        found_rows = {row["rowid"]: row for row in (dict(zip(columns, v)) for v in cursor)}
+        rows = [found_rows[rowid] for rowid in best if rowid in found_rows]
         for row in rows:
-            row["smooth"] = smoothed[row["rowid"]] if smoothed is not None else row["score"]
-        rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
-        return rows[:limit]
+            row["score"] = totals[row["rowid"]]
+        return rows
 
-    def _smoothed(self, table: str, weights: str, match: str) -> dict[int, float] | None:
-        """In a table of at most ``SMOOTH_ROWS`` rows, every row matching ``match`` (an OR of
-        phrases) with its BM25 with each phrase weighed as in a larger table (see
-        ``SMOOTH_ROWS``); None for a larger table or another kind of expression.
+    def files_with_values(
+        self, match: str, shapes: Sequence[str], limit: int, visible: Visible | None = None
+    ) -> list[str]:
+        """The episode files of the best ``limit`` lines by ``match`` that hold a value of one
+        of the kinds whose tokens are ``shapes`` (``notes.shape_tokens``), best first."""
+        only, only_params = "", []
+        if visible is not None and visible[0] != "1":
+            only, only_params = f" AND {visible[0]}", list(visible[1])
+        kinds = " OR ".join(f"shape : {shape}" for shape in shapes)
+        rows = self.execute(
+            f"SELECT p.path FROM (SELECT rowid, bm25(passages_fts, {_PASSAGE_WEIGHTS}) AS score"
+            " FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score LIMIT ?) c"
+            f" JOIN passages p ON p.rowid = c.rowid WHERE p.kind = 'episode'{only}"
+            " ORDER BY c.score",
+            [f"({match}) AND ({kinds})", limit, *only_params],
+        ).fetchall()
+        return list(dict.fromkeys(str(r[0]) for r in rows))
 
-        bm25() of one phrase is that phrase's idf times its term-frequency part, and of an OR
-        the sum of those, so each phrase's own score, rescaled, makes the sum exact."""
+    def _phrase_scores(
+        self, table: str, weights: str, match: str
+    ) -> tuple[int, list[dict[int, float]]] | None:
+        """In a table of at most ``SMOOTH_ROWS`` rows, its row count and, for each phrase of
+        ``match`` (an OR of phrases) in order, every row it matches with its own BM25 (kept
+        until the index changes); None for a larger table or another kind of expression."""
         memo = self._memo()
         total = memo.get(("rows", table))
         if total is None:  # counted no further than needed: a big table is not scanned
@@ -343,20 +448,43 @@ class FullTextSearch(IndexDatabase):
         phrases = match.split(" OR ")
         if total > SMOOTH_ROWS or not all(_PHRASE_RE.match(p) for p in phrases):
             return None
-        fts, out = f"{table}_fts", dict[int, float]()
+        fts, out = f"{table}_fts", []
         for phrase in phrases:
             key = ("phrase", table, weights, phrase)
-            rows = memo.get(key)
-            if rows is None:
-                rows = memo[key] = self.execute(
-                    f"SELECT rowid, -bm25({fts}, {weights}) FROM {fts} WHERE {fts} MATCH ?",
-                    [phrase],
-                ).fetchall()
-            ratio = (total - len(rows) + 0.5) / (len(rows) + 0.5)
+            scores = memo.get(key)
+            if scores is None:
+                scores = memo[key] = dict(
+                    self.execute(
+                        f"SELECT rowid, -bm25({fts}, {weights}) FROM {fts} WHERE {fts} MATCH ?",
+                        [phrase],
+                    ).fetchall()
+                )
+            out.append(scores)
+        return int(total), out
+
+    def _smoothed(
+        self, table: str, weights: str, match: str, rowids: Sequence[int]
+    ) -> dict[int, float] | None:
+        """In a table of at most ``SMOOTH_ROWS`` rows, each of ``rowids`` (rows matching
+        ``match``, an OR of phrases) with its BM25 with each phrase weighed as in a larger
+        table (see ``SMOOTH_ROWS``); None for a larger table or another kind of expression.
+
+        bm25() of one phrase is that phrase's idf times its term-frequency part, and of an OR
+        the sum of those, so each phrase's own score, rescaled, makes the sum exact."""
+        found = self._phrase_scores(table, weights, match)
+        if found is None:
+            return None
+        total, scaled = found[0], []
+        for scores in found[1]:
+            ratio = (total - len(scores) + 0.5) / (len(scores) + 0.5)
             fts_idf = math.log(ratio) if ratio > 1 else 1e-6
-            scale = math.log1p(ratio + SMOOTH_ROWS / (len(rows) + 0.5)) / fts_idf
-            for rowid, score in rows:
-                out[rowid] = out.get(rowid, 0.0) + score * scale
+            scaled.append((scores, math.log1p(ratio + SMOOTH_ROWS / (len(scores) + 0.5)) / fts_idf))
+        out: dict[int, float] = {}
+        for rowid in rowids:
+            out[rowid] = 0.0
+            for scores, scale in scaled:  # summed in the phrases' order, as bm25() sums them
+                if rowid in scores:
+                    out[rowid] += scores[rowid] * scale
         return out
 
     def match_count(self, match: str, cap: int) -> int:
@@ -404,18 +532,29 @@ class FullTextSearch(IndexDatabase):
         fts = f"{table}_fts"
         if fts not in FTS_COLUMNS:
             raise ValueError(f"no full-text table for {table!r}")
+        labels = list(terms)
+        out: dict[int, list[str]] = {}
+        # a small table's phrases were read whole for its smoothed scores (see _smoothed):
+        # which rows they match is known already
+        memo = self._memo() if table == "passages" else {}
+        asked = set(rowids)
+        unread: list[tuple[int, str]] = []
+        for position, phrase in enumerate(terms.values()):
+            read = memo.get(("phrase", table, _PASSAGE_WEIGHTS, phrase))
+            if read is None:
+                unread.append((position, phrase))
+                continue
+            for rowid in asked.intersection(read):
+                out.setdefault(rowid, []).append(labels[position])
         # one cursor per phrase, the rows asked for a filter of its matches (see _within)
         one = (
             f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ?"
             " AND +rowid IN (SELECT value FROM json_each(?))"
         )
-        wanted = json.dumps(sorted(set(rowids)))
-        asks = [(position, phrase, wanted) for position, phrase in enumerate(terms.values())]
-        labels = list(terms)
-        out: dict[int, list[str]] = {}
-        for start in range(0, len(asks), _PARTS_PER_QUERY):
-            part = asks[start : start + _PARTS_PER_QUERY]
-            params = [value for ask in part for value in ask]
+        wanted = json.dumps(sorted(asked))
+        for start in range(0, len(unread), _PARTS_PER_QUERY):
+            part = unread[start : start + _PARTS_PER_QUERY]
+            params = [value for position, phrase in part for value in (position, phrase, wanted)]
             for position, rowid in self.execute(" UNION ALL ".join([one] * len(part)), params):
                 out.setdefault(rowid, []).append(labels[position])
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}

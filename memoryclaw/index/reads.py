@@ -3,6 +3,7 @@ fact rows, turn sizes, cached vectors, counts and its health."""
 
 from __future__ import annotations
 
+import json
 import sqlite3
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
@@ -227,6 +228,27 @@ class IndexReads(IndexDatabase):
         )
         columns = [c[0] for c in cursor.description]
         return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def superseded_facts(
+        self, keys: Sequence[tuple[str, str]], where: str = "1", params: Sequence[Any] = ()
+    ) -> list[list[dict[str, Any]]]:
+        """For each (entity, field) of ``keys``, the superseded fact rows of that entity (in
+        any case) and field that pass ``where``, in file order: one statement for them all."""
+        out: list[list[dict[str, Any]]] = [[] for _ in keys]
+        if not keys:
+            return out
+        cursor = self.execute(
+            "SELECT q.key AS wanted, f.* FROM json_each(?) q JOIN facts f"
+            " ON lower(f.entity) = lower(json_extract(q.value, '$[0]'))"
+            " AND f.field = json_extract(q.value, '$[1]')"
+            f" WHERE f.superseded = 1 AND ({where}) ORDER BY f.path, f.line, f.id",
+            [json.dumps(keys), *params],
+        )
+        columns = [c[0] for c in cursor.description]
+        for values in cursor.fetchall():
+            row = dict(zip(columns, values))
+            out[row.pop("wanted")].append(row)
+        return out
 
     def counts(self) -> dict[str, int]:
         """Row counts of the main tables."""

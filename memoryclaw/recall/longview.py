@@ -24,6 +24,10 @@ _I = re.IGNORECASE
 # A long view searches this many episodes (and reads lines of all of them), not the few a
 # detailed answer is drawn from: a history is spread over many.
 LONG_VIEW_EPISODES = 60
+# The share of the budget standing instructions and preferences may take before a long view's
+# answer (every other answer's: ``standing.BUDGET_SHARE``): a history needs the room for its
+# many episodes more than a reminder of how to answer.
+STANDING_SHARE = 0.1
 # Each kind: the phrasings that ask for it, and what the payload header says of its choice.
 _ORDER_RE = re.compile(
     r"\b(?:in (?:what|which) order|the order (?:in which|of|that)|(?:chronological|date) order"

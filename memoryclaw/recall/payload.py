@@ -154,6 +154,15 @@ class _Block:
         self.timeline: list[str] = []  # a long view's lines, its label first (.timeline)
         self.timeline_ids: list[str] = []  # the episodes (and log turns) they are of
         self.in_timeline: set[tuple[str, int]] = set()  # (path, line) of the lines they show
+        self.quotes: dict[tuple[Any, ...], str] = {}  # a line is tried more than once
+
+    def quote(self, passage: PassageHit) -> str:
+        """The passage as a quoted line (:func:`_quote`), rendered once."""
+        key = (passage.turn, passage.speaker, passage.text, passage.via, passage.timestamp)
+        line = self.quotes.get(key)
+        if line is None:
+            line = self.quotes[key] = _quote(passage)
+        return line
 
     def take(self, chars: int) -> bool:
         """Claim ``chars`` of the room left; False (and nothing claimed) when it is not there."""
@@ -187,7 +196,7 @@ class _Block:
     def add_passage(self, passage: PassageHit, header: str | None) -> bool:
         """Quote a passage under its episode's header (or with the recent turns); whether it
         fit and was not there already."""
-        line = _quote(passage)
+        line = self.quote(passage)
         if line in self.shown or (passage.path, passage.line) in self.in_timeline:
             return False
         if passage.via == "log":
@@ -383,7 +392,7 @@ def render_payload(
     for passage in list(chosen):
         wanted = None  # the words a neighbour must share: the query's, or the passage's
         for near in near_of.get((passage.path, passage.line), ()):
-            if block.has(near) or len(_quote(near)) >= block.room:
+            if block.has(near) or len(block.quote(near)) >= block.room:
                 continue  # there already, or no room for it: its words need not be read
             if wanted is None:
                 wanted = query_words.union(extract_keywords(passage.text))

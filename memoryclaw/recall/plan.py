@@ -2,7 +2,8 @@
 FTS5 expressions, and which of its words are too common to rank episodes by.
 
 Keywords are lowercased, punctuation stripped, stopwords and 1-character words dropped;
-emails, URLs, dates, numbers and paths kept whole; alias groups expanded both ways.
+emails, URLs, dates, numbers and paths kept whole; alias groups expanded both ways; a compound
+of words ("basketball-related") searched with its words too.
 
 A query costs at most so much: only its first :data:`MAX_QUERY_BYTES` bytes are read for
 keywords, and only its first :data:`MAX_QUERY_TERMS` distinct keywords are searched with.  A
@@ -17,6 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 from itertools import pairwise
 
 from ..errors import InvalidInputError
@@ -31,6 +33,8 @@ MAX_QUERY_TERMS = 64
 PRUNE_FROM_EPISODES = 5_000
 COMMON_SHARE = 0.05
 _PHRASE_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
+# A compound of words ("basketball-related", "self-care"), not a code or a date ("covid-19").
+_COMPOUND_RE = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
 
 
 def check_query(query: str, *, source: str | None = None, line: int | None = None) -> None:
@@ -82,7 +86,7 @@ class QueryPlan:
     truncated: bool = False  # the query was longer than what is read or searched with
     shapes: Mapping[str, str] = field(default_factory=dict)  # keyword -> its kind's token
 
-    @property
+    @cached_property  # asked by every step of a search: the plan does not change
     def phrases(self) -> dict[str, str]:
         """Each term that has one, with its FTS5 phrase (what ``matched`` is checked against)."""
         return {term: phrase for term in self.terms if (phrase := fts_phrase(term))}
@@ -103,7 +107,15 @@ def plan_query(query: str, index: Index) -> QueryPlan:
     terms = list(keywords)
     shapes = shape_terms(keywords)
     expanded = [synonym for synonym_list in synonyms.values() for synonym in synonym_list]
-    for term in [*expanded, *shapes.values()]:
+    # a compound is searched as a phrase, and its words too: "basketball-related" finds a
+    # line that says "basketball"
+    parts = [
+        w
+        for k in keywords
+        if _COMPOUND_RE.fullmatch(k)
+        for w in extract_keywords(k.replace("-", " "))
+    ]
+    for term in [*parts, *expanded, *shapes.values()]:
         if term not in terms:
             terms.append(term)
     common = _common_terms(index, terms, keywords)

@@ -46,6 +46,9 @@ PASSAGE_EPISODES = 5
 # Passages are read from the best PASSAGE_SOURCES episodes only (and every raw log): on LoCoMo
 # dev 20 loses nothing against all of them, and a common word no longer costs a vault scan.
 PASSAGE_SOURCES = 20
+# The best lines holding the kind of value a query asks for ("what address …") whose episodes
+# are read too, though the query's words rank them lower: the value is the answer.
+VALUE_SOURCES = 10
 
 
 def _rank_episodes(
@@ -67,8 +70,9 @@ def _rank_episodes(
     wanted = set(plan.terms)
     scored = []
     for hit in hits:
-        exact = [tag for tag in json.loads(hit.row["tags"]) if tag in wanted]
-        scored.append((hit.bm25 + TAG_BONUS * len(exact), exact, hit))
+        tags = tuple(json.loads(hit.row["tags"]))
+        exact = [tag for tag in tags if tag in wanted]
+        scored.append((hit.bm25 + TAG_BONUS * len(exact), exact, hit, tags))
     scored.sort(
         key=lambda s: (-round(s[0], 9), -s[2].row["ts_epoch"], s[2].row["id"], s[2].row["path"])
     )
@@ -77,8 +81,8 @@ def _rank_episodes(
     if explain:
         matched = index.terms_matching("episodes", [s[2].rowid for s in top], plan.phrases)
     return [
-        _episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact)
-        for score, exact, hit in top
+        _episode_from_row(hit.row, score, matched.get(hit.rowid, []), exact, tags=tags)
+        for score, exact, hit, tags in top
     ]
 
 
@@ -88,13 +92,16 @@ def _episode_from_row(
     matched: Sequence[str],
     exact: Sequence[str],
     via: str = "keyword",
+    *,
+    tags: tuple[str, ...] | None = None,
 ) -> EpisodeResult:
+    """The result of an episode row (its tags, parsed already, may come along)."""
     turns = (row["turn_first"], row["turn_last"]) if row["turn_first"] is not None else None
     return EpisodeResult(
         id=row["id"],
         path=row["path"],
         summary=row["summary"],
-        tags=tuple(json.loads(row["tags"])),
+        tags=tuple(json.loads(row["tags"])) if tags is None else tags,
         timestamp=row["timestamp"],
         score=score,
         matched=tuple(matched),
@@ -120,6 +127,8 @@ def _rank_passages(
     visible: Visible,
     reach: int = PASSAGE_SOURCES,
     near: LineHits | None = None,
+    *,
+    breadth: bool = False,
 ) -> list[PassageHit]:
     """The best ``PASSAGES_KEPT`` passages of the best episodes and the raw logs: each one's
     own BM25 (scaled to 0..1 over the candidates), plus ``REPLY_SHARE`` and
@@ -134,12 +143,19 @@ def _rank_passages(
     With ``near`` (the vector fallback: given the keyword candidates' rowids, the nearest
     episode lines by embedding, then those candidates' own cosines), its lines join the
     candidates and each one's own score is ``KEYWORD_WEIGHT`` x its scaled BM25 + the rest
-    x its cosine, so a line is found by meaning too."""
+    x its cosine, so a line is found by meaning too.
+
+    With ``breadth`` (a summary of many episodes) no line has its episode's share: the share
+    would bring the best few episodes' lines first, where a summary wants many episodes'."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:reach]]
+    if plan.shapes:  # a line holding the kind of value asked for may be in any episode
+        shapes = sorted(set(plan.shapes.values()))
+        found = index.files_with_values(plan.episode_match, shapes, VALUE_SOURCES, visible)
+        sources += [path for path in found if path not in sources]
     scale = max(1.0, reach / PASSAGE_SOURCES)
     rows = index.search_passages(plan.episode_match, sources, round(PASSAGE_DEPTH * scale), visible)
-    episodes = episodes[:PASSAGE_EPISODES]
+    episodes = [] if breadth else episodes[:PASSAGE_EPISODES]
     logs = [r for r in rows if r["kind"] == "log"]
     if logs:
         covered = index.consolidated_turns(sorted({_processed_twin(r["path"]) for r in logs}))
@@ -269,8 +285,9 @@ def _blend(
     vector: dict[str, EpisodeResult] = {}
     for row, cosine in near:
         if row["id"] not in vector:
-            exact = [tag for tag in json.loads(row["tags"]) if tag in wanted]
-            vector[row["id"]] = _episode_from_row(row, cosine, [], exact, via="vector")
+            tags = tuple(json.loads(row["tags"]))
+            exact = [tag for tag in tags if tag in wanted]
+            vector[row["id"]] = _episode_from_row(row, cosine, [], exact, "vector", tags=tags)
     if strategy == "weighted":
         return _weighted(keyword, vector)
     if strategy != "rrf":
@@ -347,7 +364,7 @@ def _facts(
             seen.add(key)
             rows.append(row)
     matched = index.terms_matching("facts", [r["rowid"] for r in rows], plan.phrases)
-    was = {r["rowid"]: _replaced(index, r, visible) for r in rows}
+    was = {r["rowid"]: found for r, found in zip(rows, _replaced(index, rows, visible))}
     return [
         FactResult(
             id=r["id"],
@@ -370,23 +387,27 @@ def _facts(
     ]
 
 
-def _replaced(index: Index, row: Mapping[str, Any], visible: Visible) -> tuple[str | None, str]:
-    """The value (and date) the fact in ``row`` superseded, among those ``visible``: the latest
-    superseded value of its entity and field that names this value as its successor; (None,
-    "") when there is none."""
-    where = "lower(entity) = lower(?) AND field = ? AND superseded = 1"
-    params: list[Any] = [row["entity"], row["field"]]
-    if visible[0] != "1":
-        where, params = f"{where} AND ({visible[0]})", [*params, *visible[1]]
-    earlier = [
-        r
-        for r in index.fact_rows(where, params)
-        if r["superseded_by"] and value_key(r["superseded_by"]) == value_key(row["value"])
-    ]
-    if not earlier:
-        return None, ""
-    latest = max(earlier, key=lambda r: (r["superseded_on"] or "", r["path"], r["line"]))
-    return str(latest["value"]), str(latest["superseded_on"] or "")
+def _replaced(
+    index: Index, rows: Sequence[Mapping[str, Any]], visible: Visible
+) -> list[tuple[str | None, str]]:
+    """For each fact row, the value (and date) it superseded, among those ``visible``: the
+    latest superseded value of its entity and field that names this value as its successor;
+    (None, "") when there is none."""
+    where, params = ("1", []) if visible[0] == "1" else (visible[0], list(visible[1]))
+    keys = [(row["entity"], row["field"]) for row in rows]
+    out: list[tuple[str | None, str]] = []
+    for row, superseded in zip(rows, index.superseded_facts(keys, where, params)):
+        earlier = [
+            r
+            for r in superseded
+            if r["superseded_by"] and value_key(r["superseded_by"]) == value_key(row["value"])
+        ]
+        if not earlier:
+            out.append((None, ""))
+            continue
+        latest = max(earlier, key=lambda r: (r["superseded_on"] or "", r["path"], r["line"]))
+        out.append((str(latest["value"]), str(latest["superseded_on"] or "")))
+    return out
 
 
 def age_in_days(updated: str, now: datetime) -> int | None:

@@ -37,12 +37,20 @@ _LATEST_RE = re.compile(
     r"|at the moment|any ?more|still)\b",
     re.IGNORECASE,
 )
+# "the rent I mentioned I'm currently paying": the latest state as of a mention, which is
+# what was said then, not what holds now.
+_REPORTED_RE = re.compile(
+    r"\b(?:I|we) (?:say|said|mention(?:ed)?|t(?:ell|old) you|noted|stated)(?: that)?"
+    r"(?: (?:I|we)(?:['’]m|['’]re| am| are| was| were)?)? (?:current(?:ly)?|now|still)\b",
+    re.IGNORECASE,
+)
 _SECONDS_PER_DAY = 86_400.0
 
 
 def asks_for_latest(query: str) -> bool:
-    """Whether ``query`` asks for the latest state ("now", "current", "latest", "still", …)."""
-    return _LATEST_RE.search(query) is not None
+    """Whether ``query`` asks for the latest state ("now", "current", "latest", "still", …),
+    not for what was said of it once ("the rent I mentioned I'm currently paying")."""
+    return _LATEST_RE.search(_REPORTED_RE.sub(" ", query)) is not None
 
 
 def decay(age_days: float, half_life_days: float) -> float:

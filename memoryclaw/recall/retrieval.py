@@ -99,11 +99,13 @@ def search(
     include_archived: bool = True,
     recency: RecencySettings | None = None,
     recalled: Mapping[str, datetime] | None = None,
+    breadth: bool = False,
 ) -> SearchResult:
     """Rank episodes and facts for ``query`` (see the module docstring for how), among the
     memories ``policy`` lets this request see (all of them without one); archived episodes
     (``episodes/archive/``) only with ``include_archived``; newer memories, and those
-    ``recalled`` lately (episode id -> last recall), up by ``recency`` (:mod:`.recency`)."""
+    ``recalled`` lately (episode id -> last recall), up by ``recency`` (:mod:`.recency`);
+    with ``breadth``, lines rank without their episode's share (:func:`.rank._rank_passages`)."""
     started = time.perf_counter()
     policy = policy or Policy(RecallContext())
     visible = policy.sql_filter()
@@ -169,10 +171,12 @@ def search(
         # a search for more episodes than passages are usually read from reads them all
         reach = max(PASSAGE_SOURCES, limit)
         try:
-            passages = _rank_passages(index, plan, episodes, visible, reach, near_lines)
+            passages = _rank_passages(
+                index, plan, episodes, visible, reach, near_lines, breadth=breadth
+            )
         except MemoryclawError as exc:  # the embedder failed between two calls
             error = str(exc)
-            passages = _rank_passages(index, plan, episodes, visible, reach)
+            passages = _rank_passages(index, plan, episodes, visible, reach, breadth=breadth)
         if ranker is not None:
             passages = _passages_by_recency(passages, episodes, ranker)
     cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"

@@ -10,11 +10,15 @@ owner's direct conversations.
 
 Every ``retrieve`` payload leads with them, under their own label, within
 :data:`BUDGET_SHARE` of the budget: every instruction, whatever the query's words (it applies
-to a question that shares none of them), and the preferences that share a word with a query
-asked in the first or second person (a taste bears on what the owner asks for themselves, on
-its subject; a question about other people is answered by what was said, and the room is the
-evidence's).  When more are in force than fit, those whose topic ("when I ask about ETFs") the
-query names go first, then those that share most words with it, then the most recent.
+to a question that shares none of them; one for a topic, "when I ask about ETFs", when the
+query names a word of the topic), and the preferences for a query in the first or second
+person that asks for advice or a choice ("what should I …", "can you suggest …"): all of them
+when all fit (a handful is cheap, and "I prefer minimal dependencies" bears on "which
+libraries should I use?" without a word in common), else those that share a word with it.  A
+question that asks to recall ("when is my review?") gets only a preference it is about; one
+about other people none: it is answered by what was said, and the room is the evidence's.
+When more are in force than fit, those whose topic the query names go first, then those that
+share most words with it, then the most recent.
 """
 
 from __future__ import annotations
@@ -59,6 +63,13 @@ _TOPIC_RES = (
 # A request in the first or second person ("can you suggest …", "what should I …"): one
 # about other people ("what did Jon plan?") is answered by what was said, not by tastes.
 _PERSONAL_RE = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]yself|[Ww]e|[Oo]ur|us|[Yy]ou|[Yy]our)\b")
+# A request for advice or a choice ("what should I …", "can you suggest …", "find me …"), where
+# a taste bears on the answer; not a question about what was or is ("when is my review?").
+_ADVICE_RE = re.compile(
+    r"(?i)\b(?:should|would|could|shall|can I|I can|suggest|recommend|advise|advice"
+    r"|suggestions?|recommendations?|ideas?|tips|choose|pick|find me|help me (?:choose|decide"
+    r"|find|pick|plan))\b"
+)
 _CUE_WORDS = frozenset(
     """always never stop quit don't dont actually instead anymore longer please make sure
     prefer like love hate enjoy rather favourite favorite want need keep ask asking when
@@ -105,12 +116,19 @@ def content_words(text: str) -> frozenset[str]:
 
 
 def stem(word: str) -> str:
-    """``word`` without a plural or verb ending."""
+    """``word`` without a plural or verb ending, cut to :data:`_STEM_CHARS` ("rehearsal" and
+    "rehearsing" meet)."""
     for suffix in ("ing", "ies", "es", "ed", "s"):
         if word.endswith(suffix) and len(word) - len(suffix) >= 3:
             word = word[: -len(suffix)]
             break
-    return word[:-1] if len(word) > 3 and word[-1] == word[-2] else word
+    if len(word) > 3 and word[-1] == "e":
+        word = word[:-1]  # "release" meets "releases" and "releasing"
+    word = word[:-1] if len(word) > 3 and word[-1] == word[-2] else word
+    return word[:_STEM_CHARS]
+
+
+_STEM_CHARS = 6  # a word's first six letters say what it is about, whatever its ending
 
 
 def in_force(index: Index, policy: Policy) -> list[StandingFact]:
@@ -145,11 +163,9 @@ def in_force(index: Index, policy: Policy) -> list[StandingFact]:
 
 
 def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[StandingFact]:
-    """Those of ``found`` that fit in ``max_chars`` as lines: every instruction that applies
-    to any question, those for a topic ("when I ask about ETFs") when ``query`` shares a word
-    with them, and the preferences that share a word with ``query`` when it is asked in the
-    first or second person; the topic named by the query first, then most words shared with
-    it, then the most recent (``found`` is newest first)."""
+    """Those of ``found`` that apply to ``query`` and fit in ``max_chars`` as lines (see the
+    module doc); the topic named by the query first, then most words shared with it, then the
+    most recent (``found`` is newest first)."""
     asked = content_words(query)
     personal = _PERSONAL_RE.search(query) is not None
 
@@ -158,17 +174,30 @@ def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[St
         on_topic = bool(content_words(fact.topic) & asked)
         return (-int(on_topic), -len(content_words(fact.value) & asked), n)
 
+    advice = personal and _ADVICE_RE.search(query) is not None
+
+    def applies(fact: StandingFact, every_taste: bool) -> bool:
+        if fact.kind == PREFERENCE:
+            shared = content_words(fact.value) & asked
+            if advice:  # a taste bears on what one is advised to choose or do
+                return every_taste or bool(shared)
+            # asked to recall ("when is my review?"), only a question about the taste itself
+            return personal and 2 * len(shared) >= len(asked) > 0
+        # "when I ask about ETFs": not when the question is about something else
+        return not fact.topic or bool(content_words(fact.topic) & asked)
+
+    ranked = [fact for _, fact in sorted(enumerate(found), key=rank)]
+    # A handful of tastes costs little, and one may bear on a question that shares no word
+    # with it ("which libraries should I use?" and "I prefer minimal dependencies"): when all
+    # that apply fit, all are shown; when more are in force, those on the question's subject.
+    every = [f for f in ranked if applies(f, every_taste=True)]
+    if len(LABEL) + 1 + sum(len(_line(f)) + 1 for f in every) <= max_chars:
+        return every
     out: list[StandingFact] = []
     used = len(LABEL) + 1
-    for _, fact in sorted(enumerate(found), key=rank):
-        if fact.kind == PREFERENCE and not (
-            personal and content_words(f"{fact.topic} {fact.value}") & asked
-        ):
-            continue  # a taste bears on what one asks for oneself, on its subject
-        if fact.kind == INSTRUCTION and fact.topic and not content_words(fact.value) & asked:
-            continue  # "when I ask about ETFs": not when the question is about something else
+    for fact in ranked:
         cost = len(_line(fact)) + 1
-        if used + cost <= max_chars:
+        if applies(fact, every_taste=False) and used + cost <= max_chars:
             out.append(fact)
             used += cost
     return out
@@ -188,13 +217,13 @@ def with_standing(
     result: SearchResult,
     budget: int,
     found: Sequence[StandingFact],
+    share: float = BUDGET_SHARE,
 ) -> RetrievePayload:
     """The payload ``render`` makes of ``result``, led by the standing facts of ``found`` that
-    fit in :data:`BUDGET_SHARE` of ``budget`` (see the module doc); the rest of the budget is
+    fit in ``share`` of ``budget`` (see the module doc); the rest of the budget is
     ``render``'s, so the whole never exceeds ``budget``."""
     framing = len(OPEN) + len(FRAME) + len(CLOSE) + 3  # paid here when render adds nothing
-    share = int(budget * CHARS_PER_TOKEN * BUDGET_SHARE)
-    room = min(share, budget * CHARS_PER_TOKEN - framing)
+    room = min(int(budget * CHARS_PER_TOKEN * share), budget * CHARS_PER_TOKEN - framing)
     chosen = choose(found, result.plan.query, room) if room > 0 else []
     if not chosen:
         return render(result, budget)

@@ -55,8 +55,13 @@ _RELATIVE_RE = re.compile(
     r"|" + _COUNT + r" " + _UNIT + r" ago"
     r"|in " + _COUNT.replace("count", "ahead") + r" " + _UNIT.replace("unit", "unit2") + r"\b"
     r")\b(?! ?\()",
-    re.IGNORECASE,
+    # ASCII: a Unicode case fold would let "Tonİght" or "laſt ſaturday" match, words that
+    # lower() then spells differently from every key of the tables below
+    re.IGNORECASE | re.ASCII,
 )
+# What every relative expression holds, as lower() makes it: a unit or weekday ("day"),
+# "tomorrow" or "tonight"
+_HINTS = ("day", "week", "month", "year", "tomorrow", "tonight")
 _ISO_DAY_RE = re.compile(r"\b(\d{4})-(\d{2})-(\d{2})\b")
 _ISO_MONTH_RE = re.compile(r"\b(\d{4})-(\d{2})\b(?!-\d)")
 
@@ -124,6 +129,9 @@ def resolve_expression(match: re.Match[str], day: date) -> str | None:
 
 def resolve_relative_dates(text: str, day: date) -> str:
     """``text`` with each relative time expression followed by its absolute date."""
+    folded = text.lower()
+    if not any(word in folded for word in _HINTS):
+        return text  # most text names no time: the one big pattern need not try every word
 
     def annotate(match: re.Match[str]) -> str:
         try:

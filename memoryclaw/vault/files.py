@@ -13,11 +13,14 @@ import os
 import stat as statmod
 import tempfile
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
+from typing import TypeVar
 
 from ..errors import (
     FileChangedError,
@@ -46,6 +49,9 @@ CONSOLIDATE_LOCK = "consolidate"
 VAULT_FOLDERS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR, PROCESSED_DIR, SKILLS_DIR)
 
 MAX_FILE_BYTES = 4 * 1024 * 1024
+# Files synced or deleted at once (_at_once)
+_SYNC_THREADS = 8
+_T = TypeVar("_T")
 # Deeper folders are reported and not read: no vault organises memories 32 levels down, and
 # a path of thousands of levels would exhaust recursion and path-length limits downstream.
 MAX_FOLDER_DEPTH = 32
@@ -147,26 +153,70 @@ def resolve_inside(root: Path, rel: str) -> Path:
 
 
 def atomic_write(path: Path, text: str) -> None:
-    """Write ``text`` so readers see the old file or the new one, never a torn one."""
-    ensure_dir(path.parent)
-    data = text.encode("utf-8")
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    """Write ``text`` so readers see the old file or the new one, never a torn one; in a
+    :func:`staged_writes` block, when the block ends."""
+    staged = _STAGED.get()
+    if staged is None:
+        atomic_write_all([(path, text)])
+    else:
+        staged[path] = text
+
+
+def atomic_write_all(writes: Sequence[tuple[Path, str]]) -> None:
+    """Write each ``(path, text)`` as :func:`atomic_write` does, renamed in order; their temp
+    files are synced at once, so that the disk commits them together, not one by one."""
+    staged: list[tuple[str, Path]] = []
     try:
-        os.fchmod(fd, FILE_MODE)
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(tmp, path)
+        fds: list[int] = []
+        try:
+            for path, text in writes:
+                ensure_dir(path.parent)
+                fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+                fds.append(fd)
+                staged.append((tmp, path))
+                os.fchmod(fd, FILE_MODE)
+                with open(fd, "wb", closefd=False) as handle:
+                    handle.write(text.encode("utf-8"))
+            _fsync_all(fds)
+        finally:
+            for fd in fds:
+                os.close(fd)
+        for tmp, path in staged:
+            os.replace(tmp, path)
     except BaseException:
-        with suppress(FileNotFoundError):
-            os.unlink(tmp)
+        for tmp, _ in staged:
+            with suppress(FileNotFoundError):  # renamed into place already
+                os.unlink(tmp)
         raise
+    folders = {path.parent for path, _ in writes}
     batch = _BATCH.get()
     if batch is None:
-        _fsync_dir(path.parent)
+        _fsync_dirs(folders)
     else:
-        batch.folders.add(path.parent)
+        batch.folders |= folders
+
+
+_STAGED: ContextVar[dict[Path, str] | None] = ContextVar("memoryclaw_staged", default=None)
+
+
+@contextmanager
+def staged_writes() -> Iterator[dict[Path, str]]:
+    """Hold back the :func:`atomic_write` calls of this thread in the block, in the dict it
+    gives (path to text, the last one written), for the caller to write at once with
+    :func:`atomic_write_all`: one sync of their data instead of one per write.  Meanwhile
+    :func:`read_text` and :func:`is_staged` see the held texts.  Not nested."""
+    staged: dict[Path, str] = {}
+    token = _STAGED.set(staged)
+    try:
+        yield staged
+    finally:
+        _STAGED.reset(token)
+
+
+def is_staged(path: Path) -> bool:
+    """Whether ``path`` was written in this thread's :func:`staged_writes` block."""
+    staged = _STAGED.get()
+    return staged is not None and path in staged
 
 
 @dataclass
@@ -200,9 +250,7 @@ def durable_batch() -> Iterator[DurableBatch]:
         yield batch
     finally:
         _BATCH.reset(token)
-        for folder in sorted(batch.folders):
-            with suppress(FileNotFoundError):  # removed since: nothing of it to keep
-                _fsync_dir(folder)
+        _fsync_dirs(batch.folders)
 
 
 def copy_exact(source: Path, target: Path) -> None:
@@ -255,6 +303,41 @@ def _fsync_dir(folder: Path) -> None:
         os.close(fd)
 
 
+def _fsync_dirs(folders: Iterable[Path]) -> None:
+    """Sync these folders (one removed meanwhile has nothing left to keep), together."""
+    fds: list[int] = []
+    try:
+        for folder in sorted(set(folders)):
+            with suppress(FileNotFoundError):
+                fds.append(os.open(folder, os.O_RDONLY))
+        _fsync_all(fds)
+    finally:
+        for fd in fds:
+            os.close(fd)
+
+
+def remove_files(paths: Sequence[Path]) -> None:
+    """Delete these files (one already gone is no error), at once: see :func:`_at_once`."""
+    _at_once(partial(Path.unlink, missing_ok=True), paths)
+
+
+def _fsync_all(fds: Sequence[int]) -> None:
+    _at_once(os.fsync, fds)
+
+
+def _at_once(call: Callable[[_T], object], items: Sequence[_T]) -> None:
+    """``call`` on each item, from threads when there are several: a sync or a deletion waits
+    for the disk's journal, and several at once share its commits instead of each waiting
+    for its own.  The first failure is raised."""
+    if len(items) <= 1:
+        for item in items:
+            call(item)
+        return
+    with ThreadPoolExecutor(min(len(items), _SYNC_THREADS)) as pool:
+        for _ in pool.map(call, items):
+            pass
+
+
 def read_text(
     root: Path, rel: str, max_bytes: int = MAX_FILE_BYTES, *, scanned: bool = False
 ) -> str:
@@ -265,6 +348,9 @@ def read_text(
     if printable_name(rel) != rel:  # it could be neither stored nor printed
         raise ParseError(printable_name(rel), "file name is not valid UTF-8")
     path = root / rel if scanned else resolve_inside(root, rel)
+    staged = _STAGED.get()
+    if staged is not None and path in staged:
+        return staged[path]
     try:
         size = path.stat().st_size
     except FileNotFoundError:

@@ -15,6 +15,7 @@ from collections.abc import Collection, Iterator, Mapping, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -95,6 +96,7 @@ def _last_turns(text: str, count: int = 2) -> list[str]:
     return [pieces[0], *ends][-count:]
 
 
+@lru_cache(maxsize=1024)  # every turn of a log names the same few speakers, tools, senders
 def _redact_label(text: str | None) -> str | None:
     return None if text is None else _redact(text)
 
@@ -160,6 +162,12 @@ def log_texts(root: Path, folder: str = LOGS_DIR) -> Iterator[tuple[str, str]]:
 
 def unprocessed_logs(root: Path) -> list[RawLog]:
     """Every raw log in ``logs/`` not yet consolidated, oldest file first."""
+    return [log for _, log in unprocessed_log_texts(root)]
+
+
+def unprocessed_log_texts(root: Path) -> list[tuple[str, RawLog]]:
+    """Every raw log in ``logs/`` not yet consolidated with the text it was parsed from,
+    oldest file first."""
     logs = []
     for rel, text in log_texts(root):
         try:
@@ -167,7 +175,7 @@ def unprocessed_logs(root: Path) -> list[RawLog]:
         except ParseError:
             continue  # a broken log is reported by doctor; never consolidated
         if not log.meta.get("processed"):
-            logs.append(log)
+            logs.append((text, log))
     return logs
 
 

@@ -753,6 +753,87 @@ def test_every_file_of_a_batch_is_on_disk_before_its_logs_leave_logs(
     }
 
 
+def test_what_one_log_becomes_is_written_once_per_file_and_synced_together(
+    vault: Vault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A log with three facts for one file rewrites that file once, not once per fact, and the
+    data of all its files (episode, facts, processed copy) is synced before the first of them
+    is renamed into place: one wait for the disk per log, not one per write."""
+    _log(
+        vault,
+        "s-three",
+        "Kiri's email is kiri@example.org. Tane's email is tane@example.org."
+        " Mere's email is mere@example.org.",
+        "Noted all three.",
+    )
+    events: list[tuple[str, str]] = []
+    real_fsync, real_replace = os.fsync, os.replace
+
+    def fsync(fd: int) -> None:
+        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
+        real_fsync(fd)
+
+    def replace(src: str, dst: str, **kwargs: object) -> None:
+        events.append(("replace", os.fspath(dst)))
+        real_replace(src, dst, **kwargs)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "replace", replace)
+    report = vault.consolidate(now=LATER)
+    monkeypatch.undo()
+
+    assert report.logs_read == 1 and report.facts_added == 3
+    renamed = [Path(path).resolve() for op, path in events if op == "replace"]
+    root = vault_dir.resolve()
+    written = sorted(p.relative_to(root).as_posix() for p in renamed)
+    assert sorted(set(written)) == written, "a file of the log written more than once"
+    [facts_file] = [rel for rel in written if rel.startswith("semantic/")]
+    assert set(written) == {*report.episodes, *report.logs_processed, facts_file}
+    text = (vault_dir / facts_file).read_text()
+    assert all(f"{who}@example.org" in text for who in ("kiri", "tane", "mere"))
+    first_rename = next(n for n, (op, _) in enumerate(events) if op == "replace")
+    synced = [Path(path).name for op, path in events[:first_rename] if op == "fsync"]
+    late = [p.name for p in renamed if not any(s.startswith(f".{p.name}.") for s in synced)]
+    assert late == [], "data synced after the log's first rename: " + ", ".join(late)
+
+
+def test_a_run_parses_the_logs_it_consolidates_not_the_ones_before(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Consolidation's reading grows with the logs a run consolidates, not with the vault:
+    the processed logs of earlier runs (no tool called in any) are not parsed again, and a
+    log consolidated now is parsed at most three times: indexed (it was closed since), listed,
+    and its processed copy read for its turn sizes."""
+    Vault.init(tmp_path / "v", env={}).close()
+    vault = Vault(tmp_path / "v", env={})
+    for n in range(6):
+        _log(vault, f"s-early-{n}", f"Early note {n}: the ferry leaves at dawn.", "Noted.")
+    vault.consolidate(now=LATER)
+    for n in range(3):
+        _log(vault, f"s-late-{n}", f"Late note {n}: the tram is late again.", "Noted.")
+    parsed: list[str] = []
+
+    def counting(text: str, path: str) -> RawLog:
+        parsed.append(path)
+        return parse_log(text, path)
+
+    for module in (
+        "memoryclaw.consolidate.pipeline",
+        "memoryclaw.consolidate.skills",
+        "memoryclaw.vault.rawlogs",
+        "memoryclaw.index.update",
+    ):
+        monkeypatch.setattr(f"{module}.parse_log", counting)
+    report = vault.consolidate(now=LATER)
+    monkeypatch.undo()
+
+    assert report.logs_read == 3
+    names = {rel.rsplit("/", 1)[-1] for rel in report.logs_processed}
+    assert {path.rsplit("/", 1)[-1] for path in parsed} == names, "an earlier log parsed again"
+    assert len(parsed) <= 3 * len(names)
+    vault.close()
+
+
 def test_a_turn_logged_while_its_log_waits_for_removal_is_consolidated_next_run(
     vault: Vault, vault_dir: Path
 ) -> None:

@@ -39,6 +39,10 @@ PREFERENCES = {
     "favorite": "My favorite airline is KLM.",
     "person": "I'm more of a morning person.",
     "fan": "I'm a big fan of jazz.",
+    "prefer-to": "I prefer to negotiate rent increases early.",
+    "prioritize": "I prioritize crust texture over crumb softness.",
+    "prioritizing": "I'm prioritizing quiet streets and natural light.",
+    "quoted-title": 'I love "The Office" and "Parks and Recreation".',
 }
 NOT_STANDING = {
     "question-about-a-preference": "Do I prefer tea or coffee?",
@@ -61,6 +65,9 @@ NOT_STANDING = {
     "own-plan-going-forward": "Moving forward, I think I'll focus on interval training.",
     "advice-to-a-person": "Don't ever quit on what you love.",
     "advice-to-a-person-make-sure": "Make sure you watch other videos first to learn the craft!",
+    "asking-what-my-preference-is": "What's my preference for coffee again?",
+    "hate-to": "I hate to say it.",
+    "other-persons-preference-for": "Her preference for tea is well known.",
 }
 
 
@@ -81,10 +88,43 @@ def test_questions_hypotheticals_quotes_and_other_people_state_nothing(text: str
     assert standing_statements(text) == []
 
 
-def test_a_statement_before_a_request_keeps_the_statement_only() -> None:
-    text = "I prefer dividend reinvestment plans, can you explain how they compound?"
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (
+            "Always add yields when I ask about ETFs, can you start now?",
+            "Always add yields when I ask about ETFs",
+        ),
+        (
+            "I prefer dividend reinvestment plans, can you explain how they compound?",
+            "I prefer dividend reinvestment plans, can you explain how they compound?",
+        ),
+        (
+            "I'm short on time, so I prefer quick recipes, what can I cook tonight?",
+            "I'm short on time, so I prefer quick recipes, what can I cook tonight?",
+        ),
+        ("I love pottery, and my dog is Oscar.", "I love pottery"),
+        (
+            "Given my preference for index funds over stocks, how should I invest?",
+            "Given my preference for index funds over stocks, how should I invest?",
+        ),
+        (
+            "I'm not sure my preference for paper maps is wise, what do you think?",
+            "I'm not sure my preference for paper maps is wise, what do you think?",
+        ),
+    ],
+    ids=[
+        "instruction-without-its-request",
+        "preference-with-its-request",
+        "preference-with-its-reason",
+        "preference-without-the-next-subject",
+        "given-my-preference",
+        "my-preference-in-a-question",
+    ],
+)
+def test_what_a_sentence_with_a_standing_statement_files(text: str, kept: str) -> None:
     [found] = standing_statements(text)
-    assert found.sentence == "I prefer dividend reinvestment plans"
+    assert found.sentence == kept
 
 
 @pytest.mark.parametrize(
@@ -124,8 +164,20 @@ def test_facts_are_the_speakers_with_their_turn() -> None:
             False,
         ),
         ("Always use metric units.", "Always add yields.", False),
+        (
+            "I prefer coaching in small group sessions, can you find me a coach?",
+            "I prefer morning sessions, but I'm not sure I can keep that up.",
+            False,
+        ),
     ],
-    ids=["stop", "never-always", "no-longer-like", "same-topic-other-thing", "both-positive"],
+    ids=[
+        "stop",
+        "never-always",
+        "no-longer-like",
+        "same-topic-other-thing",
+        "both-positive",
+        "not-in-a-later-clause",
+    ],
 )
 def test_what_a_contrary_statement_takes_back(new: str, old: str, taken_back: bool) -> None:
     assert reverses(new, old) is taken_back

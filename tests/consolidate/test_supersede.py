@@ -339,3 +339,19 @@ def test_a_stated_secret_is_redacted_like_every_other_write(vault: Vault, vault_
     assert vault.set_fact("Marco", "email", "marco@example.org", now=JUNE).value == (
         "marco@example.org"
     )
+
+
+def test_what_each_fact_of_an_answer_replaced_is_read_in_one_statement(vault: Vault) -> None:
+    vault.set_fact("Marco", "office", "Porto", now=JUNE)
+    vault.set_fact("Marco", "phone", "+351 900 000 000", now=JULY)
+    vault.refresh()
+    seen: list[str] = []
+    vault.index.conn.set_trace_callback(seen.append)
+    facts = vault.search("Marco office phone", now=NOW, refresh=False).facts
+    vault.index.conn.set_trace_callback(None)
+    was = {f.field: (f.value, f.was, f.was_until) for f in facts if f.was is not None}
+    assert was == {
+        "office": ("Porto", "Lisbon", "2025-06-01"),
+        "phone": ("+351 900 000 000", "+351 912 345 678", "2025-07-01"),
+    }
+    assert sum("superseded = 1" in s for s in seen) == 1

@@ -120,8 +120,11 @@ def test_common_phrases_are_ranked_among_rows_holding_two_of_them_first(
     assert narrowed >= len(EXPRESSIONS) // 2
 
 
-def test_passages_and_term_explanations_read_one_cursor_per_expression(common: Vault) -> None:
+def test_passages_and_term_explanations_read_one_cursor_per_expression(
+    common: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
     index = common.index
+    monkeypatch.setattr(type(index), "_small_passages", lambda *_: None)  # as a large table
     paths = [f"episodes/ep-{n:03d}.md" for n in range(0, 400, 40)]  # far apart
     seen = _statements(index)
     rows = index.search_passages('"heron" OR "anchor"', paths, 500)
@@ -138,10 +141,74 @@ def test_passages_and_term_explanations_read_one_cursor_per_expression(common: V
     seen = _statements(index)
     found = index.terms_matching("passages", wanted, terms)
     index.conn.set_trace_callback(None)
-    assert [s.count("passages_fts MATCH") for s in seen if "MATCH" in s] == [3]
+    # the phrases of the search were read whole for its smoothed scores: only "rope" is asked
+    assert [s.count("passages_fts MATCH") for s in seen if "MATCH" in s] == [1]
     for rowid in wanted:
         text = index.execute("SELECT text FROM passages WHERE rowid = ?", [rowid]).fetchone()[0]
         assert found.get(rowid, []) == [t for t in terms if t in text.split()]
+
+
+@pytest.mark.parametrize("cut", ["first", "tenth", "tied"])
+def test_passages_cut_inside_the_statement_are_the_head_of_the_whole_ranking(
+    common: Vault, cut: str
+) -> None:
+    """Only the best ``limit`` lines of the files asked for become rows, yet they are the
+    head of every match ranked (a cut between tied lines included), with the same smoothed
+    scores, and a file inside a merged range that was not asked for takes no place."""
+    index = common.index
+    # neighbours, so their ranges merge with the files between them, which are not asked for
+    paths = [f"episodes/ep-{n:03d}.md" for n in range(0, 400, 2)]
+    paths += [f"episodes/ep-tie-{n:02d}.md" for n in range(30)]
+    match = '"heron" OR "anchor"'
+    everything = index.search_passages(match, paths, 100_000)
+    assert {r["path"] for r in everything} <= set(paths)
+    scores = [r["score"] for r in everything]
+    tied = next(n for n in range(1, len(scores) - 1) if scores[n - 1] == scores[n] == scores[n + 1])
+    limit = {"first": 1, "tenth": 10, "tied": tied}[cut]
+    kept = index.search_passages(match, paths, limit)
+    key = ["rowid", "score", "smooth", "path", "line"]
+    assert [[r[k] for k in key] for r in kept] == [[r[k] for k in key] for r in everything[:limit]]
+
+
+@pytest.mark.parametrize("match", EXPRESSIONS[::3])
+def test_a_small_tables_lines_are_scored_as_the_full_text_query_scores_them(
+    common: Vault, match: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a small table, lines are scored from their phrases' own scores, kept between
+    queries, with no full-text query: the same rows, in the same order, with the same
+    floats as bm25() of the whole expression."""
+    index = common.index
+    paths = [f"episodes/ep-{n:03d}.md" for n in range(0, 400, 3)]
+    paths += [f"episodes/ep-tie-{n:02d}.md" for n in range(0, 30, 2)]
+    for limit in (5, 120, 10_000):
+        seen = _statements(index)
+        small = index.search_passages(match, paths, limit)
+        index.conn.set_trace_callback(None)
+        assert not any("bm25" in s and " OR " in s for s in seen)
+        with monkeypatch.context() as patch:
+            patch.setattr(type(index), "_small_passages", lambda *_: None)
+            full = index.search_passages(match, paths, limit)
+        assert small == full and small
+
+
+def test_passages_of_a_file_inside_a_merged_range_take_no_place(tmp_path: Path) -> None:
+    """Two long files asked for, a short one between them that is not: one range covers all
+    three, yet the short file's lines, the best of all, are neither returned nor counted."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        long = [f"heron {'wave ' * (n % 7)}" for n in range(300)]
+        _write(vault.root, "ep-a", "a", [], long, 1)
+        _write(vault.root, "ep-b", "b", [], ["heron heron heron"] * 3, 2)
+        _write(vault.root, "ep-c", "c", [], long, 3)
+        vault.reindex()
+        index = vault.index
+        spans = index.execute("SELECT path, min(rowid), max(rowid) FROM passages GROUP BY path")
+        bounds = {path: (low, high) for path, low, high in spans}
+        assert bounds["episodes/ep-a.md"][1] < bounds["episodes/ep-b.md"][0]
+        assert bounds["episodes/ep-b.md"][1] < bounds["episodes/ep-c.md"][0]
+        asked = ["episodes/ep-a.md", "episodes/ep-c.md"]
+        rows = index.search_passages('"heron"', asked, 50)
+        assert len(rows) == 50 and "episodes/ep-b.md" not in {r["path"] for r in rows}
+        assert rows == index.search_passages('"heron"', asked, 1_000)[:50]
 
 
 def test_passages_of_long_raw_logs_and_short_files_are_found_together(
@@ -169,3 +236,28 @@ def test_passages_of_long_raw_logs_and_short_files_are_found_together(
         expected = index.execute("SELECT rowid FROM passages WHERE text LIKE '%osprey%'").fetchall()
         assert sorted(r["rowid"] for r in rows) == sorted(r[0] for r in expected)
         assert len(rows) == 5 * 4 + 1
+
+
+def test_the_archive_condition_is_read_only_while_an_episode_is_archived(tmp_path: Path) -> None:
+    """Leaving archived episodes out costs a condition on every match: a vault without any
+    ranks without it, and once one is archived it is left out again."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for name, day in (("ep-a", 1), ("ep-b", 2)):
+            _write(vault.root, name, "heron", [], ["a heron"], day)
+        vault.reindex()
+        index = vault.index
+        seen = _statements(index)
+        hits = index.search_episodes('"heron"', 5, archived=False)
+        index.conn.set_trace_callback(None)
+        assert [h.row["id"] for h in hits] == ["ep-b", "ep-a"]
+        assert not any("NOT IN" in s for s in seen if "bm25" in s)
+        archive = vault.root / "episodes" / "archive" / "2025"
+        archive.mkdir(parents=True)
+        (vault.root / "episodes" / "ep-b.md").rename(archive / "ep-b.md")
+        vault.reindex()
+        seen = _statements(index)
+        hits = index.search_episodes('"heron"', 5, archived=False)
+        index.conn.set_trace_callback(None)
+        assert [h.row["id"] for h in hits] == ["ep-a"]
+        assert any("NOT IN" in s for s in seen if "bm25" in s)
+        assert [h.row["id"] for h in index.search_episodes('"heron"', 5)] == ["ep-b", "ep-a"]

@@ -59,8 +59,23 @@ def test_the_half_life_halves_and_tau_is_half_life_over_ln2() -> None:
         ("What did Ann paint?", False),
         ("When did John call about the knowledge base?", False),
         ("nowhere currentless", False),
+        ("What is the rent I mentioned I'm currently paying?", False),
+        ("Did I say that I still run?", False),
+        ("What did I say about my job, and where do I work now?", True),
     ],
-    ids=["now", "current", "latest", "still", "anymore", "plain", "when", "word-parts"],
+    ids=[
+        "now",
+        "current",
+        "latest",
+        "still",
+        "anymore",
+        "plain",
+        "when",
+        "word-parts",
+        "as-mentioned",
+        "as-said",
+        "said-then-now",
+    ],
 )
 def test_latest_state_questions(query: str, latest: bool) -> None:
     assert asks_for_latest(query) is latest

@@ -23,6 +23,7 @@ from memoryclaw.recall.plan import (
     plan_query,
     query_head,
 )
+from memoryclaw.recall.rank import PASSAGE_SOURCES
 from memoryclaw.recall.retrieval import passage_neighbours
 from memoryclaw.vault.words import _NOT_WORD_RE, _WHOLE_TOKEN_RE, _WORD_RE, extract_keywords
 
@@ -324,3 +325,37 @@ def test_the_lines_around_each_passage_are_read_in_one_statement(vault: Vault) -
             assert (neighbour.score, neighbour.matched) == (0.0, ())
     # lines next to each other are both passages and each other's neighbours
     assert any(len(found) == 2 for found in near.values())
+
+
+def test_a_compound_word_finds_the_lines_that_say_its_words(empty_vault: Vault) -> None:
+    (empty_vault.root / "episodes" / "2025-01-02_10-00-00_x.md").write_text(
+        "---\nid: ep-20250102-100000-00000001\ntimestamp: 2025-01-02T10:00:00Z\n"
+        "summary: weekend\n---\n- #1 User: I coached the basketball team on Saturday\n",
+        encoding="utf-8",
+    )
+    plan = plan_query("my basketball-related weekends", empty_vault.index)
+    assert {"basketball-related", "basketball", "related"} <= set(plan.terms)
+    assert plan_query("my covid-19 test", empty_vault.index).terms == ("covid-19", "test")
+    found = empty_vault.search("What were my basketball-related plans?", now=NOW)
+    assert [p.text for p in found.passages] == ["I coached the basketball team on Saturday"]
+
+
+def test_a_line_holding_the_kind_of_value_asked_for_is_read_from_any_episode(
+    empty_vault: Vault,
+) -> None:
+    # more episodes than passages are read from share the question's words; the answer
+    # shares none of them, only the kind of value asked for
+    episodes = empty_vault.root / "episodes"
+    for n in range(1, PASSAGE_SOURCES + 6):
+        (episodes / f"2025-02-{n:02d}_10-00-00_x.md").write_text(
+            f"---\nid: ep-202502{n:02d}-100000-0000{n:04d}\ntimestamp: 2025-02-{n:02d}T10:00:00Z\n"
+            f"summary: address\n---\n- #1 User: the keynote address at the live show {n}\n",
+            encoding="utf-8",
+        )
+    (episodes / "2025-01-01_10-00-00_y.md").write_text(
+        "---\nid: ep-20250101-100000-00009999\ntimestamp: 2025-01-01T10:00:00Z\nsummary: party\n"
+        "---\n- #1 User: The party is at my place on 12 Elm Street next Friday\n",
+        encoding="utf-8",
+    )
+    found = empty_vault.search("What address do I live at?", now=NOW)
+    assert "12 Elm Street" in found.passages[0].text

@@ -46,13 +46,54 @@ def test_an_instruction_reaches_a_question_that_shares_no_word_with_it(
     assert payload.working_memory["standing"] == ["From now on, answer in French."]
 
 
-def test_a_preference_shows_where_the_question_touches_it(empty_vault: Vault) -> None:
-    _write(empty_vault.root, "preferences.md", ["- User (preference): I love spicy Thai food."])
-    thai = standing_section(empty_vault.retrieve("Can you find me a Thai place?").context)
-    assert thai == ["- I love spicy Thai food."]
-    assert standing_section(empty_vault.retrieve("Can you find me a bicycle?").context) == []
+def test_a_preference_told_the_agent_reaches_a_question_that_shares_no_word_with_it(
+    empty_vault: Vault,
+) -> None:
+    said = "I prefer simple code with minimal dependencies, can you keep that in mind?"
+    empty_vault.log_turn("agent:main:main", "user", said, timestamp=NOW)
+    empty_vault.log_turn("agent:main:main", "assistant", "Will do.", timestamp=NOW)
+    empty_vault.end_session("agent:main:main")
+    empty_vault.consolidate(all_logs=True, now=NOW)
+    ask = "Which libraries should I use for parsing dates?"
+    assert standing_section(empty_vault.retrieve(ask, context=DIRECT).context) == [f"- {said}"]
     # a question about somebody else is answered by what was said, not by the owner's tastes
-    assert standing_section(empty_vault.retrieve("Which Thai place did Ann visit?").context) == []
+    other = empty_vault.retrieve("Which libraries did Ann use?", context=DIRECT)
+    assert standing_section(other.context) == []
+
+
+def test_a_taste_told_a_friend_reaches_no_payload(empty_vault: Vault) -> None:
+    for n, (name, text) in enumerate(
+        [("Ann", "I love hiking, and I prefer long trails."), ("Bo", "Same here!")]
+    ):
+        empty_vault.log_turn("chat", "user", text, name=name, timestamp=NOW + timedelta(minutes=n))
+    empty_vault.end_session("chat")
+    empty_vault.consolidate(all_logs=True, now=NOW)
+    payload = empty_vault.retrieve("What should I do this weekend?", now=NOW)
+    assert standing_section(payload.context) == []
+
+
+def test_when_many_are_in_force_the_preferences_the_question_touches_show(
+    empty_vault: Vault,
+) -> None:
+    others = [
+        f"- User (preference): I prefer {w} tools for chore number {n} on weekday evenings."
+        for n, w in enumerate(["quiet", "cheap", "wooden", "light", "electric"] * 3)
+    ]
+    _write(empty_vault.root, "preferences.md", [*others, "- User (preference): I love Thai food."])
+    thai = standing_section(empty_vault.retrieve("Can you find me a Thai place?").context)
+    assert thai[0] == "- I love Thai food."
+    assert standing_section(empty_vault.retrieve("Can you find me a bicycle?").context) == []
+    # asked to recall, not advised: only a question about the taste itself
+    recall = empty_vault.retrieve("When is my Thai cooking class?").context
+    assert standing_section(recall) == []
+    assert standing_section(empty_vault.retrieve("What food do I love?").context) == thai[:1]
+    # a word meets its other endings: "releases" and "release", "rehearsing" and "rehearsal"
+    for said, ask in [
+        ("I prefer small feature releases.", "How should I plan the release of these features?"),
+        ("I prefer rehearsing in the evening.", "When should I book my rehearsal times?"),
+    ]:
+        _write(empty_vault.root, "preferences.md", [*others, f"- User (preference): {said}"])
+        assert standing_section(empty_vault.retrieve(ask).context) == [f"- {said}"]
 
 
 def test_a_trivial_message_gets_no_payload(empty_vault: Vault) -> None:
@@ -101,6 +142,20 @@ def test_when_more_exist_than_fit_the_topic_the_query_names_goes_first(
     # without the topic, the most recent come first and the oldest does not fit
     assert standing_section(other.context)[0].endswith("number 11 about gardening.")
     assert not any("yields" in s for s in standing_section(other.context))
+
+
+def test_an_instruction_for_a_topic_waits_for_a_question_on_that_topic(
+    empty_vault: Vault,
+) -> None:
+    _write(
+        empty_vault.root,
+        "instructions.md",
+        ["- User (instruction): Always include yields when I ask about ETFs."],
+    )
+    etfs = standing_section(empty_vault.retrieve("Which ETFs should I buy?").context)
+    assert etfs == ["- Always include yields when I ask about ETFs."]
+    # sharing "include" with the instruction is not asking about its topic
+    assert standing_section(empty_vault.retrieve("What should I include in my will?").context) == []
 
 
 _WORDS = st.sampled_from(

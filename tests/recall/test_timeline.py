@@ -10,11 +10,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from memoryclaw import Vault
-from memoryclaw.recall.longview import LONG_VIEW_EPISODES, long_view
+from memoryclaw.api.recalling import search_with_teams
+from memoryclaw.recall.longview import LONG_VIEW_EPISODES, STANDING_SHARE, long_view
 from memoryclaw.recall.payload import estimate_tokens, render_payload
+from memoryclaw.recall.standing import LABEL
 from memoryclaw.recall.timeline import timeline, timeline_label
 
 from ..conftest import NOW
+from ..consolidate.test_standing import standing_section
 
 # Written out of date order, and more of them than a detailed answer draws from (5).
 _GARDEN = [
@@ -111,6 +114,55 @@ def test_a_low_confidence_episode_claims_room_last_and_says_so(tmp_path: Path) -
     assert only.episode_id != "ep-doubtful"  # the sure one claims the room first
     doubtful = next(e for e in every if e.episode_id == "ep-doubtful")
     assert doubtful.text.endswith(" (low confidence)") and every[0] is doubtful  # oldest first
+
+
+def test_a_long_view_leaves_most_of_the_budget_to_its_timeline(tmp_path: Path) -> None:
+    rules = [
+        f"- User (instruction): Always mention garden tip number {n} first." for n in range(20)
+    ]
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        (vault.root / "semantic" / "instructions.md").write_text(
+            "\n".join(rules) + "\n", encoding="utf-8"
+        )
+        for day, line in _GARDEN:
+            _episode(vault.root, day, line)
+        detail = vault.retrieve("What did I plant in the garden beds?", now=NOW)
+        history = vault.retrieve("Can you summarize my garden work?", now=NOW)
+    budget_chars = 800 * 4
+    detail_section = standing_section(detail.context)
+    section = standing_section(history.context)
+    assert sum(len(line) + 1 for line in [LABEL, *section]) <= budget_chars * STANDING_SHARE
+    assert len(section) < len(detail_section)
+    # the instructions left out are not shown as facts instead, nor twice
+    assert history.context.count("garden tip number") == len(section)
+    assert all(line in history.context for _, line in _GARDEN)
+
+
+def test_a_summary_ranks_each_line_on_its_own_not_by_its_episode(tmp_path: Path) -> None:
+    # the episode share brings the best episodes' lines first: right for one detailed answer,
+    # but a summary wants the best line of many episodes
+    with Vault.init(tmp_path / "v", env={"MEMORYCLAW_RETRIEVAL_BUDGETTOKENS": "68"}) as vault:
+        episodes = vault.root / "episodes"
+        (episodes / "2025-01-01_10-00-00_x.md").write_text(
+            "---\nid: ep-x\ntimestamp: 2025-01-01T10:00:00Z\nsummary: garden beds and tomatoes"
+            "\ntags: [garden, beds, tomatoes]\n---\n- #1 User: I weeded the garden beds\n",
+            encoding="utf-8",
+        )
+        (episodes / "2025-01-02_10-00-00_y.md").write_text(
+            "---\nid: ep-y\ntimestamp: 2025-01-02T10:00:00Z\nsummary: a long day\n---\n"
+            "- #1 User: the garden beds got tomatoes\n",
+            encoding="utf-8",
+        )
+        topic = "garden beds tomatoes"
+        plain = search_with_teams(vault, topic, limit=LONG_VIEW_EPISODES, now=NOW)
+        broad = search_with_teams(vault, topic, limit=LONG_VIEW_EPISODES, now=NOW, breadth=True)
+        summary = vault.retrieve("Summarize my garden beds and tomatoes", now=NOW).context
+        order = vault.retrieve("In what order did I work on garden beds and tomatoes?", now=NOW)
+    assert [p.episode_id for p in plain.passages] == ["ep-x", "ep-y"]
+    assert [p.episode_id for p in broad.passages] == ["ep-y", "ep-x"]
+    # room for one line: the summary's is the best line, an order's still the best episode's
+    assert "got tomatoes" in summary and "weeded" not in summary
+    assert "weeded" in order.context and "got tomatoes" not in order.context
 
 
 _WORDS = st.sampled_from(

@@ -78,6 +78,20 @@ def test_words_that_only_look_relative_are_left_alone() -> None:
     assert resolve_relative_dates(text, MONDAY) == text
 
 
+@pytest.mark.parametrize(
+    "text",
+    ["See you Tonİght", "laſt ſaturday", "laſt week", "in two daKs", "ſix dayſ ago"],
+    ids=["dotted-capital-i", "long-s-weekday", "long-s-week", "kelvin-sign", "long-s-count"],
+)
+def test_letters_that_only_fold_to_ascii_are_left_alone(text: str) -> None:
+    assert resolve_relative_dates(text, MONDAY) == text
+
+
+@given(text=st.text(alphabet=st.sampled_from("tonightlasweekdyfrİıſK 0123456789"), max_size=40))
+def test_any_text_resolves_without_error(text: str) -> None:
+    assert resolve_relative_dates(text, MONDAY).startswith(text[:1])
+
+
 _PIECES = st.sampled_from(
     [
         "yesterday",

@@ -16,14 +16,17 @@ import pytest
 from memoryclaw.errors import LockTimeoutError, ParseError, UnsafePathError, VaultNotFoundError
 from memoryclaw.vault.files import (
     atomic_write,
+    atomic_write_all,
     classify,
     durable_batch,
     file_lock,
+    is_staged,
     read_text,
     require_vault,
     resolve_inside,
     safe_relpath,
     scan,
+    staged_writes,
     unique_path,
 )
 
@@ -91,6 +94,28 @@ def test_a_finished_batch_wrote_every_file_and_left_no_temp_file(tmp_path: Path)
     assert (tmp_path / "a" / "one.md").read_text() == "one"
     assert (tmp_path / "b" / "two.md").read_text() == "two"
     assert sorted(p.name for p in tmp_path.rglob("*")) == ["a", "b", "one.md", "two.md"]
+
+
+def test_staged_writes_are_read_back_and_reach_the_disk_only_when_written(
+    tmp_path: Path,
+) -> None:
+    """Writes in a staged block are held (read_text and is_staged see them, the disk does
+    not) until atomic_write_all writes them, each file once with its last text."""
+    (tmp_path / "semantic").mkdir()
+    atomic_write(tmp_path / "semantic" / "a.md", "old\n")
+    with staged_writes() as staged:
+        atomic_write(tmp_path / "semantic" / "a.md", "one\n")
+        atomic_write(tmp_path / "semantic" / "a.md", "one\ntwo\n")
+        atomic_write(tmp_path / "new" / "b.md", "b\n")
+        assert read_text(tmp_path, "semantic/a.md") == "one\ntwo\n"
+        assert is_staged(tmp_path / "new" / "b.md")
+        assert (tmp_path / "semantic" / "a.md").read_text() == "old\n"
+        assert not (tmp_path / "new").exists()
+    assert not is_staged(tmp_path / "new" / "b.md")
+    atomic_write_all(list(staged.items()))
+    assert (tmp_path / "semantic" / "a.md").read_text() == "one\ntwo\n"
+    assert (tmp_path / "new" / "b.md").read_text() == "b\n"
+    assert sorted(p.name for p in tmp_path.rglob("*")) == ["a.md", "b.md", "new", "semantic"]
 
 
 def test_atomic_write_replaces_whole_file(tmp_path: Path) -> None:
