@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..vault.files import ARCHIVE_DIR
+from .rowids import rowid_filters, sqlite_varint
 from .schema import FTS_COLUMNS, IndexDatabase
 
 # A condition on a memory table's agent and scope columns and its parameters: what a recall
@@ -34,10 +35,7 @@ _PASSAGE_WEIGHTS = ", ".join(str(w) for w in PASSAGE_WEIGHTS)  # as bm25() is gi
 # a larger vault's would be.
 SMOOTH_ROWS = 2_000
 _PHRASE_RE = re.compile(r'^"[^"]*"$')
-# Rowid ranges in one statement (two parameters each, well under SQLite's 32,766), and parts
-# of a compound SELECT (SQLite allows 500)
-_RANGES_PER_QUERY = 4096
-_LISTED_SPAN = 256  # see _within
+# Parts of a compound SELECT (SQLite allows 500)
 # Episodes of an OR of common phrases are ranked among those holding two of them first (see
 # FullTextSearch._narrowing): when the phrases' rows number at least this many, each phrase
 # is in more than this share of the rows, and with at most this many pairs of them in one
@@ -79,58 +77,6 @@ _NOT_ARCHIVED = (
     " AND episodes_fts.rowid NOT IN (SELECT rowid FROM episodes WHERE path >= ? AND path < ?)"
 )
 _ARCHIVE_RANGE = (ARCHIVE_DIR + "/", ARCHIVE_DIR + "0")  # "0" is the character after "/"
-
-
-def _merged(spans: Sequence[tuple[int, int]], gap: int = 64) -> list[tuple[int, int]]:
-    """Sorted rowid ranges, those less than ``gap`` apart joined: one full-text query reads
-    a range about as fast as a row, so fewer, slightly wider ranges cost less."""
-    out: list[tuple[int, int]] = []
-    for low, high in spans:
-        if out and low - out[-1][1] <= gap:
-            out[-1] = (out[-1][0], max(out[-1][1], high))
-        else:
-            out.append((low, high))
-    return out
-
-
-def _within(spans: Sequence[tuple[int, int]]) -> list[tuple[str, list[Any]]]:
-    """Conditions that a full-text row's rowid lies in one of ``spans``, with their
-    parameters: one condition for up to ``_RANGES_PER_QUERY`` long spans, each a statement.
-
-    The unary ``+`` hides them from FTS5's planner: a rowid range it takes as its own
-    constraint is a new cursor per range, and each cursor counts the table's BM25 statistics
-    again; as a filter, one cursor reads the expression's doclists once and scores only the
-    rows kept.  A short span's rowids are listed (one look-up per row read); longer ones are
-    ranges, OR-ed as a balanced tree (SQLite limits an expression's depth)."""
-    listed = [
-        row for low, high in spans if high - low < _LISTED_SPAN for row in range(low, high + 1)
-    ]
-    ranges = _merged(sorted((low, high) for low, high in spans if high - low >= _LISTED_SPAN))
-    out: list[tuple[str, list[Any]]] = []
-    for start in range(0, max(len(ranges), 1), _RANGES_PER_QUERY):
-        chunk = ranges[start : start + _RANGES_PER_QUERY]
-        parts = ["+rowid BETWEEN ? AND ?"] * len(chunk)
-        params: list[Any] = [value for low, high in chunk for value in (low, high)]
-        if listed and not start:
-            parts.insert(0, "+rowid IN (SELECT value FROM json_each(?))")
-            params.insert(0, json.dumps(listed))
-        while len(parts) > 1:
-            parts = [f"({' OR '.join(parts[i : i + 2])})" for i in range(0, len(parts), 2)]
-        if parts:
-            out.append((parts[0], params))
-    return out
-
-
-def _varint(data: bytes) -> int | None:
-    """The SQLite varint at the start of ``data`` (None when it is cut short)."""
-    value = 0
-    for position, byte in enumerate(data[:9]):
-        if position == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value
-    return None
 
 
 @dataclass(frozen=True)
@@ -267,7 +213,7 @@ class FullTextSearch(IndexDatabase):
         key = ("fts rows", table)
         if key not in memo:
             row = self.execute(f"SELECT block FROM {table}_fts_data WHERE id = 1").fetchone()
-            memo[key] = _varint(row[0]) if row is not None and row[0] else None
+            memo[key] = sqlite_varint(row[0]) if row is not None and row[0] else None
         rows: int | None = memo[key]
         return rows
 
@@ -293,7 +239,7 @@ class FullTextSearch(IndexDatabase):
         the same as ``score``).
 
         A file's passages are stored together, so each file is one rowid range; the ranges
-        filter one full-text cursor (see ``_within``), which scores only the rows kept.  A
+        filter one full-text cursor (see ``rowid_filters``), which scores only the rows kept.  A
         small table needs no cursor: its phrases' own scores add up to the same (see
         :meth:`_small_passages`).
         """
@@ -340,7 +286,7 @@ class FullTextSearch(IndexDatabase):
         self, match: str, paths: Sequence[str], limit: int
     ) -> list[dict[str, Any]]:
         """:meth:`search_passages`' best ``limit`` rows of these files, by one full-text
-        cursor per statement that scores only the rows of the files' ranges (``_within``)."""
+        cursor per statement that scores only the rows of the files' ranges (``rowid_filters``)."""
         memo = self._memo()  # each file's rowids change rarely
         unknown = [path for path in paths if ("span", path) not in memo]
         for start in range(0, len(unknown), 500):
@@ -355,7 +301,7 @@ class FullTextSearch(IndexDatabase):
                 memo.setdefault(("span", path), None)  # a file without passages
         spans = [span for path in paths if (span := memo[("span", path)]) is not None]
         rows: list[dict[str, Any]] = []
-        for within, bounds in _within(spans):
+        for within, bounds in rowid_filters(spans):
             # every match is scored inside SQLite, and only the best ``limit`` of the files
             # asked for (a merged range holds others) become rows: a common word's hundreds
             # of matches cost no Python object each
@@ -546,7 +492,7 @@ class FullTextSearch(IndexDatabase):
                 continue
             for rowid in asked.intersection(read):
                 out.setdefault(rowid, []).append(labels[position])
-        # one cursor per phrase, the rows asked for a filter of its matches (see _within)
+        # one cursor per phrase, the rows asked for a filter of its matches (see rowid_filters)
         one = (
             f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ?"
             " AND +rowid IN (SELECT value FROM json_each(?))"
