@@ -379,6 +379,35 @@ class FullTextSearch(IndexDatabase):
         ).fetchall()
         return list(dict.fromkeys(str(r[0]) for r in rows))
 
+    def files_dated(
+        self,
+        match: str,
+        period: tuple[int, int],
+        limit: int,
+        visible: Visible | None = None,
+        *,
+        archived: bool = True,
+    ) -> list[str]:
+        """The files of the best ``limit`` episodes by ``match`` (BM25; ties: newer, then id)
+        dated within ``period`` (epoch seconds, its end left out); only those passing
+        ``visible``, and without the archived ones unless ``archived``."""
+        weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
+        only, only_params = "", []
+        if visible is not None and visible[0] != "1":
+            only, only_params = f" AND ({visible[0]})", list(visible[1])
+        if not archived:
+            only += " AND NOT (e.path >= ? AND e.path < ?)"
+            only_params += _ARCHIVE_RANGE
+        # joined, not a condition of the FTS query: the MATCH runs once, each match is
+        # filtered by its date
+        rows = self.execute(
+            "SELECT e.path FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid"
+            f" WHERE episodes_fts MATCH ? AND e.ts_epoch >= ? AND e.ts_epoch < ?{only}"
+            f" ORDER BY bm25(episodes_fts, {weights}), e.ts_epoch DESC, e.id LIMIT ?",
+            [match, *period, *only_params, limit],
+        ).fetchall()
+        return list(dict.fromkeys(str(r[0]) for r in rows))
+
     def _phrase_scores(
         self, table: str, weights: str, match: str
     ) -> tuple[int, list[dict[int, float]]] | None:
