@@ -25,7 +25,7 @@ FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5, 3.0)
 # A passage's words and the kinds of value it holds count fully; who said it counts a little
 # ("what did Caroline say about").
 PASSAGE_WEIGHTS = (1.0, 0.5, 1.0)
-_PASSAGE_WEIGHTS = ", ".join(str(w) for w in PASSAGE_WEIGHTS)  # as bm25() is given them
+PASSAGE_BM25_WEIGHTS = ", ".join(str(w) for w in PASSAGE_WEIGHTS)  # as bm25() is given them
 # FTS5's bm25() weighs a term by log((N - n + 0.5) / (n + 0.5)), which is 0 (FTS5 makes it
 # 1e-6) for a term in half the rows or more: in a vault of three files nearly every word of a
 # question is, and a line sharing only such a word with it scores 0.  In a table of at most
@@ -76,7 +76,7 @@ _HIT_COLUMNS = ", ".join(
 _NOT_ARCHIVED = (
     " AND episodes_fts.rowid NOT IN (SELECT rowid FROM episodes WHERE path >= ? AND path < ?)"
 )
-_ARCHIVE_RANGE = (ARCHIVE_DIR + "/", ARCHIVE_DIR + "0")  # "0" is the character after "/"
+ARCHIVE_RANGE = (ARCHIVE_DIR + "/", ARCHIVE_DIR + "0")  # "0" is the character after "/"
 
 
 @dataclass(frozen=True)
@@ -130,7 +130,7 @@ class FullTextSearch(IndexDatabase):
                 " JOIN episodes e ON e.rowid = episodes_fts.rowid"
                 f" WHERE episodes_fts MATCH ? AND ({visible[0]}){archive_out}"
                 " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
-                [match, *visible[1], *([] if archived else _ARCHIVE_RANGE), limit],
+                [match, *visible[1], *([] if archived else ARCHIVE_RANGE), limit],
             )
         only = "" if archived else _NOT_ARCHIVED
 
@@ -144,7 +144,7 @@ class FullTextSearch(IndexDatabase):
                 " ORDER BY c.score DESC, e.ts_epoch DESC, e.id LIMIT ?"
             )
 
-        rest = [*([] if archived else _ARCHIVE_RANGE), limit, limit]
+        rest = [*([] if archived else ARCHIVE_RANGE), limit, limit]
         narrowing = self._narrowing(match, limit)
         if narrowing is not None:
             # scored by ``match`` itself wherever the rows are picked by another expression:
@@ -165,7 +165,7 @@ class FullTextSearch(IndexDatabase):
         if ("archived",) not in memo:
             memo[("archived",)] = (
                 self.execute(
-                    "SELECT 1 FROM episodes WHERE path >= ? AND path < ? LIMIT 1", _ARCHIVE_RANGE
+                    "SELECT 1 FROM episodes WHERE path >= ? AND path < ? LIMIT 1", ARCHIVE_RANGE
                 ).fetchone()
                 is not None
             )
@@ -276,7 +276,7 @@ class FullTextSearch(IndexDatabase):
             found = episodes.get(row["episode_id"], (None, None, None))
             row["episode_summary"], row["episode_tags"], row["episode_confidence"] = found
         smoothed = self._smoothed(
-            "passages", _PASSAGE_WEIGHTS, match, [row["rowid"] for row in rows]
+            "passages", PASSAGE_BM25_WEIGHTS, match, [row["rowid"] for row in rows]
         )
         for row in rows:
             row["smooth"] = smoothed[row["rowid"]] if smoothed is not None else row["score"]
@@ -307,7 +307,7 @@ class FullTextSearch(IndexDatabase):
             # of matches cost no Python object each
             cursor = self.execute(
                 "WITH c AS MATERIALIZED (SELECT rowid,"
-                f" -bm25(passages_fts, {_PASSAGE_WEIGHTS}) AS score"
+                f" -bm25(passages_fts, {PASSAGE_BM25_WEIGHTS}) AS score"
                 f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}),"
                 " k AS MATERIALIZED (SELECT c.rowid, c.score FROM c"
                 " JOIN passages p ON p.rowid = c.rowid"
@@ -327,7 +327,7 @@ class FullTextSearch(IndexDatabase):
         :meth:`_phrase_scores`), without a full-text query: bm25() of an OR of phrases sums
         each phrase's own score in the expression's order, so the same sum of the phrases'
         kept scores is the same float; None for a larger table or another expression."""
-        found = self._phrase_scores("passages", _PASSAGE_WEIGHTS, match)
+        found = self._phrase_scores("passages", PASSAGE_BM25_WEIGHTS, match)
         if found is None:
             return None
         memo = self._memo()
@@ -360,53 +360,6 @@ class FullTextSearch(IndexDatabase):
         for row in rows:
             row["score"] = totals[row["rowid"]]
         return rows
-
-    def files_with_values(
-        self, match: str, shapes: Sequence[str], limit: int, visible: Visible | None = None
-    ) -> list[str]:
-        """The episode files of the best ``limit`` lines by ``match`` that hold a value of one
-        of the kinds whose tokens are ``shapes`` (``notes.shape_tokens``), best first."""
-        only, only_params = "", []
-        if visible is not None and visible[0] != "1":
-            only, only_params = f" AND {visible[0]}", list(visible[1])
-        kinds = " OR ".join(f"shape : {shape}" for shape in shapes)
-        rows = self.execute(
-            f"SELECT p.path FROM (SELECT rowid, bm25(passages_fts, {_PASSAGE_WEIGHTS}) AS score"
-            " FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score LIMIT ?) c"
-            f" JOIN passages p ON p.rowid = c.rowid WHERE p.kind = 'episode'{only}"
-            " ORDER BY c.score",
-            [f"({match}) AND ({kinds})", limit, *only_params],
-        ).fetchall()
-        return list(dict.fromkeys(str(r[0]) for r in rows))
-
-    def files_dated(
-        self,
-        match: str,
-        period: tuple[int, int],
-        limit: int,
-        visible: Visible | None = None,
-        *,
-        archived: bool = True,
-    ) -> list[str]:
-        """The files of the best ``limit`` episodes by ``match`` (BM25; ties: newer, then id)
-        dated within ``period`` (epoch seconds, its end left out); only those passing
-        ``visible``, and without the archived ones unless ``archived``."""
-        weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
-        only, only_params = "", []
-        if visible is not None and visible[0] != "1":
-            only, only_params = f" AND ({visible[0]})", list(visible[1])
-        if not archived:
-            only += " AND NOT (e.path >= ? AND e.path < ?)"
-            only_params += _ARCHIVE_RANGE
-        # joined, not a condition of the FTS query: the MATCH runs once, each match is
-        # filtered by its date
-        rows = self.execute(
-            "SELECT e.path FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid"
-            f" WHERE episodes_fts MATCH ? AND e.ts_epoch >= ? AND e.ts_epoch < ?{only}"
-            f" ORDER BY bm25(episodes_fts, {weights}), e.ts_epoch DESC, e.id LIMIT ?",
-            [match, *period, *only_params, limit],
-        ).fetchall()
-        return list(dict.fromkeys(str(r[0]) for r in rows))
 
     def _phrase_scores(
         self, table: str, weights: str, match: str
@@ -515,7 +468,7 @@ class FullTextSearch(IndexDatabase):
         asked = set(rowids)
         unread: list[tuple[int, str]] = []
         for position, phrase in enumerate(terms.values()):
-            read = memo.get(("phrase", table, _PASSAGE_WEIGHTS, phrase))
+            read = memo.get(("phrase", table, PASSAGE_BM25_WEIGHTS, phrase))
             if read is None:
                 unread.append((position, phrase))
                 continue
