@@ -14,7 +14,7 @@ from . import forgetting, indexing
 
 if TYPE_CHECKING:
     from ..consolidate.archive import ArchiveReport
-    from ..consolidate.pipeline import ConsolidationReport
+    from ..consolidate.report import ConsolidationReport
     from .vault import Vault
 
 

@@ -13,9 +13,10 @@ from ..errors import EmbeddingError, InvalidInputError, MemoryclawError
 from ..index.embeddings import embedder_name
 from ..recall import metrics as recall_metrics
 from ..vault.config import CONFIG_FILE
-from ..vault.files import ARCHIVE_DIR, STATE_DIR, VAULT_FOLDERS, Skipped, disk_usage, scan
+from ..vault.files import ARCHIVE_DIR, STATE_DIR, VAULT_FOLDERS, Skipped
 from ..vault.naming import plural
 from ..vault.rawlogs import held_back_logs, unprocessed_logs
+from ..vault.scanning import disk_usage, scan
 from ..vault.timestamps import now_utc, utc_iso
 from .opening import INDEX_FILE
 

@@ -37,7 +37,7 @@ from .opening import INDEX_FILE, create_files, writable
 
 if TYPE_CHECKING:
     from ..consolidate.archive import ArchiveReport
-    from ..consolidate.pipeline import ConsolidationReport
+    from ..consolidate.report import ConsolidationReport
     from ..consolidate.supersede import SupersedeReport
     from ..importers.workspace import ImportReport
     from ..recall.payload import RetrievePayload

@@ -18,7 +18,7 @@ from ._common import _emit, _one_line, _step, _vault
 
 if TYPE_CHECKING:
     from ..consolidate.archive import ArchiveReport
-    from ..consolidate.pipeline import ConsolidationReport
+    from ..consolidate.report import ConsolidationReport
 
 
 @click.command()

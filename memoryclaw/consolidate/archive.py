@@ -50,10 +50,10 @@ from ..vault.files import (
     file_lock,
     is_archived,
     remove_durably,
-    scan,
     sweep_temp_files,
 )
 from ..vault.naming import plural
+from ..vault.scanning import scan
 from ..vault.timestamps import utc_iso
 
 _log = logging.getLogger("memoryclaw.archive")

@@ -5,7 +5,7 @@ For each log, under the vault's ``logs`` lock (so no turn can be appended meanwh
 1. summarize it into episode drafts (:mod:`memoryclaw.consolidate.summarize`);
 2. write each episode; its id comes from the log id and its turn range, and an episode with
    that id already in the index is rewritten where it is, so a re-run never duplicates;
-3. file its facts under the rules of SPEC 2 (:func:`_file_fact`);
+3. file its facts under the rules of SPEC 2 (:func:`.filing.file_fact`);
 4. write the log to ``logs/processed/`` marked processed.
 
 Steps 2 to 4 are held in memory (:func:`~memoryclaw.vault.files.staged_writes`) and written
@@ -25,23 +25,21 @@ from __future__ import annotations
 
 import hashlib
 import os
-import re
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from contextvars import copy_context
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
 from functools import partial
 from pathlib import Path
-from typing import Any
 
 from ..errors import LockTimeoutError, ParseError, UnsafePathError
 from ..index.store import Index
 from ..index.update import sync, sync_paths
 from ..share.history import commit_journal, journal
 from ..vault.config import Settings
-from ..vault.facts import format_fact_line, format_provenance
+from ..vault.facts import format_fact_line
 from ..vault.files import (
     CONSOLIDATE_LOCK,
     EPISODES_DIR,
@@ -57,98 +55,32 @@ from ..vault.files import (
     read_text,
     remove_files,
     resolve_inside,
-    scan,
     staged_writes,
     sweep_temp_files,
 )
 from ..vault.ledger import LEDGER_FILE, record_pruned
 from ..vault.logformat import RawLog, parse_log
-from ..vault.naming import plural
-from ..vault.pending import MANY_VALUED, append_line, remove_lines, untrusted_note
 from ..vault.rawlogs import processed_text, redacted_log, unprocessed_log_texts
-from ..vault.scopes import PARTICIPANT, conversation_scope
+from ..vault.scanning import scan
+from ..vault.scopes import conversation_scope
 from ..vault.scrub import FORGOTTEN, forgotten_turn
 from ..vault.timestamps import now_utc, utc_iso
 from ..vault.tombstones import Tombstones
 from ..vault.tombstones import load as load_tombstones
-from ..vault.values import value_kind
 from .episodes import add_source, episode_place, episode_text, is_plain_file, to_episode, twin_of
-from .extraction import FactDraft
+from .filing import file_fact
 from .llm import summarizer_for
-from .review import matching, same_value, target_file
+from .report import ConsolidationReport
+from .review import target_file
 from .skills import suggest_skills
 from .standing_filing import after_filing
 from .summarize import EpisodeDraft
 
 Summarizer = Callable[[RawLog], list[EpisodeDraft]]
-_TOOL_OUTPUT_ROLES = frozenset({"tool", "tool_result"})
 # Logs consolidated between two syncs of the folders written: fewer syncs, and a run killed
 # meanwhile redoes at most this many (their episodes and facts are found again by id).
 _BATCH_LOGS = 64
 Note = Callable[[Iterable[str]], None]  # told each vault path before it is written or deleted
-
-
-@dataclass
-class ConsolidationReport:
-    """What one consolidation run did."""
-
-    logs_read: int = 0
-    episodes: list[str] = field(default_factory=list)
-    duplicates: list[str] = field(default_factory=list)  # episodes that gained a source
-    facts_added: int = 0
-    facts_refreshed: int = 0
-    pending: int = 0
-    conflicts: int = 0
-    promoted: int = 0
-    skills_suggested: list[str] = field(default_factory=list)
-    logs_processed: list[str] = field(default_factory=list)
-    logs_deleted: list[str] = field(default_factory=list)
-    skipped: list[Skipped] = field(default_factory=list)
-    # logs of sessions still going on (not ended, a turn within sessionIdleMinutes): left
-    # for a later run
-    left_open: list[str] = field(default_factory=list)
-    forgotten: int = 0  # turns blanked and facts left out: they were forgotten
-    took_ms: float = 0.0
-    commit: str | None = None
-
-    def as_dict(self) -> dict[str, Any]:
-        """The report as a JSON-ready dict."""
-        return {
-            "logs_read": self.logs_read,
-            "episodes": self.episodes,
-            "duplicates": self.duplicates,
-            "facts_added": self.facts_added,
-            "facts_refreshed": self.facts_refreshed,
-            "pending": self.pending,
-            "conflicts": self.conflicts,
-            "promoted": self.promoted,
-            "skills_suggested": self.skills_suggested,
-            "logs_processed": self.logs_processed,
-            "logs_deleted": self.logs_deleted,
-            "skipped": [{"path": s.path, "reason": s.reason, "line": s.line} for s in self.skipped],
-            "left_open": self.left_open,
-            "forgotten": self.forgotten,
-            "took_ms": round(self.took_ms, 1),
-            "commit": self.commit,
-        }
-
-    def commit_message(self) -> str:
-        """A git commit message that says what the run changed."""
-        lines = [
-            f"memoryclaw: consolidate {plural(self.logs_read, 'log')} into"
-            f" {plural(len(self.episodes), 'episode')}",
-            "",
-            f"{plural(self.facts_added, 'fact')} added, {self.facts_refreshed} refreshed, "
-            f"{self.promoted} promoted, {self.pending} pending, "
-            f"{plural(self.conflicts, 'conflict')}, "
-            f"{plural(len(self.skills_suggested), 'skill')} suggested",
-            "",
-        ]
-        lines += [f"+ {path}" for path in self.episodes + self.skills_suggested]
-        lines += [f"= {path} (said again in another log)" for path in self.duplicates]
-        lines += [f"processed {path}" for path in self.logs_processed]
-        lines += [f"deleted {path} (retention)" for path in self.logs_deleted]
-        return "\n".join(lines)
 
 
 def is_closed(log: RawLog, idle: timedelta, now: datetime) -> bool:
@@ -340,7 +272,7 @@ def _consolidate_log(
                 report.duplicates.append(twin)
             for fact in draft.facts:
                 try:
-                    _file_fact(root, settings, index, fact, processed_rel, log, report, now)
+                    file_fact(root, settings, index, fact, processed_rel, log, report, now)
                     after_filing(root, fact, now.date().isoformat())
                 except (ParseError, UnsafePathError) as exc:  # a bad fact file holds back no log
                     why = f"{exc.reason}; fact {fact.entity} {fact.field} from {rel} not filed"
@@ -428,103 +360,6 @@ def _processed_path(root: Path, rel: str, log_id: str) -> str:
         if is_plain_file(path) and f"id: {log_id}\n" in path.read_text("utf-8", errors="replace"):
             return f"{PROCESSED_DIR}/{name}"
     raise FileExistsError(f"{PROCESSED_DIR}/{stem}.md: no free name")
-
-
-# --------------------------------------------------------------------------- facts
-
-
-def _valid(fact: FactDraft) -> bool:
-    """Values that claim a kind must be of that kind: an email looks like one, a date parses."""
-    kind = value_kind(fact.value)
-    if fact.field == "email":
-        return kind == "email"
-    dated = {"birthday", "deadline", "due", "appointment"}
-    if fact.field in dated and re.match(r"^\d{4}-", fact.value):
-        try:
-            datetime.strptime(fact.value[:10], "%Y-%m-%d")
-        except ValueError:
-            return False
-    if fact.field == "url":
-        return kind == "url"
-    return bool(fact.value.strip()) and "\n" not in fact.value
-
-
-def _file_fact(
-    root: Path,
-    settings: Settings,
-    index: Index,
-    fact: FactDraft,
-    source: str,
-    log: RawLog,
-    report: ConsolidationReport,
-    now: datetime,
-) -> None:
-    """Add one fact under SPEC 2's rules: dedup, conflicts and doubts to pending, provenance."""
-    rules = settings.consolidation
-    updated = now.date().isoformat()
-    said = log.turns[fact.turn - 1] if 0 < fact.turn <= len(log.turns) else None
-    if said is not None and said.role in _TOOL_OUTPUT_ROLES:
-        fact = replace(fact, confidence="low")  # a tool's output is data, not the owner's word
-    provenance = format_provenance(
-        source, updated, fact.confidence, agent=log.agent, scope=log.scope
-    )
-    earlier = [p.line for p in matching(root, fact.entity, fact.field, fact.value)]
-    if said is not None and said.role == PARTICIPANT:
-        if not earlier:  # only the owner's approval or own word makes it a fact
-            body = format_fact_line(fact.entity, fact.field, fact.value)[2:]
-            by = untrusted_note(said.name, said.sender, log.scope or log.session or log.path)
-            append_line(root, PENDING_FILE, "Pending", f"- UNTRUSTED {body}{by} {provenance}")
-            report.pending += 1
-        return
-    same_key = index.fact_rows(  # a superseded value is history: neither a duplicate nor a conflict
-        "lower(entity) = lower(?) AND lower(field) = lower(?) AND superseded = 0",
-        [fact.entity, fact.field],
-    )
-    if any(same_value(row["value"], fact.value) for row in same_key):
-        report.facts_refreshed += _refresh(root, same_key, fact, updated)
-        return
-    line = format_fact_line(fact.entity, fact.field, fact.value, provenance)
-    if same_key and fact.field.lower() not in MANY_VALUED:
-        was = ", ".join(sorted({str(row["value"]) for row in same_key}))
-        if not earlier:
-            body = format_fact_line(fact.entity, fact.field, fact.value)[2:]
-            append_line(
-                root, PENDING_FILE, "Pending", f"- CONFLICT {body} (was {was}) {provenance}"
-            )
-            report.conflicts += 1
-        return
-    doubtful = (rules.fact_validation and not _valid(fact)) or fact.confidence == "low"
-    if earlier and all(source not in p and log.path not in p for p in earlier):
-        remove_lines(root, PENDING_FILE, set(earlier))  # a second interaction corroborates
-        report.promoted += 1
-        doubtful = False
-    elif earlier:
-        return  # already waiting for review from this same interaction
-    if doubtful and rules.pending_review:
-        mark = "INVALID" if rules.fact_validation and not _valid(fact) else "LOW"
-        append_line(root, PENDING_FILE, "Pending", f"- {mark} {line[2:]}")
-        report.pending += 1
-        return
-    target, heading = target_file(fact.field)
-    append_line(root, target, heading, line)
-    report.facts_added += 1
-
-
-def _refresh(root: Path, rows: Sequence[dict[str, Any]], fact: FactDraft, updated: str) -> int:
-    """Bump ``updated`` on machine lines with this value (hand lines stay as they are); count."""
-    bumped = 0
-    for row in rows:
-        if row["source"] == "hand" or not same_value(row["value"], fact.value):
-            continue
-        path = resolve_inside(root, row["path"])
-        lines = read_text(root, row["path"]).split("\n")
-        old = lines[row["line"] - 1]
-        new = re.sub(r"updated: [0-9-]+", f"updated: {updated}", old, count=1)
-        if new != old:
-            lines[row["line"] - 1] = new
-            atomic_write(path, "\n".join(lines))
-        bumped += 1
-    return bumped
 
 
 def _sweep(root: Path) -> None:

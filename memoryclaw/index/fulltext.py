@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..vault.files import ARCHIVE_DIR
+from .rowids import rowid_filters, sqlite_varint
 from .schema import FTS_COLUMNS, IndexDatabase
 
 # A condition on a memory table's agent and scope columns and its parameters: what a recall
@@ -24,7 +25,7 @@ FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5, 3.0)
 # A passage's words and the kinds of value it holds count fully; who said it counts a little
 # ("what did Caroline say about").
 PASSAGE_WEIGHTS = (1.0, 0.5, 1.0)
-_PASSAGE_WEIGHTS = ", ".join(str(w) for w in PASSAGE_WEIGHTS)  # as bm25() is given them
+PASSAGE_BM25_WEIGHTS = ", ".join(str(w) for w in PASSAGE_WEIGHTS)  # as bm25() is given them
 # FTS5's bm25() weighs a term by log((N - n + 0.5) / (n + 0.5)), which is 0 (FTS5 makes it
 # 1e-6) for a term in half the rows or more: in a vault of three files nearly every word of a
 # question is, and a line sharing only such a word with it scores 0.  In a table of at most
@@ -34,10 +35,7 @@ _PASSAGE_WEIGHTS = ", ".join(str(w) for w in PASSAGE_WEIGHTS)  # as bm25() is gi
 # a larger vault's would be.
 SMOOTH_ROWS = 2_000
 _PHRASE_RE = re.compile(r'^"[^"]*"$')
-# Rowid ranges in one statement (two parameters each, well under SQLite's 32,766), and parts
-# of a compound SELECT (SQLite allows 500)
-_RANGES_PER_QUERY = 4096
-_LISTED_SPAN = 256  # see _within
+# Parts of a compound SELECT (SQLite allows 500)
 # Episodes of an OR of common phrases are ranked among those holding two of them first (see
 # FullTextSearch._narrowing): when the phrases' rows number at least this many, each phrase
 # is in more than this share of the rows, and with at most this many pairs of them in one
@@ -78,59 +76,7 @@ _HIT_COLUMNS = ", ".join(
 _NOT_ARCHIVED = (
     " AND episodes_fts.rowid NOT IN (SELECT rowid FROM episodes WHERE path >= ? AND path < ?)"
 )
-_ARCHIVE_RANGE = (ARCHIVE_DIR + "/", ARCHIVE_DIR + "0")  # "0" is the character after "/"
-
-
-def _merged(spans: Sequence[tuple[int, int]], gap: int = 64) -> list[tuple[int, int]]:
-    """Sorted rowid ranges, those less than ``gap`` apart joined: one full-text query reads
-    a range about as fast as a row, so fewer, slightly wider ranges cost less."""
-    out: list[tuple[int, int]] = []
-    for low, high in spans:
-        if out and low - out[-1][1] <= gap:
-            out[-1] = (out[-1][0], max(out[-1][1], high))
-        else:
-            out.append((low, high))
-    return out
-
-
-def _within(spans: Sequence[tuple[int, int]]) -> list[tuple[str, list[Any]]]:
-    """Conditions that a full-text row's rowid lies in one of ``spans``, with their
-    parameters: one condition for up to ``_RANGES_PER_QUERY`` long spans, each a statement.
-
-    The unary ``+`` hides them from FTS5's planner: a rowid range it takes as its own
-    constraint is a new cursor per range, and each cursor counts the table's BM25 statistics
-    again; as a filter, one cursor reads the expression's doclists once and scores only the
-    rows kept.  A short span's rowids are listed (one look-up per row read); longer ones are
-    ranges, OR-ed as a balanced tree (SQLite limits an expression's depth)."""
-    listed = [
-        row for low, high in spans if high - low < _LISTED_SPAN for row in range(low, high + 1)
-    ]
-    ranges = _merged(sorted((low, high) for low, high in spans if high - low >= _LISTED_SPAN))
-    out: list[tuple[str, list[Any]]] = []
-    for start in range(0, max(len(ranges), 1), _RANGES_PER_QUERY):
-        chunk = ranges[start : start + _RANGES_PER_QUERY]
-        parts = ["+rowid BETWEEN ? AND ?"] * len(chunk)
-        params: list[Any] = [value for low, high in chunk for value in (low, high)]
-        if listed and not start:
-            parts.insert(0, "+rowid IN (SELECT value FROM json_each(?))")
-            params.insert(0, json.dumps(listed))
-        while len(parts) > 1:
-            parts = [f"({' OR '.join(parts[i : i + 2])})" for i in range(0, len(parts), 2)]
-        if parts:
-            out.append((parts[0], params))
-    return out
-
-
-def _varint(data: bytes) -> int | None:
-    """The SQLite varint at the start of ``data`` (None when it is cut short)."""
-    value = 0
-    for position, byte in enumerate(data[:9]):
-        if position == 8:
-            return (value << 8) | byte
-        value = (value << 7) | (byte & 0x7F)
-        if not byte & 0x80:
-            return value
-    return None
+ARCHIVE_RANGE = (ARCHIVE_DIR + "/", ARCHIVE_DIR + "0")  # "0" is the character after "/"
 
 
 @dataclass(frozen=True)
@@ -184,7 +130,7 @@ class FullTextSearch(IndexDatabase):
                 " JOIN episodes e ON e.rowid = episodes_fts.rowid"
                 f" WHERE episodes_fts MATCH ? AND ({visible[0]}){archive_out}"
                 " ORDER BY score DESC, e.ts_epoch DESC, e.id LIMIT ?",
-                [match, *visible[1], *([] if archived else _ARCHIVE_RANGE), limit],
+                [match, *visible[1], *([] if archived else ARCHIVE_RANGE), limit],
             )
         only = "" if archived else _NOT_ARCHIVED
 
@@ -198,7 +144,7 @@ class FullTextSearch(IndexDatabase):
                 " ORDER BY c.score DESC, e.ts_epoch DESC, e.id LIMIT ?"
             )
 
-        rest = [*([] if archived else _ARCHIVE_RANGE), limit, limit]
+        rest = [*([] if archived else ARCHIVE_RANGE), limit, limit]
         narrowing = self._narrowing(match, limit)
         if narrowing is not None:
             # scored by ``match`` itself wherever the rows are picked by another expression:
@@ -219,7 +165,7 @@ class FullTextSearch(IndexDatabase):
         if ("archived",) not in memo:
             memo[("archived",)] = (
                 self.execute(
-                    "SELECT 1 FROM episodes WHERE path >= ? AND path < ? LIMIT 1", _ARCHIVE_RANGE
+                    "SELECT 1 FROM episodes WHERE path >= ? AND path < ? LIMIT 1", ARCHIVE_RANGE
                 ).fetchone()
                 is not None
             )
@@ -267,7 +213,7 @@ class FullTextSearch(IndexDatabase):
         key = ("fts rows", table)
         if key not in memo:
             row = self.execute(f"SELECT block FROM {table}_fts_data WHERE id = 1").fetchone()
-            memo[key] = _varint(row[0]) if row is not None and row[0] else None
+            memo[key] = sqlite_varint(row[0]) if row is not None and row[0] else None
         rows: int | None = memo[key]
         return rows
 
@@ -293,7 +239,7 @@ class FullTextSearch(IndexDatabase):
         the same as ``score``).
 
         A file's passages are stored together, so each file is one rowid range; the ranges
-        filter one full-text cursor (see ``_within``), which scores only the rows kept.  A
+        filter one full-text cursor (see ``rowid_filters``), which scores only the rows kept.  A
         small table needs no cursor: its phrases' own scores add up to the same (see
         :meth:`_small_passages`).
         """
@@ -330,7 +276,7 @@ class FullTextSearch(IndexDatabase):
             found = episodes.get(row["episode_id"], (None, None, None))
             row["episode_summary"], row["episode_tags"], row["episode_confidence"] = found
         smoothed = self._smoothed(
-            "passages", _PASSAGE_WEIGHTS, match, [row["rowid"] for row in rows]
+            "passages", PASSAGE_BM25_WEIGHTS, match, [row["rowid"] for row in rows]
         )
         for row in rows:
             row["smooth"] = smoothed[row["rowid"]] if smoothed is not None else row["score"]
@@ -340,7 +286,7 @@ class FullTextSearch(IndexDatabase):
         self, match: str, paths: Sequence[str], limit: int
     ) -> list[dict[str, Any]]:
         """:meth:`search_passages`' best ``limit`` rows of these files, by one full-text
-        cursor per statement that scores only the rows of the files' ranges (``_within``)."""
+        cursor per statement that scores only the rows of the files' ranges (``rowid_filters``)."""
         memo = self._memo()  # each file's rowids change rarely
         unknown = [path for path in paths if ("span", path) not in memo]
         for start in range(0, len(unknown), 500):
@@ -355,13 +301,13 @@ class FullTextSearch(IndexDatabase):
                 memo.setdefault(("span", path), None)  # a file without passages
         spans = [span for path in paths if (span := memo[("span", path)]) is not None]
         rows: list[dict[str, Any]] = []
-        for within, bounds in _within(spans):
+        for within, bounds in rowid_filters(spans):
             # every match is scored inside SQLite, and only the best ``limit`` of the files
             # asked for (a merged range holds others) become rows: a common word's hundreds
             # of matches cost no Python object each
             cursor = self.execute(
                 "WITH c AS MATERIALIZED (SELECT rowid,"
-                f" -bm25(passages_fts, {_PASSAGE_WEIGHTS}) AS score"
+                f" -bm25(passages_fts, {PASSAGE_BM25_WEIGHTS}) AS score"
                 f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}),"
                 " k AS MATERIALIZED (SELECT c.rowid, c.score FROM c"
                 " JOIN passages p ON p.rowid = c.rowid"
@@ -381,7 +327,7 @@ class FullTextSearch(IndexDatabase):
         :meth:`_phrase_scores`), without a full-text query: bm25() of an OR of phrases sums
         each phrase's own score in the expression's order, so the same sum of the phrases'
         kept scores is the same float; None for a larger table or another expression."""
-        found = self._phrase_scores("passages", _PASSAGE_WEIGHTS, match)
+        found = self._phrase_scores("passages", PASSAGE_BM25_WEIGHTS, match)
         if found is None:
             return None
         memo = self._memo()
@@ -414,24 +360,6 @@ class FullTextSearch(IndexDatabase):
         for row in rows:
             row["score"] = totals[row["rowid"]]
         return rows
-
-    def files_with_values(
-        self, match: str, shapes: Sequence[str], limit: int, visible: Visible | None = None
-    ) -> list[str]:
-        """The episode files of the best ``limit`` lines by ``match`` that hold a value of one
-        of the kinds whose tokens are ``shapes`` (``notes.shape_tokens``), best first."""
-        only, only_params = "", []
-        if visible is not None and visible[0] != "1":
-            only, only_params = f" AND {visible[0]}", list(visible[1])
-        kinds = " OR ".join(f"shape : {shape}" for shape in shapes)
-        rows = self.execute(
-            f"SELECT p.path FROM (SELECT rowid, bm25(passages_fts, {_PASSAGE_WEIGHTS}) AS score"
-            " FROM passages_fts WHERE passages_fts MATCH ? ORDER BY score LIMIT ?) c"
-            f" JOIN passages p ON p.rowid = c.rowid WHERE p.kind = 'episode'{only}"
-            " ORDER BY c.score",
-            [f"({match}) AND ({kinds})", limit, *only_params],
-        ).fetchall()
-        return list(dict.fromkeys(str(r[0]) for r in rows))
 
     def _phrase_scores(
         self, table: str, weights: str, match: str
@@ -540,13 +468,13 @@ class FullTextSearch(IndexDatabase):
         asked = set(rowids)
         unread: list[tuple[int, str]] = []
         for position, phrase in enumerate(terms.values()):
-            read = memo.get(("phrase", table, _PASSAGE_WEIGHTS, phrase))
+            read = memo.get(("phrase", table, PASSAGE_BM25_WEIGHTS, phrase))
             if read is None:
                 unread.append((position, phrase))
                 continue
             for rowid in asked.intersection(read):
                 out.setdefault(rowid, []).append(labels[position])
-        # one cursor per phrase, the rows asked for a filter of its matches (see _within)
+        # one cursor per phrase, the rows asked for a filter of its matches (see rowid_filters)
         one = (
             f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ?"
             " AND +rowid IN (SELECT value FROM json_each(?))"

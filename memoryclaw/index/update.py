@@ -33,7 +33,6 @@ from ..vault.files import (
     Skipped,
     active_path,
     classify,
-    folders_changed,
     is_archived,
     lock_at,
     printable_name,
@@ -41,9 +40,9 @@ from ..vault.files import (
     read_text,
     require_vault,
     safe_relpath,
-    scan,
 )
 from ..vault.logformat import parse_log
+from ..vault.scanning import folders_changed, scan
 from .reads import FileState
 from .store import Index
 

@@ -3,7 +3,8 @@ FTS5 expressions, and which of its words are too common to rank episodes by.
 
 Keywords are lowercased, punctuation stripped, stopwords and 1-character words dropped;
 emails, URLs, dates, numbers and paths kept whole; alias groups expanded both ways; a compound
-of words ("basketball-related") searched with its words too.
+of words ("basketball-related") searched with its words too; the day, month or year the query
+names in full ("on 9 November 2022") kept as its ``period``.
 
 A query costs at most so much: only its first :data:`MAX_QUERY_BYTES` bytes are read for
 keywords, and only its first :data:`MAX_QUERY_TERMS` distinct keywords are searched with.  A
@@ -18,11 +19,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from datetime import date
 from functools import cached_property
 from itertools import pairwise
 
 from ..errors import InvalidInputError
 from ..index.store import Index
+from ..vault.dates import named_period
 from ..vault.values import shape_terms
 from ..vault.words import extract_keywords
 
@@ -85,6 +88,8 @@ class QueryPlan:
     episode_match: str | None = None  # the expression episodes are ranked with
     truncated: bool = False  # the query was longer than what is read or searched with
     shapes: Mapping[str, str] = field(default_factory=dict)  # keyword -> its kind's token
+    # the day, month or year the query names (vault.dates.named_period): first day, day after
+    period: tuple[date, date] | None = None
 
     @cached_property  # asked by every step of a search: the plan does not change
     def phrases(self) -> dict[str, str]:
@@ -129,6 +134,7 @@ def plan_query(query: str, index: Index) -> QueryPlan:
         episode_match=_or_expression([t for t in terms if t not in common]),
         truncated=truncated,
         shapes=shapes,
+        period=named_period(head),
     )
 
 

@@ -172,11 +172,20 @@ def search(
         reach = max(PASSAGE_SOURCES, limit)
         try:
             passages = _rank_passages(
-                index, plan, episodes, visible, reach, near_lines, breadth=breadth
+                index,
+                plan,
+                episodes,
+                visible,
+                reach,
+                near_lines,
+                breadth=breadth,
+                archived=include_archived,
             )
         except MemoryclawError as exc:  # the embedder failed between two calls
             error = str(exc)
-            passages = _rank_passages(index, plan, episodes, visible, reach, breadth=breadth)
+            passages = _rank_passages(
+                index, plan, episodes, visible, reach, breadth=breadth, archived=include_archived
+            )
         if ranker is not None:
             passages = _passages_by_recency(passages, episodes, ranker)
     cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"

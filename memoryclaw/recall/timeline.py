@@ -1,10 +1,12 @@
 """A timeline: the long view's answer (:mod:`.longview`), one dated line per episode.
 
-Each matching episode gets one line: its best matching line, cut as a quoted passage is
-(``PASSAGE_CHARS``), or its summary when no line of it matched.  The episodes that fit are
-the most relevant ones; for an order, the best of each conversation first, so the timeline
-spans the conversations rather than dwelling on the one that says most.  They are shown
-oldest first.
+Each matching episode gets one line: the opening of its best matching line
+(``TIMELINE_CHARS``), or of its summary when no line of it matched; ``memory_get`` shows the
+rest.  The episodes that fit are the most relevant ones: for a summary, those whose line and
+whole episode match best together (a line that mentions the topic in passing, in an episode
+about something else, comes after one of an episode about it); for an order, the best of each
+conversation first, so the timeline spans the conversations rather than dwelling on the one
+that says most.  They are shown oldest first.
 """
 
 from __future__ import annotations
@@ -13,8 +15,13 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass, replace
 
 from ..vault.dates import human_annotations, human_date
-from .lines import LOW_CONFIDENCE, PASSAGE_CHARS, _clean, shorten
+from .lines import LOW_CONFIDENCE, _clean, shorten
 from .results import PassageHit, SearchResult
+
+# A timeline line is cut here, shorter than a quoted passage (``lines.PASSAGE_CHARS``): the
+# opening of a turn says what its episode was about, and a history is better told by more
+# episodes than by more of each (on BEAM, more of the summaries' evidence reached the payload).
+TIMELINE_CHARS = 260
 
 
 @dataclass(frozen=True)
@@ -45,8 +52,9 @@ def timeline(
     low: Collection[str] = (),
 ) -> list[Entry]:
     """The entries whose lines fit in ``room`` characters (each with its line break), the
-    most relevant first to claim it (with ``spread``, the best of each conversation first,
-    then the second best of each, and so on), returned oldest first; ``names`` maps an
+    most relevant first to claim it (without ``spread``, relevance is that of the line and
+    of its episode together; with ``spread``, the best of each conversation first, then the
+    second best of each, and so on), returned oldest first; ``names`` maps an
     episode id to the shorter name it is shown by; the episodes in ``low`` (of low
     confidence) claim room only after all others, their lines marked so."""
     entries: dict[str, Entry] = {}
@@ -71,12 +79,23 @@ def timeline(
                 episode.timestamp,
                 (episode.path, 0),
                 episode.relevance,
-                shorten(text, PASSAGE_CHARS),
+                shorten(text, TIMELINE_CHARS),
                 episode.session or episode.timestamp[:10],
             )
     entries = {
         k: replace(e, text=e.text + LOW_CONFIDENCE) if k in low else e for k, e in entries.items()
     }
+    if not spread:
+        # a summary's entry ranks on its line and its episode alike (the mean of the two):
+        # an episode is at least as relevant as its best line (.retrieval), so a line gains
+        # where its episode as a whole matches better than it, not where it says most
+        whole = {e.id: e.relevance for e in result.results}
+        entries = {
+            k: replace(e, relevance=(e.relevance + whole[e.episode_id]) / 2)
+            if e.passage is not None and e.episode_id in whole
+            else e
+            for k, e in entries.items()
+        }
     ranked = sorted(entries.values(), key=lambda e: (e.episode_id in low, -e.relevance))
     if spread:
         taken: dict[str, int] = {}
@@ -99,4 +118,4 @@ def _line(passage: PassageHit, names: Mapping[str, str]) -> str:
     where = f" {_clean(name)}:" if name else ":"
     who = f" {_clean(passage.speaker)}:" if passage.speaker else ""
     head = f"- {human_date(passage.timestamp[:10])}{where}{who} "
-    return shorten(head + human_annotations(_clean(passage.text)), PASSAGE_CHARS)
+    return shorten(head + human_annotations(_clean(passage.text)), TIMELINE_CHARS)

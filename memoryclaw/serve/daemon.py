@@ -37,7 +37,8 @@ from types import FrameType, TracebackType
 from typing import TYPE_CHECKING, Any
 
 from ..api import Vault
-from ..consolidate.pipeline import ConsolidationReport, is_closed
+from ..consolidate.pipeline import is_closed
+from ..consolidate.report import ConsolidationReport
 from ..errors import ConfigError, DaemonRunningError, MemoryclawError
 from ..index.update import SyncReport
 from ..recall.usage import keep_recalls

@@ -167,3 +167,44 @@ def human_date(iso: str) -> str:
         return f"{calendar.month_name[number]} {year}" if 1 <= number <= 12 else match.group(0)
 
     return _ISO_MONTH_RE.sub(month, _ISO_DAY_RE.sub(day, iso))
+
+
+_MONTHS = {name.lower(): n for n, name in enumerate(calendar.month_name) if name}
+_MONTHS |= {name[:3]: n for name, n in list(_MONTHS.items())} | {"sept": 9}
+_MONTH = r"(?P<month>" + "|".join(sorted(_MONTHS, key=len, reverse=True)) + r")\.?"
+_YEAR = r",? (?P<year>\d{4})\b"
+_ORDINAL = r"(?:st|nd|rd|th)?"
+# A day, a month or a year a text names in full: "9 November, 2022", "the 9th of Nov 2022",
+# "November 9, 2022", "2022-11-09", "November 2022", "2022-11", "in 2022".  A month or day
+# without its year ("in May") is left out: which year it means is a guess.
+_PERIOD_RES = (
+    re.compile(rf"\b(?P<day>\d{{1,2}}){_ORDINAL} (?:of )?{_MONTH}{_YEAR}", re.I | re.ASCII),
+    re.compile(rf"\b{_MONTH} (?P<day>\d{{1,2}}){_ORDINAL}{_YEAR}", re.I | re.ASCII),
+    re.compile(r"\b(?P<year>\d{4})-(?P<month>\d{2})(?:-(?P<day>\d{2}))?\b(?!-\d)", re.ASCII),
+    re.compile(rf"\b{_MONTH}{_YEAR}", re.I | re.ASCII),
+    re.compile(r"\b(?:in|during|throughout) (?P<year>\d{4})\b(?! ?[-:/.]\d)", re.I | re.ASCII),
+)
+
+
+def named_period(text: str) -> tuple[date, date] | None:
+    """The first calendar day, month or year ``text`` names in full (see ``_PERIOD_RES``), as
+    its first day and the day after its last; None when it names none (or no real date)."""
+    for pattern in _PERIOD_RES:
+        match = pattern.search(text)
+        if match is None:
+            continue
+        found = match.groupdict()
+        month = found.get("month")
+        try:
+            year = _year(int(match["year"]))
+            if month is None:
+                return date(year, 1, 1), date(year + 1, 1, 1) if year < 9999 else date.max
+            number = int(month) if month.isdigit() else _MONTHS[month.lower()]
+            if found.get("day") is not None:
+                day = date(year, number, int(found["day"]))
+                return day, day + timedelta(days=1)
+            first = date(year, number, 1)
+            return first, date.fromisoformat(_shift_month(first, 1) + "-01")
+        except (OverflowError, ValueError):
+            continue  # "31 February 2022", month 13: not a date, maybe a later pattern's
+    return None

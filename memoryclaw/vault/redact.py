@@ -48,13 +48,20 @@ from .secretpatterns import (
 )
 
 _REDACTED = "[REDACTED:secret]"
+_MARKER_RE = re.compile(r"\[REDACTED:[\w-]+\]")
+
+
+def _is_marker(value: str) -> bool:
+    """Whether ``value`` starts with a whole redaction mark: one this module wrote, so
+    redacting again changes nothing ("[REDACTEDsk-…" is no mark and is judged as it is)."""
+    return _MARKER_RE.match(value) is not None
 
 
 def _replace_value(match: re.Match[str]) -> str:
     groups = match.groupdict()
     value = groups.get("dq") or groups.get("sq") or groups.get("bare") or ""
     prose = groups.get("bare") and value.strip().lower().rstrip(".!?") in PROSE_WORDS
-    if value.startswith("[REDACTED") or prose:
+    if _is_marker(value) or prose:
         return match.group(0)
     quote = groups["q"] if groups.get("dq") else "'" if groups.get("sq") else ""
     return f"{match.group('key')}{quote}{_REDACTED}{quote}"
@@ -65,14 +72,14 @@ def _replace_command(match: re.Match[str]) -> str:
     name = next(n for n in ("sq", "dq", "bare") if match.group(n) is not None)
     start, end = match.span(name)
     value = match.group(name)
-    if value.startswith("[REDACTED"):
+    if _is_marker(value):
         return match.group(0)  # redacted already ("-u [REDACTED:secret]" is no user:pass)
     if "user" in match.re.groupindex:
         if ":" not in value:
             return match.group(0)  # a user name alone
         start += value.index(":") + 1
         value = value.partition(":")[2]
-    if not value or value.startswith("[REDACTED") or value.casefold() in NOT_VALUES:
+    if not value or _is_marker(value) or value.casefold() in NOT_VALUES:
         return match.group(0)
     offset = match.start()
     whole = match.group(0)
@@ -108,10 +115,10 @@ def _phrase_value(value: str) -> tuple[str | None, str]:
         # a quoted phrase: the quotes hold the secret, what follows them stays
         end = value.find(quote, len(quote))
         inner = value[len(quote) : end]
-        if end < 0 or not inner.strip() or inner.startswith("[REDACTED"):
+        if end < 0 or not inner.strip() or _is_marker(inner):
             return None, ""
         return quote + _REDACTED + quote, value[end + len(quote) :]
-    if value.startswith("[REDACTED") or _reads_as_prose(value.split()):
+    if _is_marker(value) or _reads_as_prose(value.split()):
         return None, ""
     return _REDACTED, ""
 
@@ -145,7 +152,7 @@ def _replace_htpasswd(match: re.Match[str]) -> str:
         return match.group(0)
     word = arguments[place]
     value = word.group(0).strip("'\"")
-    if not value or value.startswith("[REDACTED") or value.startswith("$"):
+    if not value or _is_marker(value) or value.startswith("$"):
         return match.group(0)
     start, end = word.span()
     quote = word.group(0)[0] if word.group(0)[0] in "'\"" else ""
@@ -160,7 +167,7 @@ def _answered(text: str, previous: Sequence[str]) -> str:
     if _phrase_answer(said, previous):
         return text.replace(said, _REDACTED)
     word = said.rstrip(".,;!?")  # trailing punctuation, only to judge the word
-    if not 4 <= len(word) <= 200 or any(c.isspace() for c in word) or word.startswith("[REDACTED"):
+    if not 4 <= len(word) <= 200 or any(c.isspace() for c in word) or _is_marker(word):
         return text
     if word.isalpha() and (word.islower() or word.isupper() or word[1:].islower()):
         return text

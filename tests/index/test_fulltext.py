@@ -10,7 +10,7 @@ from random import Random
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.index import fulltext
+from memoryclaw.index import fulltext, rowids
 from memoryclaw.index.store import Index
 
 WORDS = ["heron", "pelican", "harbour", "ferry", "lantern", "anchor"]
@@ -216,7 +216,7 @@ def test_passages_of_long_raw_logs_and_short_files_are_found_together(
 ) -> None:
     """Long files are ranges of the filter, short ones listed rows, many of either split
     over statements: every matching line of every file asked for is found, no other."""
-    monkeypatch.setattr(fulltext, "_RANGES_PER_QUERY", 2)
+    monkeypatch.setattr(rowids, "RANGES_PER_QUERY", 2)
     with Vault.init(tmp_path / "v", env={}) as vault:
         for session in range(5):
             vault.ingest(
@@ -231,7 +231,7 @@ def test_passages_of_long_raw_logs_and_short_files_are_found_together(
         spans = index.execute(
             "SELECT path, max(rowid) - min(rowid) FROM passages GROUP BY path"
         ).fetchall()
-        assert sorted(size for _, size in spans)[-1] >= fulltext._LISTED_SPAN
+        assert sorted(size for _, size in spans)[-1] >= rowids.LISTED_SPAN
         rows = index.search_passages('"osprey"', [], 500)
         expected = index.execute("SELECT rowid FROM passages WHERE text LIKE '%osprey%'").fetchall()
         assert sorted(r["rowid"] for r in rows) == sorted(r[0] for r in expected)

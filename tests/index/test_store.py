@@ -67,7 +67,7 @@ def test_passages_of_many_raw_logs_are_searched(
 ) -> None:
     """More raw logs than SQLite allows parts in one compound query are all searched (their
     ranges left apart, as files far from each other in the index are)."""
-    monkeypatch.setattr("memoryclaw.index.fulltext._merged", lambda spans, gap=0: list(spans))
+    monkeypatch.setattr("memoryclaw.index.rowids.merged_spans", lambda spans, gap=0: list(spans))
     with Vault.init(tmp_path / "v", env={}) as vault:
         vault.ingest(
             {"session": f"s{n}", "role": "user", "content": f"heron number {n} seen"}

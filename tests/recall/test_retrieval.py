@@ -359,3 +359,37 @@ def test_a_line_holding_the_kind_of_value_asked_for_is_read_from_any_episode(
     )
     found = empty_vault.search("What address do I live at?", now=NOW)
     assert "12 Elm Street" in found.passages[0].text
+
+
+def test_a_question_naming_a_day_reads_the_lines_said_that_day(empty_vault: Vault) -> None:
+    # more episodes than passages are read from, all newer, share two of the question's
+    # words; what was said on the day it names shares only who said it
+    episodes = empty_vault.root / "episodes"
+    for n in range(1, PASSAGE_SOURCES + 6):
+        (episodes / f"2025-02-{n:02d}_10-00-00_x.md").write_text(
+            f"---\nid: ep-202502{n:02d}-100000-0000{n:04d}\ntimestamp: 2025-02-{n:02d}T10:00:00Z\n"
+            f"summary: plans\n---\n- #1 Nate: I want to cook something new, round {n}\n",
+            encoding="utf-8",
+        )
+    (episodes / "2025-01-05_18-00-00_y.md").write_text(
+        "---\nid: ep-20250105-180000-00009999\ntimestamp: 2025-01-05T18:00:00Z\nsummary: treats\n"
+        "---\n- #1 Nate: Homemade coconut ice cream, with sprinkles on top!\n",
+        encoding="utf-8",
+    )
+    query = "What did Nate cook on 5 January, 2025?"
+    assert plan_query(query, empty_vault.index).period == (date(2025, 1, 5), date(2025, 1, 6))
+    found = empty_vault.search(query, now=NOW)
+    assert "coconut ice cream" in found.passages[0].text
+    assert "coconut ice cream" in empty_vault.retrieve(query, now=NOW).context
+    # a month or a year the question names counts the same way; a day it does not name, not
+    month = empty_vault.search("What did Nate cook in January 2025?", now=NOW)
+    assert "coconut ice cream" in month.passages[0].text
+    other = empty_vault.search("What did Nate cook on 6 January, 2025?", now=NOW)
+    assert all("coconut" not in p.text for p in other.passages)
+    # an archived episode of that day is read only when archived ones are asked for
+    archive = episodes / "archive"
+    archive.mkdir()
+    (episodes / "2025-01-05_18-00-00_y.md").rename(archive / "2025-01-05_18-00-00_y.md")
+    kept = empty_vault.search(query, now=NOW)
+    assert all("coconut" not in p.text for p in kept.passages)
+    assert "coconut" in empty_vault.search(query, now=NOW, include_archived=True).passages[0].text

@@ -3,6 +3,7 @@ the budget."""
 
 from __future__ import annotations
 
+import dataclasses
 import tempfile
 from pathlib import Path
 
@@ -11,10 +12,11 @@ from hypothesis import strategies as st
 
 from memoryclaw import Vault
 from memoryclaw.api.recalling import search_with_teams
+from memoryclaw.recall.lines import PASSAGE_CHARS
 from memoryclaw.recall.longview import LONG_VIEW_EPISODES, STANDING_SHARE, long_view
 from memoryclaw.recall.payload import estimate_tokens, render_payload
 from memoryclaw.recall.standing import LABEL
-from memoryclaw.recall.timeline import timeline, timeline_label
+from memoryclaw.recall.timeline import TIMELINE_CHARS, timeline, timeline_label
 
 from ..conftest import NOW
 from ..consolidate.test_standing import standing_section
@@ -96,6 +98,41 @@ def test_an_order_spans_the_conversations_before_dwelling_on_one(tmp_path: Path)
     assert len(dwelling) == 2 and "ep-other" not in {e.episode_id for e in dwelling}
     assert len(spanning) == 2 and "ep-other" in {e.episode_id for e in spanning}
     assert [e.timestamp for e in spanning] == sorted(e.timestamp for e in spanning)
+
+
+def test_a_summary_ranks_an_entry_on_its_line_and_its_episode_alike(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        about = _episode(vault.root, 1, "I pruned the garden roses", "The garden beds got compost")
+        passing = _episode(vault.root, 2, "the garden came up", "I called the bank")
+        found = vault.search("garden", limit=LONG_VIEW_EPISODES, now=NOW)
+    # the passing mention's line matches a little better, the other episode as a whole better
+    line = {about: 0.85, passing: 0.9}
+    whole = {about: 1.0, passing: 0.9}
+    found = dataclasses.replace(
+        found,
+        passages=tuple(
+            dataclasses.replace(p, relevance=line[p.episode_id] - n / 100)
+            for n, p in enumerate(sorted(found.passages, key=lambda p: -line[p.episode_id]))
+        ),
+        results=tuple(dataclasses.replace(e, relevance=whole[e.id]) for e in found.results),
+    )
+    room = max(len(e.text) + 1 for e in timeline(found, 10_000, {}))  # room for one line
+    assert [e.episode_id for e in timeline(found, room, {})] == [about]
+    # an order spans the conversations on its lines alone: there the better line comes first
+    assert [e.episode_id for e in timeline(found, room, {}, spread=True)] == [passing]
+
+
+def test_a_timeline_line_is_the_opening_of_a_long_turn(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for day in range(1, 8):
+            _episode(vault.root, day, f"garden day {day}: " + "we weeded the rows again " * 40)
+        found = vault.search("garden", limit=LONG_VIEW_EPISODES, now=NOW)
+    every = timeline(found, 10_000, {})
+    assert len(every) == 7
+    assert all(TIMELINE_CHARS - 40 < len(e.text) <= TIMELINE_CHARS < PASSAGE_CHARS for e in every)
+    assert all(e.text.endswith("…") for e in every)
+    # the room of three passages holds more than three episodes
+    assert len(timeline(found, 3 * PASSAGE_CHARS, {})) > 3
 
 
 def test_a_low_confidence_episode_claims_room_last_and_says_so(tmp_path: Path) -> None:

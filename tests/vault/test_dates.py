@@ -9,7 +9,12 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from memoryclaw.vault.dates import human_annotations, human_date, resolve_relative_dates
+from memoryclaw.vault.dates import (
+    human_annotations,
+    human_date,
+    named_period,
+    resolve_relative_dates,
+)
 
 MONDAY = date(2023, 5, 8)  # a Monday: weeks run Monday to Sunday
 
@@ -127,3 +132,38 @@ def test_dates_for_a_reader() -> None:
         "yesterday (7 May 2023) on 2023-05-07"
     )
     assert human_annotations("last week (week of 2023-05-01)") == "last week (week of 1 May 2023)"
+
+
+@pytest.mark.parametrize(
+    ("text", "period"),
+    [
+        ("on 9 November, 2022", (date(2022, 11, 9), date(2022, 11, 10))),
+        ("the 3rd of June 2023", (date(2023, 6, 3), date(2023, 6, 4))),
+        ("Nov. 9th, 2022", (date(2022, 11, 9), date(2022, 11, 10))),
+        ("on 2022-12-31", (date(2022, 12, 31), date(2023, 1, 1))),
+        ("in December 2023", (date(2023, 12, 1), date(2024, 1, 1))),
+        ("during 2022-02", (date(2022, 2, 1), date(2022, 3, 1))),
+        ("recently in 2024", (date(2024, 1, 1), date(2025, 1, 1))),
+        ("31 February 2022", (date(2022, 2, 1), date(2022, 3, 1))),
+        ("in May", None),
+        ("on the 9th", None),
+        ("room 2024 and 2023-13", None),
+        ("in 2022-23", None),
+    ],
+    ids=[
+        "day-month-year",
+        "ordinal-of",
+        "month-day-year",
+        "iso-day",
+        "month-year",
+        "iso-month",
+        "in-year",
+        "no-such-day-is-its-month",
+        "month-without-year",
+        "day-alone",
+        "numbers-not-dates",
+        "year-range",
+    ],
+)
+def test_named_period(text: str, period: tuple[date, date] | None) -> None:
+    assert named_period(text) == period

@@ -25,10 +25,10 @@ from memoryclaw.vault.files import (
     require_vault,
     resolve_inside,
     safe_relpath,
-    scan,
     staged_writes,
     unique_path,
 )
+from memoryclaw.vault.scanning import scan
 
 from ..conftest import run_bounded
 
