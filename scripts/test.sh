@@ -14,4 +14,5 @@ fi
 site=$(mktemp -d)
 NO_MKDOCS_2_WARNING=1 .venv/bin/mkdocs build --strict --quiet --site-dir "$site"
 rm -rf "$site"
-exec .venv/bin/python -m pytest "$@"
+# One worker per core; a file's tests stay together, so its module fixtures are made once.
+exec .venv/bin/python -m pytest -n auto --dist loadfile "$@"

@@ -11,6 +11,7 @@ user's real OpenClaw.
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import shutil
@@ -47,8 +48,18 @@ def _installed_version(root: Path) -> str | None:
 
 
 def ensure_openclaw() -> Path:
-    """The ``node_modules/.bin`` folder of a cached OpenClaw install, installing it if needed."""
+    """The ``node_modules/.bin`` folder of a cached OpenClaw install, installing it if needed.
+
+    Test processes running side by side take a lock first, so one installs while the others
+    wait and none replaces an install another is using."""
     root = cache_dir()
+    root.parent.mkdir(parents=True, exist_ok=True)
+    with open(root.with_name(f"{root.name}.lock"), "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        return _install_once(root)
+
+
+def _install_once(root: Path) -> Path:
     if _installed_version(root) != OPENCLAW_VERSION:
         staging = root.with_name(f"{root.name}.installing-{os.getpid()}")
         shutil.rmtree(staging, ignore_errors=True)
