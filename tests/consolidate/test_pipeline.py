@@ -697,14 +697,9 @@ def test_a_fact_is_found_by_its_value(vault: Vault) -> None:
 # ------------------------------------------------------------------ durable batches
 
 
-def test_every_file_of_a_batch_is_on_disk_before_its_logs_leave_logs(
-    vault: Vault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """The real calls are recorded and passed through: each file's data is synced before its
-    rename, each folder written is synced once for the whole batch, after its last rename,
-    and only then is any log removed from ``logs/`` (the step that marks it consolidated)."""
-    for n in range(4):
-        _log(vault, f"s-batch-{n}", f"Kiri{n}'s email is kiri{n}@example.org.", f"Noted {n}.")
+def _record_disk_calls(monkeypatch: pytest.MonkeyPatch) -> list[tuple[str, str]]:
+    """Record every fsync (with the path of its descriptor), rename and unlink, in order, and
+    pass each through to the real call."""
     events: list[tuple[str, str]] = []
     real_fsync, real_replace, real_unlink = os.fsync, os.replace, os.unlink
 
@@ -723,6 +718,18 @@ def test_every_file_of_a_batch_is_on_disk_before_its_logs_leave_logs(
     monkeypatch.setattr(os, "fsync", fsync)
     monkeypatch.setattr(os, "replace", replace)
     monkeypatch.setattr(os, "unlink", unlink)
+    return events
+
+
+def test_every_file_of_a_batch_is_on_disk_before_its_logs_leave_logs(
+    vault: Vault, vault_dir: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The real calls are recorded and passed through: each file's data is synced before its
+    rename, each folder written is synced once for the whole batch, after its last rename,
+    and only then is any log removed from ``logs/`` (the step that marks it consolidated)."""
+    for n in range(4):
+        _log(vault, f"s-batch-{n}", f"Kiri{n}'s email is kiri{n}@example.org.", f"Noted {n}.")
+    events = _record_disk_calls(monkeypatch)
     report = vault.consolidate(now=LATER)
     monkeypatch.undo()
 
@@ -766,19 +773,7 @@ def test_what_one_log_becomes_is_written_once_per_file_and_synced_together(
         " Mere's email is mere@example.org.",
         "Noted all three.",
     )
-    events: list[tuple[str, str]] = []
-    real_fsync, real_replace = os.fsync, os.replace
-
-    def fsync(fd: int) -> None:
-        events.append(("fsync", os.readlink(f"/proc/self/fd/{fd}")))
-        real_fsync(fd)
-
-    def replace(src: str, dst: str, **kwargs: object) -> None:
-        events.append(("replace", os.fspath(dst)))
-        real_replace(src, dst, **kwargs)  # type: ignore[arg-type]
-
-    monkeypatch.setattr(os, "fsync", fsync)
-    monkeypatch.setattr(os, "replace", replace)
+    events = _record_disk_calls(monkeypatch)
     report = vault.consolidate(now=LATER)
     monkeypatch.undo()
 
