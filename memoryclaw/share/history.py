@@ -165,8 +165,10 @@ def _commit_only(root: Path, paths: Sequence[str], message: str) -> str:
 
 
 def journal(root: Path, paths: Iterable[str]) -> None:
-    """Note, before writing them, vault files consolidation is about to change or delete."""
-    text = "".join(f"{_fingerprint(root, rel)}\t{rel}\n" for rel in paths)
+    """Note, before writing them, vault files consolidation is about to change or delete,
+    each with its state and the commit HEAD was at (``state@commit``)."""
+    head = _head_commit(root)
+    text = "".join(f"{_fingerprint(root, rel)}@{head}\t{rel}\n" for rel in paths)
     if not text:
         return
     ensure_dir(root / STATE_DIR)
@@ -196,9 +198,66 @@ def _noted(root: Path) -> dict[str, str]:
 
 
 def _changed(root: Path, noted: dict[str, str]) -> list[str]:
-    """The noted paths git sees as changed whose state differs from when they were noted."""
+    """The noted paths git sees as changed whose state differs from when they were noted, or
+    that a commit since their note changed.
+
+    A run killed after its commit but before it emptied the journal leaves notes older than
+    that commit: a file it created was noted "absent", and when a later run deletes it again
+    its state is "absent" as noted, yet the deletion is a change to commit."""
     dirty = _dirty(root, noted) if noted else set()
-    return sorted(rel for rel in dirty if noted.get(rel) != _fingerprint(root, rel))
+    head = _head_commit(root)
+    older: dict[str, list[str]] = {}
+    for rel in dirty:
+        commit = _split_note(noted.get(rel, ""))[1]
+        if commit and head and commit != head:
+            older.setdefault(commit, []).append(rel)
+    moved: set[str] = set()
+    for commit, rels in older.items():
+        diff = run_git(
+            root,
+            "diff",
+            "--name-only",
+            "-z",
+            "--no-renames",
+            commit,
+            head,
+            "--",
+            *rels,
+            check=False,
+        )
+        moved |= set(diff.stdout.split("\0")) if diff.returncode == 0 else set(rels)
+    return sorted(
+        rel
+        for rel in dirty
+        if rel in moved or _split_note(noted.get(rel, ""))[0] != _fingerprint(root, rel)
+    )
+
+
+def _split_note(note: str) -> tuple[str, str]:
+    """A journal note's file state and the commit it was noted at ("" in a journal written
+    before notes named their commit)."""
+    state, at, commit = note.rpartition("@")
+    return (state, commit) if at else (note, "")
+
+
+def _head_commit(root: Path) -> str:
+    """The commit HEAD is at, read from git's own files (a note is made per log, and a git
+    process per note would cost more than the note); "" when it cannot be read so."""
+    git = root / ".git"
+    try:
+        head = (git / "HEAD").read_text(encoding="utf-8").strip()
+        if not head.startswith("ref: "):
+            return head
+        ref = head[len("ref: ") :]
+        if (git / ref).is_file():
+            return (git / ref).read_text(encoding="utf-8").strip()
+        for line in (git / "packed-refs").read_text(encoding="utf-8").splitlines():
+            commit, _, name = line.partition(" ")
+            if name == ref:
+                return commit
+    except OSError:
+        pass
+    return ""
 
 
 def commit_journal(root: Path, message: str) -> str | None:

@@ -153,6 +153,34 @@ def test_a_new_log_under_a_consolidated_logs_name_is_not_committed(repo: Vault) 
     assert git(repo.root, "status", "--porcelain", "--", log).startswith("??")
 
 
+@pytest.mark.parametrize("packed", [False, True], ids=["loose-ref", "packed-ref"])
+def test_a_journal_left_by_a_run_killed_after_its_commit_still_commits_a_later_deletion(
+    repo: Vault, packed: bool
+) -> None:
+    """A run notes a file it is about to create ("absent"), commits it, and is killed before
+    it empties the journal; the next run deletes that file again (its log was consolidated
+    anew), and its commit holds the deletion though the file is "absent" as first noted.  A
+    hand edit noted by both runs and left alone by them stays uncommitted."""
+    episode, hand = "episodes/made.md", "semantic/hobbies.md"
+    (repo.root / hand).write_text("# Hobbies\n\n- Me: climbing\n")
+    git(repo.root, "add", "-A")
+    git(repo.root, "-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "hand")
+    (repo.root / hand).write_text("# Hobbies\n\n- Me: climbing, chess\n")  # not committed
+    journal(repo.root, [episode, hand])
+    (repo.root / episode).write_text("---\nid: made\n---\n\nmade by the first run\n")
+    left = (repo.root / history.JOURNAL_FILE).read_bytes()
+    assert commit_journal(repo.root, "first run") is not None
+    (repo.root / history.JOURNAL_FILE).write_bytes(left)  # killed before the journal went
+    if packed:
+        git(repo.root, "pack-refs", "--all")
+    journal(repo.root, [episode, hand])
+    (repo.root / episode).unlink()
+    assert commit_journal(repo.root, "second run") is not None
+    assert git(repo.root, "show", "--name-status", "--format=", "HEAD").split() == ["D", episode]
+    status = git(repo.root, "status", "--porcelain", "--untracked-files=all")
+    assert status.splitlines() == [f" M {hand}"]
+
+
 def test_a_file_gone_between_gits_look_and_the_add_does_not_fail_the_commit(
     repo: Vault, monkeypatch: pytest.MonkeyPatch
 ) -> None:
