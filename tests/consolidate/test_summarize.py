@@ -22,7 +22,7 @@ from memoryclaw.vault.words import SMALL_TALK, extract_keywords
 UTC = timezone.utc
 T0 = datetime(2025, 4, 8, 14, 30, tzinfo=UTC)
 SAMPLE_LOGS = Path(__file__).resolve().parents[2] / "sample_vault" / "logs"
-LOCOMO = Path(__file__).resolve().parents[2] / "shared" / "data" / "locomo-dev.json"
+LOCOMO = Path(__file__).resolve().parents[3] / "shared" / "data" / "locomo-dev.json"
 TAG_RE = re.compile(r"[a-z0-9-]+")
 SECRET = "sk-proj-Ab3dEf6hIj9kLm2nOp5qRs8tUv"
 SECRET_TAIL = "Ab3dEf6hIj9kLm2nOp5qRs8tUv"
