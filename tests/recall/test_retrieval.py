@@ -7,6 +7,7 @@ import subprocess
 import sys
 from datetime import date
 from itertools import pairwise
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -340,18 +341,24 @@ def test_a_compound_word_finds_the_lines_that_say_its_words(empty_vault: Vault) 
     assert [p.text for p in found.passages] == ["I coached the basketball team on Saturday"]
 
 
+def _crowd(episodes: Path, summary: str, line: str) -> None:
+    """More episodes than passages are read from, one a day in February 2025, each saying
+    ``line`` and its number."""
+    for n in range(1, PASSAGE_SOURCES + 6):
+        (episodes / f"2025-02-{n:02d}_10-00-00_x.md").write_text(
+            f"---\nid: ep-202502{n:02d}-100000-0000{n:04d}\ntimestamp: 2025-02-{n:02d}T10:00:00Z\n"
+            f"summary: {summary}\n---\n- #1 {line} {n}\n",
+            encoding="utf-8",
+        )
+
+
 def test_a_line_holding_the_kind_of_value_asked_for_is_read_from_any_episode(
     empty_vault: Vault,
 ) -> None:
     # more episodes than passages are read from share the question's words; the answer
     # shares none of them, only the kind of value asked for
     episodes = empty_vault.root / "episodes"
-    for n in range(1, PASSAGE_SOURCES + 6):
-        (episodes / f"2025-02-{n:02d}_10-00-00_x.md").write_text(
-            f"---\nid: ep-202502{n:02d}-100000-0000{n:04d}\ntimestamp: 2025-02-{n:02d}T10:00:00Z\n"
-            f"summary: address\n---\n- #1 User: the keynote address at the live show {n}\n",
-            encoding="utf-8",
-        )
+    _crowd(episodes, "address", "User: the keynote address at the live show")
     (episodes / "2025-01-01_10-00-00_y.md").write_text(
         "---\nid: ep-20250101-100000-00009999\ntimestamp: 2025-01-01T10:00:00Z\nsummary: party\n"
         "---\n- #1 User: The party is at my place on 12 Elm Street next Friday\n",
@@ -365,12 +372,7 @@ def test_a_question_naming_a_day_reads_the_lines_said_that_day(empty_vault: Vaul
     # more episodes than passages are read from, all newer, share two of the question's
     # words; what was said on the day it names shares only who said it
     episodes = empty_vault.root / "episodes"
-    for n in range(1, PASSAGE_SOURCES + 6):
-        (episodes / f"2025-02-{n:02d}_10-00-00_x.md").write_text(
-            f"---\nid: ep-202502{n:02d}-100000-0000{n:04d}\ntimestamp: 2025-02-{n:02d}T10:00:00Z\n"
-            f"summary: plans\n---\n- #1 Nate: I want to cook something new, round {n}\n",
-            encoding="utf-8",
-        )
+    _crowd(episodes, "plans", "Nate: I want to cook something new, round")
     (episodes / "2025-01-05_18-00-00_y.md").write_text(
         "---\nid: ep-20250105-180000-00009999\ntimestamp: 2025-01-05T18:00:00Z\nsummary: treats\n"
         "---\n- #1 Nate: Homemade coconut ice cream, with sprinkles on top!\n",
