@@ -79,6 +79,14 @@ _NOT_ARCHIVED = (
 ARCHIVE_RANGE = (ARCHIVE_DIR + "/", ARCHIVE_DIR + "0")  # "0" is the character after "/"
 
 
+def visible_clause(visible: Visible | None) -> tuple[str, list[Any]]:
+    """`` AND (condition)`` with its parameters, for rows a recall may see: nothing when it
+    may see every row."""
+    if visible is None or visible[0] == "1":
+        return "", []
+    return f" AND ({visible[0]})", list(visible[1])
+
+
 @dataclass(frozen=True)
 class EpisodeHit:
     """An episode row returned by a keyword query, with its raw BM25 score (higher is better)."""
@@ -243,9 +251,7 @@ class FullTextSearch(IndexDatabase):
         small table needs no cursor: its phrases' own scores add up to the same (see
         :meth:`_small_passages`).
         """
-        only, only_params = "", []
-        if visible is not None and visible[0] != "1":
-            only, only_params = f" AND {visible[0]}", list(visible[1])
+        only, only_params = visible_clause(visible)
         memo = self._memo()  # which logs there are, and each file's rowids, change rarely
         logs = memo.get(("logs", only, tuple(only_params)))
         if logs is None:
@@ -502,9 +508,8 @@ class FullTextSearch(IndexDatabase):
         and only current ones (not superseded) unless ``current_only`` is off."""
         weights = ", ".join(str(w) for w in FACT_WEIGHTS)
         expression = f"{{entity value}} : ({named}) AND ({match})"
-        only, only_params = " AND f.superseded = 0" if current_only else "", []
-        if visible is not None and visible[0] != "1":
-            only, only_params = f"{only} AND ({visible[0]})", list(visible[1])
+        only, only_params = visible_clause(visible)
+        only = f"{' AND f.superseded = 0' if current_only else ''}{only}"
         cursor = self.execute(
             f"SELECT f.*, -bm25(facts_fts, {weights}) AS score"
             f" FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid"

@@ -5,7 +5,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from .fulltext import ARCHIVE_RANGE, EPISODE_WEIGHTS, PASSAGE_BM25_WEIGHTS, Visible
+from .fulltext import (
+    ARCHIVE_RANGE,
+    EPISODE_WEIGHTS,
+    PASSAGE_BM25_WEIGHTS,
+    Visible,
+    visible_clause,
+)
 from .schema import IndexDatabase
 
 
@@ -17,9 +23,7 @@ class SourceSearch(IndexDatabase):
     ) -> list[str]:
         """The episode files of the best ``limit`` lines by ``match`` that hold a value of one
         of the kinds whose tokens are ``shapes`` (``notes.shape_tokens``), best first."""
-        only, only_params = "", []
-        if visible is not None and visible[0] != "1":
-            only, only_params = f" AND {visible[0]}", list(visible[1])
+        only, only_params = visible_clause(visible)
         kinds = " OR ".join(f"shape : {shape}" for shape in shapes)
         rows = self.execute(
             f"SELECT p.path FROM (SELECT rowid, bm25(passages_fts, {PASSAGE_BM25_WEIGHTS}) AS score"
@@ -43,9 +47,7 @@ class SourceSearch(IndexDatabase):
         dated within ``period`` (epoch seconds, its end left out); only those passing
         ``visible``, and without the archived ones unless ``archived``."""
         weights = ", ".join(str(w) for w in EPISODE_WEIGHTS)
-        only, only_params = "", []
-        if visible is not None and visible[0] != "1":
-            only, only_params = f" AND ({visible[0]})", list(visible[1])
+        only, only_params = visible_clause(visible)
         if not archived:
             only += " AND NOT (e.path >= ? AND e.path < ?)"
             only_params += ARCHIVE_RANGE
