@@ -20,7 +20,7 @@ from .schema import FTS_COLUMNS, IndexDatabase
 Visible = tuple[str, Sequence[str]]
 # Column weights for bm25(): a tag outranks an entity, which outranks the summary and body.
 EPISODE_WEIGHTS = (10.0, 6.0, 4.0, 1.0)
-# The kinds of value a fact holds (notes.shape_tokens) count as its field does.
+# The kinds of value a fact holds (values.shape_tokens) count as its field does.
 FACT_WEIGHTS = (10.0, 3.0, 1.0, 0.5, 3.0)
 # A passage's words and the kinds of value it holds count fully; who said it counts a little
 # ("what did Caroline say about").

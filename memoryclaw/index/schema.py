@@ -4,7 +4,7 @@ them when the schema version changes, transactions and the ``meta`` table of ind
 The index is derived from the vault and disposable.  It holds one row per indexed file (with
 the mtime, size and content hash that decide whether the file changed), the episodes with an
 FTS5 table over tags, entities, summary and details, the facts with an FTS5 table over entity,
-field, value, section and the kinds of value they hold (``notes.shape_tokens``: a phone
+field, value, section and the kinds of value they hold (``values.shape_tokens``: a phone
 number is found by "number"), the quoted lines likewise, the alias groups, and the length
 of each turn of the raw logs episodes name as their source, read once when such an episode
 is indexed (what recall metrics count as the transcript an episode stands for: these rows
@@ -228,7 +228,7 @@ class IndexDatabase:
                 "superseded": int,  # 1: kept in its file, not current (notes.SUPERSEDED_KEY)
                 "superseded_on": str,
                 "superseded_by": str,
-                "shape": str,  # notes.shape_tokens of the value and field
+                "shape": str,  # values.shape_tokens of the value and field
             },
             pk="rowid",
         )
@@ -255,7 +255,7 @@ class IndexDatabase:
                 "source": str,  # an episode's source log
                 "agent": str,
                 "scope": str,
-                "shape": str,  # notes.shape_tokens of the text
+                "shape": str,  # values.shape_tokens of the text
                 "embed_sha": str,  # an episode's line: text_hash(passage_text(...)), its vector
             },
             pk="rowid",

@@ -22,7 +22,7 @@ class SourceSearch(IndexDatabase):
         self, match: str, shapes: Sequence[str], limit: int, visible: Visible | None = None
     ) -> list[str]:
         """The episode files of the best ``limit`` lines by ``match`` that hold a value of one
-        of the kinds whose tokens are ``shapes`` (``notes.shape_tokens``), best first."""
+        of the kinds whose tokens are ``shapes`` (``values.shape_tokens``), best first."""
         only, only_params = visible_clause(visible)
         kinds = " OR ".join(f"shape : {shape}" for shape in shapes)
         rows = self.execute(

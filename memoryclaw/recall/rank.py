@@ -39,7 +39,7 @@ REPLY_SHARE = 0.3
 NEIGHBOUR_SHARE = 0.3
 SPEAKER_BOOST = 0.5  # 0.3-1.0 help a little; more buries what others said
 # The boost for a line that holds the kind of value the query asks for (a phone number for
-# "what's her number?", notes.shape_tokens): it answers, where a line that repeats the
+# "what's her number?", values.shape_tokens): it answers, where a line that repeats the
 # question only asks.
 ANSWER_BOOST = 0.5
 PASSAGE_EPISODES = 5

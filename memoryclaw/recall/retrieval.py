@@ -7,7 +7,7 @@ episodes, passages and facts.
    plus a bonus per keyword that equals a tag exactly; ties go to the newer episode, then the
    smaller id.
 3. Facts about the entities the query names, or whose value it names, each with its age in
-   days; a fact's field, and the kinds of value it holds (``notes.shape_tokens``: "number"
+   days; a fact's field, and the kinds of value it holds (``values.shape_tokens``: "number"
    finds a phone number), are searched too.
 4. With a vector fallback, fewer than ``min_primary_results`` keyword hits (for a query with
    at least one keyword) add the nearest episodes by embedding, blended ``primary_first``

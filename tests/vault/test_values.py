@@ -8,7 +8,8 @@ import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
 
-from memoryclaw.vault.values import normalise_value, value_key, value_kind
+from memoryclaw.vault import values
+from memoryclaw.vault.values import normalise_value, shape_tokens, value_key, value_kind
 
 
 @pytest.mark.parametrize(
@@ -81,3 +82,52 @@ def test_property_separating_punctuation_does_not_make_a_new_value(
     # same groups joined by ";" are a list of numbers.  The rule is for plain words.
     assume(value_kind(" ".join(words)) is None)
     assert value_key(spaced.title() + end) == value_key(" ".join(words))
+
+
+def _every_pattern_searched(text: str) -> set[str]:
+    """The kinds of value in ``text`` found by searching it with every kind's pattern."""
+    found = set()
+    for kind, pattern in values._SHAPE_RES.items():
+        if kind == "phone":
+            if any(values._is_phone(m.group(0)) for m in pattern.finditer(text)):
+                found.add(kind)
+        elif pattern.search(text):
+            found.add(kind)
+    return found
+
+
+_VALUE_PIECES = st.sampled_from(
+    [
+        "@",
+        "a@b.io",
+        "http://x.org/a",
+        "HTTPS://Y.COM",
+        "www.site.io",
+        "WWW.A.B",
+        "020 7946 0321",
+        "+44 20 7946",
+        "12 Baker Street",
+        "SW1A 1AA",
+        "CA 94105",
+        "3 May 2024",
+        "2024-05-03",
+        "May 3, 2024",
+        "1/2/24",
+        "٣",
+        " ",
+        "-",
+        ".",
+        "Lena",
+        "call",
+        "x",
+    ]
+)
+
+
+@given(st.lists(_VALUE_PIECES | st.text(max_size=6), max_size=12))
+def test_property_looking_for_hints_first_finds_the_same_kinds(pieces: list[str]) -> None:
+    """Skipping the patterns whose "@", web address or digit a line lacks changes nothing."""
+    text = "".join(pieces)
+    assert set(filter(None, shape_tokens(text).split())) == {
+        values.SHAPE_PREFIX + kind for kind in _every_pattern_searched(text)
+    }
