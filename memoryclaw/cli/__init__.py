@@ -9,6 +9,7 @@ agents); this module holds the ``cli`` group they join and its one error handler
 
 from __future__ import annotations
 
+import importlib
 import os
 import sqlite3
 import sys
@@ -20,19 +21,59 @@ import click
 from .. import __version__
 from ..errors import MemoryclawError
 from ._common import _one_line
-from .agents import import_notes_command, mcp_command, openclaw_group, serve
-from .forgetting import forget
-from .memories import facts_group, history, ingest, log, pending, skills
-from .profile import profile
-from .recall import retrieve, search_command
-from .share import export_command, import_command, sync_command
-from .upkeep import archive, audit, consolidate, daemon, doctor, init, reindex, stats
 
 __all__ = ["cli", "main"]
 
 
+# Each command by name: (its module, its name there).  A command's module is imported when the
+# command runs (or `--help` lists them all), so `memoryclaw retrieve`, which an agent's host
+# may start every turn, loads only what recalling needs.
+_COMMANDS = {
+    "archive": ("upkeep", "archive"),
+    "audit": ("upkeep", "audit"),
+    "consolidate": ("upkeep", "consolidate"),
+    "daemon": ("upkeep", "daemon"),
+    "delete": ("forgetting", "forget"),
+    "doctor": ("upkeep", "doctor"),
+    "export": ("share", "export_command"),
+    "facts": ("memories", "facts_group"),
+    "forget": ("forgetting", "forget"),
+    "history": ("memories", "history"),
+    "import": ("share", "import_command"),
+    "import-notes": ("agents", "import_notes_command"),
+    "ingest": ("memories", "ingest"),
+    "init": ("upkeep", "init"),
+    "log": ("memories", "log"),
+    "mcp": ("agents", "mcp_command"),
+    "openclaw": ("agents", "openclaw_group"),
+    "pending": ("memories", "pending"),
+    "profile": ("profile", "profile"),
+    "reindex": ("upkeep", "reindex"),
+    "retrieve": ("recall", "retrieve"),
+    "search": ("recall", "search_command"),
+    "serve": ("agents", "serve"),
+    "skills": ("memories", "skills"),
+    "stats": ("upkeep", "stats"),
+    "sync": ("share", "sync_command"),
+}
+
+
 class _Group(click.Group):
-    """Turns every expected failure into one line on stderr and exit code 1, in one place."""
+    """Turns every expected failure into one line on stderr and exit code 1, in one place, and
+    imports a command's module only when that command is asked for."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        """Every command's name, sorted."""
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        """The command called ``cmd_name``, its module imported now; None when there is none."""
+        if cmd_name not in _COMMANDS:
+            return None
+        module, name = _COMMANDS[cmd_name]
+        command = getattr(importlib.import_module(f".{module}", __name__), name)
+        assert isinstance(command, click.Command)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         """Run the command; expected errors become a message and exit code 1."""
@@ -68,38 +109,6 @@ def _fail(message: str) -> NoReturn:
 def cli(ctx: click.Context, vault_path: Path | None) -> None:
     """Deterministic, file-based long-term memory for AI agents."""
     ctx.obj = vault_path
-
-
-# `--help` lists the commands by name, so the order here changes nothing a user sees.
-for _command in (
-    init,
-    log,
-    ingest,
-    search_command,
-    retrieve,
-    consolidate,
-    archive,
-    pending,
-    skills,
-    history,
-    facts_group,
-    profile,
-    reindex,
-    stats,
-    doctor,
-    audit,
-    forget,
-    serve,
-    daemon,
-    mcp_command,
-    openclaw_group,
-    import_notes_command,
-    sync_command,
-    export_command,
-    import_command,
-):
-    cli.add_command(_command)
-cli.add_command(forget, name="delete")
 
 
 def main() -> None:

@@ -182,5 +182,41 @@ def test_the_command_line_imports_only_what_a_search_needs() -> None:
         "memoryclaw.consolidate.skills",
         "memoryclaw.serve.daemon",
         "memoryclaw.serve.mcp",
+        # the other commands and the verbs only they use are imported when they run
+        "memoryclaw.cli.upkeep",
+        "memoryclaw.cli.share",
+        "memoryclaw.cli.agents",
+        "memoryclaw.api.forgetting",
+        "memoryclaw.api.importing",
+        "memoryclaw.api.consolidating",
+        "memoryclaw.api.health",
+        "memoryclaw.api.syncing",
     }
     assert not loaded & writers, sorted(loaded & writers)
+
+
+def test_every_command_of_the_command_line_modules_is_reachable_by_its_name() -> None:
+    """The command group imports a command's module only when asked for it: a command added
+    to a module but not to the group's table would silently be missing."""
+    import importlib
+    import pkgutil
+
+    import click
+
+    import memoryclaw.cli
+    from memoryclaw.cli import cli
+
+    context = click.Context(cli)
+    reachable = {id(cli.get_command(context, name)) for name in cli.list_commands(context)}
+    for module_info in pkgutil.iter_modules(memoryclaw.cli.__path__):
+        module = importlib.import_module(f"memoryclaw.cli.{module_info.name}")
+        commands = [v for v in vars(module).values() if isinstance(v, click.Command)]
+        subcommands = {
+            id(sub)
+            for group in commands
+            if isinstance(group, click.Group)
+            for sub in group.commands.values()
+        }
+        for command in commands:
+            if command is not cli and id(command) not in subcommands:
+                assert id(command) in reachable, f"{module.__name__}: {command.name}"

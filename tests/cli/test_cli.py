@@ -1015,7 +1015,9 @@ def test_out_of_range_env_override_names_variable(vault_dir: Path) -> None:
 def _command_paths(group: click.Group, prefix: tuple[str, ...] = ()) -> list[str]:
     """Every command the CLI has, as typed: ``search``, ``openclaw install``."""
     paths = []
-    for name, command in group.commands.items():
+    context = click.Context(group)
+    for name in group.list_commands(context):
+        command = group.get_command(context, name)
         if isinstance(command, click.Group):
             paths += _command_paths(command, (*prefix, name))
         else:
