@@ -10,7 +10,7 @@ from pathlib import Path
 
 from ..recall.standing import STANDING_FIELDS, topic_of
 from ..vault.facts import TRAILING_COMMENT_RE, mark_superseded, parse_facts
-from ..vault.files import atomic_write, file_exists, read_text, resolve_inside
+from ..vault.files import atomic_write, is_staged, read_text, resolve_inside
 from ..vault.values import value_key
 from .extraction import FactDraft
 from .review import target_file
@@ -25,7 +25,7 @@ def after_filing(root: Path, fact: FactDraft, today: str) -> list[str]:
         return []
     rel = target_file(fact.field)[0]
     path = resolve_inside(root, rel)
-    if not file_exists(path):
+    if not (is_staged(path) or path.is_file()):
         return []
     lines = read_text(root, rel).split("\n")
     current = [

@@ -204,7 +204,7 @@ def staged_writes() -> Iterator[dict[Path, str]]:
     """Hold back the :func:`atomic_write` calls of this thread in the block, in the dict it
     gives (path to text, the last one written), for the caller to write at once with
     :func:`atomic_write_all`: one sync of their data instead of one per write.  Meanwhile
-    :func:`read_text`, :func:`is_staged` and :func:`file_exists` see the held texts.  Not nested."""
+    :func:`read_text` and :func:`is_staged` see the held texts.  Not nested."""
     staged: dict[Path, str] = {}
     token = _STAGED.set(staged)
     try:
@@ -217,12 +217,6 @@ def is_staged(path: Path) -> bool:
     """Whether ``path`` was written in this thread's :func:`staged_writes` block."""
     staged = _STAGED.get()
     return staged is not None and path in staged
-
-
-def file_exists(path: Path) -> bool:
-    """Whether ``path`` is a file, on disk or written in this thread's :func:`staged_writes`
-    block (where :func:`read_text` reads it)."""
-    return is_staged(path) or path.is_file()
 
 
 @dataclass

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .facts import parse_facts
-from .files import PENDING_FILE, atomic_write, file_exists, read_text, resolve_inside
+from .files import PENDING_FILE, atomic_write, is_staged, read_text, resolve_inside
 from .naming import short_hash
 
 # Fields a person has many values of at once: a new value is one more fact, not a conflict.
@@ -67,7 +67,7 @@ class PendingFact:
 def append_line(root: Path, rel: str, heading: str, line: str) -> None:
     """Append ``line`` to a semantic file, creating it with ``# heading`` when new."""
     path = resolve_inside(root, rel)
-    text = read_text(root, rel) if file_exists(path) else f"# {heading}\n\n"
+    text = read_text(root, rel) if is_staged(path) or path.exists() else f"# {heading}\n\n"
     if not text.endswith("\n"):
         text += "\n"
     atomic_write(path, text + line + "\n")
@@ -106,7 +106,7 @@ def _parse(line: str) -> PendingFact | None:
 
 def pending_facts(root: Path) -> list[PendingFact]:
     """Every fact in ``_pending.md``, in file order."""
-    if not file_exists(root / PENDING_FILE):
+    if not (is_staged(root / PENDING_FILE) or (root / PENDING_FILE).exists()):
         return []
     entries = (_parse(line) for line in read_text(root, PENDING_FILE).splitlines())
     return [entry for entry in entries if entry is not None]
