@@ -30,7 +30,9 @@ from ..vault.configfile import load_settings
 from ..vault.files import STATE_DIR, Skipped, require_vault, resolve_inside
 from ..vault.rawlogs import LoggedTurn, close_session
 from ..vault.scopes import Policy, RecallContext
-from . import indexing, recalling
+from . import consolidating, facts, forgetting, health, importing, indexing, recalling, syncing
+from .forgetting import ForgetReport
+from .importing import IngestReport
 from .opening import INDEX_FILE, create_files, writable
 
 if TYPE_CHECKING:
@@ -43,8 +45,6 @@ if TYPE_CHECKING:
     from ..share.sync import RemoteSyncReport
     from ..vault.pending import PendingFact
     from ..vault.skillfiles import SkillInfo
-    from .forgetting import ForgetReport
-    from .importing import IngestReport
 
 
 class Vault:
@@ -276,8 +276,6 @@ class Vault:
 
         With ``git.autoCommit`` in a git vault, what the run changed becomes one commit.
         """
-        from . import consolidating
-
         return consolidating.consolidate(self, all_logs=all_logs, now=now)
 
     def archive(self, *, dry_run: bool = False, now: datetime | None = None) -> ArchiveReport:
@@ -285,15 +283,11 @@ class Vault:
         edited, not dated within them; 0, the default, moves none) to ``episodes/archive/YYYY/``,
         out of automatic recall but searchable with ``include_archived``; ``dry_run`` only
         reports.  With ``git.autoCommit`` in a git vault the run is one commit."""
-        from . import consolidating
-
         return consolidating.archive(self, dry_run=dry_run, now=now)
 
     def restore(self, ident: str, *, now: datetime | None = None) -> ArchiveReport:
         """Move the archived episode ``ident`` back into recall (counted as recalled now, so
         it stays for another ``archiveAfterDays``); nothing to do when it is not archived."""
-        from . import consolidating
-
         return consolidating.restore(self, ident, now=now)
 
     def history(self, path: str) -> list[Commit]:
@@ -312,8 +306,6 @@ class Vault:
     def approve_pending(self, ident: str, *, now: datetime | None = None) -> PendingFact:
         """Accept a pending fact: into its semantic file.  A conflict supersedes the old value,
         which stays in its file marked (dated ``now``, default: the current time)."""
-        from . import facts
-
         return facts.approve_pending(self, ident, now=now)
 
     @contextmanager
@@ -331,8 +323,6 @@ class Vault:
         """State ``entity``'s ``field`` as ``value``; its current values stay in their files,
         marked superseded by it on ``now``'s date (never deleted).  Setting the current value
         again writes nothing."""
-        from . import facts
-
         return facts.set_fact(self, entity, field, value, now=now)
 
     def profile(self, *, context: RecallContext | None = None) -> list[StandingFact]:
@@ -348,14 +338,10 @@ class Vault:
     ) -> dict[str, Any]:
         """Every value ``entity``'s ``field`` (every field, without one) has had, superseded
         ones first, with the git commits that changed those lines (a git vault)."""
-        from . import facts
-
         return facts.fact_history(self, entity, field, context=context)
 
     def reject_pending(self, ident: str) -> PendingFact:
         """Drop a pending fact."""
-        from . import facts
-
         return facts.reject_pending(self, ident)
 
     def sync_remote(self, *, setup: bool = False) -> RemoteSyncReport:
@@ -365,8 +351,6 @@ class Vault:
         Team vaults (``sharedVaults``) are pulled first, fast-forward only; one that cannot be
         pulled says why in ``shared`` and stops nothing.  A vault that is not a git repository
         but lists team vaults only pulls them (``remote`` is empty)."""
-        from . import syncing
-
         return syncing.sync_remote(self, setup=setup)
 
     def accept_config(self) -> list[str]:
@@ -384,8 +368,6 @@ class Vault:
 
     def import_archive(self, source: str | Path) -> RemoteSyncReport:
         """Merge an exported ``.tar.gz`` into this git vault by the rules of a sync."""
-        from . import syncing
-
         return syncing.import_archive(self, source)
 
     def log_turn(
@@ -407,8 +389,6 @@ class Vault:
         ``kind`` (direct, group, thread, cron) is read from an OpenClaw session key when not
         given; ``sender`` is who wrote a user turn, which decides whether it is the owner's
         (see ``scopes.ownerIds``)."""
-        from . import importing
-
         return importing.log_turn(
             self,
             session,
@@ -441,8 +421,6 @@ class Vault:
         Every record is checked before anything is written; each session's log is closed after.
         ``line_numbers`` (one per record) are used in error messages instead of positions.
         """
-        from . import importing
-
         return importing.ingest(self, records, source=source, line_numbers=line_numbers)
 
     def ingest_file(
@@ -453,8 +431,6 @@ class Vault:
         every line is checked before anything is written, then the turns are written in
         batches, and a run killed midway, run again, neither duplicates nor loses turns
         (:mod:`memoryclaw.importers.ingest`)."""
-        from . import importing
-
         return importing.ingest_file(self, file, source=source)
 
     def import_openclaw(
@@ -470,8 +446,6 @@ class Vault:
         USER.md items as facts and notes, daily notes as episodes, session transcripts as raw
         logs, then consolidated.  A second import adds nothing
         (:mod:`memoryclaw.importers.workspace`)."""
-        from . import importing
-
         return importing.import_openclaw(self, state, agent=agent, since=since, dry_run=dry_run)
 
     def import_notes(
@@ -479,14 +453,10 @@ class Vault:
     ) -> ImportReport:
         """Bring a folder of markdown notes in (an Obsidian vault, CLAUDE.md / AGENTS.md, memory
         folders): dated notes as episodes, memory files and lists as facts and notes."""
-        from . import importing
-
         return importing.import_notes(self, folder, since=since, dry_run=dry_run)
 
     def audit(self, *, days: int = 7, now: datetime | None = None) -> dict[str, Any]:
         """Episodes and machine-written facts added in the last ``days`` days, for review."""
-        from . import health
-
         return health.audit(self, days=days, now=now)
 
     def forget(
@@ -499,8 +469,6 @@ class Vault:
     ) -> ForgetReport:
         """Remove memories from the vault and the index: by id, or every line, turn and fact
         that holds all the words of ``query`` (raw logs included)."""
-        from . import forgetting
-
         return forgetting.forget(
             self, query, episode_id=episode_id, fact_id=fact_id, dry_run=dry_run
         )
@@ -513,15 +481,11 @@ class Vault:
         holds forgotten text (the tombstones, and ``query``'s words); push it to the sync
         remote.  The number of files rewritten, or with ``report`` the
         :class:`memoryclaw.share.purge.PurgeReport`."""
-        from . import forgetting
-
         return forgetting.purge_history(self, paths, report=report, query=query)
 
     def purge_blockers(self) -> list[str]:
         """Tracked files with uncommitted changes, which keep a history purge from running
         (after finishing a forget or a purge that was killed on its way)."""
-        from . import forgetting
-
         return forgetting.purge_blockers(self)
 
     def skills(self) -> list[SkillInfo]:
@@ -546,8 +510,6 @@ class Vault:
 
     def problems(self) -> list[Skipped]:
         """Every vault file memoryclaw cannot use, with the reason (and line where known)."""
-        from . import health
-
         return health.problems(self)
 
     def metrics(
@@ -560,8 +522,6 @@ class Vault:
         """Recall metrics (:mod:`memoryclaw.recall.metrics`) over the last ``days`` UTC days, today
         included (default 7), or from the day ``since`` to today; with the facts pending
         review, the conflicts among them and the episodes archived, as they are now."""
-        from . import health
-
         return health.metrics(self, days=days, since=since, now=now)
 
     def stats(
@@ -573,12 +533,8 @@ class Vault:
     ) -> dict[str, Any]:
         """Counts and sizes of the vault and its index, and the recall metrics over a window
         (see :meth:`metrics`) as ``metrics``."""
-        from . import health
-
         return health.stats(self, days=days, since=since, now=now)
 
     def doctor(self) -> list[dict[str, str]]:
         """Configuration, dependency and index health checks: ``{check, status, detail}``."""
-        from . import health
-
         return health.doctor(self)
