@@ -480,16 +480,22 @@ class FullTextSearch(IndexDatabase):
                 continue
             for rowid in asked.intersection(read):
                 out.setdefault(rowid, []).append(labels[position])
-        # one cursor per phrase, the rows asked for a filter of its matches (see rowid_filters)
-        one = (
-            f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ?"
-            " AND +rowid IN (SELECT value FROM json_each(?))"
-        )
+        # one cursor per phrase, the rows asked for a filter of its matches (see
+        # rowid_filters); an episode phrase as common as those planning leaves out of the
+        # ranking (its count is known) is looked up at each row instead of read whole
+        total = self._fts_rows("episodes") if table == "episodes" else None
+        common = int(total * _NARROW_SHARE) + 1 if total is not None else 0
+        among = "rowid IN (SELECT value FROM json_each(?))"
         wanted = json.dumps(sorted(asked))
         for start in range(0, len(unread), _PARTS_PER_QUERY):
             part = unread[start : start + _PARTS_PER_QUERY]
+            sql = " UNION ALL ".join(
+                f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ? AND "
+                + (among if common and self.match_count(phrase, common) >= common else "+" + among)
+                for _, phrase in part
+            )
             params = [value for position, phrase in part for value in (position, phrase, wanted)]
-            for position, rowid in self.execute(" UNION ALL ".join([one] * len(part)), params):
+            for position, rowid in self.execute(sql, params):
                 out.setdefault(rowid, []).append(labels[position])
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}
 

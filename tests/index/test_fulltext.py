@@ -261,3 +261,27 @@ def test_the_archive_condition_is_read_only_while_an_episode_is_archived(tmp_pat
         assert [h.row["id"] for h in hits] == ["ep-a"]
         assert any("NOT IN" in s for s in seen if "bm25" in s)
         assert [h.row["id"] for h in index.search_episodes('"heron"', 5)] == ["ep-b", "ep-a"]
+
+
+def test_episode_words_as_common_as_pruned_ones_are_looked_up_at_each_row(common: Vault) -> None:
+    """Which words an episode holds: a word in more than 5% of the episodes is looked up at
+    each row asked (its whole list of rows is not read), a rarer one read whole, and both
+    answer as matching each row alone does."""
+    index = common.index
+    terms = {"heron": '"heron"', "pelican": '"pelican"', "nowhere": '"nowhere"'}
+    wanted = [r[0] for r in index.execute("SELECT rowid FROM episodes ORDER BY rowid LIMIT 9")]
+    seen = _statements(index)
+    found = index.terms_matching("episodes", wanted, terms)
+    index.conn.set_trace_callback(None)
+    asked = [s for s in seen if "episodes_fts MATCH" in s and "UNION ALL" in s]
+    assert len(asked) == 1 and asked[0].count("+rowid IN") == 1  # "nowhere" only
+    for rowid in wanted:
+        holds = [
+            label
+            for label, phrase in terms.items()
+            if index.execute(
+                "SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ? AND rowid = ?",
+                [phrase, rowid],
+            ).fetchone()
+        ]
+        assert found.get(rowid, []) == holds
