@@ -12,42 +12,35 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..index.embeddings import Embedder, embedder_for
 from ..index.store import Index
-from ..index.update import Progress, SyncReport
 from ..index.vectors import QueryMemo, VectorHit, nearest, nearest_passages
-from ..recall import metrics as recall_metrics
-from ..recall.results import SearchResult
-from ..share.history import (
-    Commit,
-    commit_changes,
-    file_history,
-    first_commit,
-    is_repository,
-    snapshot,
-)
-from ..share.teams import TeamVault, owner_of, refuse, team_vaults
 from ..vault.config import Settings, resolve_vault_path
 from ..vault.configfile import load_settings
 from ..vault.files import STATE_DIR, Skipped, require_vault, resolve_inside
 from ..vault.rawlogs import LoggedTurn, close_session
 from ..vault.scopes import Policy, RecallContext
-from . import indexing, recalling
+from .curating import CuratingVerbs
 from .opening import INDEX_FILE, create_files, writable
 
+# The verbs' modules (``recalling``, ``indexing``, ``importing`` ...) and the stages only some
+# verbs use are imported in the verb: an agent's host starts a process for each turn's
+# ``retrieve`` and ``log``, and each should load only what it runs.
 if TYPE_CHECKING:
     from ..consolidate.archive import ArchiveReport
     from ..consolidate.report import ConsolidationReport
-    from ..consolidate.supersede import SupersedeReport
     from ..importers.workspace import ImportReport
+    from ..index.update import Progress, SyncReport
+    from ..recall.metrics import Metrics
     from ..recall.payload import RetrievePayload
+    from ..recall.results import SearchResult
     from ..recall.standing import StandingFact
+    from ..share.history import Commit
     from ..share.sync import RemoteSyncReport
-    from ..vault.pending import PendingFact
-    from ..vault.skillfiles import SkillInfo
+    from ..share.teams import TeamVault
     from .forgetting import ForgetReport
     from .importing import IngestReport
 
 
-class Vault:
+class Vault(CuratingVerbs):
     """A memory vault on disk and its index.
 
     Open one with ``Vault(path)`` (or :meth:`Vault.open`, which honours ``MEMORYCLAW_VAULT``),
@@ -91,6 +84,7 @@ class Vault:
         """Create a vault: folders, default config and .gitignore; existing files are kept."""
         root = Path(path).expanduser()
         create_files(root, git=git)
+        from ..share.history import first_commit
         from ..share.sync import has_remote
         from ..vault.device import device_id
 
@@ -118,6 +112,8 @@ class Vault:
         """The team vaults ``sharedVaults`` lists: searched after this one, never written
         (:mod:`memoryclaw.share.teams`)."""
         if self._teams is None:
+            from ..share.teams import team_vaults
+
             can_write = writable(self.root / STATE_DIR / "shared" / INDEX_FILE)
             self._teams = team_vaults(self.root, self.settings.shared_vaults, can_write)
         return self._teams
@@ -157,16 +153,22 @@ class Vault:
         (``embed_progress`` sees that); if the embedder fails the report says why and the
         keyword index is up to date all the same.
         """
+        from . import indexing
+
         return indexing.reindex(self, full=full, progress=progress, embed_progress=embed_progress)
 
     def reindex_paths(self, paths: Iterable[str]) -> SyncReport:
         """Sync just these vault-relative files (a watcher's changes); a full :meth:`reindex`
         when that cannot be trusted (a folder appeared, vanished or was renamed)."""
+        from . import indexing
+
         return indexing.reindex_paths(self, paths)
 
     def refresh(self) -> SyncReport | None:
         """Sync when the vault (or a team vault) changed since the last sync; the own vault's
         report, None when it was current."""
+        from . import indexing
+
         return indexing.refresh(self)
 
     def _get_embedder(self) -> Embedder:
@@ -196,6 +198,8 @@ class Vault:
         from where; None: the owner at the terminal) may see; ``explain_scope`` also lists
         what the recall rules withheld, and why; ``include_archived`` also searches the
         episodes in ``episodes/archive/``."""
+        from . import recalling
+
         return recalling.search_with_teams(
             self,
             query,
@@ -222,6 +226,8 @@ class Vault:
         policy: Policy | None = None,
         archived: bool = True,
     ) -> SearchResult:
+        from . import recalling
+
         return recalling.search_index(
             self, query, limit=limit, now=now, vectors=vectors, policy=policy, archived=archived
         )
@@ -243,6 +249,8 @@ class Vault:
         ``working`` is the live session's working memory: its active skill's steps lead the
         block (:mod:`memoryclaw.recall.working` keeps it).  A ``context`` that names its session is
         a host that sends the session's turns as history: those of its open log are not quoted."""
+        from . import recalling
+
         return recalling.retrieve(
             self, query, now=now, refresh=refresh, context=context, working=working
         )
@@ -252,6 +260,8 @@ class Vault:
         requester who may not, it does not exist).  An episode may also be named by the short
         handle recall shows for it (``ep-d6b27f26``); a team vault's, by its qualified id
         (``team:ep-…``)."""
+        from . import recalling
+
         return recalling.get(self, ident, context=context)
 
     def read(
@@ -267,6 +277,8 @@ class Vault:
         A requester other than the owner at the terminal reads only files whose every
         indexed memory it may see (to it, other files do not exist).  A team vault's file is
         named by its qualified path (``team:episodes/….md``)."""
+        from . import recalling
+
         return recalling.read(self, path, start, lines, context=context)
 
     def consolidate(
@@ -298,42 +310,24 @@ class Vault:
 
     def history(self, path: str) -> list[Commit]:
         """The git commits that changed a vault file (a team vault's too), newest first."""
+        from ..share.history import file_history
+        from ..share.teams import owner_of
+
         found_in = owner_of(path, self.teams)
         root, rel = (found_in[0].root, found_in[1]) if found_in else (self.root, path)
         resolve_inside(root, rel)
         return file_history(root, rel)
 
-    def pending(self) -> list[PendingFact]:
-        """Facts waiting for review in ``semantic/_pending.md``."""
-        from ..vault.pending import pending_facts
-
-        return pending_facts(self.root)
-
-    def approve_pending(self, ident: str, *, now: datetime | None = None) -> PendingFact:
-        """Accept a pending fact: into its semantic file.  A conflict supersedes the old value,
-        which stays in its file marked (dated ``now``, default: the current time)."""
-        from . import facts
-
-        return facts.approve_pending(self, ident, now=now)
-
     @contextmanager
     def _committing(self, message: str) -> Iterator[None]:
         """With ``git.autoCommit`` in a git vault, commit the memory files the block changed."""
+        from ..share.history import commit_changes, is_repository, snapshot
+
         use_git = self.settings.git.auto_commit and is_repository(self.root)
         before = snapshot(self.root) if use_git else {}
         yield
         if use_git:
             commit_changes(self.root, before, message)
-
-    def set_fact(
-        self, entity: str, field: str, value: str, *, now: datetime | None = None
-    ) -> SupersedeReport:
-        """State ``entity``'s ``field`` as ``value``; its current values stay in their files,
-        marked superseded by it on ``now``'s date (never deleted).  Setting the current value
-        again writes nothing."""
-        from . import facts
-
-        return facts.set_fact(self, entity, field, value, now=now)
 
     def profile(self, *, context: RecallContext | None = None) -> list[StandingFact]:
         """The standing instructions and preferences in force for ``context`` (None: the owner
@@ -342,21 +336,6 @@ class Vault:
 
         self.refresh()
         return in_force(self.index, self.policy(context))
-
-    def fact_history(
-        self, entity: str, field: str | None = None, *, context: RecallContext | None = None
-    ) -> dict[str, Any]:
-        """Every value ``entity``'s ``field`` (every field, without one) has had, superseded
-        ones first, with the git commits that changed those lines (a git vault)."""
-        from . import facts
-
-        return facts.fact_history(self, entity, field, context=context)
-
-    def reject_pending(self, ident: str) -> PendingFact:
-        """Drop a pending fact."""
-        from . import facts
-
-        return facts.reject_pending(self, ident)
 
     def sync_remote(self, *, setup: bool = False) -> RemoteSyncReport:
         """Sync the vault's git repository with ``sync.remote`` (commit, fetch, merge, push)
@@ -524,26 +503,6 @@ class Vault:
 
         return forgetting.purge_blockers(self)
 
-    def skills(self) -> list[SkillInfo]:
-        """Every skill under ``skills/`` with its status; unreadable ones have status invalid."""
-        from ..consolidate.skills import list_skills
-
-        return list_skills(self.root)
-
-    def approve_skill(self, name: str) -> SkillInfo:
-        """Mark the skill approved; ``todos`` says how many TODO markers it still holds."""
-        refuse(self.teams, "skills approve", name)
-        from ..consolidate.skills import approve_skill
-
-        return approve_skill(self.root, name)
-
-    def reject_skill(self, name: str) -> SkillInfo:
-        """Mark the skill rejected: never active, and never suggested again."""
-        refuse(self.teams, "skills reject", name)
-        from ..consolidate.skills import reject_skill
-
-        return reject_skill(self.root, name)
-
     def problems(self) -> list[Skipped]:
         """Every vault file memoryclaw cannot use, with the reason (and line where known)."""
         from . import health
@@ -556,7 +515,7 @@ class Vault:
         days: int | None = None,
         since: date | str | None = None,
         now: datetime | None = None,
-    ) -> recall_metrics.Metrics:
+    ) -> Metrics:
         """Recall metrics (:mod:`memoryclaw.recall.metrics`) over the last ``days`` UTC days, today
         included (default 7), or from the day ``since`` to today; with the facts pending
         review, the conflicts among them and the episodes archived, as they are now."""
