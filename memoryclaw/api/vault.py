@@ -16,7 +16,6 @@ from ..index.vectors import QueryMemo, VectorHit, nearest, nearest_passages
 from ..vault.config import Settings, resolve_vault_path
 from ..vault.configfile import load_settings
 from ..vault.files import STATE_DIR, Skipped, require_vault, resolve_inside
-from ..vault.rawlogs import LoggedTurn, close_session
 from ..vault.scopes import Policy, RecallContext
 from .curating import CuratingVerbs
 from .opening import INDEX_FILE, create_files, writable
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from ..share.history import Commit
     from ..share.sync import RemoteSyncReport
     from ..share.teams import TeamVault
+    from ..vault.rawlogs import LoggedTurn
     from .forgetting import ForgetReport
     from .importing import IngestReport
 
@@ -404,6 +404,8 @@ class Vault(CuratingVerbs):
 
     def end_session(self, session: str) -> list[str]:
         """Close the session's open log so consolidation can take it."""
+        from ..vault.rawlogs import close_session
+
         return close_session(self.root, session)
 
     def ingest(

@@ -1153,6 +1153,8 @@ _NEVER_PER_TURN = {
     "memoryclaw.share.history",
     "memoryclaw.share.sync",
 }
+# A recall without a session reads no raw log and writes none.
+_NOT_FOR_A_RECALL = {"memoryclaw.api.importing", "memoryclaw.vault.rawlogs"}
 # Logging a turn searches nothing.
 _NOT_FOR_A_LOG = {
     "memoryclaw.api.recalling",
@@ -1175,8 +1177,8 @@ with open(sys.argv[1], "w", encoding="utf-8") as out:
 @pytest.mark.parametrize(
     ("args", "unused"),
     [
-        (["retrieve", EMAIL_QUERY], _NEVER_PER_TURN),
-        (["search", EMAIL_QUERY], _NEVER_PER_TURN),
+        (["retrieve", EMAIL_QUERY], _NEVER_PER_TURN | _NOT_FOR_A_RECALL),
+        (["search", EMAIL_QUERY], _NEVER_PER_TURN | _NOT_FOR_A_RECALL),
         (["log", "--session", "s-new", "--role", "user", "hi"], _NEVER_PER_TURN | _NOT_FOR_A_LOG),
     ],
     ids=["retrieve", "search", "log-first-turn"],
