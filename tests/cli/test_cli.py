@@ -1174,23 +1174,43 @@ with open(sys.argv[1], "w", encoding="utf-8") as out:
 """
 
 
+# What the OpenClaw plugin's server is sent in a turn: a recall, then the turn logged.
+_A_TURN_THROUGH_THE_SERVER = "".join(
+    json.dumps({"id": n, "method": method, "params": params}) + "\n"
+    for n, (method, params) in enumerate(
+        [
+            ("retrieve", {"query": EMAIL_QUERY, "session": "agent:main:s-new"}),
+            ("log_turn", {"session": "agent:main:s-new", "role": "user", "text": EMAIL_QUERY}),
+        ]
+    )
+)
+
+
 @pytest.mark.parametrize(
-    ("args", "unused"),
+    ("args", "stdin", "unused"),
     [
-        (["retrieve", EMAIL_QUERY], _NEVER_PER_TURN | _NOT_FOR_A_RECALL),
-        (["search", EMAIL_QUERY], _NEVER_PER_TURN | _NOT_FOR_A_RECALL),
-        (["log", "--session", "s-new", "--role", "user", "hi"], _NEVER_PER_TURN | _NOT_FOR_A_LOG),
+        (["retrieve", EMAIL_QUERY], "", _NEVER_PER_TURN | _NOT_FOR_A_RECALL),
+        (["search", EMAIL_QUERY], "", _NEVER_PER_TURN | _NOT_FOR_A_RECALL),
+        (
+            ["log", "--session", "s-new", "--role", "user", "hi"],
+            "",
+            _NEVER_PER_TURN | _NOT_FOR_A_LOG,
+        ),
+        (["serve", "--stdio"], _A_TURN_THROUGH_THE_SERVER, _NEVER_PER_TURN),
     ],
-    ids=["retrieve", "search", "log-first-turn"],
+    ids=["retrieve", "search", "log-first-turn", "server-turn"],
 )
 def test_a_turn_s_command_imports_only_what_it_runs(
-    vault_dir: Path, tmp_path: Path, args: list[str], unused: set[str]
+    vault_dir: Path, tmp_path: Path, args: list[str], stdin: str, unused: set[str]
 ) -> None:
     assert run(vault_dir, "reindex").returncode == 0
     listed = tmp_path / "modules.txt"
     command = [sys.executable, "-c", _RUN_AND_LIST_MODULES, str(listed), "--vault", str(vault_dir)]
-    proc = subprocess.run([*command, *args], capture_output=True, text=True, env=clean_env())
+    proc = subprocess.run(
+        [*command, *args], capture_output=True, text=True, env=clean_env(), input=stdin
+    )
     assert proc.returncode == 0, proc.stderr
+    assert '"error"' not in proc.stdout  # each request of a server's turn was answered
     loaded = set(listed.read_text(encoding="utf-8").split())
     assert "memoryclaw.index.store" in loaded  # the command did run
     assert not loaded & unused, sorted(loaded & unused)
