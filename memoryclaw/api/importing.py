@@ -15,12 +15,9 @@ from typing import IO, TYPE_CHECKING, Any
 from ..errors import MemoryclawError
 from ..importers.records import as_timestamp, record_turns
 from ..index.update import index_logged_turn
-from ..share.history import commit_journal, is_repository, journal
 from ..vault.files import CONSOLIDATE_LOCK, file_lock
 from ..vault.newturns import NewTurn
 from ..vault.rawlogs import LoggedTurn, append_turns
-from . import forgetting
-from .forgetting import FORGET_WAIT_SECONDS
 
 if TYPE_CHECKING:
     from ..importers.workspace import ImportReport
@@ -154,6 +151,8 @@ def import_openclaw(
     dry_run: bool = False,
 ) -> ImportReport:
     """``vault``'s :meth:`~memoryclaw.api.vault.Vault.import_openclaw`."""
+    from ..share.history import is_repository, journal
+
     where = Path(state).expanduser() if state is not None else None
     message = "memoryclaw: import from OpenClaw"
     use_git = vault.settings.git.auto_commit and is_repository(vault.root) and not dry_run
@@ -176,6 +175,7 @@ def import_notes(
     vault: Vault, folder: str | Path, *, since: date | None = None, dry_run: bool = False
 ) -> ImportReport:
     """``vault``'s :meth:`~memoryclaw.api.vault.Vault.import_notes`."""
+    from ..share.history import is_repository, journal
     from ..vault.redact import redact  # a folder's name reaches the commit message
 
     message = f"memoryclaw: import notes from {redact(Path(folder).name)}"
@@ -194,8 +194,12 @@ def import_notes(
 def _imported(vault: Vault, message: str, *, use_git: bool, dry_run: bool) -> None:
     """After an import: scrub what it brought back that was forgotten, then commit what
     this run wrote and what a run killed before its commit wrote."""
+    # imported here: logging a turn, the verb an agent's host runs every turn, needs neither
+    from ..share.history import commit_journal
+    from . import forgetting
+
     if not dry_run:
         forgetting.keep_forgotten(vault)
     if use_git:
-        with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=FORGET_WAIT_SECONDS):
+        with file_lock(vault.root, CONSOLIDATE_LOCK, timeout=forgetting.FORGET_WAIT_SECONDS):
             commit_journal(vault.root, message)

@@ -4,8 +4,6 @@ index lives and whether that can be written."""
 from __future__ import annotations
 
 import os
-import shutil
-import subprocess
 from pathlib import Path
 
 from ..errors import InvalidInputError
@@ -44,6 +42,9 @@ def create_files(root: Path, *, git: bool) -> None:
 
     setup_remote(root)  # union merges for fact files, should the vault ever sync
     if git and not (root / ".git").exists():
+        import shutil
+        import subprocess
+
         if shutil.which("git") is None:
             raise InvalidInputError("--git", "git is not installed")
         # git's own files are private too, whatever the umask

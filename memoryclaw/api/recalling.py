@@ -20,7 +20,6 @@ from ..recall.usage import note_recalled, recall_times, recalled_ids
 from ..share.teams import merge, owner_of, qualify, readable, team_neighbours
 from ..vault.episodes import episode_handle
 from ..vault.files import read_text, resolve_inside, safe_relpath
-from ..vault.rawlogs import is_open_log
 from ..vault.scopes import Policy, RecallContext
 from ..vault.timestamps import now_utc
 from .opening import writable
@@ -37,6 +36,8 @@ def _without_live_turns(root: Path, result: SearchResult, session: str) -> Searc
     """``result`` without the turns of ``session``'s open log: a host that names its session
     sends those turns as the conversation's history, and quoted again they only take room.
     The session's earlier logs (closed, not yet consolidated) stay: its history is new."""
+    from ..vault.rawlogs import is_open_log  # a recall without a session reads no log
+
     logs = {
         p.path
         for p in result.passages

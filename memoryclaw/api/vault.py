@@ -12,42 +12,35 @@ from typing import IO, TYPE_CHECKING, Any
 
 from ..index.embeddings import Embedder, embedder_for
 from ..index.store import Index
-from ..index.update import Progress, SyncReport
 from ..index.vectors import QueryMemo, VectorHit, nearest, nearest_passages
-from ..recall import metrics as recall_metrics
-from ..recall.results import SearchResult
-from ..share.history import (
-    Commit,
-    commit_changes,
-    file_history,
-    first_commit,
-    is_repository,
-    snapshot,
-)
-from ..share.teams import TeamVault, owner_of, refuse, team_vaults
 from ..vault.config import Settings, resolve_vault_path
 from ..vault.configfile import load_settings
 from ..vault.files import STATE_DIR, Skipped, require_vault, resolve_inside
-from ..vault.rawlogs import LoggedTurn, close_session
 from ..vault.scopes import Policy, RecallContext
-from . import consolidating, facts, forgetting, health, importing, indexing, recalling, syncing
-from .forgetting import ForgetReport
-from .importing import IngestReport
+from .curating import CuratingVerbs
 from .opening import INDEX_FILE, create_files, writable
 
+# The verbs' modules (``recalling``, ``indexing``, ``importing`` ...) and the stages only some
+# verbs use are imported in the verb: an agent's host starts a process for each turn's
+# ``retrieve`` and ``log``, and each should load only what it runs.
 if TYPE_CHECKING:
     from ..consolidate.archive import ArchiveReport
     from ..consolidate.report import ConsolidationReport
-    from ..consolidate.supersede import SupersedeReport
     from ..importers.workspace import ImportReport
+    from ..index.update import Progress, SyncReport
+    from ..recall.metrics import Metrics
     from ..recall.payload import RetrievePayload
+    from ..recall.results import SearchResult
     from ..recall.standing import StandingFact
+    from ..share.history import Commit
     from ..share.sync import RemoteSyncReport
-    from ..vault.pending import PendingFact
-    from ..vault.skillfiles import SkillInfo
+    from ..share.teams import TeamVault
+    from ..vault.rawlogs import LoggedTurn
+    from .forgetting import ForgetReport
+    from .importing import IngestReport
 
 
-class Vault:
+class Vault(CuratingVerbs):
     """A memory vault on disk and its index.
 
     Open one with ``Vault(path)`` (or :meth:`Vault.open`, which honours ``MEMORYCLAW_VAULT``),
@@ -91,6 +84,7 @@ class Vault:
         """Create a vault: folders, default config and .gitignore; existing files are kept."""
         root = Path(path).expanduser()
         create_files(root, git=git)
+        from ..share.history import first_commit
         from ..share.sync import has_remote
         from ..vault.device import device_id
 
@@ -118,6 +112,8 @@ class Vault:
         """The team vaults ``sharedVaults`` lists: searched after this one, never written
         (:mod:`memoryclaw.share.teams`)."""
         if self._teams is None:
+            from ..share.teams import team_vaults
+
             can_write = writable(self.root / STATE_DIR / "shared" / INDEX_FILE)
             self._teams = team_vaults(self.root, self.settings.shared_vaults, can_write)
         return self._teams
@@ -157,16 +153,22 @@ class Vault:
         (``embed_progress`` sees that); if the embedder fails the report says why and the
         keyword index is up to date all the same.
         """
+        from . import indexing
+
         return indexing.reindex(self, full=full, progress=progress, embed_progress=embed_progress)
 
     def reindex_paths(self, paths: Iterable[str]) -> SyncReport:
         """Sync just these vault-relative files (a watcher's changes); a full :meth:`reindex`
         when that cannot be trusted (a folder appeared, vanished or was renamed)."""
+        from . import indexing
+
         return indexing.reindex_paths(self, paths)
 
     def refresh(self) -> SyncReport | None:
         """Sync when the vault (or a team vault) changed since the last sync; the own vault's
         report, None when it was current."""
+        from . import indexing
+
         return indexing.refresh(self)
 
     def _get_embedder(self) -> Embedder:
@@ -196,6 +198,8 @@ class Vault:
         from where; None: the owner at the terminal) may see; ``explain_scope`` also lists
         what the recall rules withheld, and why; ``include_archived`` also searches the
         episodes in ``episodes/archive/``."""
+        from . import recalling
+
         return recalling.search_with_teams(
             self,
             query,
@@ -222,6 +226,8 @@ class Vault:
         policy: Policy | None = None,
         archived: bool = True,
     ) -> SearchResult:
+        from . import recalling
+
         return recalling.search_index(
             self, query, limit=limit, now=now, vectors=vectors, policy=policy, archived=archived
         )
@@ -243,6 +249,8 @@ class Vault:
         ``working`` is the live session's working memory: its active skill's steps lead the
         block (:mod:`memoryclaw.recall.working` keeps it).  A ``context`` that names its session is
         a host that sends the session's turns as history: those of its open log are not quoted."""
+        from . import recalling
+
         return recalling.retrieve(
             self, query, now=now, refresh=refresh, context=context, working=working
         )
@@ -252,6 +260,8 @@ class Vault:
         requester who may not, it does not exist).  An episode may also be named by the short
         handle recall shows for it (``ep-d6b27f26``); a team vault's, by its qualified id
         (``team:ep-…``)."""
+        from . import recalling
+
         return recalling.get(self, ident, context=context)
 
     def read(
@@ -267,6 +277,8 @@ class Vault:
         A requester other than the owner at the terminal reads only files whose every
         indexed memory it may see (to it, other files do not exist).  A team vault's file is
         named by its qualified path (``team:episodes/….md``)."""
+        from . import recalling
+
         return recalling.read(self, path, start, lines, context=context)
 
     def consolidate(
@@ -276,6 +288,8 @@ class Vault:
 
         With ``git.autoCommit`` in a git vault, what the run changed becomes one commit.
         """
+        from . import consolidating
+
         return consolidating.consolidate(self, all_logs=all_logs, now=now)
 
     def archive(self, *, dry_run: bool = False, now: datetime | None = None) -> ArchiveReport:
@@ -283,47 +297,37 @@ class Vault:
         edited, not dated within them; 0, the default, moves none) to ``episodes/archive/YYYY/``,
         out of automatic recall but searchable with ``include_archived``; ``dry_run`` only
         reports.  With ``git.autoCommit`` in a git vault the run is one commit."""
+        from . import consolidating
+
         return consolidating.archive(self, dry_run=dry_run, now=now)
 
     def restore(self, ident: str, *, now: datetime | None = None) -> ArchiveReport:
         """Move the archived episode ``ident`` back into recall (counted as recalled now, so
         it stays for another ``archiveAfterDays``); nothing to do when it is not archived."""
+        from . import consolidating
+
         return consolidating.restore(self, ident, now=now)
 
     def history(self, path: str) -> list[Commit]:
         """The git commits that changed a vault file (a team vault's too), newest first."""
+        from ..share.history import file_history
+        from ..share.teams import owner_of
+
         found_in = owner_of(path, self.teams)
         root, rel = (found_in[0].root, found_in[1]) if found_in else (self.root, path)
         resolve_inside(root, rel)
         return file_history(root, rel)
 
-    def pending(self) -> list[PendingFact]:
-        """Facts waiting for review in ``semantic/_pending.md``."""
-        from ..vault.pending import pending_facts
-
-        return pending_facts(self.root)
-
-    def approve_pending(self, ident: str, *, now: datetime | None = None) -> PendingFact:
-        """Accept a pending fact: into its semantic file.  A conflict supersedes the old value,
-        which stays in its file marked (dated ``now``, default: the current time)."""
-        return facts.approve_pending(self, ident, now=now)
-
     @contextmanager
     def _committing(self, message: str) -> Iterator[None]:
         """With ``git.autoCommit`` in a git vault, commit the memory files the block changed."""
+        from ..share.history import commit_changes, is_repository, snapshot
+
         use_git = self.settings.git.auto_commit and is_repository(self.root)
         before = snapshot(self.root) if use_git else {}
         yield
         if use_git:
             commit_changes(self.root, before, message)
-
-    def set_fact(
-        self, entity: str, field: str, value: str, *, now: datetime | None = None
-    ) -> SupersedeReport:
-        """State ``entity``'s ``field`` as ``value``; its current values stay in their files,
-        marked superseded by it on ``now``'s date (never deleted).  Setting the current value
-        again writes nothing."""
-        return facts.set_fact(self, entity, field, value, now=now)
 
     def profile(self, *, context: RecallContext | None = None) -> list[StandingFact]:
         """The standing instructions and preferences in force for ``context`` (None: the owner
@@ -333,17 +337,6 @@ class Vault:
         self.refresh()
         return in_force(self.index, self.policy(context))
 
-    def fact_history(
-        self, entity: str, field: str | None = None, *, context: RecallContext | None = None
-    ) -> dict[str, Any]:
-        """Every value ``entity``'s ``field`` (every field, without one) has had, superseded
-        ones first, with the git commits that changed those lines (a git vault)."""
-        return facts.fact_history(self, entity, field, context=context)
-
-    def reject_pending(self, ident: str) -> PendingFact:
-        """Drop a pending fact."""
-        return facts.reject_pending(self, ident)
-
     def sync_remote(self, *, setup: bool = False) -> RemoteSyncReport:
         """Sync the vault's git repository with ``sync.remote`` (commit, fetch, merge, push)
         and re-index the files the merge brought; ``setup`` first writes .gitattributes.
@@ -351,6 +344,8 @@ class Vault:
         Team vaults (``sharedVaults``) are pulled first, fast-forward only; one that cannot be
         pulled says why in ``shared`` and stops nothing.  A vault that is not a git repository
         but lists team vaults only pulls them (``remote`` is empty)."""
+        from . import syncing
+
         return syncing.sync_remote(self, setup=setup)
 
     def accept_config(self) -> list[str]:
@@ -368,6 +363,8 @@ class Vault:
 
     def import_archive(self, source: str | Path) -> RemoteSyncReport:
         """Merge an exported ``.tar.gz`` into this git vault by the rules of a sync."""
+        from . import syncing
+
         return syncing.import_archive(self, source)
 
     def log_turn(
@@ -389,6 +386,8 @@ class Vault:
         ``kind`` (direct, group, thread, cron) is read from an OpenClaw session key when not
         given; ``sender`` is who wrote a user turn, which decides whether it is the owner's
         (see ``scopes.ownerIds``)."""
+        from . import importing
+
         return importing.log_turn(
             self,
             session,
@@ -405,6 +404,8 @@ class Vault:
 
     def end_session(self, session: str) -> list[str]:
         """Close the session's open log so consolidation can take it."""
+        from ..vault.rawlogs import close_session
+
         return close_session(self.root, session)
 
     def ingest(
@@ -421,6 +422,8 @@ class Vault:
         Every record is checked before anything is written; each session's log is closed after.
         ``line_numbers`` (one per record) are used in error messages instead of positions.
         """
+        from . import importing
+
         return importing.ingest(self, records, source=source, line_numbers=line_numbers)
 
     def ingest_file(
@@ -431,6 +434,8 @@ class Vault:
         every line is checked before anything is written, then the turns are written in
         batches, and a run killed midway, run again, neither duplicates nor loses turns
         (:mod:`memoryclaw.importers.ingest`)."""
+        from . import importing
+
         return importing.ingest_file(self, file, source=source)
 
     def import_openclaw(
@@ -446,6 +451,8 @@ class Vault:
         USER.md items as facts and notes, daily notes as episodes, session transcripts as raw
         logs, then consolidated.  A second import adds nothing
         (:mod:`memoryclaw.importers.workspace`)."""
+        from . import importing
+
         return importing.import_openclaw(self, state, agent=agent, since=since, dry_run=dry_run)
 
     def import_notes(
@@ -453,10 +460,14 @@ class Vault:
     ) -> ImportReport:
         """Bring a folder of markdown notes in (an Obsidian vault, CLAUDE.md / AGENTS.md, memory
         folders): dated notes as episodes, memory files and lists as facts and notes."""
+        from . import importing
+
         return importing.import_notes(self, folder, since=since, dry_run=dry_run)
 
     def audit(self, *, days: int = 7, now: datetime | None = None) -> dict[str, Any]:
         """Episodes and machine-written facts added in the last ``days`` days, for review."""
+        from . import health
+
         return health.audit(self, days=days, now=now)
 
     def forget(
@@ -469,6 +480,8 @@ class Vault:
     ) -> ForgetReport:
         """Remove memories from the vault and the index: by id, or every line, turn and fact
         that holds all the words of ``query`` (raw logs included)."""
+        from . import forgetting
+
         return forgetting.forget(
             self, query, episode_id=episode_id, fact_id=fact_id, dry_run=dry_run
         )
@@ -481,35 +494,21 @@ class Vault:
         holds forgotten text (the tombstones, and ``query``'s words); push it to the sync
         remote.  The number of files rewritten, or with ``report`` the
         :class:`memoryclaw.share.purge.PurgeReport`."""
+        from . import forgetting
+
         return forgetting.purge_history(self, paths, report=report, query=query)
 
     def purge_blockers(self) -> list[str]:
         """Tracked files with uncommitted changes, which keep a history purge from running
         (after finishing a forget or a purge that was killed on its way)."""
+        from . import forgetting
+
         return forgetting.purge_blockers(self)
-
-    def skills(self) -> list[SkillInfo]:
-        """Every skill under ``skills/`` with its status; unreadable ones have status invalid."""
-        from ..consolidate.skills import list_skills
-
-        return list_skills(self.root)
-
-    def approve_skill(self, name: str) -> SkillInfo:
-        """Mark the skill approved; ``todos`` says how many TODO markers it still holds."""
-        refuse(self.teams, "skills approve", name)
-        from ..consolidate.skills import approve_skill
-
-        return approve_skill(self.root, name)
-
-    def reject_skill(self, name: str) -> SkillInfo:
-        """Mark the skill rejected: never active, and never suggested again."""
-        refuse(self.teams, "skills reject", name)
-        from ..consolidate.skills import reject_skill
-
-        return reject_skill(self.root, name)
 
     def problems(self) -> list[Skipped]:
         """Every vault file memoryclaw cannot use, with the reason (and line where known)."""
+        from . import health
+
         return health.problems(self)
 
     def metrics(
@@ -518,10 +517,12 @@ class Vault:
         days: int | None = None,
         since: date | str | None = None,
         now: datetime | None = None,
-    ) -> recall_metrics.Metrics:
+    ) -> Metrics:
         """Recall metrics (:mod:`memoryclaw.recall.metrics`) over the last ``days`` UTC days, today
         included (default 7), or from the day ``since`` to today; with the facts pending
         review, the conflicts among them and the episodes archived, as they are now."""
+        from . import health
+
         return health.metrics(self, days=days, since=since, now=now)
 
     def stats(
@@ -533,8 +534,12 @@ class Vault:
     ) -> dict[str, Any]:
         """Counts and sizes of the vault and its index, and the recall metrics over a window
         (see :meth:`metrics`) as ``metrics``."""
+        from . import health
+
         return health.stats(self, days=days, since=since, now=now)
 
     def doctor(self) -> list[dict[str, str]]:
         """Configuration, dependency and index health checks: ``{check, status, detail}``."""
+        from . import health
+
         return health.doctor(self)

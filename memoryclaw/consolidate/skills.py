@@ -40,7 +40,6 @@ from ..vault.files import (
 )
 from ..vault.logformat import RawLog, parse_log
 from ..vault.naming import slugify
-from ..vault.rawlogs import log_texts, redacted_log
 from ..vault.skillfiles import (
     SkillInfo,
     parse_skill,
@@ -122,6 +121,9 @@ def _all_logs(root: Path) -> list[RawLog]:
     """Every readable raw log, oldest file name first; a log found both waiting and processed
     (a consolidation stopped between copy and delete) counts once.  None when no log calls a
     tool: then none holds a pattern, and parsing them all on every run would be wasted."""
+    # here, not above: a recall imports this module for the active skill, and reads no log
+    from ..vault.rawlogs import log_texts
+
     texts = [pair for folder in (PROCESSED_DIR, LOGS_DIR) for pair in log_texts(root, folder)]
     if not any(_TOOL_CALL in text for _, text in texts):
         return []
@@ -225,6 +227,8 @@ class _Occurrence:
 
 def _occurrences(root: Path, pattern: tuple[str, ...], paths: Sequence[str]) -> list[_Occurrence]:
     """The first request running ``pattern`` in each of the newest example logs."""
+    from ..vault.rawlogs import redacted_log
+
     found: list[_Occurrence] = []
     for rel in paths[-MAX_EXAMPLES:]:
         try:

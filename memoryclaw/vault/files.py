@@ -11,10 +11,8 @@ import errno
 import fcntl
 import os
 import stat as statmod
-import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from contextlib import contextmanager, suppress
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -171,6 +169,8 @@ def atomic_write_all(writes: Sequence[tuple[Path, str]]) -> None:
         try:
             for path, text in writes:
                 ensure_dir(path.parent)
+                import tempfile  # here: a process that writes nothing need not load it
+
                 fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
                 fds.append(fd)
                 staged.append((tmp, path))
@@ -259,6 +259,8 @@ def copy_exact(source: Path, target: Path) -> None:
     ensure_dir(target.parent)
     data = source.read_bytes()
     mtime_ns = os.lstat(source).st_mtime_ns
+    import tempfile
+
     fd, tmp = tempfile.mkstemp(prefix=f".{target.name}.", suffix=".tmp", dir=target.parent)
     try:
         os.fchmod(fd, FILE_MODE)
@@ -333,6 +335,8 @@ def _at_once(call: Callable[[_T], object], items: Sequence[_T]) -> None:
         for item in items:
             call(item)
         return
+    from concurrent.futures import ThreadPoolExecutor  # rarely needed, slow to import
+
     with ThreadPoolExecutor(min(len(items), _SYNC_THREADS)) as pool:
         for _ in pool.map(call, items):
             pass

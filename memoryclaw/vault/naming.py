@@ -4,7 +4,6 @@ an id, and a counted noun for a message (``3 daily notes``).
 
 from __future__ import annotations
 
-import hashlib
 import re
 
 _SLUG_RE = re.compile(r"[^a-z0-9]+")
@@ -24,5 +23,7 @@ def plural(count: int, noun: str, many: str | None = None) -> str:
 
 def short_hash(*parts: str, length: int = 12) -> str:
     """A stable hexadecimal digest of the given strings."""
+    import hashlib  # here: a recall hashes nothing, and OpenSSL is slow to load
+
     digest = hashlib.sha1("\x1f".join(parts).encode("utf-8"), usedforsecurity=False)
     return digest.hexdigest()[:length]

@@ -441,7 +441,8 @@ def append_turns(
                 target = unique_path(folder, name, root / PROCESSED_DIR)
                 meta["id"] += target.name.removeprefix(name[:-3]).removesuffix(".md")  # -2 ...
                 segment = _Segment(f"{LOGS_DIR}/{target.name}", meta, dump_log(meta, []), 0, None)
-                atomic_write(target, segment.text)  # reserve the name under the lock
+                if position < len(turns) - 1:  # the call's last turn is written just below
+                    atomic_write(target, segment.text)  # reserve the name under the lock
             kind = str(segment.meta.get("kind") or "direct")
             role = speaker_role(new.role, new.sender, kind, settings.scopes.owner_ids)
             entry = Turn(role, new.timestamp, content, name=speaker, tool=tool, sender=new.sender)

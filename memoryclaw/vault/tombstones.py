@@ -10,10 +10,8 @@ normalised text hashes to a tombstone, or an episode whose id does, is dropped a
 
 from __future__ import annotations
 
-import hmac
 import os
 import re
-import secrets
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from datetime import datetime, timezone
@@ -95,6 +93,8 @@ class Stone:
     def digest(self, text: str) -> str:
         """The keyed hash of ``text``."""
         # one-shot: a writer checks every turn and line it writes against every forget
+        import hmac  # here, as secrets below: a vault with nothing forgotten hashes nothing
+
         return hmac.digest(self.key, text.encode("utf-8", "surrogatepass"), "sha256").hex()
 
     def add_line(self, text: str) -> None:
@@ -120,6 +120,8 @@ class Stone:
 
 def new_stone() -> Stone:
     """An empty tombstone set with a fresh key."""
+    import secrets
+
     return Stone(secrets.token_bytes(16))
 
 
@@ -185,6 +187,8 @@ def load(root: Path) -> Tombstones:
 
 def tombstone_path(now: datetime | None = None) -> str:
     """A new tombstone file's vault path (one per forget: two devices never edit one file)."""
+    import secrets
+
     moment = (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%S")
     return f"{TOMBSTONE_DIR}/{moment}-{secrets.token_hex(4)}.txt"
 

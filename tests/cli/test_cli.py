@@ -1136,3 +1136,81 @@ def test_an_error_quoting_an_outside_value_is_one_escaped_line(
     proc = subprocess.run(command, capture_output=True, text=True, check=False)
     assert proc.returncode == 1 and proc.stderr.count("\n") == 1
     assert proc.stderr.startswith(f"memoryclaw: error: {tmp_path}/{shown}: no such folder")
+
+
+# Modules no recall or logged turn runs: an agent's host starts `memoryclaw retrieve` and
+# `memoryclaw log` afresh every turn, and each module imported is start-up paid every turn.
+_NEVER_PER_TURN = {
+    "concurrent.futures",  # a thread pool, for syncing many files at once
+    "subprocess",  # git: history, sync, team pulls
+    "memoryclaw.api.consolidating",
+    "memoryclaw.api.forgetting",
+    "memoryclaw.api.health",
+    "memoryclaw.api.syncing",
+    "memoryclaw.consolidate.pipeline",
+    "memoryclaw.importers.workspace",
+    "memoryclaw.share.git",
+    "memoryclaw.share.history",
+    "memoryclaw.share.sync",
+}
+# A recall without a session reads no raw log and writes none, and hashes nothing.
+_NOT_FOR_A_RECALL = {"hashlib", "secrets", "memoryclaw.api.importing", "memoryclaw.vault.rawlogs"}
+# Logging a turn searches nothing.
+_NOT_FOR_A_LOG = {
+    "memoryclaw.api.recalling",
+    "memoryclaw.recall.retrieval",
+    "memoryclaw.recall.results",
+    "memoryclaw.share.teams",
+}
+_RUN_AND_LIST_MODULES = """
+import sys
+from memoryclaw.cli import cli
+try:
+    cli.main(sys.argv[2:], prog_name="memoryclaw")
+except SystemExit as exit:
+    assert not exit.code, exit.code
+with open(sys.argv[1], "w", encoding="utf-8") as out:
+    out.write("\\n".join(sorted(sys.modules)))
+"""
+
+
+# What the OpenClaw plugin's server is sent in a turn: a recall, then the turn logged.
+_A_TURN_THROUGH_THE_SERVER = "".join(
+    json.dumps({"id": n, "method": method, "params": params}) + "\n"
+    for n, (method, params) in enumerate(
+        [
+            ("retrieve", {"query": EMAIL_QUERY, "session": "agent:main:s-new"}),
+            ("log_turn", {"session": "agent:main:s-new", "role": "user", "text": EMAIL_QUERY}),
+        ]
+    )
+)
+
+
+@pytest.mark.parametrize(
+    ("args", "stdin", "unused"),
+    [
+        (["retrieve", EMAIL_QUERY], "", _NEVER_PER_TURN | _NOT_FOR_A_RECALL),
+        (["search", EMAIL_QUERY], "", _NEVER_PER_TURN | _NOT_FOR_A_RECALL),
+        (
+            ["log", "--session", "s-new", "--role", "user", "hi"],
+            "",
+            _NEVER_PER_TURN | _NOT_FOR_A_LOG,
+        ),
+        (["serve", "--stdio"], _A_TURN_THROUGH_THE_SERVER, _NEVER_PER_TURN),
+    ],
+    ids=["retrieve", "search", "log-first-turn", "server-turn"],
+)
+def test_a_turn_s_command_imports_only_what_it_runs(
+    vault_dir: Path, tmp_path: Path, args: list[str], stdin: str, unused: set[str]
+) -> None:
+    assert run(vault_dir, "reindex").returncode == 0
+    listed = tmp_path / "modules.txt"
+    command = [sys.executable, "-c", _RUN_AND_LIST_MODULES, str(listed), "--vault", str(vault_dir)]
+    proc = subprocess.run(
+        [*command, *args], capture_output=True, text=True, env=clean_env(), input=stdin
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert '"error"' not in proc.stdout  # each request of a server's turn was answered
+    loaded = set(listed.read_text(encoding="utf-8").split())
+    assert "memoryclaw.index.store" in loaded  # the command did run
+    assert not loaded & unused, sorted(loaded & unused)

@@ -53,6 +53,31 @@ def test_first_turn_creates_log_in_spec_format(empty_vault: Vault) -> None:
     assert "### user · 2025-04-08T14:30:02Z\nHi\n" in (root / logged.path).read_text()
 
 
+@pytest.mark.parametrize("sessions", [["s1"], ["s1", "s2", "s3"]], ids=["one", "three"])
+def test_a_new_log_is_written_once_a_call(
+    empty_vault: Vault, monkeypatch: pytest.MonkeyPatch, sessions: list[str]
+) -> None:
+    """Each durable write waits for the disk: the first turn of a session writes its new log
+    once, and new logs whose names were taken earlier in the same call get their own names."""
+    import memoryclaw.vault.rawlogs as rawlogs
+
+    written: list[Path] = []
+    write = rawlogs.atomic_write
+
+    def counted(path: Path, text: str) -> None:
+        written.append(path)
+        write(path, text)
+
+    monkeypatch.setattr(rawlogs, "atomic_write", counted)
+    root = empty_vault.root
+    logged = append_turns(root, Settings(), [_turn(s, "user", f"hi {s}") for s in sessions])
+    assert len({t.path for t in logged}) == len(sessions)
+    last = Path(logged[-1].path).name
+    assert [path.name for path in written].count(last) == 1
+    for turn, session in zip(logged, sessions, strict=True):
+        assert _read(root, turn.path)[1] == [("user", f"hi {session}")]
+
+
 def test_turns_of_one_session_share_a_log(empty_vault: Vault) -> None:
     root = empty_vault.root
     first = append_turns(root, Settings(), [_turn("s1", "user", "one")])
