@@ -163,14 +163,14 @@ def atomic_write(path: Path, text: str) -> None:
 def atomic_write_all(writes: Sequence[tuple[Path, str]]) -> None:
     """Write each ``(path, text)`` as :func:`atomic_write` does, renamed in order; their temp
     files are synced at once, so that the disk commits them together, not one by one."""
+    import tempfile  # here: a process that writes nothing need not load it
+
     staged: list[tuple[str, Path]] = []
     try:
         fds: list[int] = []
         try:
             for path, text in writes:
                 ensure_dir(path.parent)
-                import tempfile  # here: a process that writes nothing need not load it
-
                 fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
                 fds.append(fd)
                 staged.append((tmp, path))
