@@ -15,7 +15,7 @@ from typing import IO, TYPE_CHECKING, Any
 from ..errors import MemoryclawError
 from ..importers.records import as_timestamp, record_turns
 from ..index.update import index_logged_turn
-from ..vault.files import CONSOLIDATE_LOCK, file_lock
+from ..vault.files import CONSOLIDATE_LOCK, LOGS_DIR, file_lock
 from ..vault.newturns import NewTurn
 from ..vault.rawlogs import LoggedTurn, append_turns
 
@@ -75,12 +75,31 @@ def log_turn(
         kind=kind,
         sender=sender,
     )
-    logged = append_turns(vault.root, vault.settings, [turn])[0]
+    narrow = partial(_logs_in_doubt, vault, session)
+    logged = append_turns(vault.root, vault.settings, [turn], narrow=narrow)[0]
     try:
         index_logged_turn(vault.root, vault.index, logged)
     except (MemoryclawError, sqlite3.Error, OSError) as exc:
         _log.warning("logged turn not indexed yet (the next sync will): %s", exc)
     return logged
+
+
+def _logs_in_doubt(
+    vault: Vault, session: str, stamps: Mapping[str, tuple[int, int]]
+) -> set[str] | None:
+    """The raw logs (file names in ``logs/``, each with its (mtime_ns, size)) that may be
+    ``session``'s open log: those the index holds as it, and those it has not seen as they
+    are now. A turn so reads one log, not the head of every log left unconsolidated; None
+    (read them all) when the index cannot say."""
+    try:
+        known = vault.index.raw_log_stats(LOGS_DIR)
+    except (MemoryclawError, sqlite3.Error, OSError):
+        return None
+    return {
+        name
+        for name, stamp in stamps.items()
+        if (seen := known.get(name)) is None or seen[:2] != stamp or seen[2] == session
+    }
 
 
 def _index_logs(vault: Vault, paths: Sequence[str]) -> None:

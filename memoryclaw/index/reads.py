@@ -45,6 +45,19 @@ class IndexReads(IndexDatabase):
         rows = self.execute("SELECT path, mtime_ns, size, error, error_line FROM files")
         return {row[0]: (row[1], row[2], row[3], row[4]) for row in rows}
 
+    def raw_log_stats(self, folder: str) -> dict[str, tuple[int, int, str | None]]:
+        """Each raw log directly in ``folder`` the index knows, by file name: its (mtime_ns,
+        size, open session), the session None unless the log is open."""
+        rows = self.execute(
+            "SELECT path, mtime_ns, size, open_session FROM files WHERE kind = 'log'"
+            " AND path > ? AND path < ?",
+            [folder + "/", folder + "0"],  # '0' sorts right after '/'
+        )
+        start = len(folder) + 1
+        return {
+            row[0][start:]: (row[1], row[2], row[3]) for row in rows if "/" not in row[0][start:]
+        }
+
     def file_states(self, paths: Sequence[str]) -> dict[str, FileState]:
         """What the index knows of these files, by path."""
         sql = "SELECT path, kind, mtime_ns, size, sha, error, error_line FROM files"

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "12"
+SCHEMA_VERSION = "13"
 BUSY_TIMEOUT_MS = 10_000  # how long a statement waits for another connection's write
 RECALLS_SINCE = "recalls_since"  # meta: since when recalls are noted (an ISO timestamp)
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -167,6 +167,8 @@ class IndexDatabase:
                 "sha": str,
                 "error": str,
                 "error_line": int,
+                # a raw log in logs/ that is open (neither closed nor consolidated): its session
+                "open_session": str,
             },
             pk="path",
         )

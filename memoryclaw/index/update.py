@@ -130,6 +130,8 @@ def index_file(
         log = parse_log(text, stat.path)
         if log.meta.get("processed"):
             index.remove_file(stat.path)  # its episodes hold its turns now
+            index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
+            return
         else:
             # redaction's patterns take a while to compile: loaded when a log is indexed only
             from ..vault.turnlines import turn_lines
@@ -144,6 +146,9 @@ def index_file(
                 agent=log.agent,
                 scope=log.scope,
             )
+            index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
+            index.set_open_session(stat.path, None if log.meta.get("closed") else log.session)
+            return
     index.set_file(stat.path, stat.kind, stat.mtime_ns, stat.size, sha)
 
 
@@ -351,6 +356,7 @@ def index_logged_turn(root: Path, index: Index, logged: LoggedTurn) -> SyncRepor
                     scope=logged.scope,
                 )
                 index.set_file(logged.path, "log", st.st_mtime_ns, st.st_size, "")
+                index.set_open_session(logged.path, logged.session)  # a turn went to it
                 index.set_meta(_FOLDERS_KEY, json.dumps(folders, sort_keys=True))
             report = SyncReport()
             (report.added if state is None else report.changed).append(logged.path)

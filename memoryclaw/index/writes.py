@@ -42,12 +42,20 @@ class IndexWrites(IndexDatabase):
         error: str | None = None,
         error_line: int | None = None,
     ) -> None:
-        """Record what the index saw of a file (and the error it had, if any)."""
+        """Record what the index saw of a file (and the error it had, if any); a raw log's
+        open session (:meth:`set_open_session`) is kept."""
         self.execute(
-            "INSERT OR REPLACE INTO files (path, kind, mtime_ns, size, sha, error, error_line)"
-            " VALUES (?, ?, ?, ?, ?, ?, ?)",
+            "INSERT INTO files (path, kind, mtime_ns, size, sha, error, error_line)"
+            " VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET kind = excluded.kind,"
+            " mtime_ns = excluded.mtime_ns, size = excluded.size, sha = excluded.sha,"
+            " error = excluded.error, error_line = excluded.error_line",
             [path, kind, mtime_ns, size, sha, error, error_line],
         )
+
+    def set_open_session(self, path: str, session: str | None) -> None:
+        """Record the session whose open log the raw log at ``path`` is (None: it is closed,
+        consolidated or has no session): what finds a session's log without reading the others."""
+        self.execute("UPDATE files SET open_session = ? WHERE path = ?", [session, path])
 
     def remove_file(self, path: str) -> None:
         """Forget a file and everything indexed from it."""

@@ -11,7 +11,7 @@ never stored, or consolidated, again as something said).
 from __future__ import annotations
 
 import os
-from collections.abc import Collection, Iterator, Mapping, Sequence
+from collections.abc import Callable, Collection, Iterator, Mapping, Sequence
 from contextlib import nullcontext, suppress
 from dataclasses import dataclass, replace
 from datetime import datetime, timedelta
@@ -229,14 +229,20 @@ class _Segment:
     last: datetime | None
 
 
-def _open_logs(root: Path) -> dict[str, str]:
+# Which of the logs in ``logs/`` (file name -> (mtime_ns, size)) may be a session's open
+# log, for a writer that knows the rest are not (the index does); None: any of them may be.
+Narrow = Callable[[Mapping[str, tuple[int, int]]], Collection[str] | None]
+
+
+def _open_logs(root: Path, names: Collection[str] | None = None) -> dict[str, str]:
     """Each session's open log (the newest by file name), told by the logs' frontmatter
-    alone: no log is read whole to find it."""
+    alone: no log is read whole to find it; with ``names``, only the logs so named are read."""
     out: dict[str, str] = {}
     directory = root / LOGS_DIR
     if not directory.is_dir():
         return out
-    for path in sorted(directory.glob("*.md")):
+    paths = directory.glob("*.md") if names is None else (directory / n for n in names)
+    for path in sorted(paths):
         if path.is_symlink() or not path.is_file():
             continue
         rel = f"{LOGS_DIR}/{path.name}"
@@ -298,12 +304,18 @@ class OpenLogs:
     each log's text let go by :meth:`release` and read back when its session comes again, so
     memory is bounded by one call's turns, not by everything written."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, narrow: Narrow | None = None) -> None:
         self.root = root
+        self._narrow = narrow
         self._held: dict[str, _Segment] = {}
-        self._away = _open_logs(root)  # session -> its open log, text not held
         self._stamps = _log_stamps(root)
+        self._away = self._read_open(self._stamps)  # session -> its open log, text not held
         self._forgotten: Tombstones | None = None
+
+    def _read_open(self, stamps: Mapping[str, tuple[int, int]]) -> dict[str, str]:
+        """Each session's open log, reading only the logs ``narrow`` leaves in doubt."""
+        names = self._narrow(stamps) if self._narrow is not None else None
+        return _open_logs(self.root, names)
 
     def forgotten(self) -> Tombstones:
         """The vault's tombstones, read once for this writer (a turn matching one is written
@@ -319,8 +331,9 @@ class OpenLogs:
     def refresh(self) -> None:
         """Read the open logs again when another writer changed ``logs/`` since
         :meth:`settle` (a turn logged, a log consolidated); call it holding the lock."""
-        if _log_stamps(self.root) != self._stamps:
-            self._held, self._away = {}, _open_logs(self.root)
+        stamps = _log_stamps(self.root)
+        if stamps != self._stamps:
+            self._held, self._away = {}, self._read_open(stamps)
 
     def get(self, session: str) -> _Segment | None:
         """The session's open log, if it has one."""
@@ -386,12 +399,14 @@ def append_turns(
     close: bool = False,
     logs: OpenLogs | None = None,
     marks: Sequence[Mark] | None = None,
+    narrow: Narrow | None = None,
 ) -> list[LoggedTurn]:
     """Append turns (in order) to their sessions' open logs; ``close`` closes those logs after.
 
     Only the new turns are rendered: a long log is not re-parsed or rewritten turn by turn.
     A caller that holds the ``logs`` lock passes its :class:`OpenLogs`; ``marks`` (one a
-    turn) are recorded in each log written, in the same write as the turns they stand for.
+    turn) are recorded in each log written, in the same write as the turns they stand for;
+    ``narrow`` spares reading logs that cannot be a session's open one.
     """
     for turn in turns:
         validate_turn(turn)
@@ -402,7 +417,7 @@ def append_turns(
     with file_lock(root, "logs") if logs is None else nullcontext():
         folder = resolve_inside(root, LOGS_DIR)  # a logs/ linked out of the vault is refused
         ensure_dir(folder)
-        segments = OpenLogs(root) if logs is None else logs
+        segments = OpenLogs(root, narrow) if logs is None else logs
         touched: dict[str, _Segment] = {}
         for position, new in enumerate(turns):
             segment = segments.get(new.session)

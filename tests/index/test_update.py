@@ -361,3 +361,25 @@ def test_logging_a_turn_reads_nothing_of_the_vault_but_logs(vault_dir: Path, ind
     with Vault(vault_dir) as vault:
         hits = vault.index.execute("SELECT text FROM passages WHERE path = ?", [logged.path])
         assert [h[0] for h in hits] == ["the harbour7 key is under the mat"]
+
+
+@pytest.mark.parametrize("full", [False, True], ids=["sync", "full-reindex"])
+def test_the_index_knows_which_session_each_open_log_is_of(vault: Vault, full: bool) -> None:
+    """What lets a turn read only its own session's log: an open log's session, and none for
+    a log closed or consolidated (by hand here, as another writer would)."""
+    from memoryclaw.vault.rawlogs import close_session
+
+    root = vault.root
+    opened = vault.log_turn("open-one", "user", "still talking")
+    closed = vault.log_turn("closed-one", "user", "said and done")
+    assert close_session(root, "closed-one") == [closed.path]
+    vault.reindex(full=full)
+    known = vault.index.raw_log_stats("logs")
+    assert known[opened.path.removeprefix("logs/")][2] == "open-one"
+    assert known[closed.path.removeprefix("logs/")][2] is None
+    stat = os.stat(root / opened.path)
+    assert known[opened.path.removeprefix("logs/")][:2] == (stat.st_mtime_ns, stat.st_size)
+    assert not any("/" in name for name in known)  # logs/processed/ is not among them
+    os.utime(root / opened.path, ns=(stat.st_atime_ns, stat.st_mtime_ns + 10**9))
+    vault.reindex()  # touched, content unchanged: still open
+    assert vault.index.raw_log_stats("logs")[opened.path.removeprefix("logs/")][2] == "open-one"

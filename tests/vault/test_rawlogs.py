@@ -484,3 +484,60 @@ def test_whether_a_log_is_open_and_which_is_a_sessions_come_from_its_frontmatter
     monkeypatch.setattr(rawlogs, "read_text", whole)
     assert rawlogs.is_open_log(root, path) is not close
     assert rawlogs._open_logs(root).get("s1") == (None if close else path)
+
+
+def _log_heads_read(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """The logs whose frontmatter is read from now on (the real reader, watched)."""
+    from memoryclaw.vault import rawlogs
+
+    seen: list[str] = []
+    real = rawlogs.log_meta
+
+    def watched(root: Path, rel: str) -> dict[str, object]:
+        seen.append(rel)
+        return real(root, rel)
+
+    monkeypatch.setattr(rawlogs, "log_meta", watched)
+    return seen
+
+
+def test_a_turn_reads_the_head_of_its_own_log_only(
+    empty_vault: Vault, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Logs pile up in logs/ while nothing consolidates them; a turn read the head of every
+    one to find its session's (66 ms a turn at 1,000 logs), where the index tells which."""
+    for n in range(30):
+        empty_vault.log_turn(f"s{n}", "user", f"turn {n}", timestamp=T0 + timedelta(seconds=n))
+    reads = _log_heads_read(monkeypatch)
+    again = empty_vault.log_turn("s7", "user", "again", timestamp=T0 + timedelta(minutes=1))
+    assert again.turn == 2 and reads == [again.path]
+    reads.clear()
+    new = empty_vault.log_turn("s-new", "user", "hello", timestamp=T0 + timedelta(minutes=2))
+    assert new.turn == 1 and reads == []
+    assert len(list((empty_vault.root / "logs").glob("*.md"))) == 31
+
+
+@pytest.mark.parametrize(
+    "change", ["not-indexed", "index-deleted", "closed-by-hand"], ids=lambda c: c
+)
+def test_a_log_the_index_cannot_vouch_for_is_read(empty_vault: Vault, change: str) -> None:
+    """Which log is a session's open one comes from the logs themselves wherever the index
+    has not seen them as they are: written by another writer, the index gone, a hand edit."""
+    root = empty_vault.root
+    empty_vault.log_turn("other", "user", "something else", timestamp=T0)
+    if change == "not-indexed":  # written without the index hearing of it
+        first = append_turns(root, empty_vault.settings, [_turn("s", "user", "one")])[0]
+    else:
+        first = empty_vault.log_turn("s", "user", "one", timestamp=T0)
+    if change == "index-deleted":
+        empty_vault.close()
+        (root / ".memoryclaw" / "index.db").unlink()
+    if change == "closed-by-hand":
+        path = root / first.path
+        path.write_text(path.read_text().replace("\n---\n", "\nclosed: true\n---\n", 1))
+    with Vault(root, env={}) as vault:
+        later = vault.log_turn("s", "user", "two", timestamp=T0 + timedelta(seconds=5))
+    if change == "closed-by-hand":
+        assert later.path != first.path and later.turn == 1
+    else:
+        assert later.path == first.path and later.turn == 2
