@@ -233,6 +233,20 @@ def _changed(root: Path, noted: dict[str, str]) -> list[str]:
     )
 
 
+def _unstage_gone(root: Path, noted: Iterable[str]) -> None:
+    """Take out of git's index the noted files staged as new but gone from the disk: a
+    killed run's git staged them, a later run deleted them, and neither HEAD nor the disk
+    has them, so no commit of ours names them, and the user's next commit would bring back
+    a memory no file holds."""
+    paths = list(noted)
+    if not paths:
+        return
+    out = run_git(root, "status", "--porcelain", "-z", "--no-renames", "--", *paths)
+    gone = [entry[3:] for entry in out.stdout.split("\0") if entry.startswith("AD ")]
+    if gone:
+        run_git(root, "rm", "--cached", "--quiet", "--", *gone)
+
+
 def _split_note(note: str) -> tuple[str, str]:
     """A journal note's file state and the commit it was noted at ("" in a journal written
     before notes named their commit)."""
@@ -264,6 +278,7 @@ def commit_journal(root: Path, message: str) -> str | None:
     """Commit the noted files that changed since they were noted; the new commit's sha, or
     None when there was nothing to commit.  The journal is emptied either way."""
     noted = _noted(root)
+    _unstage_gone(root, noted)
     staged = _stage(root, partial(_changed, root, noted))
     sha = _commit_only(root, staged, message) if staged else None
     (root / JOURNAL_FILE).unlink(missing_ok=True)

@@ -263,3 +263,22 @@ def test_a_removal_already_staged_by_a_killed_run_is_committed(tmp_path: Path) -
         ["git", "-C", str(root), "status", "--porcelain"], capture_output=True, text=True
     )
     assert status.stdout == ""
+
+
+def test_a_file_a_killed_run_staged_and_a_later_run_deleted_is_left_staged_by_no_commit(
+    repo: Vault,
+) -> None:
+    """A killed run's git can stage a new episode and end before its commit; when the next
+    run deletes that episode again, the staged copy must not stay behind, for the user's
+    next commit to bring a memory back that no file holds."""
+    root = repo.root
+    ghost, kept = "episodes/ghost.md", "episodes/kept.md"
+    journal(root, [ghost, kept])
+    (root / ghost).write_text("---\nid: ep-ghost\n---\nwritten by a killed run\n")
+    (root / kept).write_text("---\nid: ep-kept\n---\nwritten and kept\n")
+    git(root, "add", "--", ghost)  # the killed run's git got this far
+    (root / ghost).unlink()  # the next run deletes what it wrote
+    assert git(root, "status", "--porcelain", "--", ghost).startswith("AD")
+    assert commit_journal(root, "memoryclaw: test") is not None
+    assert git(root, "status", "--porcelain", "--untracked-files=all") == ""
+    assert git(root, "ls-files", "--", "episodes").split() == [kept]
