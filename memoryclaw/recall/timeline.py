@@ -2,11 +2,13 @@
 
 Each matching episode gets one line: the opening of its best matching line
 (``TIMELINE_CHARS``), or of its summary when no line of it matched; ``memory_get`` shows the
-rest.  The episodes that fit are the most relevant ones: for a summary, those whose line and
-whole episode match best together (a line that mentions the topic in passing, in an episode
-about something else, comes after one of an episode about it); for an order, the best of each
-conversation first, so the timeline spans the conversations rather than dwelling on the one
-that says most.  They are shown oldest first.
+rest.  Except for an order, a question is passed over for its episode's best matching line
+that is not one: the reply holds what was learned or decided.  The episodes that fit are the
+most relevant ones: for a summary, those whose line and whole episode match best together
+(a line that mentions the topic in passing, in an episode about something else, comes after
+one of an episode about it); for an order, the best of each conversation first, so the
+timeline spans the conversations rather than dwelling on the one that says most.  They are
+shown oldest first.
 """
 
 from __future__ import annotations
@@ -58,14 +60,22 @@ def timeline(
     episode id to the shorter name it is shown by; the episodes in ``low`` (of low
     confidence) claim room only after all others, their lines marked so."""
     entries: dict[str, Entry] = {}
+    # Outside an order (which asks when each thing was asked), an episode is shown by its
+    # best line that is not a question, at its best line's relevance: what was learned or
+    # decided is in the reply, and the question's words are mostly in the reply too.
+    answered = {p.episode_id for p in result.passages if p.via != "log" and not _asks(p.text)}
+    best: dict[str, float] = {}
     for passage in result.passages:  # best first: an episode's first line is its best
         key = passage.episode_id if passage.via != "log" else f"{passage.path}:{passage.line}"
+        if not spread and _asks(passage.text) and key in answered and key not in entries:
+            best.setdefault(key, passage.relevance)
+            continue
         if passage.relevance >= min_score and key not in entries:
             entries[key] = Entry(
                 key,
                 passage.timestamp,
                 (passage.path, passage.line),
-                passage.relevance,
+                best.get(key, passage.relevance),
                 _line(passage, names),
                 passage.session or passage.timestamp[:10],
                 passage,
@@ -110,6 +120,11 @@ def timeline(
             room -= len(entry.text) + 1
             chosen.append(entry)
     return sorted(chosen, key=lambda e: (e.timestamp, e.order))
+
+
+def _asks(text: str) -> bool:
+    """Whether a line is a question (what its reply answers)."""
+    return text.rstrip().endswith("?")
 
 
 def _line(passage: PassageHit, names: Mapping[str, str]) -> str:

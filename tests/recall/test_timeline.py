@@ -242,3 +242,38 @@ def test_a_timeline_never_exceeds_the_budget(
         if shown.context:
             assert shown.context.lower().count("</memoryclaw>") == 1
     assert payload.budget == budget
+
+
+def test_a_summary_shows_the_answer_to_a_question_and_an_order_the_question(
+    tmp_path: Path,
+) -> None:
+    """What was learned or decided is in the reply to a question, not in the question; which
+    was asked when is in the question."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for day, (asked, answered) in enumerate(
+            [
+                ("How deep should the garden beds be?", "Make the garden beds 30 cm deep."),
+                ("Which compost suits the garden beds?", "Use leaf compost in the garden beds."),
+            ],
+            start=1,
+        ):
+            (vault.root / "episodes" / f"2025-01-0{day}_10-00-00_x{day}.md").write_text(
+                f"---\nid: ep-2025010{day}-100000-0000000{day}\n"
+                f"timestamp: 2025-01-0{day}T10:00:00Z\nsummary: day {day}\nsession: s{day}\n---\n"
+                f"- #1 User: {asked}\n- #2 Assistant: {answered}\n",
+                encoding="utf-8",
+            )
+        summary = vault.retrieve("Summarize what we discussed about my garden beds", now=NOW)
+        order = vault.retrieve("In what order did I ask about the garden beds?", now=NOW)
+
+    def entries(context: str) -> list[str]:
+        return [line for line in context.splitlines() if " January 2025 ep-" in line]
+
+    assert [e.split(": ", 1)[1] for e in entries(summary.context)] == [
+        "Assistant: Make the garden beds 30 cm deep.",
+        "Assistant: Use leaf compost in the garden beds.",
+    ]
+    assert [e.split(": ", 1)[1] for e in entries(order.context)] == [
+        "User: How deep should the garden beds be?",
+        "User: Which compost suits the garden beds?",
+    ]
