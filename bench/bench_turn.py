@@ -8,7 +8,9 @@ which the first retrieve takes in), then a recall's bookkeeping is timed alone (
 each by a new ``Vault``), ``--rounds`` retrieves run in one process (each one noting its
 recalls, as the first of the day does) and ``--fresh-runs`` retrieves run as ``memoryclaw
 retrieve`` processes.  Last, ``--log-runs`` fresh ``memoryclaw log`` processes
-each log the first turn of a new session.  Raw numbers in ``OUT/turn.json``.
+each log the first turn of a new session, and with each count of ``--open-logs`` left
+unconsolidated in ``logs/`` (as while nothing consolidates), a new session's first turn is
+logged in-process and as a fresh process.  Raw numbers in ``OUT/turn.json``.
 """
 
 from __future__ import annotations
@@ -98,6 +100,29 @@ def bookkeeping(root: Path, rounds: int) -> dict[str, float]:
     return summarize_ms(samples)
 
 
+def leave_open_logs(root: Path, count: int) -> None:
+    """Make ``logs/`` hold at least ``count`` open logs, one a session, none consolidated: what
+    piles up while nothing consolidates (each written by a logged turn, as an agent would)."""
+    have = len(list((root / "logs").glob("*.md")))
+    start = datetime.now(timezone.utc) - timedelta(days=30)
+    with Vault(root) as vault:
+        for n in range(have, count):
+            vault.log_turn(f"left-open-{n}", "user", f"turn {n}", timestamp=start)
+
+
+def log_in_process(root: Path, rounds: int) -> dict[str, float]:
+    """The first turns of new sessions logged by one long-lived Vault."""
+    samples: list[int] = []
+    stamp = time.time_ns()
+    with Vault(root) as vault:
+        vault.log_turn(f"warm-{stamp}", "user", "the index opened")
+        for n in range(rounds):
+            started = time.perf_counter_ns()
+            vault.log_turn(f"new-{stamp}-{n}", "user", "the first turn of a session")
+            samples.append(time.perf_counter_ns() - started)
+    return summarize_ms(samples)
+
+
 def fresh(command: Sequence[str], env: dict[str, str]) -> int:
     """Nanoseconds one process took, from start to exit."""
     started = time.perf_counter_ns()
@@ -113,6 +138,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=200, help="in-process retrieves")
     parser.add_argument("--fresh-runs", type=int, default=20, help="`memoryclaw retrieve` runs")
     parser.add_argument("--log-runs", type=int, default=10, help="`memoryclaw log` runs")
+    parser.add_argument(
+        "--open-logs", default="0,1000", help="logs left open in logs/ when a turn is logged"
+    )
     parser.add_argument("--seed", type=int, default=DEFAULT_SEED)
     parser.add_argument("--out", type=Path, default=DEFAULT_OUT)
     args = parser.parse_args(argv)
@@ -155,6 +183,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         report["log_first_turn"] = summarize_ms(logs)
         first = report["log_first_turn"]
         print(f"first turn of a new session logged: p50 {first['p50']:.0f} ms (fresh process)")
+        report["log_with_open_logs"] = {}
+        for count in [int(c) for c in args.open_logs.split(",")]:
+            leave_open_logs(root, count)
+            measured = {"in_process": log_in_process(root, args.rounds // 4)}
+            measured["fresh_process"] = summarize_ms(
+                [
+                    fresh([*log, "--session", f"open-{count}-{n}", "a first turn"], env)
+                    for n in range(args.log_runs)
+                ]
+            )
+            report["log_with_open_logs"][str(count)] = measured
+            print(
+                f"{count:>7} logs left open: a new session's first turn logged in-process"
+                f" p50 {measured['in_process']['p50']:.1f} p95 {measured['in_process']['p95']:.1f}"
+                f" ms; fresh process p50 {measured['fresh_process']['p50']:.0f} ms"
+            )
     (out / "turn.json").write_text(json.dumps(report, indent=1) + "\n")
     return 0
 
