@@ -230,6 +230,13 @@ class _FactCollector:
         )
 
 
+# A plain line of a fact folder's instructions.md (a hand-written "- Always answer in metric
+# units.") is the owner's standing instruction, as consolidation's "- User (instruction): …"
+# lines there are.  preferences.md is not so read: hand-written, it is mostly facts about the
+# owner ("- Dentist check-ups every six months"), which search finds when asked.
+INSTRUCTIONS_FILE = "instructions.md"
+
+
 def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
     """Every fact in a semantic file, in file order, in all three accepted forms.
 
@@ -244,6 +251,8 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
     meta, body, first_line = split_frontmatter(text, path)
     defaults = {"agent": optional_str(meta, "agent", path), "scope": meta_scope(meta, path)}
     out = _FactCollector(path, default_updated, defaults)
+    folder, _, name = path.rpartition("/")
+    instructions = name == INSTRUCTIONS_FILE and folder.split("/")[0] == "semantic"
     section = ""
     parent: str | None = None
     parent_provenance: dict[str, str] = {}
@@ -289,11 +298,16 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
             parent = None
             if kv and kv.group("value"):
                 entity, field = _field_for(kv.group("key"), kv.group("value"))
-                out.add(lineno, section, entity, field, kv.group("value"), "bullet", provenance)
+                if instructions and field != "instruction":  # "- When I ask about X: do Y"
+                    entity, field, kv_value = section or "note", "instruction", content.strip()
+                else:
+                    kv_value = kv.group("value")
+                out.add(lineno, section, entity, field, kv_value, "bullet", provenance)
             elif kv:
                 parent, parent_provenance = kv.group("key").strip(), provenance
             else:
-                out.add(lineno, section, section or "note", "note", content, "note", provenance)
+                field = "instruction" if instructions else "note"
+                out.add(lineno, section, section or "note", field, content, "note", provenance)
             continue
         if parent is not None:
             nested_text = bullet.group("text") if bullet else raw.strip()

@@ -7,6 +7,7 @@ import tempfile
 from datetime import timedelta
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -44,6 +45,21 @@ def test_an_instruction_reaches_a_question_that_shares_no_word_with_it(
     assert lines[2] == LABEL  # first, after the block's frame
     assert standing_section(payload.context) == ["- From now on, answer in French."]
     assert payload.working_memory["standing"] == ["From now on, answer in French."]
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["Always answer in metric units.", "When I ask about trips: give the distance too"],
+    ids=["plain", "with-a-colon"],
+)
+def test_a_hand_written_instruction_reaches_a_question_that_shares_no_word_with_it(
+    empty_vault: Vault, line: str
+) -> None:
+    """semantic/instructions.md written by hand, as the vault's format invites."""
+    _write(empty_vault.root, "instructions.md", ["# Mine", "", f"- {line}"])
+    ask = "How tall is the Eiffel Tower?" if line.startswith("Always") else "Plan my trip, please"
+    assert standing_section(empty_vault.retrieve(ask, context=DIRECT).context) == [f"- {line}"]
+    assert [fact.value for fact in empty_vault.profile()] == [line]
 
 
 def test_a_preference_told_the_agent_reaches_a_question_that_shares_no_word_with_it(

@@ -210,6 +210,69 @@ def test_plain_bullets_become_note_facts_of_their_section() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("path", "line", "expected"),
+    [
+        (
+            "semantic/instructions.md",
+            "- Always answer in metric units.",
+            ("Instructions", "instruction", "Always answer in metric units.", "note"),
+        ),
+        (
+            "semantic/instructions.md",
+            "- When I ask about ETFs: include dividend yields",
+            (
+                "Instructions",
+                "instruction",
+                "When I ask about ETFs: include dividend yields",
+                "bullet",
+            ),
+        ),
+        (
+            "semantic/instructions.md",
+            "- User (instruction): Never use emojis.",
+            ("User", "instruction", "Never use emojis.", "bullet"),
+        ),
+        (  # a hand-written preferences file is mostly facts about the owner
+            "semantic/preferences.md",
+            "- Dentist check-ups every six months",
+            ("Instructions", "note", "Dentist check-ups every six months", "note"),
+        ),
+        (
+            "semantic/team/instructions.md",
+            "- Always answer in metric units.",
+            ("Instructions", "instruction", "Always answer in metric units.", "note"),
+        ),
+        (
+            "semantic/notes.md",
+            "- Always answer in metric units.",
+            ("Instructions", "note", "Always answer in metric units.", "note"),
+        ),
+        (
+            "episodes/instructions.md",
+            "- Always answer in metric units.",
+            ("Instructions", "note", "Always answer in metric units.", "note"),
+        ),
+    ],
+    ids=[
+        "plain-instruction",
+        "instruction-with-a-colon",
+        "written-by-consolidation",
+        "preferences-file",
+        "in-a-subfolder",
+        "other-file",
+        "not-a-fact-folder",
+    ],
+)
+def test_a_plain_line_of_the_instructions_file_is_the_owner_s_standing_instruction(
+    path: str, line: str, expected: tuple[str, str, str, str]
+) -> None:
+    """A hand-written "- Always answer in metric units." in semantic/instructions.md is in
+    force like the lines consolidation writes there."""
+    [fact] = parse_facts(f"# Instructions\n\n{line}\n", path, "2025-01-01")
+    assert (fact.entity, fact.field, fact.value, fact.form) == expected
+
+
 def test_comment_lines_and_fenced_code_are_ignored() -> None:
     text = (
         "# Contacts\n"
