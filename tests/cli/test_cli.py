@@ -1153,8 +1153,15 @@ _NEVER_PER_TURN = {
     "memoryclaw.share.history",
     "memoryclaw.share.sync",
 }
-# A recall without a session reads no raw log and writes none, and hashes nothing.
-_NOT_FOR_A_RECALL = {"hashlib", "secrets", "memoryclaw.api.importing", "memoryclaw.vault.rawlogs"}
+# A recall without a session reads no raw log and writes none, and hashes nothing; it reads
+# a plain memoryclaw.yaml and frontmatter without PyYAML.
+_NOT_FOR_A_RECALL = {
+    "hashlib",
+    "secrets",
+    "yaml",
+    "memoryclaw.api.importing",
+    "memoryclaw.vault.rawlogs",
+}
 # Logging a turn searches nothing.
 _NOT_FOR_A_LOG = {
     "memoryclaw.api.recalling",
