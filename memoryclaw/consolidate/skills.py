@@ -20,7 +20,6 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from importlib import resources
 from pathlib import Path
 from string import Template
 from typing import Any
@@ -210,6 +209,8 @@ def _template_text() -> str:
     checkout = Path(__file__).resolve().parents[2] / "skills_templates" / _TEMPLATE
     if checkout.is_file():
         return checkout.read_text(encoding="utf-8")
+    from importlib import resources  # here: a recall asking for the active skill needs none
+
     packaged = resources.files("memoryclaw") / "skills_templates" / _TEMPLATE
     if packaged.is_file():
         return packaged.read_text(encoding="utf-8")
