@@ -22,7 +22,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from string import Template
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import NotFoundError, ParseError, UnsafePathError
 from ..vault.config import Settings
@@ -37,7 +37,6 @@ from ..vault.files import (
     read_text,
     resolve_inside,
 )
-from ..vault.logformat import RawLog, parse_log
 from ..vault.naming import slugify
 from ..vault.skillfiles import (
     SkillInfo,
@@ -48,6 +47,9 @@ from ..vault.skillfiles import (
     when_to_use,
     with_status,
 )
+
+if TYPE_CHECKING:
+    from ..vault.logformat import RawLog
 
 MAX_PATTERN_STEPS = 10  # longer runs are cut: a request's patterns grow with its length squared
 MAX_EXAMPLES = 3
@@ -121,6 +123,7 @@ def _all_logs(root: Path) -> list[RawLog]:
     (a consolidation stopped between copy and delete) counts once.  None when no log calls a
     tool: then none holds a pattern, and parsing them all on every run would be wasted."""
     # here, not above: a recall imports this module for the active skill, and reads no log
+    from ..vault.logformat import parse_log
     from ..vault.rawlogs import log_texts
 
     texts = [pair for folder in (PROCESSED_DIR, LOGS_DIR) for pair in log_texts(root, folder)]
@@ -228,6 +231,7 @@ class _Occurrence:
 
 def _occurrences(root: Path, pattern: tuple[str, ...], paths: Sequence[str]) -> list[_Occurrence]:
     """The first request running ``pattern`` in each of the newest example logs."""
+    from ..vault.logformat import parse_log
     from ..vault.rawlogs import redacted_log
 
     found: list[_Occurrence] = []

@@ -1153,13 +1153,16 @@ _NEVER_PER_TURN = {
     "memoryclaw.share.history",
     "memoryclaw.share.sync",
 }
-# A recall without a session reads no raw log and writes none, and hashes nothing; it reads
-# a plain memoryclaw.yaml and frontmatter without PyYAML.
+# A recall without a session reads no raw log and writes none, hashes nothing and parses no
+# fact file (the index is current); it reads a plain memoryclaw.yaml and frontmatter without
+# PyYAML.
 _NOT_FOR_A_RECALL = {
     "hashlib",
     "secrets",
     "yaml",
     "memoryclaw.api.importing",
+    "memoryclaw.vault.facts",
+    "memoryclaw.vault.logformat",
     "memoryclaw.vault.rawlogs",
 }
 # Logging a turn searches nothing.
