@@ -1153,10 +1153,12 @@ _NEVER_PER_TURN = {
     "memoryclaw.share.history",
     "memoryclaw.share.sync",
 }
+# A command run once (unlike the server) loads logging with its first warning only.
+_UNTIL_A_WARNING = {"logging"}
 # A recall without a session reads no raw log and writes none, hashes nothing and parses no
 # fact file (the index is current); it reads a plain memoryclaw.yaml and frontmatter without
 # PyYAML.
-_NOT_FOR_A_RECALL = {
+_NOT_FOR_A_RECALL = _UNTIL_A_WARNING | {
     "hashlib",
     "secrets",
     "yaml",
@@ -1166,7 +1168,7 @@ _NOT_FOR_A_RECALL = {
     "memoryclaw.vault.rawlogs",
 }
 # Logging a turn searches nothing.
-_NOT_FOR_A_LOG = {
+_NOT_FOR_A_LOG = _UNTIL_A_WARNING | {
     "memoryclaw.api.recalling",
     "memoryclaw.recall.retrieval",
     "memoryclaw.recall.results",
