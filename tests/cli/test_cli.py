@@ -1163,6 +1163,7 @@ _NOT_FOR_A_RECALL = _UNTIL_A_WARNING | {
     "secrets",
     "yaml",
     "memoryclaw.api.importing",
+    "memoryclaw.consolidate.skills",  # the active skill is chosen by vault.skillfiles
     "memoryclaw.vault.facts",
     "memoryclaw.vault.logformat",
     "memoryclaw.vault.rawlogs",
