@@ -773,9 +773,8 @@ def test_redaction_of_adversarial_text_finishes(unit: str) -> None:
 
 def test_a_text_holding_no_marker_compiles_no_rule() -> None:
     """A turn that holds no rule's marker runs no rule, so a fresh ``memoryclaw log`` of it
-    compiles none (compiling them all took longer than the rest of the redaction)."""
+    compiles none."""
     code = (
-        "import sys\n"
         "from memoryclaw.vault import secretpatterns\n"
         "from memoryclaw.vault.redact import redact\n"
         "assert redact('Lunch with Ivan at noon, then the supplier call.') == "
