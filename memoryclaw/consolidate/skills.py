@@ -20,9 +20,10 @@ import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
+from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import NotFoundError, ParseError, UnsafePathError
 from ..vault.config import Settings
@@ -37,6 +38,7 @@ from ..vault.files import (
     read_text,
     resolve_inside,
 )
+from ..vault.logformat import RawLog, parse_log
 from ..vault.naming import slugify
 from ..vault.skillfiles import (
     SkillInfo,
@@ -45,9 +47,6 @@ from ..vault.skillfiles import (
     skill_folders,
     with_status,
 )
-
-if TYPE_CHECKING:
-    from ..vault.logformat import RawLog
 
 MAX_PATTERN_STEPS = 10  # longer runs are cut: a request's patterns grow with its length squared
 MAX_EXAMPLES = 3
@@ -119,8 +118,7 @@ def _all_logs(root: Path) -> list[RawLog]:
     """Every readable raw log, oldest file name first; a log found both waiting and processed
     (a consolidation stopped between copy and delete) counts once.  None when no log calls a
     tool: then none holds a pattern, and parsing them all on every run would be wasted."""
-    # here, not above: a recall imports this module for the active skill, and reads no log
-    from ..vault.logformat import parse_log
+    # here, not above: listing, approving or rejecting skills reads no log
     from ..vault.rawlogs import log_texts
 
     texts = [pair for folder in (PROCESSED_DIR, LOGS_DIR) for pair in log_texts(root, folder)]
@@ -209,8 +207,6 @@ def _template_text() -> str:
     checkout = Path(__file__).resolve().parents[2] / "skills_templates" / _TEMPLATE
     if checkout.is_file():
         return checkout.read_text(encoding="utf-8")
-    from importlib import resources  # here: a recall asking for the active skill needs none
-
     packaged = resources.files("memoryclaw") / "skills_templates" / _TEMPLATE
     if packaged.is_file():
         return packaged.read_text(encoding="utf-8")
@@ -228,7 +224,6 @@ class _Occurrence:
 
 def _occurrences(root: Path, pattern: tuple[str, ...], paths: Sequence[str]) -> list[_Occurrence]:
     """The first request running ``pattern`` in each of the newest example logs."""
-    from ..vault.logformat import parse_log
     from ..vault.rawlogs import redacted_log
 
     found: list[_Occurrence] = []

@@ -812,11 +812,11 @@ def test_a_run_parses_the_logs_it_consolidates_not_the_ones_before(
         parsed.append(path)
         return parse_log(text, path)
 
-    # the skill miner and the index import it where they parse a log
     for module in (
         "memoryclaw.consolidate.pipeline",
-        "memoryclaw.vault.logformat",
+        "memoryclaw.consolidate.skills",
         "memoryclaw.vault.rawlogs",
+        "memoryclaw.vault.logformat",  # the index imports it where it parses a log
     ):
         monkeypatch.setattr(f"{module}.parse_log", counting)
     report = vault.consolidate(now=LATER)
