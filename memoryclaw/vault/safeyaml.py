@@ -279,8 +279,8 @@ def _json_value(value: str) -> Any:
     """A collection exactly as ``json.dumps`` writes it (a skill's ``metadata``), which YAML
     reads the same as JSON does as long as it holds no escape and no fraction (YAML 1.1
     reads ``1e+20`` as text); else ``_NOT_TEXT``."""
-    if "\\" in value:
-        return _NOT_TEXT
+    if '"' not in value or "\\" in value or _flow_depth(value) > MAX_YAML_NESTING:
+        return _NOT_TEXT  # the full parser refuses what is nested too deep, naming the line
     try:
         parsed = json.loads(value)
     except ValueError:

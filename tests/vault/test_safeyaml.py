@@ -257,6 +257,7 @@ def test_flat_yaml_takes_what_memoryclaw_writes() -> None:
         'a: {"b": 1e+20}',
         'a: {"b": "c\\"d"}',
         'a: {"b":1}',
+        "a: " + "[" * 100 + '"b"' + "]" * 100,
     ],
     ids=[
         "trailing-colon",
@@ -283,6 +284,7 @@ def test_flat_yaml_takes_what_memoryclaw_writes() -> None:
         "json-fraction",
         "json-escape",
         "json-not-as-dumped",
+        "json-too-deep",
     ],
 )
 def test_flat_yaml_leaves_anything_unusual_to_pyyaml(text: str) -> None:
