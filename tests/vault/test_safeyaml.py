@@ -206,6 +206,9 @@ def test_flat_yaml_reads_sections_as_pyyaml_does(text: str) -> None:
     if fast is None:
         return  # PyYAML decides
     assert _typed(fast) == _typed(yaml.load(text, Loader=safeyaml._loader()))
+    safe = _typed(yaml.safe_load(text))
+    if "datetime" not in repr(safe):  # the vault's loader alone leaves dates as text
+        assert _typed(fast) == safe
 
 
 def test_flat_yaml_reads_the_default_config() -> None:
