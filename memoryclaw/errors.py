@@ -19,6 +19,7 @@ The tree::
     └── ReadOnlyVaultError   a write aimed at a team vault, which is only read (name, path, ident)
 
 Each carries the data a caller needs to act on it; ``str(err)`` is a one-line message.
+What went wrong and was got round is logged as a warning by :func:`warn`.
 """
 
 from __future__ import annotations
@@ -175,3 +176,14 @@ class ReadOnlyVaultError(MemoryclawError):
             f"{ident} is in the team vault {name!r} ({self.path}), which is read-only here:"
             f" {action} changes only this vault; change it in the team vault itself"
         )
+
+
+def warn(logger: str, message: str, *args: object) -> None:
+    """Log a warning on the logger named ``logger`` (``memoryclaw.config``...).
+
+    :mod:`logging` is imported with the first warning: a command with none to give, as a
+    recall or a logged turn mostly has, does not pay the ~3 ms it takes to load.
+    """
+    import logging
+
+    logging.getLogger(logger).warning(message, *args, stacklevel=2)

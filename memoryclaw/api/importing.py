@@ -3,7 +3,6 @@ imports of an OpenClaw install or a folder of notes."""
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -12,7 +11,7 @@ from functools import partial
 from pathlib import Path
 from typing import IO, TYPE_CHECKING, Any
 
-from ..errors import MemoryclawError
+from ..errors import MemoryclawError, warn
 from ..importers.records import as_timestamp, record_turns
 from ..index.update import index_logged_turn
 from ..vault.files import CONSOLIDATE_LOCK, LOGS_DIR, file_lock
@@ -22,8 +21,6 @@ from ..vault.rawlogs import LoggedTurn, append_turns
 if TYPE_CHECKING:
     from ..importers.workspace import ImportReport
     from .vault import Vault
-
-_log = logging.getLogger("memoryclaw.vectors")
 
 
 @dataclass(frozen=True)
@@ -80,7 +77,7 @@ def log_turn(
     try:
         index_logged_turn(vault.root, vault.index, logged)
     except (MemoryclawError, sqlite3.Error, OSError) as exc:
-        _log.warning("logged turn not indexed yet (the next sync will): %s", exc)
+        warn("memoryclaw.vectors", "logged turn not indexed yet (the next sync will): %s", exc)
     return logged
 
 
@@ -108,7 +105,7 @@ def _index_logs(vault: Vault, paths: Sequence[str]) -> None:
     try:
         vault.reindex_paths(paths)
     except (MemoryclawError, sqlite3.Error, OSError) as exc:
-        _log.warning("logged turns not indexed yet (the next sync will): %s", exc)
+        warn("memoryclaw.vectors", "logged turns not indexed yet (the next sync will): %s", exc)
 
 
 def ingest(

@@ -3,13 +3,12 @@ vector fallback's embeddings after them."""
 
 from __future__ import annotations
 
-import logging
 import sqlite3
 from collections.abc import Iterable
 from contextlib import suppress
 from typing import TYPE_CHECKING
 
-from ..errors import EmbeddingError
+from ..errors import EmbeddingError, warn
 from ..index.embeddings import embedder_name
 from ..index.update import Progress, SyncReport, is_stale, sync, sync_paths
 from ..index.vectors import update_vectors
@@ -19,8 +18,6 @@ from .opening import INDEX_FILE
 
 if TYPE_CHECKING:
     from .vault import Vault
-
-_log = logging.getLogger("memoryclaw.vectors")
 
 
 def reindex(
@@ -81,7 +78,9 @@ def update_episode_vectors(
     try:
         embedded = update_vectors(vault.index, name, vault._get_embedder, progress)
     except EmbeddingError as exc:
-        _log.warning("episode vectors not updated (keyword search unaffected): %s", exc)
+        warn(
+            "memoryclaw.vectors", "episode vectors not updated (keyword search unaffected): %s", exc
+        )
         if report is not None:
             report.vector_error = str(exc)
         return

@@ -205,7 +205,7 @@ def retrieve(
     )
     if context is not None and context.session:
         result = _without_live_turns(vault.root, result, context.session)
-    from ..consolidate.skills import active_skill
+    from ..vault.skillfiles import active_skill
 
     skill = active_skill(vault.root, result.plan.keywords)
     top = result.passages[:_NEIGHBOURS_OF]

@@ -9,8 +9,8 @@ not suggested again, and an existing ``SKILL.md`` is never overwritten.
 
 A draft is never used until it is approved.  A hand-written skill without memoryclaw
 metadata is the user's own and counts as approved.  At retrieval, the approved skill whose
-name, description and "When to use" section share the most query keywords (at least
-:data:`MIN_KEYWORD_HITS`) is the working memory's ``active_skill``.
+name, description and "When to use" section share the most query keywords is the working
+memory's ``active_skill`` (:func:`memoryclaw.vault.skillfiles.active_skill`).
 """
 
 from __future__ import annotations
@@ -45,14 +45,11 @@ from ..vault.skillfiles import (
     parse_skill,
     read_skill,
     skill_folders,
-    skill_text,
-    when_to_use,
     with_status,
 )
 
 MAX_PATTERN_STEPS = 10  # longer runs are cut: a request's patterns grow with its length squared
 MAX_EXAMPLES = 3
-MIN_KEYWORD_HITS = 2
 _NAME_CHARS = 60  # room for a "-N" suffix within the 64 characters AgentSkills allows
 _DESCRIPTION_CHARS = 1000
 _REQUEST_CHARS = 160
@@ -121,7 +118,7 @@ def _all_logs(root: Path) -> list[RawLog]:
     """Every readable raw log, oldest file name first; a log found both waiting and processed
     (a consolidation stopped between copy and delete) counts once.  None when no log calls a
     tool: then none holds a pattern, and parsing them all on every run would be wasted."""
-    # here, not above: a recall imports this module for the active skill, and reads no log
+    # here, not above: listing, approving or rejecting skills reads no log
     from ..vault.rawlogs import log_texts
 
     texts = [pair for folder in (PROCESSED_DIR, LOGS_DIR) for pair in log_texts(root, folder)]
@@ -400,45 +397,3 @@ def _set_status(root: Path, name: str, status: str) -> SkillInfo:
         text = with_status(text, rel, status)
         atomic_write(resolve_inside(root, rel), text)
         return parse_skill(name, rel, text)[0]
-
-
-# --------------------------------------------------------------------- active
-
-
-def _fold(text: str) -> str:
-    """Text as query keywords are written: lowercase, typographic apostrophes plain."""
-    return text.lower().replace("’", "'")
-
-
-def _hits(keywords: Sequence[str], text: str) -> int:
-    """How many keywords occur in ``text`` as whole words (``project`` in ``project-update``)."""
-    return sum(bool(re.search(rf"(?<!\w){re.escape(k)}(?!\w)", text)) for k in keywords)
-
-
-def active_skill(root: Path, keywords: Sequence[str]) -> str | None:
-    """The approved skill whose name, description and "When to use" share the most keywords
-    (at least :data:`MIN_KEYWORD_HITS`; ties go to the first name), else None.
-
-    Every call reads the SKILL.md files, so an edit counts at once; only a file holding
-    enough of the keywords somewhere is parsed.
-    """
-    wanted = sorted(set(keywords))
-    best: tuple[int, str] | None = None
-    for name, plain in skill_folders(root).items():
-        needed = MIN_KEYWORD_HITS if best is None else best[0] + 1
-        rel = f"{SKILLS_DIR}/{name}/SKILL.md"
-        try:
-            text = skill_text(root, name, plain)
-            folded = _fold(f"{name.replace('-', ' ')}\n{text}")
-            if sum(k in folded for k in wanted) < needed:
-                continue  # cannot win, whatever its status
-            info, body = parse_skill(name, rel, text)
-        except _UNREADABLE:
-            continue  # list_skills reports it
-        if info.status != "approved":
-            continue
-        searched = " ".join((name.replace("-", " "), info.description, when_to_use(body)))
-        hits = _hits(wanted, _fold(searched))
-        if hits >= needed:
-            best = (hits, name)
-    return best[1] if best else None

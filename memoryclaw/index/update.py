@@ -21,9 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import FileChangedError, ParseError, UnsafePathError
-from ..vault.aliases import parse_aliases
 from ..vault.episodes import parse_episode
-from ..vault.facts import parse_facts
 from ..vault.files import (
     ARCHIVE_DIR,
     EPISODES_DIR,
@@ -40,7 +38,6 @@ from ..vault.files import (
     require_vault,
     safe_relpath,
 )
-from ..vault.logformat import parse_log
 from ..vault.scanning import folders_changed, scan
 from .reads import FileState
 from .store import Index
@@ -122,11 +119,17 @@ def index_file(
         if root is not None:
             _note_turn_sizes(root, index, episode.source)
     elif stat.kind == "facts":
+        from ..vault.facts import parse_facts  # here, as the two below: a recall parses none
+
         facts = parse_facts(text, stat.path, _mtime_date(stat.mtime_ns))
         index.put_facts(stat.path, facts, replace=replace)
     elif stat.kind == "aliases":
+        from ..vault.aliases import parse_aliases
+
         index.put_aliases(stat.path, parse_aliases(text, stat.path))
     elif stat.kind == "log":
+        from ..vault.logformat import parse_log
+
         log = parse_log(text, stat.path)
         if log.meta.get("processed"):
             index.remove_file(stat.path)  # its episodes hold its turns now
@@ -158,6 +161,8 @@ def _note_turn_sizes(root: Path, index: Index, source: str | None) -> None:
     that is missing or unreadable is left out; its episodes then stand for their own text."""
     if not source or not source.startswith(LOGS_DIR + "/") or index.has_turn_sizes(source):
         return
+    from ..vault.logformat import parse_log
+
     try:
         # a missing log (deleted by retention) is common: one stat says so, cheaper than
         # resolving the path's links first

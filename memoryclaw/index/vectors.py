@@ -12,12 +12,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from ..errors import EmbeddingError
 from .embeddings import Embedder, embedding_text, passage_text, text_hash
 from .store import Index
-from .update import Progress
+
+if TYPE_CHECKING:
+    from .update import Progress
 
 VectorHit = tuple[Mapping[str, Any], float]
 # Episodes per embed call and per write: the progress bar's step and the work a failure loses.

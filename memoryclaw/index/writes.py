@@ -18,7 +18,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..vault.episodes import Episode, detail_passages, episode_fingerprint
-from ..vault.facts import Fact
 from ..vault.timestamps import utc_iso
 from ..vault.values import shape_tokens
 from .embeddings import embedding_text, passage_text, text_hash
@@ -27,6 +26,8 @@ from .schema import BUSY_TIMEOUT_MS, FTS_COLUMNS, RECALLS_SINCE, IndexDatabase
 if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
+
+    from ..vault.facts import Fact
 
 
 class IndexWrites(IndexDatabase):

@@ -3,6 +3,7 @@ it, which of the two was written later, and the mark the fact's line gets for it
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -13,14 +14,21 @@ from ..vault.words import extract_keywords
 from .lines import _clean
 from .results import FactResult
 
+
+# Compiled on first use, as the other patterns marked so: a fresh process (a recall, a logged
+# turn) pays for every pattern compiled at import, and most serve a question it is not asked.
 # A value of each kind value_kind knows, found anywhere in a line (its patterns unanchored);
 # a match is taken for that kind only when value_kind says so of it (a date is no phone).
-_VALUE_RES = {
-    "email": re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),
-    "url": re.compile(r"https?://\S+"),
-    "date": re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])"),
-    "phone": re.compile(r"\+?\d[\d\s().-]{5,18}\d"),
-}
+@functools.cache
+def _value_res() -> dict[str, re.Pattern[str]]:
+    return {
+        "email": re.compile(r"[A-Za-z0-9._%+-]+@[A-Za-z0-9.-]+\.[A-Za-z]{2,}"),
+        "url": re.compile(r"https?://\S+"),
+        "date": re.compile(r"(?<![\d-])\d{4}-\d{2}-\d{2}(?![\d-])"),
+        "phone": re.compile(r"\+?\d[\d\s().-]{5,18}\d"),
+    }
+
+
 _CURRENT_MARK, _OLDER_MARK = " (current value, newer than {})", " (older than {})"
 
 
@@ -56,7 +64,7 @@ def _states_other_value(fact: FactResult, text: str, about: str) -> bool:
         return False
     found = {
         value_key(m.group(0))
-        for m in _VALUE_RES[kind].finditer(text)
+        for m in _value_res()[kind].finditer(text)
         if value_kind(m.group(0).strip()) == kind
     }
     if not found or value_key(fact.value) in found:

@@ -15,6 +15,7 @@ runs on :attr:`LongView.topic`, the question without it.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 
@@ -46,47 +47,73 @@ _PROGRESS_RE = re.compile(
 _OVER_TIME_RE = re.compile(
     r"\b(?:over|across|throughout) (?:the )?(?:time|years|months|weeks|course of)\b", _I
 )
-_PAST_RE = re.compile(r"\b(?:did|has|have|had|was|were)\b|['’]ve\b|\w{3,}ed\b", _I)
+
+
+# Compiled on first use, as the other patterns marked so: a fresh process (a recall, a logged
+# turn) pays for every pattern compiled at import, and most serve a question it is not asked.
+@functools.cache
+def _past_re() -> re.Pattern[str]:
+    return re.compile(r"\b(?:did|has|have|had|was|were)\b|['’]ve\b|\w{3,}ed\b", _I)
+
+
 _SUMMARY_RE = re.compile(
     r"\b(?:summar(?:y|ies|ise|ize|ised|ized|ising|izing)|recap|sum up|overview of)\b", _I
 )
 _EVERYTHING_RE = re.compile(
     r"\beverything(?: [\w'’]+){0,3} (?:about|regarding|related to)\b|\ball about\b", _I
 )
+
+
 # "Is everything about the trip ready?" asks whether, not for everything.
-_YES_NO_RE = re.compile(r"^\W*(?:is|are|was|were|does|do|did|has|have|had)\b", _I)
+@functools.cache
+def _yes_no_re() -> re.Pattern[str]:
+    return re.compile(r"^\W*(?:is|are|was|were|does|do|did|has|have|had)\b", _I)
+
+
 # A summary of text at hand ("summarize this article", "the following", "below"), not of
 # what memory holds.
-_AT_HAND_RE = re.compile(
-    r"\bsummar\w*\s+(?:of\s+)?(?:this|these|that|it|the following|the attached|the text)\b"
-    r"|\b(?:below|attached|pasted)\b|:\s*\S",
-    _I,
-)
+@functools.cache
+def _at_hand_re() -> re.Pattern[str]:
+    return re.compile(
+        r"\bsummar\w*\s+(?:of\s+)?(?:this|these|that|it|the following|the attached|the text)\b"
+        r"|\b(?:below|attached|pasted)\b|:\s*\S",
+        _I,
+    )
+
+
 # A summary of one's own history names oneself ("I", "my", "we", "our", "me") or a span
 # of it ("throughout this project", "so far").
-_HISTORY_RE = re.compile(
-    r"\b(?:i|my|me|we|our|us|throughout|so far|until now|to date|entire|whole)\b", _I
-)
+@functools.cache
+def _history_re() -> re.Pattern[str]:
+    return re.compile(
+        r"\b(?:i|my|me|we|our|us|throughout|so far|until now|to date|entire|whole)\b", _I
+    )
+
+
 _REASONS = {
     "order": "the question asks for an order",
     "progression": "the question asks how something developed over time",
     "summary": "the question asks for a summary",
     "everything": "the question asks for everything about a topic",
 }
+
+
 # The framing of such questions, taken out of the topic: what they ask of the answer's shape.
-_FRAMING_RE = re.compile(
-    r"\((?:\s*(?:mention|list|name|give)\s+)?\d+\s+\w+\s*\)"  # "(mention 10 items)"
-    r"|\b(?:in (?:what|which) order|the order in which|in (?:chronological |the )?order"
-    r"|chronologically|over (?:the )?(?:time|years|months|weeks)|over the course of"
-    r"|(?:throughout|across|during|in|over) (?:all )?(?:of )?(?:our|my|the|these) "
-    r"(?:conversations?|discussions?|chats?|sessions?|talks?)"
-    r"|(?:our|these|all) (?:conversations?|discussions?|chats?|sessions?)"
-    r"|brought up|talked about|walk me through|so far)\b"
-    r"|\b(?:list|order|sequence|summar\w*|recap|overview|comprehensive|detailed|brief"
-    r"|different|various|aspects?|topics?|items?|everything|progress(?:ed)?|evolved?"
-    r"|developed|conversations?|discussions?|chats?|give|provide|tell|can|could|would|please)\b",
-    _I,
-)
+@functools.cache
+def _framing_re() -> re.Pattern[str]:
+    return re.compile(
+        r"\((?:\s*(?:mention|list|name|give)\s+)?\d+\s+\w+\s*\)"  # "(mention 10 items)"
+        r"|\b(?:in (?:what|which) order|the order in which|in (?:chronological |the )?order"
+        r"|chronologically|over (?:the )?(?:time|years|months|weeks)|over the course of"
+        r"|(?:throughout|across|during|in|over) (?:all )?(?:of )?(?:our|my|the|these) "
+        r"(?:conversations?|discussions?|chats?|sessions?|talks?)"
+        r"|(?:our|these|all) (?:conversations?|discussions?|chats?|sessions?)"
+        r"|brought up|talked about|walk me through|so far)\b"
+        r"|\b(?:list|order|sequence|summar\w*|recap|overview|comprehensive|detailed|brief"
+        r"|different|various|aspects?|topics?|items?|everything|progress(?:ed)?|evolved?"
+        r"|developed|conversations?|discussions?|chats?|give|provide|tell|can|could|would|please)\b",
+        _I,
+    )
 
 
 @dataclass(frozen=True)
@@ -110,7 +137,7 @@ def long_view(query: str) -> LongView | None:
     kind = _kind(text)
     if kind is None:
         return None
-    topic = " ".join(_FRAMING_RE.sub(" ", text).split())
+    topic = " ".join(_framing_re().sub(" ", text).split())
     # with nothing left of its own ("summarize everything"), the question is its own topic
     return LongView(kind, query, topic if extract_keywords(topic) else text)
 
@@ -120,10 +147,10 @@ def _kind(text: str) -> str | None:
     of a text at hand."""
     if _ORDER_RE.search(text):
         return "order"
-    if _PROGRESS_RE.search(text) or (_OVER_TIME_RE.search(text) and _PAST_RE.search(text)):
+    if _PROGRESS_RE.search(text) or (_OVER_TIME_RE.search(text) and _past_re().search(text)):
         return "progression"
-    if _SUMMARY_RE.search(text) and _HISTORY_RE.search(text) and not _AT_HAND_RE.search(text):
+    if _SUMMARY_RE.search(text) and _history_re().search(text) and not _at_hand_re().search(text):
         return "summary"
-    if _EVERYTHING_RE.search(text) and not _YES_NO_RE.search(text):
+    if _EVERYTHING_RE.search(text) and not _yes_no_re().search(text):
         return "everything"
     return None

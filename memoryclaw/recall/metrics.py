@@ -24,7 +24,6 @@ place and not synced to disk (see :func:`_save_days`).
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 from collections.abc import Mapping
@@ -33,7 +32,7 @@ from datetime import date, datetime, timedelta, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import InvalidInputError, LockTimeoutError
+from ..errors import InvalidInputError, LockTimeoutError, warn
 from ..vault.files import STATE_DIR, ensure_dir, file_lock, open_private
 from ..vault.inputs import read_state_json
 from ..vault.naming import plural
@@ -47,8 +46,6 @@ METRICS_FILE = f"{STATE_DIR}/metrics.json"
 # it" to a person), far inside what a date can count back to (a billion days overflowed).
 MAX_WINDOW_DAYS = 100_000
 FORMAT = 1  # the file's layout; another number is read as no file
-
-_log = logging.getLogger("memoryclaw.metrics")
 
 
 @dataclass
@@ -164,7 +161,7 @@ def load_days(root: Path) -> dict[date, DayCounts]:
             date.fromisoformat(day): DayCounts.from_json(counts) for day, counts in days.items()
         }
     except (ValueError, TypeError) as exc:
-        _log.warning("%s: %s; counting starts over", METRICS_FILE, exc)
+        warn("memoryclaw.metrics", "%s: %s; counting starts over", METRICS_FILE, exc)
         return {}
 
 
@@ -203,7 +200,7 @@ def record(root: Path, now: datetime, keep_days: int, counts: DayCounts | None) 
         with file_lock(root, "recall", timeout=RECALL_LOCK_SECONDS):
             _add(root, day_of(now), keep_days, counts)
     except (OSError, LockTimeoutError) as exc:
-        _log.warning("recall not counted: %s", exc)
+        warn("memoryclaw.metrics", "recall not counted: %s", exc)
         return False
     return True
 

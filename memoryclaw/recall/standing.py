@@ -24,6 +24,7 @@ share most words with it, then the most recent.
 from __future__ import annotations
 
 import dataclasses
+import functools
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -50,26 +51,40 @@ ASK_PATTERN = (
     r"(?:when(?:ever)?|any ?time|each time|every time|if ever) (?:I|we)"
     r" (?:ask|talk|chat|am asking)(?: you)? (?:about|for|regarding|on) (?P<topic>[^,.;:!?]{2,80})"
 )
-_TOPIC_RES = (
-    re.compile(rf"(?i)\b{ASK_PATTERN}"),
-    re.compile(
-        r"(?i)\b(?:when|whenever) (?:discussing|talking about|it comes to|we discuss)"
-        r" (?P<topic>[^,.;:!?]{2,80})"
-    ),
-    re.compile(
-        r"(?i)\bfor (?:any |all |every )?(?P<topic>[^,.;:!?]{2,80}) (?:questions?|requests?)\b"
-    ),
-)
+
+
+# Compiled on first use, as the other patterns marked so: a fresh process (a recall, a logged
+# turn) pays for every pattern compiled at import, and most serve a question it is not asked.
+@functools.cache
+def _topic_res() -> tuple[re.Pattern[str], ...]:
+    return (
+        re.compile(rf"(?i)\b{ASK_PATTERN}"),
+        re.compile(
+            r"(?i)\b(?:when|whenever) (?:discussing|talking about|it comes to|we discuss)"
+            r" (?P<topic>[^,.;:!?]{2,80})"
+        ),
+        re.compile(
+            r"(?i)\bfor (?:any |all |every )?(?P<topic>[^,.;:!?]{2,80}) (?:questions?|requests?)\b"
+        ),
+    )
+
+
 # A request in the first or second person ("can you suggest …", "what should I …"): one
 # about other people ("what did Jon plan?") is answered by what was said, not by tastes.
 _PERSONAL_RE = re.compile(r"\b(?:I|[Mm]e|[Mm]y|[Mm]yself|[Ww]e|[Oo]ur|us|[Yy]ou|[Yy]our)\b")
+
+
 # A request for advice or a choice ("what should I …", "can you suggest …", "find me …"), where
 # a taste bears on the answer; not a question about what was or is ("when is my review?").
-_ADVICE_RE = re.compile(
-    r"(?i)\b(?:should|would|could|shall|can I|I can|suggest|recommend|advise|advice"
-    r"|suggestions?|recommendations?|ideas?|tips|choose|pick|find me|help me (?:choose|decide"
-    r"|find|pick|plan))\b"
-)
+@functools.cache
+def _advice_re() -> re.Pattern[str]:
+    return re.compile(
+        r"(?i)\b(?:should|would|could|shall|can I|I can|suggest|recommend|advise|advice"
+        r"|suggestions?|recommendations?|ideas?|tips|choose|pick|find me|help me (?:choose|decide"
+        r"|find|pick|plan))\b"
+    )
+
+
 _CUE_WORDS = frozenset(
     """always never stop quit don't dont actually instead anymore longer please make sure
     prefer like love hate enjoy rather favourite favorite want need keep ask asking when
@@ -101,7 +116,7 @@ class StandingFact:
 def topic_of(sentence: str) -> str:
     """The topic a standing statement says it applies to ("when I ask about ETFs": ``ETFs``),
     or ""."""
-    for pattern in _TOPIC_RES:
+    for pattern in _topic_res():
         if match := pattern.search(sentence):
             topic = re.sub(r"(?i)^(?:the|a|an|my|our|any)\s+", "", match["topic"].strip())
             if extract_keywords(topic):
@@ -174,7 +189,7 @@ def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[St
         on_topic = bool(content_words(fact.topic) & asked)
         return (-int(on_topic), -len(content_words(fact.value) & asked), n)
 
-    advice = personal and _ADVICE_RE.search(query) is not None
+    advice = personal and _advice_re().search(query) is not None
 
     def applies(fact: StandingFact, every_taste: bool) -> bool:
         if fact.kind == PREFERENCE:

@@ -23,7 +23,6 @@ used at that moment.
 from __future__ import annotations
 
 import json
-import logging
 import math
 import os
 import sqlite3
@@ -34,7 +33,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ..errors import LockTimeoutError
+from ..errors import LockTimeoutError, warn
 from ..vault.files import STATE_DIR, atomic_write, file_lock, open_private
 from ..vault.inputs import MAX_STATE_BYTES, read_state_json
 from ..vault.timestamps import parse_timestamp, utc_iso
@@ -51,8 +50,6 @@ FOLD_BYTES = 64 * 1024
 # A retrieve waits at most this long to note its recalls: the hook must stay fast, and a
 # recall not noted only makes an episode look unused a little earlier than it was.
 RECALL_LOCK_SECONDS = 1.0
-
-_log = logging.getLogger("memoryclaw.metrics")
 
 
 @dataclass
@@ -160,7 +157,7 @@ def keep_recalls(root: Path, index: Index) -> bool:
         if recalls is not None:
             save_recalls(root, recalls)
     except (sqlite3.Error, OSError, LockTimeoutError) as exc:
-        _log.warning("%s not written: %s", RECALL_FILE, exc)
+        warn("memoryclaw.metrics", "%s not written: %s", RECALL_FILE, exc)
         return False
     return True
 
@@ -182,7 +179,11 @@ def note_recalled(root: Path, index: Index, idents: Iterable[str], now: datetime
             if size > FOLD_BYTES or index.recalls_since() is None:
                 _fold_locked(root, index)
     except (OSError, LockTimeoutError, sqlite3.Error) as exc:
-        _log.warning("recall not noted (archiving may count its episodes unused): %s", exc)
+        warn(
+            "memoryclaw.metrics",
+            "recall not noted (archiving may count its episodes unused): %s",
+            exc,
+        )
         return False
     return True
 
@@ -223,7 +224,7 @@ def recall_times(root: Path, index: Index) -> Mapping[str, datetime]:
     try:
         adopt_recalls(root, index)
     except sqlite3.Error as exc:  # a busy index: ranked by what it holds
-        _log.warning("recall.json not adopted yet: %s", exc)
+        warn("memoryclaw.metrics", "recall.json not adopted yet: %s", exc)
     return RecallTimes(index, _read_log(root)[0])
 
 

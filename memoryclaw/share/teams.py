@@ -19,14 +19,13 @@ one's own.
 
 from __future__ import annotations
 
-import logging
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from ..errors import ConfigError, ReadOnlyVaultError
+from ..errors import ConfigError, ReadOnlyVaultError, warn
 from ..index.store import Index
 from ..index.update import SyncReport, is_stale, sync, sync_paths
 from ..recall.results import EpisodeResult, FactResult, PassageHit, SearchResult, Withheld
@@ -38,7 +37,6 @@ from ..vault.scopes import Policy
 if TYPE_CHECKING:
     import subprocess
 
-_log = logging.getLogger("memoryclaw.teams")
 SHARED_DIR = f"{STATE_DIR}/shared"
 SEPARATOR = ":"
 _PULL_SECONDS = 120
@@ -246,7 +244,7 @@ def readable(teams: Sequence[TeamVault]) -> Iterator[TeamVault]:
     for team in teams:
         problem = team.problem()
         if problem is not None:
-            _log.warning("team vault %s skipped: %s", team.name, problem)
+            warn("memoryclaw.teams", "team vault %s skipped: %s", team.name, problem)
             continue
         if team.index.rebuilt:
             team.refresh()

@@ -13,8 +13,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
-import yaml
-
 CONFIG_FILE = "memoryclaw.yaml"
 DEFAULT_VAULT = "~/.openclaw/workspace/memoryclaw"
 
@@ -216,6 +214,8 @@ def flatten(settings: Settings) -> dict[str, Any]:
 
 def default_config_yaml() -> str:
     """The commented default ``memoryclaw.yaml`` that ``init`` writes."""
+    import yaml  # here: reading settings needs no PyYAML (see memoryclaw.vault.safeyaml)
+
     lines = ["# memoryclaw configuration; every key is optional and shows its default."]
     defaults = Settings()
     for f in section_fields():

@@ -6,20 +6,18 @@ from __future__ import annotations
 
 import copy
 import json
-import logging
 import os
 from collections.abc import Mapping
 from contextlib import suppress
 from pathlib import Path
 from typing import Any
 
-from ..errors import ConfigError, ParseError
+from ..errors import ConfigError, ParseError, warn
 from .config import CONFIG_FILE, Settings, flatten, plain
 from .configcheck import settings_from_mapping
 from .files import STATE_DIR, atomic_write
 from .safeyaml import load_yaml
 
-_log = logging.getLogger("memoryclaw.config")
 # The last memoryclaw.yaml that loaded, used while the file is invalid (see load_settings).
 LAST_VALID_FILE = f"{STATE_DIR}/config-last-valid.yaml"
 # The trust-relevant keys a sync changed and this device holds at its own values until the
@@ -55,7 +53,8 @@ def load_settings(vault_path: str | Path, env: Mapping[str, str] | None = None) 
         fallback = _last_valid(root, env)
         if fallback is None:
             raise
-        _log.warning(
+        warn(
+            "memoryclaw.config",
             "memoryclaw: %s; using the last valid configuration (%s) until it is fixed",
             exc,
             LAST_VALID_FILE,

@@ -23,7 +23,7 @@ from __future__ import annotations
 import calendar
 import re
 from datetime import date, timedelta
-from functools import lru_cache
+from functools import cache, lru_cache
 
 _WEEKDAYS = {name.lower(): i for i, name in enumerate(calendar.day_name)}
 _NUMBERS = {
@@ -46,19 +46,27 @@ _NUMBERS = {
 }
 _COUNT = r"(?P<count>\d{1,3}|" + "|".join(sorted(_NUMBERS, key=len, reverse=True)) + ")"
 _UNIT = r"(?P<unit>day|week|month|year)s?"
-_RELATIVE_RE = re.compile(
-    r"\b(?:"
-    r"(?P<dby>the day before yesterday)"
-    r"|(?P<day>yesterday|today|tonight|tomorrow)"
-    r"|(?P<which>last|this|next|this past|this coming) "
-    r"(?P<span>weekend|week|month|year|" + "|".join(_WEEKDAYS) + r")"
-    r"|" + _COUNT + r" " + _UNIT + r" ago"
-    r"|in " + _COUNT.replace("count", "ahead") + r" " + _UNIT.replace("unit", "unit2") + r"\b"
-    r")\b(?! ?\()",
-    # ASCII: a Unicode case fold would let "Tonİght" or "laſt ſaturday" match, words that
-    # lower() then spells differently from every key of the tables below
-    re.IGNORECASE | re.ASCII,
-)
+
+
+# Compiled on first use, as the other patterns marked so: a fresh process (a recall, a logged
+# turn) pays for every pattern compiled at import, and most serve a question it is not asked.
+@cache
+def _relative_re() -> re.Pattern[str]:
+    return re.compile(
+        r"\b(?:"
+        r"(?P<dby>the day before yesterday)"
+        r"|(?P<day>yesterday|today|tonight|tomorrow)"
+        r"|(?P<which>last|this|next|this past|this coming) "
+        r"(?P<span>weekend|week|month|year|" + "|".join(_WEEKDAYS) + r")"
+        r"|" + _COUNT + r" " + _UNIT + r" ago"
+        r"|in " + _COUNT.replace("count", "ahead") + r" " + _UNIT.replace("unit", "unit2") + r"\b"
+        r")\b(?! ?\()",
+        # ASCII: a Unicode case fold would let "Tonİght" or "laſt ſaturday" match, words that
+        # lower() then spells differently from every key of the tables below
+        re.IGNORECASE | re.ASCII,
+    )
+
+
 # What every relative expression holds, as lower() makes it: a unit or weekday ("day"),
 # "tomorrow" or "tonight"
 _HINTS = ("day", "week", "month", "year", "tomorrow", "tonight")
@@ -140,7 +148,7 @@ def resolve_relative_dates(text: str, day: date) -> str:
             return match.group(0)
         return f"{match.group(0)} ({absolute})" if absolute else match.group(0)
 
-    return _RELATIVE_RE.sub(annotate, text)
+    return _relative_re().sub(annotate, text)
 
 
 _ANNOTATION_RE = re.compile(r"\((?:week of )?\d{4}-\d{2}(?:-\d{2})?\)")

@@ -11,13 +11,12 @@ input that are not UTF-8, which Python decodes into them), JSON nested deeper th
 from __future__ import annotations
 
 import json
-import logging
 import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
-from ..errors import InvalidInputError
+from ..errors import InvalidInputError, warn
 
 MAX_LINE_BYTES = 32 * 1024 * 1024
 # The longest request line of ``serve --stdio`` and ``mcp``: room for the largest turn a
@@ -38,7 +37,6 @@ LABEL_LIMITS = {"session": 400, "agent": 128, "channel": 128, "sender": 256}
 # :func:`memoryclaw.vault.scopes.session_problem`.)
 _ONE_WORD = frozenset({"agent"})
 
-_log = logging.getLogger("memoryclaw.inputs")
 
 _SURROGATE_RE = re.compile("[\ud800-\udfff]")
 # C0 and C1 controls, DEL, and the Unicode line and paragraph separators: each can split a
@@ -97,15 +95,17 @@ def read_state_json(path: Path, limit: int = MAX_STATE_BYTES) -> Any | None:
     except FileNotFoundError:
         return None
     except OSError as exc:
-        _log.warning("%s: unreadable (%s); starting it over", path, exc.strerror or exc)
+        warn(
+            "memoryclaw.inputs", "%s: unreadable (%s); starting it over", path, exc.strerror or exc
+        )
         return None
     if len(data) > limit:
-        _log.warning("%s: over %d bytes; starting it over", path, limit)
+        warn("memoryclaw.inputs", "%s: over %d bytes; starting it over", path, limit)
         return None
     try:
         return parse_json_line(data)
     except InvalidInputError as exc:
-        _log.warning("%s: %s; starting it over", path, exc.problem)
+        warn("memoryclaw.inputs", "%s: %s; starting it over", path, exc.problem)
         return None
 
 

@@ -26,6 +26,34 @@ Three kinds of rule, in this order (the formats follow what gitleaks and detect-
 from __future__ import annotations
 
 import re
+from typing import Any, cast
+
+
+class _LazyPattern:
+    """A regular expression compiled the first time it is used.
+
+    :func:`~memoryclaw.vault.redact.redact` runs a rule only when the text holds one of its
+    markers, and a turn mostly holds none: compiling every rule at import cost each fresh
+    ``memoryclaw log`` ~5 ms.  Every attribute is the compiled pattern's.
+    """
+
+    __slots__ = ("_compiled", "_flags", "_source")
+
+    def __init__(self, source: str, flags: int) -> None:
+        self._source = source
+        self._flags = flags
+        self._compiled: re.Pattern[str] | None = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._compiled is None:
+            self._compiled = re.compile(self._source, self._flags)
+        return getattr(self._compiled, name)
+
+
+def _lazy(source: str, flags: int = 0) -> re.Pattern[str]:
+    """``re.compile(source, flags)``, compiled on first use (see :class:`_LazyPattern`)."""
+    return cast("re.Pattern[str]", _LazyPattern(source, flags))
+
 
 _TOKENS: tuple[tuple[str, str], ...] = (
     (
@@ -93,9 +121,9 @@ _TOKENS: tuple[tuple[str, str], ...] = (
     ("url-credentials", r"(?<=://)[^/\s:@]*:[^/\s@]+(?=@)"),
     ("ssn", r"\b(?!000|666|9\d\d)\d{3}-(?!00)\d{2}-(?!0000)\d{4}\b"),
 )
-PATTERNS = tuple((kind, re.compile(pattern, re.DOTALL)) for kind, pattern in _TOKENS)
-BASIC_RE = re.compile(r"(?i)\bbasic\s+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
-CARD_RE = re.compile(r"(?<![\d.,-])\d(?:[ -]?\d){12,18}(?![\d])")
+PATTERNS = tuple((kind, _lazy(pattern, re.DOTALL)) for kind, pattern in _TOKENS)
+BASIC_RE = _lazy(r"(?i)\bbasic\s+(?P<value>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])")
+CARD_RE = _lazy(r"(?<![\d.,-])\d(?:[ -]?\d){12,18}(?![\d])")
 
 # A secret's name: one of these words as a part of an identifier (`smtp_password`,
 # `AWS_SECRET_ACCESS_KEY`, `x-api-key`), never a longer word (`tokens`, `passenger`), nor
@@ -129,7 +157,7 @@ def _assignment(words: str, bare: str) -> re.Pattern[str]:
     """``key: value``, ``key = "value"``, ``"key": "value"``, ``key is: value``, also with the
     quotes escaped (``\\"key\\": \\"value\\"``, JSON inside a JSON string).  A bare value
     that is itself followed by ``:`` or ``=`` is the next key, not a value."""
-    return re.compile(
+    return _lazy(
         rf"(?i)(?P<key>{_key(words)}\\?[\"']?{_FOR}(?:\s+is)?\s*[:=](?:\s|{_CONT})*)"
         r"(?:(?P<q>\\?\")(?P<dq>[^\"\n\\]+)(?P=q)|'(?P<sq>[^'\n]+)'"
         rf"|(?P<bare>{bare})(?![^\s\"',;]|\s*[:=]))"
@@ -140,13 +168,13 @@ def _assignment(words: str, bare: str) -> re.Pattern[str]:
 PASSWORD_ASSIGNMENT_RE = _assignment(_PASSWORD_WORDS, r"[^\s\"',;][^\n]*")
 KEY_ASSIGNMENT_RE = _assignment(_KEY_WORDS, r"[^\s\"',;]{4,}")
 # `my password is X` is prose: the word after "is" is a secret unless it is an ordinary word.
-IS_RE = re.compile(
+IS_RE = _lazy(
     rf"(?i)(?P<key>\b(?:{_PASSWORD_WORDS}|{_KEY_WORDS}){_FOR}\s+is\s+)"
     r"(?P<bare>[^\s\"',;]{4,}?)(?=[.!?]*(?:[\s\"',;)]|$))"
 )
 # A phrase said in prose is words: "the passphrase for the vault is correct horse battery
 # staple" is secret to the end of the line, unless it goes on as prose ("… is in the safe").
-PHRASE_IS_RE = re.compile(
+PHRASE_IS_RE = _lazy(
     r"(?i)(?P<key>\b(?:pass[ -]?phrase|secret[ -]phrase|(?:recovery|seed|backup|mnemonic)"
     r"[ -](?:phrase|words|codes?|sentence)|mnemonic)s?"
     # ("seed phrase: …" is said without "is"; a bare "mnemonic:" is a heading, not a value)
@@ -159,14 +187,14 @@ PHRASE_PROSE = frozenset(
     is to of does do be means easy hard simple""".split()
 )
 # A PIN or passcode is digits: "the pin is 4821", "PIN: 4821" ("pin: latest" stays).
-PIN_RE = re.compile(
+PIN_RE = _lazy(
     rf"(?i)(?P<key>\b(?:pin(?:[ _-]?(?:code|number))?|passcode){_FOR_TO}"
     r"(?:\s+(?:is|was)\s*:?|\\?[\"']?\s*[:=])[ \t]*\\?[\"']?)"
     # digits, maybe spelled one by one: "4 8 2 1", "4-8-2-1"
     r"(?P<bare>\d{4,12}|\d(?: \d){3,11}|\d(?:-\d){3,11})(?![\w-]|[.,]\d)"
 )
 # A long random token shortly after a word that announces a secret: `my key ab12…`.
-ENTROPY_RE = re.compile(
+ENTROPY_RE = _lazy(
     rf"(?i)(?<![A-Za-z0-9])(?:{_PASSWORD_WORDS}|pwd|key|token|secret|credentials?)s?"
     r"(?![A-Za-z0-9\]])[^\n]{0,30}?(?<![A-Za-z0-9+/_.=-])(?P<value>[A-Za-z0-9+/_.=-]{20,})"
 )
@@ -196,7 +224,7 @@ _OPTION_WORDS = (
     r"|private-?key|auth-?token|access-?token|client-?secret"
 )
 COMMAND_RES = tuple(
-    re.compile(pattern)
+    _lazy(pattern)
     for pattern in (
         # --password X, --pass=X, --api-key X; never --password-stdin or --token-file
         rf"(?i)(?<![\w-])--?(?:[a-z0-9]+-)*(?:{_OPTION_WORDS})(?![\w-])(?:={_SP}*|{_SP}+)(?!-)"
@@ -226,31 +254,31 @@ COMMAND_RES = tuple(
 )
 # htpasswd -b takes the password as an argument: the last of FILE USER PASSWORD (-n: no FILE).
 _ARGUMENT = r"""(?:'[^'\n]{0,500}'|"(?:[^"\\\n]|\\.){0,500}"|[^\s'"|;&]{1,500})"""
-HTPASSWD_RE = re.compile(
+HTPASSWD_RE = _lazy(
     rf"\bhtpasswd(?P<rest>(?:{_SP}+-[A-Za-z]{{1,12}}(?:{_SP}+\d{{1,4}})?){{1,8}}"
     rf"(?:{_SP}+{_ARGUMENT}){{1,3}})"
 )
-SHELL_WORD_RE = re.compile(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|[^\s'\"]+")
-ITEM_RE = re.compile(r"\s*(?:[-*+>]|\d{1,3}[.)])\s+")  # a list item's or quote's marker
+SHELL_WORD_RE = _lazy(r"'[^'\n]*'|\"(?:[^\"\\\n]|\\.)*\"|[^\s'\"]+")
+ITEM_RE = _lazy(r"\s*(?:[-*+>]|\d{1,3}[.)])\s+")  # a list item's or quote's marker
 # Words an option is followed by in prose ("set --token in the file"): not a value.
 NOT_VALUES = frozenset(
     """a an and argument as at flag for from in into is it of on option or parameter switch
     the then to too was with""".split()
 )
 # The turn before ends by asking for, or announcing, a secret: "my password is", "token?".
-ASKED_RE = re.compile(
+ASKED_RE = _lazy(
     rf"(?i)(?<![A-Za-z0-9])(?:{_PASSWORD_WORDS}|passcode|pwd|pin|secret|token|key|credentials?)"
     rf"s?(?![A-Za-z0-9]){_FOR}(?:[\s:=,.!?\u2026()-]|\b(?:is|was|it|its|here|below|follows"
     r"|next|now|then|this|one)\b){0,8}\Z"
 )
 # The turn before announces a phrase ("my seed phrase is", "the passphrase for the vault is"):
 # the answer may be several words.
-PHRASE_ASKED_RE = re.compile(
+PHRASE_ASKED_RE = _lazy(
     r"(?i)\b(?:pass[ -]?phrase|secret[ -]phrase|(?:recovery|seed|backup|mnemonic)"
     rf"[ -](?:phrase|words|sentence))s?{_FOR_TO}"
     r"(?:[\s:,.!?\u2026()-]|\b(?:is|are|was|were|it|here|below|follows|next|now|then)\b){0,8}\Z"
 )
-PHRASE_WORD_RE = re.compile(r"[A-Za-z0-9!@#$%^&*._+-]{1,40}")
+PHRASE_WORD_RE = _lazy(r"[A-Za-z0-9!@#$%^&*._+-]{1,40}")
 
 # What a match of each rule holds: one of these literals (looked for in the case-folded text,
 # so they find more, never less) or, for rules with none, one of the SHAPES.  Rules whose
@@ -299,7 +327,7 @@ MARKERS: dict[str, tuple[str, ...]] = {
     "pin": ("pin", "passcode"),
 }
 ALL_MARKERS = frozenset(m for markers in MARKERS.values() for m in markers)
-SHAPES = re.compile(r"\d{3}-\d\d-\d{4}|\d{4}[ -]?\d{4}[ -]?\d{4}|SK[0-9a-fA-F]{32}")
+SHAPES = _lazy(r"\d{3}-\d\d-\d{4}|\d{4}[ -]?\d{4}[ -]?\d{4}|SK[0-9a-fA-F]{32}")
 PROSE_WORDS = frozenset(
     """
     also back been being broken changed correct different empty enough expired fine gone good
@@ -310,7 +338,7 @@ PROSE_WORDS = frozenset(
     """.split()
 )
 # A key of a structured value (tool-call arguments) whose value is never copied.
-SECRET_KEY_RE = re.compile(
+SECRET_KEY_RE = _lazy(
     r"(?i)pass|pwd|secret|token|api[_-]?key|access[_-]?key|private[_-]?key|auth|credential"
     r"|cookie|ssn|cvv|card[_-]?number|\bpin\b"
 )

@@ -4,8 +4,9 @@ A skill is an AgentSkills folder holding a ``SKILL.md``; memoryclaw's own metada
 occurrences, tool pattern) is the ``metadata.memoryclaw`` mapping of its frontmatter, and a
 hand-written skill without it counts as approved.  This module reads a skill
 (:func:`read_skill`), rewrites only its status (:func:`with_status`), and reads the sections
-recall uses: "When to use" (:func:`when_to_use`) and the plan (:func:`skill_steps`).
-Suggesting, approving and choosing skills is :mod:`memoryclaw.consolidate.skills`.
+recall uses: "When to use" (:func:`when_to_use`) and the plan (:func:`skill_steps`), and
+chooses the approved skill a query asks for (:func:`active_skill`).  Suggesting and approving
+skills is :mod:`memoryclaw.consolidate.skills`.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import json
 import os
 import re
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -25,6 +27,8 @@ from .safeyaml import load_yaml
 
 _UNREADABLE = (ParseError, UnsafePathError)  # a broken file, or a link out of the vault
 STATUSES = ("draft", "approved", "rejected")
+# The fewest query keywords a skill must share with the query to be its active skill.
+MIN_KEYWORD_HITS = 2
 _TODO_RE = re.compile(r"\bTODO\b")
 _WHEN_RE = re.compile(r"^#{1,6}\s*when to use\b", re.IGNORECASE)
 _HEADING_RE = re.compile(r"^#{1,6}\s")
@@ -205,3 +209,42 @@ def skill_steps(root: Path, name: str) -> list[str]:
         elif inside and (numbered := _NUMBERED_RE.match(line)):
             steps.append(numbered.group(1).strip())
     return steps
+
+
+def _fold(text: str) -> str:
+    """Text as query keywords are written: lowercase, typographic apostrophes plain."""
+    return text.lower().replace("’", "'")
+
+
+def _hits(keywords: Sequence[str], text: str) -> int:
+    """How many keywords occur in ``text`` as whole words (``project`` in ``project-update``)."""
+    return sum(bool(re.search(rf"(?<!\w){re.escape(k)}(?!\w)", text)) for k in keywords)
+
+
+def active_skill(root: Path, keywords: Sequence[str]) -> str | None:
+    """The approved skill whose name, description and "When to use" share the most keywords
+    (at least :data:`MIN_KEYWORD_HITS`; ties go to the first name), else None.
+
+    Every call reads the SKILL.md files, so an edit counts at once; only a file holding
+    enough of the keywords somewhere is parsed.
+    """
+    wanted = sorted(set(keywords))
+    best: tuple[int, str] | None = None
+    for name, plain in skill_folders(root).items():
+        needed = MIN_KEYWORD_HITS if best is None else best[0] + 1
+        rel = f"{SKILLS_DIR}/{name}/SKILL.md"
+        try:
+            text = skill_text(root, name, plain)
+            folded = _fold(f"{name.replace('-', ' ')}\n{text}")
+            if sum(k in folded for k in wanted) < needed:
+                continue  # cannot win, whatever its status
+            info, body = parse_skill(name, rel, text)
+        except _UNREADABLE:
+            continue  # list_skills reports it
+        if info.status != "approved":
+            continue
+        searched = " ".join((name.replace("-", " "), info.description, when_to_use(body)))
+        hits = _hits(wanted, _fold(searched))
+        if hits >= needed:
+            best = (hits, name)
+    return best[1] if best else None

@@ -5,6 +5,7 @@ number" find the line that holds one.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
@@ -92,29 +93,39 @@ _SHAPE_WORDS = {
 }
 SHAPE_PREFIX = "shape"
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # Sept.
-_SHAPE_RES = {
-    "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
-    "url": re.compile(r"\bhttps?://\S+|\bwww\.[\w-]+\.\S+", re.IGNORECASE),
-    # seven digits or more, in groups a phone number is written in
-    "phone": re.compile(r"(?<![\w-])\+?\(?\d(?:[\d().-]| (?=[\d(]))*\d(?![\w-])"),
-    "date": re.compile(
-        rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH} \d{{4}}\b"
-        rf"|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b",
-        re.IGNORECASE,
-    ),
-    # a house number and a street, or a UK postcode or a US state and ZIP
-    "address": re.compile(
-        r"\b\d+[a-z]? (?:[A-Z][\w'-]* ){1,3}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr"
-        r"|Boulevard|Blvd|Way|Place|Pl|Court|Ct|Square|Sq|Terrace|Close|Crescent|Grove"
-        r"|Gardens|Row|Hill|Park|Parade|Mews)\b"
-        r"|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b|\b[A-Z]{2} \d{5}(?:-\d{4})?\b"
-    ),
-}
+
+
+# Compiled on first use, as the other patterns marked so: a fresh process (a recall, a logged
+# turn) pays for every pattern compiled at import, and most serve a question it is not asked.
+@functools.cache
+def _shape_res() -> dict[str, re.Pattern[str]]:
+    return {
+        "email": re.compile(r"[\w.+-]+@[\w-]+(?:\.[\w-]+)+"),
+        "url": re.compile(r"\bhttps?://\S+|\bwww\.[\w-]+\.\S+", re.IGNORECASE),
+        # seven digits or more, in groups a phone number is written in
+        "phone": re.compile(r"(?<![\w-])\+?\(?\d(?:[\d().-]| (?=[\d(]))*\d(?![\w-])"),
+        "date": re.compile(
+            rf"\b\d{{4}}-\d{{2}}-\d{{2}}\b|\b\d{{1,2}}(?:st|nd|rd|th)? (?:of )?{_MONTH} \d{{4}}\b"
+            rf"|\b{_MONTH} \d{{1,2}}(?:st|nd|rd|th)?,? \d{{4}}\b|\b\d{{1,2}}/\d{{1,2}}/\d{{2,4}}\b",
+            re.IGNORECASE,
+        ),
+        # a house number and a street, or a UK postcode or a US state and ZIP
+        "address": re.compile(
+            r"\b\d+[a-z]? (?:[A-Z][\w'-]* ){1,3}(?:Street|St|Road|Rd|Avenue|Ave|Lane|Ln|Drive|Dr"
+            r"|Boulevard|Blvd|Way|Place|Pl|Court|Ct|Square|Sq|Terrace|Close|Crescent|Grove"
+            r"|Gardens|Row|Hill|Park|Parade|Mews)\b"
+            r"|\b[A-Z]{1,2}\d[A-Z\d]? ?\d[A-Z]{2}\b|\b[A-Z]{2} \d{5}(?:-\d{4})?\b"
+        ),
+    }
 
 
 # Every kind of value holds an "@", a web address or a digit; most lines hold none, and
 # looking for those first keeps indexing fast (each kind's pattern would scan the whole line).
-_VALUE_HINT_RE = re.compile(r"@|https?:|www\.|\d", re.IGNORECASE)
+@functools.cache
+def _value_hint_re() -> re.Pattern[str]:
+    return re.compile(r"@|https?:|www\.|\d", re.IGNORECASE)
+
+
 _HINT_OF_KIND = {"email": "@", "url": "web", "phone": "digit", "date": "digit", "address": "digit"}
 
 
@@ -125,9 +136,9 @@ def shape_tokens(text: str, field: str = "") -> str:
     kinds = [kind for kind, words in _SHAPE_WORDS.items() if field and field in words.split()]
     hints = {
         "@" if hint == "@" else "digit" if hint.isdigit() else "web"
-        for hint in _VALUE_HINT_RE.findall(text)
+        for hint in _value_hint_re().findall(text)
     }
-    for kind, pattern in _SHAPE_RES.items():
+    for kind, pattern in _shape_res().items():
         if _HINT_OF_KIND[kind] not in hints:
             continue
         if kind == "phone":

@@ -9,6 +9,7 @@ stage.
 
 from __future__ import annotations
 
+import functools
 import re
 
 
@@ -57,20 +58,35 @@ SMALL_TALK = _words(
 # The titles whose dot ends no sentence (:data:`memoryclaw.consolidate.names.TITLES`).
 TITLE_ALT = "Dr|Mrs|Mr|Ms|Mx|Prof|St|Rev|Fr|Sr|Jr|Capt|Lt|Sgt|Col|Gen|Hon"
 _NO_STOP = "".join(rf"(?<!\b{t}\.)" for t in TITLE_ALT.split("|")) + r"(?<!\b[A-Z]\.)"
+
+
+# Compiled on first use, as the other patterns marked so: a fresh process (a recall, a logged
+# turn) pays for every pattern compiled at import, and most serve a question it is not asked.
 # An assistant's stock phrases, about no topic: openers ("Sure!", "Great question!", "Here's
 # what I found") are cut from a sentence, and a sentence offering more help ("I'd be happy
 # to help", "Let me know if ...", "Hope this helps") is dropped whole.
-_OPENER_RE = re.compile(
-    r"(?i)^(?:(?:sure(?: thing)?|certainly|of course|absolutely|no problem|got it|okay|ok"
-    r"|(?:great|good|excellent) question|you['’]re (?:very )?welcome|glad you asked)\b[!.,:]*\s*)+"
-    r"|^here(?:['’]s| is| are)\b(?: (?:what I \w+|an? (?:quick |short |brief )?\w+))?[:,]?\s*"
-)
-_OFFER_RE = re.compile(
-    r"(?i)\b(?:(?:happy|glad) to (?:help|assist)|let me know|feel free|don['’]t hesitate"
-    r"|hope (?:this|that|it) helps|anything else|any (?:other|more|further) questions"
-    r"|is there anything|if you (?:need|want) (?:anything|more|help))\b"
-)
-_SENTENCE_SPLIT_RE = re.compile(rf"(?<=[.!?]){_NO_STOP}\s+|\s*\n\s*")
+@functools.cache
+def _opener_re() -> re.Pattern[str]:
+    return re.compile(
+        r"(?i)^(?:(?:sure(?: thing)?|certainly|of course|absolutely|no problem|got it|okay|ok"
+        r"|(?:great|good|excellent) question|you['’]re (?:very )?welcome|glad you asked)"
+        r"\b[!.,:]*\s*)+"
+        r"|^here(?:['’]s| is| are)\b(?: (?:what I \w+|an? (?:quick |short |brief )?\w+))?[:,]?\s*"
+    )
+
+
+@functools.cache
+def _offer_re() -> re.Pattern[str]:
+    return re.compile(
+        r"(?i)\b(?:(?:happy|glad) to (?:help|assist)|let me know|feel free|don['’]t hesitate"
+        r"|hope (?:this|that|it) helps|anything else|any (?:other|more|further) questions"
+        r"|is there anything|if you (?:need|want) (?:anything|more|help))\b"
+    )
+
+
+@functools.cache
+def _sentence_split_re() -> re.Pattern[str]:
+    return re.compile(rf"(?<=[.!?]){_NO_STOP}\s+|\s*\n\s*")
 
 
 def extract_keywords(query: str) -> list[str]:
@@ -90,10 +106,10 @@ def extract_keywords(query: str) -> list[str]:
 
 def sentences(text: str) -> list[str]:
     """The sentences and lines of ``text``, stripped; blank ones dropped."""
-    return [s.strip() for s in _SENTENCE_SPLIT_RE.split(text) if s.strip()]
+    return [s.strip() for s in _sentence_split_re().split(text) if s.strip()]
 
 
 def without_stock_phrases(text: str) -> str:
     """An assistant's turn without its stock phrases (openers, offers of more help)."""
-    kept = (_OPENER_RE.sub("", s) for s in sentences(text) if not _OFFER_RE.search(s))
+    kept = (_opener_re().sub("", s) for s in sentences(text) if not _offer_re().search(s))
     return " ".join(s for s in kept if s)

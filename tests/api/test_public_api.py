@@ -172,6 +172,7 @@ def test_the_command_line_imports_only_what_a_search_needs() -> None:
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     loaded = set(done.stdout.split())
     heavy = {"apscheduler", "mcp", "numpy", "httpx", "sentence_transformers", "sqlite_utils"}
+    heavy |= {"yaml"}  # plain YAML (memoryclaw.yaml, frontmatter) is read without PyYAML
     assert not {m.split(".")[0] for m in loaded} & heavy
     writers = {
         "memoryclaw.consolidate.pipeline",

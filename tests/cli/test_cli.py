@@ -1153,10 +1153,23 @@ _NEVER_PER_TURN = {
     "memoryclaw.share.history",
     "memoryclaw.share.sync",
 }
-# A recall without a session reads no raw log and writes none, and hashes nothing.
-_NOT_FOR_A_RECALL = {"hashlib", "secrets", "memoryclaw.api.importing", "memoryclaw.vault.rawlogs"}
+# A command run once (unlike the server) loads logging with its first warning only.
+_UNTIL_A_WARNING = {"logging"}
+# A recall without a session reads no raw log and writes none, hashes nothing and parses no
+# fact file (the index is current); it reads a plain memoryclaw.yaml and frontmatter without
+# PyYAML.
+_NOT_FOR_A_RECALL = _UNTIL_A_WARNING | {
+    "hashlib",
+    "secrets",
+    "yaml",
+    "memoryclaw.api.importing",
+    "memoryclaw.consolidate.skills",  # the active skill is chosen by vault.skillfiles
+    "memoryclaw.vault.facts",
+    "memoryclaw.vault.logformat",
+    "memoryclaw.vault.rawlogs",
+}
 # Logging a turn searches nothing.
-_NOT_FOR_A_LOG = {
+_NOT_FOR_A_LOG = _UNTIL_A_WARNING | {
     "memoryclaw.api.recalling",
     "memoryclaw.recall.retrieval",
     "memoryclaw.recall.results",

@@ -816,7 +816,7 @@ def test_a_run_parses_the_logs_it_consolidates_not_the_ones_before(
         "memoryclaw.consolidate.pipeline",
         "memoryclaw.consolidate.skills",
         "memoryclaw.vault.rawlogs",
-        "memoryclaw.index.update",
+        "memoryclaw.vault.logformat",  # the index imports it where it parses a log
     ):
         monkeypatch.setattr(f"{module}.parse_log", counting)
     report = vault.consolidate(now=LATER)

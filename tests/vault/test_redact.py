@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -768,3 +769,21 @@ def test_redaction_of_adversarial_text_finishes(unit: str) -> None:
     text = unit * 5000
     out = redact(text)
     assert redact(out) == out
+
+
+def test_a_text_holding_no_marker_compiles_no_rule() -> None:
+    """A turn that holds no rule's marker runs no rule, so a fresh ``memoryclaw log`` of it
+    compiles none."""
+    code = (
+        "from memoryclaw.vault import secretpatterns\n"
+        "from memoryclaw.vault.redact import redact\n"
+        "assert redact('Lunch with Ivan at noon, then the supplier call.') == "
+        "'Lunch with Ivan at noon, then the supplier call.'\n"
+        "lazy = secretpatterns._LazyPattern\n"
+        "rules = [v for v in vars(secretpatterns).values() if isinstance(v, lazy)]\n"
+        "rules += [p for _, p in secretpatterns.PATTERNS] + list(secretpatterns.COMMAND_RES)\n"
+        "print(len(rules), sum(rule._compiled is not None for rule in rules))\n"
+    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    total, compiled = map(int, done.stdout.split())
+    assert total > 30 and compiled == 1  # SHAPES: the look for card and SSN digits

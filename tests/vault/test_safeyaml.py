@@ -4,6 +4,8 @@ alias limits hold."""
 from __future__ import annotations
 
 import contextlib
+import json
+from pathlib import Path
 
 import pytest
 import yaml
@@ -12,6 +14,7 @@ from hypothesis import strategies as st
 
 from memoryclaw.errors import ParseError
 from memoryclaw.vault import safeyaml
+from memoryclaw.vault.config import default_config_yaml
 from memoryclaw.vault.episodes import (
     Episode,
     dump_episode,
@@ -20,6 +23,7 @@ from memoryclaw.vault.episodes import (
 from memoryclaw.vault.logformat import dump_log
 
 MTIME = 1_700_000_000.75  # 2023-11-14T22:13:20Z
+SAMPLE_VAULT = Path(__file__).resolve().parents[2] / "sample_vault"
 
 
 SPEC_EPISODE = """\
@@ -68,6 +72,16 @@ _TRICKY_SCALARS = st.sampled_from(
         "0",
         "-3",
         "3.5",
+        "30.0",
+        "1.",
+        "+1.5",
+        "00.5",
+        ".5",
+        "1.5e+3",
+        "+5",
+        "1.2.3",
+        "<<",
+        "=",
         ".inf",
         "1e3",
         "2025-04-08",
@@ -104,7 +118,17 @@ _TRICKY_SCALARS = st.sampled_from(
 _PLAUSIBLE_SCALARS = st.from_regex(r"[A-Za-z0-9'\"][A-Za-z0-9 ./@+:'\"-]{0,15}", fullmatch=True)
 
 
+_JSON_VALUES = st.builds(
+    json.dumps,
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=5),
+        lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=4), inner),
+        max_leaves=6,
+    ),
+    ensure_ascii=st.booleans(),
+)
 _FLAT_VALUES = st.one_of(
+    _JSON_VALUES,
     _PLAUSIBLE_SCALARS,
     _PLAUSIBLE_SCALARS,
     st.lists(st.one_of(_PLAUSIBLE_SCALARS, _TRICKY_SCALARS), max_size=4).map(
@@ -131,31 +155,139 @@ def test_flat_yaml_agrees_with_pyyaml(pairs: list[tuple[str, str]]) -> None:
     fast = safeyaml.flat_yaml(text)
     if fast is None:
         return  # PyYAML decides
-    parsed = yaml.load(text, Loader=safeyaml._Loader)
+    parsed = yaml.load(text, Loader=safeyaml._loader())
     assert fast == parsed
     assert [type(v) for v in fast.values()] == [type(v) for v in parsed.values()]
 
 
+def _typed(value: object) -> object:
+    """``value`` with the type of every scalar in it, so ``1``, ``1.0`` and ``True`` differ."""
+    if isinstance(value, dict):
+        return {key: _typed(item) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_typed(item) for item in value]
+    return (type(value), value)
+
+
+_FLOW_MAPPINGS = st.lists(
+    st.tuples(_FLAT_KEYS, st.one_of(_PLAUSIBLE_SCALARS, _TRICKY_SCALARS)), max_size=3
+).map(lambda pairs: "{" + ", ".join(f"{key}: {value}" for key, value in pairs) + "}")
+_ENTRIES = st.tuples(
+    _FLAT_KEYS,
+    st.one_of(_FLAT_VALUES, _FLOW_MAPPINGS),
+    st.sampled_from(["", "", "", " # a comment", "  #x", " #", "#x", " # x: y"]),
+).map(lambda parts: f"{parts[0]}: {parts[1]}{parts[2]}")
+_ASIDES = st.sampled_from(["", "# a comment", "#", "  # indented", "   ", "#: x"])
+
+
+@st.composite
+def _plain_documents(draw: st.DrawFn) -> str:
+    """Top-level keys, sections of indented keys under a bare ``key:``, comments, blank
+    lines; now and then an indentation or a bare key that YAML reads otherwise."""
+    lines = []
+    for _ in range(draw(st.integers(0, 4))):
+        lines += draw(st.lists(_ASIDES, max_size=1))
+        if draw(st.booleans()):
+            lines.append(draw(_ENTRIES))
+            continue
+        lines.append(f"{draw(_FLAT_KEYS)}:")
+        indent = draw(st.integers(1, 4))
+        for _ in range(draw(st.integers(0, 3))):
+            lines += draw(st.lists(_ASIDES, max_size=1))
+            shift = draw(st.sampled_from([0, 0, 0, 0, -1, 1]))
+            lines.append(" " * max(0, indent + shift) + draw(_ENTRIES))
+    return "\n".join(lines) + draw(st.sampled_from(["", "\n"]))
+
+
+@given(_plain_documents())
+@settings(max_examples=3000, deadline=None)
+def test_flat_yaml_reads_sections_as_pyyaml_does(text: str) -> None:
+    fast = safeyaml.flat_yaml(text)
+    if fast is None:
+        return  # PyYAML decides
+    assert _typed(fast) == _typed(yaml.load(text, Loader=safeyaml._loader()))
+    safe = _typed(yaml.safe_load(text))
+    if "datetime" not in repr(safe):  # the vault's loader alone leaves dates as text
+        assert _typed(fast) == safe
+
+
+def test_flat_yaml_reads_the_default_config() -> None:
+    text = default_config_yaml()
+    assert safeyaml.flat_yaml(text) is not None
+    assert _typed(safeyaml.flat_yaml(text)) == _typed(yaml.safe_load(text))
+
+
+def test_flat_yaml_reads_a_skill_s_metadata() -> None:
+    text = (SAMPLE_VAULT / "skills" / "send-project-update" / "SKILL.md").read_text("utf-8")
+    meta = text.split("---\n")[1]
+    assert "metadata: {" in meta
+    assert safeyaml.flat_yaml(meta) is not None
+    assert _typed(safeyaml.flat_yaml(meta)) == _typed(yaml.load(meta, Loader=safeyaml._loader()))
+
+
 def test_flat_yaml_takes_what_memoryclaw_writes() -> None:
     text = dump_episode(_spec_episode()).split("---\n")[1]
-    assert safeyaml.flat_yaml(text) == yaml.load(text, Loader=safeyaml._Loader)
+    assert safeyaml.flat_yaml(text) == yaml.load(text, Loader=safeyaml._loader())
     log_meta = {"id": "log-x", "session": "s", "processed": False, "closed": True}
     text = dump_log(log_meta, []).split("---\n")[1]
-    assert safeyaml.flat_yaml(text) == yaml.load(text, Loader=safeyaml._Loader) == log_meta
+    assert safeyaml.flat_yaml(text) == yaml.load(text, Loader=safeyaml._loader()) == log_meta
 
 
 @pytest.mark.parametrize(
     "text",
-    ["id: 0:", "a: x: y", "yes: 1", "a: 0755", "a: [b, 'c, d']", "a: b # c", "a: x\u2028y", "a:"],
+    [
+        "id: 0:",
+        "a: x: y",
+        "yes: 1",
+        "a: 0755",
+        "a: [b, 'c, d']",
+        "a: 'b # c'",
+        "a: x\u2028y",
+        "a:",
+        "a:\n  b:\n    c: 1",
+        "a:\n  b: 1\n   c: 2",
+        "a:\nb: 1",
+        "a: 1\n  b: 2",
+        "  a: 1",
+        "a:\n  b: 1\n- c",
+        "a: {b: 1, c}",
+        "a: {on: 1}",
+        "a: {b: 1,c: 2}",
+        "a: {b: 0x1f}",
+        "a: <<",
+        "a:\n\tb: 1",
+        "a: 1.5e+3",
+        'a: {"b": 1e+20}',
+        'a: {"b": "c\\"d"}',
+        'a: {"b":1}',
+        "a: " + "[" * 100 + '"b"' + "]" * 100,
+    ],
     ids=[
         "trailing-colon",
         "colon-space",
         "bool-key",
         "octal",
         "quoted-comma",
-        "comment",
+        "comment-in-quotes",
         "ls",
         "null",
+        "third-level",
+        "uneven-indent",
+        "null-section",
+        "continued-scalar",
+        "indented-top",
+        "sequence-after-section",
+        "flow-key-without-value",
+        "flow-bool-key",
+        "flow-comma-without-space",
+        "flow-hex",
+        "merge",
+        "tab",
+        "exponent",
+        "json-fraction",
+        "json-escape",
+        "json-not-as-dumped",
+        "json-too-deep",
     ],
 )
 def test_flat_yaml_leaves_anything_unusual_to_pyyaml(text: str) -> None:

@@ -87,7 +87,7 @@ def test_property_separating_punctuation_does_not_make_a_new_value(
 def _every_pattern_searched(text: str) -> set[str]:
     """The kinds of value in ``text`` found by searching it with every kind's pattern."""
     found = set()
-    for kind, pattern in values._SHAPE_RES.items():
+    for kind, pattern in values._shape_res().items():
         if kind == "phone":
             if any(values._is_phone(m.group(0)) for m in pattern.finditer(text)):
                 found.add(kind)
