@@ -46,11 +46,12 @@ class IndexReads(IndexDatabase):
         return {row[0]: (row[1], row[2], row[3], row[4]) for row in rows}
 
     def raw_log_stats(self, folder: str) -> dict[str, tuple[int, int, str | None]]:
-        """Each raw log directly in ``folder`` the index knows, by file name: its (mtime_ns,
-        size, open session), the session None unless the log is open."""
+        """Each raw log directly in ``folder`` the index took in, by file name: its (mtime_ns,
+        size, open session), the session None unless the log is open.  A log it skipped (one
+        it could not read or parse) is not among them: what it holds is unknown."""
         rows = self.execute(
             "SELECT path, mtime_ns, size, open_session FROM files WHERE kind = 'log'"
-            " AND path > ? AND path < ?",
+            " AND error IS NULL AND path > ? AND path < ?",
             [folder + "/", folder + "0"],  # '0' sorts right after '/'
         )
         start = len(folder) + 1

@@ -24,6 +24,9 @@ from .results import PassageHit, SearchResult
 # opening of a turn says what its episode was about, and a history is better told by more
 # episodes than by more of each (on BEAM, more of the summaries' evidence reached the payload).
 TIMELINE_CHARS = 260
+# A question is passed over only for a line of its episode that matches at least a quarter
+# as well as it does: a reply of "ok, thanks" says less than the question it follows.
+_REPLY_SHARE = 0.25
 
 
 @dataclass(frozen=True)
@@ -63,11 +66,20 @@ def timeline(
     # Outside an order (which asks when each thing was asked), an episode is shown by its
     # best line that is not a question, at its best line's relevance: what was learned or
     # decided is in the reply, and the question's words are mostly in the reply too.
-    answered = {p.episode_id for p in result.passages if p.via != "log" and not _asks(p.text)}
+    replies = {
+        p.episode_id: p.relevance
+        for p in reversed(result.passages)  # the best line of each episode wins
+        if p.via != "log" and p.relevance >= min_score and not _asks(p.text)
+    }
     best: dict[str, float] = {}
     for passage in result.passages:  # best first: an episode's first line is its best
         key = passage.episode_id if passage.via != "log" else f"{passage.path}:{passage.line}"
-        if not spread and _asks(passage.text) and key in answered and key not in entries:
+        if (
+            not spread
+            and key not in entries
+            and _asks(passage.text)
+            and replies.get(key, 0.0) >= passage.relevance * _REPLY_SHARE
+        ):
             best.setdefault(key, passage.relevance)
             continue
         if passage.relevance >= min_score and key not in entries:

@@ -7,6 +7,7 @@ import dataclasses
 import tempfile
 from pathlib import Path
 
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -15,6 +16,7 @@ from memoryclaw.api.recalling import search_with_teams
 from memoryclaw.recall.lines import PASSAGE_CHARS
 from memoryclaw.recall.longview import LONG_VIEW_EPISODES, STANDING_SHARE, long_view
 from memoryclaw.recall.payload import estimate_tokens, render_payload
+from memoryclaw.recall.results import PassageHit
 from memoryclaw.recall.standing import LABEL
 from memoryclaw.recall.timeline import TIMELINE_CHARS, timeline, timeline_label
 
@@ -277,3 +279,41 @@ def test_a_summary_shows_the_answer_to_a_question_and_an_order_the_question(
         "User: How deep should the garden beds be?",
         "User: Which compost suits the garden beds?",
     ]
+
+
+@pytest.mark.parametrize(
+    ("reply", "relevance", "min_score", "shown"),
+    [
+        ("Postgres, for its row locks.", 0.5, 0.3, "Postgres, for its row locks."),
+        ("ok thanks", 0.25, 0.3, "Which database should billing use?"),
+        ("ok thanks", 0.2, 0.1, "Which database should billing use?"),
+    ],
+    ids=["a-reply", "a-reply-below-the-minimum-score", "a-far-weaker-reply"],
+)
+def test_a_question_is_passed_over_only_for_a_reply_that_matches(
+    tmp_path: Path, reply: str, relevance: float, min_score: float, shown: str
+) -> None:
+    def line(number: int, text: str, score: float) -> PassageHit:
+        return PassageHit(
+            path="episodes/a.md",
+            episode_id="ep-a",
+            turn=number,
+            line=number,
+            speaker=None,
+            text=text,
+            timestamp="2026-01-01T00:00:00Z",
+            score=score,
+            matched=(),
+            via="keyword",
+            session="s",
+            relevance=score,
+        )
+
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        found = vault.search("billing", now=NOW)  # nothing found: the lines are set below
+    found = dataclasses.replace(
+        found,
+        passages=(line(1, "Which database should billing use?", 0.9), line(2, reply, relevance)),
+    )
+    [entry] = timeline(found, 2_000, {}, min_score=min_score)
+    assert entry.text.endswith(shown) and entry.relevance == 0.9

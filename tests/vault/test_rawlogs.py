@@ -518,7 +518,9 @@ def test_a_turn_reads_the_head_of_its_own_log_only(
 
 
 @pytest.mark.parametrize(
-    "change", ["not-indexed", "index-deleted", "closed-by-hand"], ids=lambda c: c
+    "change",
+    ["not-indexed", "index-deleted", "closed-by-hand", "skipped-by-the-index"],
+    ids=lambda c: c,
 )
 def test_a_log_the_index_cannot_vouch_for_is_read(empty_vault: Vault, change: str) -> None:
     """Which log is a session's open one comes from the logs themselves wherever the index
@@ -535,6 +537,11 @@ def test_a_log_the_index_cannot_vouch_for_is_read(empty_vault: Vault, change: st
     if change == "closed-by-hand":
         path = root / first.path
         path.write_text(path.read_text().replace("\n---\n", "\nclosed: true\n---\n", 1))
+    if change == "skipped-by-the-index":  # a hand edit the index refuses, the writer does not
+        path = root / first.path
+        path.write_text(path.read_text().replace("scope: direct", "scope: Direct", 1))
+        report = empty_vault.reindex()
+        assert [s.path for s in report.skipped] == [first.path]
     with Vault(root, env={}) as vault:
         later = vault.log_turn("s", "user", "two", timestamp=T0 + timedelta(seconds=5))
     if change == "closed-by-hand":
