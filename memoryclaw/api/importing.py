@@ -16,10 +16,11 @@ from ..importers.records import as_timestamp, record_turns
 from ..index.update import index_logged_turn
 from ..vault.files import CONSOLIDATE_LOCK, LOGS_DIR, file_lock
 from ..vault.newturns import NewTurn
-from ..vault.rawlogs import LoggedTurn, append_turns
+from ..vault.rawlogs import LoggedTurn, Narrow, append_turns
 
 if TYPE_CHECKING:
     from ..importers.workspace import ImportReport
+    from ..index.store import Index
     from .vault import Vault
 
 
@@ -72,7 +73,10 @@ def log_turn(
         kind=kind,
         sender=sender,
     )
-    narrow = partial(_logs_in_doubt, vault, session)
+    try:  # opened before the logs lock is taken: a schema upgrade must not hold it up
+        narrow: Narrow | None = partial(_logs_in_doubt, vault.index, session)
+    except (MemoryclawError, sqlite3.Error, OSError):
+        narrow = None
     logged = append_turns(vault.root, vault.settings, [turn], narrow=narrow)[0]
     try:
         index_logged_turn(vault.root, vault.index, logged)
@@ -82,14 +86,14 @@ def log_turn(
 
 
 def _logs_in_doubt(
-    vault: Vault, session: str, stamps: Mapping[str, tuple[int, int]]
+    index: Index, session: str, stamps: Mapping[str, tuple[int, int]]
 ) -> set[str] | None:
     """The raw logs (file names in ``logs/``, each with its (mtime_ns, size)) that may be
     ``session``'s open log: those the index holds as it, and those it has not seen as they
     are now. A turn so reads one log, not the head of every log left unconsolidated; None
     (read them all) when the index cannot say."""
     try:
-        known = vault.index.raw_log_stats(LOGS_DIR)
+        known = index.raw_log_stats(LOGS_DIR)
     except (MemoryclawError, sqlite3.Error, OSError):
         return None
     return {
