@@ -20,7 +20,7 @@ episodes, passages and facts.
    (:mod:`.explain`).
 6. Passages (the quoted lines of episodes, and turns of raw logs not yet consolidated) are
    ranked by their own BM25 plus a share of their episode's (when the vector fallback ran,
-   blended with their cosine, the nearest lines joining them: :func:`.rank._rank_passages`);
+   blended with their cosine, the nearest lines joining them: :func:`.passages._rank_passages`);
    :mod:`memoryclaw.recall.payload` turns them into what the model sees.
 
 What a query may cost (how much of it is read and searched with) is :mod:`.plan`'s to say.
@@ -41,18 +41,15 @@ from ..vault.config import RecencySettings
 from ..vault.files import is_archived
 from ..vault.scopes import Policy, RecallContext
 from .explain import _explain
+from .passages import PASSAGE_SOURCES, LineHits, _passages_by_recency, _rank_passages
 from .plan import plan_query, query_head
 from .rank import (
-    PASSAGE_SOURCES,
     WEIGHTED_DEPTH,
-    LineHits,
     _blend,
     _by_recency,
     _fact_relevance,
     _facts,
-    _passages_by_recency,
     _rank_episodes,
-    _rank_passages,
     _recency_for,
     _relevance,
     _scaled,
@@ -105,7 +102,8 @@ def search(
     memories ``policy`` lets this request see (all of them without one); archived episodes
     (``episodes/archive/``) only with ``include_archived``; newer memories, and those
     ``recalled`` lately (episode id -> last recall), up by ``recency`` (:mod:`.recency`);
-    with ``breadth``, lines rank without their episode's share (:func:`.rank._rank_passages`)."""
+    with ``breadth``, lines rank without their episode's share
+    (:func:`.passages._rank_passages`)."""
     started = time.perf_counter()
     policy = policy or Policy(RecallContext())
     visible = policy.sql_filter()
