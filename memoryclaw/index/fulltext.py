@@ -8,7 +8,7 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -326,43 +326,60 @@ class FullTextSearch(IndexDatabase):
         ]
 
     def terms_matching(
-        self, table: str, rowids: Sequence[int], terms: Mapping[str, str]
+        self,
+        table: str,
+        rowids: Sequence[int],
+        terms: Mapping[str, str],
+        known: Mapping[int, Collection[str]] | None = None,
+        among: Collection[str] = (),
     ) -> dict[int, list[str]]:
-        """For each row, which of ``terms`` (label -> FTS5 phrase) it matches, in one query."""
+        """For each row, which of ``terms`` (label -> FTS5 phrase) it matches, in one query;
+        of the phrases ``among``, a row of ``known`` holds those it lists (they came with its
+        score, see ``search_passages``), and is not asked about them again."""
         if not rowids or not terms:
             return {}
         fts = f"{table}_fts"
         if fts not in FTS_COLUMNS:
             raise ValueError(f"no full-text table for {table!r}")
         labels = list(terms)
+        known = known or {}
         out: dict[int, list[str]] = {}
         # a small table's phrases were read whole for its smoothed scores (see _smoothed):
         # which rows they match is known already
         memo = self._memo() if table == "passages" else {}
-        asked = set(rowids)
-        unread: list[tuple[int, str]] = []
+        asked = sorted(set(rowids))
+        unread: list[tuple[int, str, list[int]]] = []
         for position, phrase in enumerate(terms.values()):
             read = memo.get(("phrase", table, PASSAGE_BM25_WEIGHTS, phrase))
-            if read is None:
-                unread.append((position, phrase))
-                continue
-            for rowid in asked.intersection(read):
-                out.setdefault(rowid, []).append(labels[position])
+            todo: list[int] = []
+            if read is None and phrase in among:
+                read = {r for r in asked if phrase in known.get(r, ())}
+                todo = [r for r in asked if r not in known]
+            elif read is None:
+                read, todo = (), asked
+            if todo:
+                unread.append((position, phrase, todo))
+            for rowid in asked:
+                if rowid in read:
+                    out.setdefault(rowid, []).append(labels[position])
         # one cursor per phrase, the rows asked for a filter of its matches (see
         # rowid_filters); an episode phrase as common as those planning leaves out of the
         # ranking (its count is known) is looked up at each row instead of read whole
         total = self._fts_rows("episodes") if table == "episodes" else None
         common = int(total * _NARROW_SHARE) + 1 if total is not None else 0
-        among = "rowid IN (SELECT value FROM json_each(?))"
-        wanted = json.dumps(sorted(asked))
+        where = "rowid IN (SELECT value FROM json_each(?))"
         for start in range(0, len(unread), _PARTS_PER_QUERY):
             part = unread[start : start + _PARTS_PER_QUERY]
             sql = " UNION ALL ".join(
                 f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ? AND "
-                + (among if common and self.match_count(phrase, common) >= common else "+" + among)
-                for _, phrase in part
+                + (where if common and self.match_count(phrase, common) >= common else "+" + where)
+                for _, phrase, _ in part
             )
-            params = [value for position, phrase in part for value in (position, phrase, wanted)]
+            params = [
+                value
+                for position, phrase, todo in part
+                for value in (position, phrase, json.dumps(todo))
+            ]
             for position, rowid in self.execute(sql, params):
                 out.setdefault(rowid, []).append(labels[position])
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}

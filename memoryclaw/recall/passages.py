@@ -165,7 +165,14 @@ def _rank_passages(
     )
     best_smooth = max(s[1] for s in scored)
     scored = scored[: round(PASSAGES_KEPT * scale)]
-    matched = index.terms_matching("passages", [s[2]["rowid"] for s in scored], plan.phrases)
+    kept = [row for *_, row in scored]
+    matched = index.terms_matching(
+        "passages",
+        [row["rowid"] for row in kept],
+        plan.phrases,
+        known={row["rowid"]: row["phrases"] for row in kept if "phrases" in row},
+        among=plan.ranked_phrases,
+    )
     tags = {t: tuple(json.loads(t or "[]")) for t in {r.get("episode_tags") for *_, r in scored}}
     return [
         PassageHit(
