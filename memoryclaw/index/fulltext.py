@@ -47,7 +47,6 @@ _NARROWINGS = 64
 _BM25_K1 = 1.2
 _AMONG = " AND +rowid IN (SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?)"
 _PARTS_PER_QUERY = 200
-_MEMO_KEPT = 4096  # see Index._memo
 # What a search hit reads of its episode: all but the details, read for the results shown
 # only (Index.episode_details), and the derived text of the full-text table.
 _HIT_COLUMNS = ", ".join(
@@ -304,15 +303,6 @@ class FullTextSearch(IndexDatabase):
             ).fetchone()
             found = memo[("count", match, cap)] = int(row[0])
         return int(found)
-
-    def _memo(self) -> dict[Any, Any]:
-        """Answers that hold until the index changes: SQLite's data_version (another
-        connection's commit) and this connection's own changes key them."""
-        version = self.execute("PRAGMA data_version").fetchone()[0]
-        key = (int(version), self.conn.total_changes)
-        if key != self._memo_key or len(self._memo_store) > _MEMO_KEPT:
-            self._memo_store, self._memo_key = {}, key
-        return self._memo_store
 
     def bare_match(self, match: str, limit: int) -> list[tuple[int, float]]:
         """The floor: a plain FTS5 MATCH ordered by rank, nothing else (for benchmarks)."""

@@ -106,6 +106,27 @@ def test_match_counts_follow_every_write_of_any_process(tmp_path: Path) -> None:
         assert vault.index.match_count('"pelican"', 2) == 2  # the cap is part of the question
 
 
+def test_a_search_looks_for_other_connections_commits_once(tmp_path: Path) -> None:
+    """Inside a block of reads (a search) the counts kept are checked against other
+    connections' commits once, at the first ask; after it, a commit renews them again."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        _note(vault.root, "ep-a", "pelican at the harbour")
+        vault.reindex()
+        index = vault.index
+        seen: list[str] = []
+        index.conn.set_trace_callback(seen.append)
+        vault.search("pelican harbour", refresh=False)
+        index.conn.set_trace_callback(None)
+        assert seen.count("PRAGMA data_version") == 1
+        with index.read_once():
+            assert index.match_count('"pelican"', 10) == 1
+            with Vault(vault.root, env={}) as other:  # another connection's write
+                _note(vault.root, "ep-b", "another pelican")
+                other.reindex()
+            assert index.match_count('"pelican"', 10) == 1  # looked for at the first ask only
+        assert index.match_count('"pelican"', 10) == 2
+
+
 def test_search_hits_carry_their_details_once_shown(tmp_path: Path) -> None:
     """A search reads details only for the results it returns; they are the episode's own."""
     with Vault.init(tmp_path / "v", env={}) as vault:
