@@ -48,7 +48,7 @@ _BM25_K1 = 1.2
 _AMONG = " AND +rowid IN (SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?)"
 _PARTS_PER_QUERY = 200
 # What a search hit reads of its episode: all but the details, read for the results shown
-# only (Index.episode_details), and the derived text of the full-text table.
+# only (Index.shown_episodes), and the derived text of the full-text table.
 _HIT_COLUMNS = ", ".join(
     f"e.{column}"
     for column in (

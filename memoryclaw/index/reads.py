@@ -96,31 +96,23 @@ class IndexReads(IndexDatabase):
                 out[ident] = max(out.get(ident, 0), int(turns if turns is not None else own))
         return out
 
-    def episode_rowids(self, idents: Sequence[str]) -> dict[str, int]:
-        """The rowid of each of these episodes (of its newest file when two share an id)."""
-        marks = ",".join("?" * len(idents))
-        return {
-            ident: rowid
-            for ident, rowid in self.execute(
-                f"SELECT id, rowid FROM episodes WHERE id IN ({marks}) ORDER BY ts_epoch DESC, id",
-                list(idents),
-            )
-        }
-
-    def episode_details(self, idents: Sequence[str]) -> dict[str, str]:
-        """The details of these episodes (search hits come without them: most candidates
-        are never shown)."""
+    def shown_episodes(self, idents: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """For each of these episodes, the rowid its words are looked up at (of its oldest
+        file when two share an id) and its details (of the first indexed), in one statement:
+        search hits come without them, most candidates are never shown."""
         if not idents:
             return {}
-        marks = ",".join("?" * len(idents))
-        return {
-            ident: details or ""
-            for ident, details in self.execute(
-                "SELECT id, details FROM episodes WHERE rowid IN"
-                f" (SELECT min(rowid) FROM episodes WHERE id IN ({marks}) GROUP BY id)",
-                list(idents),
-            )
-        }
+        rowid_of: dict[str, int] = {}
+        details: dict[str, tuple[int, str]] = {}
+        for ident, rowid, text in self.execute(
+            "SELECT id, rowid, details FROM episodes"
+            f" WHERE id IN ({','.join('?' * len(idents))}) ORDER BY ts_epoch DESC, id",
+            list(idents),
+        ):
+            rowid_of[ident] = rowid
+            if ident not in details or rowid < details[ident][0]:
+                details[ident] = (rowid, text or "")
+        return {ident: (rowid, details[ident][1]) for ident, rowid in rowid_of.items()}
 
     def unscoped_counts(self) -> dict[str, int]:
         """How many episodes and facts carry no scope (owner-level, memoryclaw.vault.scopes)."""

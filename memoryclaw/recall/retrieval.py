@@ -188,12 +188,6 @@ def search(
             passages = _passages_by_recency(passages, episodes, ranker)
     cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"
     episodes = _explain(index, plan, _relevance(episodes, cosine_hits, limit, policy))
-    missing = [e.id for e in episodes if not e.details]
-    if missing:
-        details = index.episode_details(missing)
-        episodes = [
-            _evolve(e, details=details.get(e.id, "")) if not e.details else e for e in episodes
-        ]
     best_line = passages[0].score if passages else 0.0
     # one copy per result: this runs for every line of every answer
     passages = [

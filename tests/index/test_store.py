@@ -134,9 +134,16 @@ def test_search_hits_carry_their_details_once_shown(tmp_path: Path) -> None:
         vault.reindex()
         hits = vault.index.search_episodes('"pelican"', 5)
         assert hits and "details" not in hits[0].row
-        [found] = vault.search("pelican").results
+        seen: list[str] = []
+        vault.index.conn.set_trace_callback(seen.append)
+        [found] = vault.search("pelican", refresh=False).results
+        vault.index.conn.set_trace_callback(None)
         assert found.details == "- pelican at the harbour"
-        assert vault.index.episode_details(["ep-a", "nothing"]) == {"ep-a": found.details}
+        assert found.matched == ("pelican",)
+        # which rowid its words are looked up at and its details: one statement
+        assert sum("FROM episodes WHERE id IN" in s for s in seen if "summary" not in s) == 1
+        rowid = vault.index.execute("SELECT rowid FROM episodes WHERE id = 'ep-a'").fetchone()[0]
+        assert vault.index.shown_episodes(["ep-a", "nothing"]) == {"ep-a": (rowid, found.details)}
 
 
 def test_a_turn_logged_by_another_process_is_found_by_a_vault_that_searched_before(
