@@ -353,9 +353,10 @@ class FullTextSearch(IndexDatabase):
                 if rowid in read:
                     out.setdefault(rowid, []).append(labels[position])
         # one cursor per phrase, the rows asked for a filter of its matches (see
-        # rowid_filters); an episode phrase as common as those planning leaves out of the
-        # ranking (its count is known) is looked up at each row instead of read whole
-        total = self._fts_rows("episodes") if table == "episodes" else None
+        # rowid_filters); a phrase of episodes or their lines as common in episodes as those
+        # planning leaves out of the ranking (its count is known) is looked up at each row
+        # instead of read whole
+        total = self._fts_rows("episodes") if table in ("episodes", "passages") else None
         common = int(total * _NARROW_SHARE) + 1 if total is not None else 0
         where = "rowid IN (SELECT value FROM json_each(?))"
         for start in range(0, len(unread), _PARTS_PER_QUERY):

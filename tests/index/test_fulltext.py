@@ -143,7 +143,7 @@ def test_passages_and_term_explanations_read_one_cursor_per_expression(
     found = index.terms_matching("passages", wanted, terms)
     index.conn.set_trace_callback(None)
     # the phrases of the search were read whole for its smoothed scores: only "rope" is asked
-    assert [s.count("passages_fts MATCH") for s in seen if "MATCH" in s] == [1]
+    assert [s.count("passages_fts MATCH") for s in seen if "passages_fts MATCH" in s] == [1]
     for rowid in wanted:
         text = index.execute("SELECT text FROM passages WHERE rowid = ?", [rowid]).fetchone()[0]
         assert found.get(rowid, []) == [t for t in terms if t in text.split()]
@@ -264,7 +264,9 @@ def test_the_phrases_a_line_came_with_are_not_asked_again(large: Index) -> None:
     seen = _statements(large)
     found = large.terms_matching("passages", wanted, terms, known, {'"anchor"', '"heron"'})
     large.conn.set_trace_callback(None)
-    assert [s.count("passages_fts MATCH") for s in seen if "MATCH" in s] == [1]  # "rope"
+    assert [s.count("passages_fts MATCH") for s in seen if "passages_fts MATCH" in s] == [
+        1
+    ]  # "rope"
     assert found == large.terms_matching("passages", wanted, terms)
     for rowid in wanted:
         held = [label for label, phrase in terms.items() if _holds(large, phrase, rowid)]
@@ -365,3 +367,20 @@ def test_episode_words_as_common_as_pruned_ones_are_looked_up_at_each_row(common
             ).fetchone()
         ]
         assert found.get(rowid, []) == holds
+
+
+def test_line_words_as_common_in_episodes_as_pruned_ones_are_looked_up_at_each_row(
+    large: Index,
+) -> None:
+    """Which words a line holds: a word in more than 5% of the episodes is looked up at each
+    line asked (its lines, more still, are not all read), a rarer one read whole, and both
+    answer as matching each line alone does."""
+    terms = {"heron": '"heron"', "pelican": '"pelican"', "nowhere": '"nowhere"'}
+    wanted = [r[0] for r in large.execute("SELECT rowid FROM passages ORDER BY rowid LIMIT 9")]
+    seen = _statements(large)
+    found = large.terms_matching("passages", wanted, terms)
+    large.conn.set_trace_callback(None)
+    asked = [s for s in seen if "passages_fts MATCH" in s and "UNION ALL" in s]
+    assert len(asked) == 1 and asked[0].count("+rowid IN") == 1  # "nowhere" only
+    for rowid in wanted:
+        assert found.get(rowid, []) == [p for p in terms if _holds(large, terms[p], rowid)]
