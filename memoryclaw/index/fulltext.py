@@ -288,20 +288,23 @@ class FullTextSearch(IndexDatabase):
                     out[rowid] += scores[rowid] * scale
         return out
 
-    def match_count(self, match: str, cap: int) -> int:
-        """How many episodes match an FTS5 expression, counting no further than ``cap``.
+    def match_count(self, match: str, cap: int, table: str = "episodes") -> int:
+        """How many episodes (or rows of another full-text ``table``) match an FTS5
+        expression, counting no further than ``cap``.
 
         Queries ask about the same common words again and again: answers are kept until
         the index changes (:meth:`_memo`)."""
+        if f"{table}_fts" not in FTS_COLUMNS:
+            raise ValueError(f"no full-text table for {table!r}")
         memo = self._memo()
-        found = memo.get(("count", match, cap))
+        found = memo.get(("count", table, match, cap))
         if found is None:
             row = self.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ?"
+                f"SELECT count(*) FROM (SELECT 1 FROM {table}_fts WHERE {table}_fts MATCH ?"
                 " LIMIT ?)",
                 [match, cap],
             ).fetchone()
-            found = memo[("count", match, cap)] = int(row[0])
+            found = memo[("count", table, match, cap)] = int(row[0])
         return int(found)
 
     def bare_match(self, match: str, limit: int) -> list[tuple[int, float]]:
