@@ -225,21 +225,34 @@ class IndexReads(IndexDatabase):
         self, keys: Sequence[tuple[str, str]], where: str = "1", params: Sequence[Any] = ()
     ) -> list[list[dict[str, Any]]]:
         """For each (entity, field) of ``keys``, the superseded fact rows of that entity (in
-        any case) and field that pass ``where``, in file order: one statement for them all."""
+        any case) and field that pass ``where``, in file order: one statement for them all,
+        and none when no key has any (which keys have any is kept until the index changes)."""
         out: list[list[dict[str, Any]]] = [[] for _ in keys]
-        if not keys:
+        memo = self._memo()
+        held = memo.get(("superseded",))
+        if held is None:
+            held = memo[("superseded",)] = {
+                (entity.lower(), field)
+                for entity, field in self.execute(
+                    "SELECT DISTINCT entity, field FROM facts WHERE superseded = 1"
+                )
+                if entity is not None
+            }
+        # SQLite's lower() folds ASCII letters only: keys it finds alike are alike here too
+        asked = [n for n, (entity, field) in enumerate(keys) if (entity.lower(), field) in held]
+        if not asked:
             return out
         cursor = self.execute(
             "SELECT q.key AS wanted, f.* FROM json_each(?) q JOIN facts f"
             " ON lower(f.entity) = lower(json_extract(q.value, '$[0]'))"
             " AND f.field = json_extract(q.value, '$[1]')"
             f" WHERE f.superseded = 1 AND ({where}) ORDER BY f.path, f.line, f.id",
-            [json.dumps(keys), *params],
+            [json.dumps([keys[n] for n in asked]), *params],
         )
         columns = [c[0] for c in cursor.description]
         for values in cursor.fetchall():
             row = dict(zip(columns, values))
-            out[row.pop("wanted")].append(row)
+            out[asked[row.pop("wanted")]].append(row)
         return out
 
     def counts(self) -> dict[str, int]:
