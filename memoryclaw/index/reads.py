@@ -228,6 +228,8 @@ class IndexReads(IndexDatabase):
         any case) and field that pass ``where``, in file order: one statement for them all,
         and none when no key has any (which keys have any is kept until the index changes)."""
         out: list[list[dict[str, Any]]] = [[] for _ in keys]
+        if not keys:
+            return out
         memo = self._memo()
         held = memo.get(("superseded",))
         if held is None:
