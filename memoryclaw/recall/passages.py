@@ -11,6 +11,7 @@ from typing import Any
 
 from ..index.fulltext import Visible
 from ..index.store import Index
+from ..vault.scopes import Policy
 from .plan import QueryPlan
 from .rank import KEYWORD_WEIGHT, _scaled, _when
 from .recency import Recency
@@ -58,6 +59,7 @@ def _rank_passages(
     reach: int = PASSAGE_SOURCES,
     near: LineHits | None = None,
     *,
+    policy: Policy,
     breadth: bool = False,
     archived: bool = True,
 ) -> list[PassageHit]:
@@ -82,7 +84,10 @@ def _rank_passages(
     A query that names a period (``plan.period``) also reads the best ``DATED_SOURCES``
     episodes of it (archived ones only with ``archived``), their best lines joining the
     candidates whatever the others score, and a line said in it has the full ``EPISODE_SHARE``
-    and scores x (1 + ``DATE_BOOST``)."""
+    and scores x (1 + ``DATE_BOOST``).
+
+    Each comes with its relevance (its score / the best one's) and the rule of ``policy``
+    that lets it be recalled."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:reach]]
     if plan.shapes:  # a line holding the kind of value asked for may be in any episode
@@ -174,6 +179,7 @@ def _rank_passages(
         among=plan.ranked_phrases,
     )
     tags = {t: tuple(json.loads(t or "[]")) for t in {r.get("episode_tags") for *_, r in scored}}
+    best = scored[0][0]
     return [
         PassageHit(
             path=row["path"],
@@ -193,6 +199,8 @@ def _rank_passages(
             scope=row.get("scope"),
             episode_confidence=str(row.get("episode_confidence") or ""),
             smoothed=_scaled(smoothed, best_smooth),
+            relevance=_scaled(total, best),
+            admitted_by=policy.admit(row.get("agent"), row.get("scope"))[1],
         )
         for total, smoothed, row in scored
     ]

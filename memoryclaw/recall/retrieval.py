@@ -176,28 +176,28 @@ def search(
                 visible,
                 reach,
                 near_lines,
+                policy=policy,
                 breadth=breadth,
                 archived=include_archived,
             )
         except MemoryclawError as exc:  # the embedder failed between two calls
             error = str(exc)
             passages = _rank_passages(
-                index, plan, episodes, visible, reach, breadth=breadth, archived=include_archived
+                index,
+                plan,
+                episodes,
+                visible,
+                reach,
+                policy=policy,
+                breadth=breadth,
+                archived=include_archived,
             )
-        if ranker is not None:
+        if ranker is not None and passages:
             passages = _passages_by_recency(passages, episodes, ranker)
+            best_line = passages[0].score
+            passages = [_evolve(p, relevance=_scaled(p.score, best_line)) for p in passages]
     cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"
     episodes = _explain(index, plan, _relevance(episodes, cosine_hits, limit, policy))
-    best_line = passages[0].score if passages else 0.0
-    # one copy per result: this runs for every line of every answer
-    passages = [
-        _evolve(
-            p,
-            relevance=_scaled(p.score, best_line),
-            admitted_by=policy.admit(p.agent, p.scope)[1],
-        )
-        for p in passages
-    ]
     # an episode is as relevant as its best line: an answer among other notes is no less one
     best_of: dict[str, float] = {}
     for p in passages:
