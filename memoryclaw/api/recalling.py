@@ -160,18 +160,19 @@ def search_index(
     recalled: Mapping[str, datetime] = {}
     if effective_weight(settings.recency.weight, query) > 0:
         recalled = recall_times(vault.root, vault.index)  # use reinforces: when recency ranks
-    return search(
-        vault.index,
-        query,
-        limit=limit,
-        now=now or now_utc(),
-        fallback=fallback,
-        policy=policy,
-        include_archived=archived,
-        recency=settings.recency,
-        recalled=recalled,
-        breadth=breadth,
-    )
+    with vault.index.read_once():
+        return search(
+            vault.index,
+            query,
+            limit=limit,
+            now=now or now_utc(),
+            fallback=fallback,
+            policy=policy,
+            include_archived=archived,
+            recency=settings.recency,
+            recalled=recalled,
+            breadth=breadth,
+        )
 
 
 def retrieve(

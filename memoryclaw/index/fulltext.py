@@ -1,5 +1,6 @@
-"""Full-text search over the index: episodes, facts and passages ranked by FTS5's BM25,
-which query terms each row matches, and the alias groups that widen a query."""
+"""Full-text search over the index: episodes and facts ranked by FTS5's BM25 (passages in
+:mod:`.passages`), which query terms each row matches, and the alias groups that widen a
+query."""
 
 from __future__ import annotations
 
@@ -7,12 +8,12 @@ import itertools
 import json
 import math
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ..vault.files import ARCHIVE_DIR
-from .rowids import rowid_filters, sqlite_varint
+from .rowids import sqlite_varint
 from .schema import FTS_COLUMNS, IndexDatabase
 
 # A condition on a memory table's agent and scope columns and its parameters: what a recall
@@ -46,9 +47,8 @@ _NARROWINGS = 64
 _BM25_K1 = 1.2
 _AMONG = " AND +rowid IN (SELECT rowid FROM episodes_fts WHERE episodes_fts MATCH ?)"
 _PARTS_PER_QUERY = 200
-_MEMO_KEPT = 4096  # see Index._memo
 # What a search hit reads of its episode: all but the details, read for the results shown
-# only (Index.episode_details), and the derived text of the full-text table.
+# only (Index.shown_episodes), and the derived text of the full-text table.
 _HIT_COLUMNS = ", ".join(
     f"e.{column}"
     for column in (
@@ -234,139 +234,6 @@ class FullTextSearch(IndexDatabase):
             hits.append(EpisodeHit(rowid=row["rowid"], bm25=float(row.pop("score")), row=row))
         return hits
 
-    def search_passages(
-        self,
-        match: str,
-        episode_paths: Sequence[str],
-        limit: int,
-        visible: Visible | None = None,
-    ) -> list[dict[str, Any]]:
-        """Passages matching an FTS5 expression, best BM25 first (as ``score``, higher is
-        better; ties: newer, then path and line), from these episode files and every raw log;
-        ``smooth`` is their BM25 as in a larger table (see ``SMOOTH_ROWS``; in a larger table
-        the same as ``score``).
-
-        A file's passages are stored together, so each file is one rowid range; the ranges
-        filter one full-text cursor (see ``rowid_filters``), which scores only the rows kept.  A
-        small table needs no cursor: its phrases' own scores add up to the same (see
-        :meth:`_small_passages`).
-        """
-        only, only_params = visible_clause(visible)
-        memo = self._memo()  # which logs there are, and each file's rowids, change rarely
-        logs = memo.get(("logs", only, tuple(only_params)))
-        if logs is None:
-            logs = memo[("logs", only, tuple(only_params))] = [
-                r[0]
-                for r in self.execute(
-                    f"SELECT DISTINCT path FROM passages WHERE kind='log'{only}", only_params
-                )
-            ]
-        paths = list(dict.fromkeys([*episode_paths, *logs]))
-        rows = self._small_passages(match, paths, limit)
-        if rows is None:
-            rows = self._ranked_passages(match, paths, limit)
-        rows.sort(key=lambda r: (-r["score"], -r["ts_epoch"], r["path"], r["line"]))
-        rows = rows[:limit]
-        # what each line's episode (the first indexed of its id) says of itself, read once
-        # per episode, not once per line
-        episodes = {
-            found[0]: found[1:]
-            for found in self.execute(
-                "SELECT id, summary, tags, confidence FROM episodes WHERE rowid IN"
-                " (SELECT min(rowid) FROM episodes WHERE id IN (SELECT value FROM json_each(?))"
-                " GROUP BY id)",
-                [json.dumps(list({row["episode_id"] for row in rows}))],
-            )
-        }
-        for row in rows:
-            found = episodes.get(row["episode_id"], (None, None, None))
-            row["episode_summary"], row["episode_tags"], row["episode_confidence"] = found
-        smoothed = self._smoothed(
-            "passages", PASSAGE_BM25_WEIGHTS, match, [row["rowid"] for row in rows]
-        )
-        for row in rows:
-            row["smooth"] = smoothed[row["rowid"]] if smoothed is not None else row["score"]
-        return rows
-
-    def _ranked_passages(
-        self, match: str, paths: Sequence[str], limit: int
-    ) -> list[dict[str, Any]]:
-        """:meth:`search_passages`' best ``limit`` rows of these files, by one full-text
-        cursor per statement that scores only the rows of the files' ranges (``rowid_filters``)."""
-        memo = self._memo()  # each file's rowids change rarely
-        unknown = [path for path in paths if ("span", path) not in memo]
-        for start in range(0, len(unknown), 500):
-            chunk = unknown[start : start + 500]
-            for path, low, high in self.execute(
-                "SELECT path, min(rowid), max(rowid) FROM passages"
-                f" WHERE path IN ({','.join('?' * len(chunk))}) GROUP BY path",
-                chunk,
-            ):
-                memo[("span", path)] = (low, high)
-            for path in chunk:
-                memo.setdefault(("span", path), None)  # a file without passages
-        spans = [span for path in paths if (span := memo[("span", path)]) is not None]
-        rows: list[dict[str, Any]] = []
-        for within, bounds in rowid_filters(spans):
-            # every match is scored inside SQLite, and only the best ``limit`` of the files
-            # asked for (a merged range holds others) become rows: a common word's hundreds
-            # of matches cost no Python object each
-            cursor = self.execute(
-                "WITH c AS MATERIALIZED (SELECT rowid,"
-                f" -bm25(passages_fts, {PASSAGE_BM25_WEIGHTS}) AS score"
-                f" FROM passages_fts WHERE passages_fts MATCH ? AND {within}),"
-                " k AS MATERIALIZED (SELECT c.rowid, c.score FROM c"
-                " JOIN passages p ON p.rowid = c.rowid"
-                " WHERE +p.path IN (SELECT value FROM json_each(?))"
-                " ORDER BY c.score DESC, p.ts_epoch DESC, p.path, p.line, c.rowid LIMIT ?)"
-                " SELECT p.*, k.score FROM k JOIN passages p ON p.rowid = k.rowid",
-                [match, *bounds, json.dumps(paths), limit],
-            )
-            columns = [c[0] for c in cursor.description]
-            rows += [dict(zip(columns, values)) for values in cursor.fetchall()]
-        return rows
-
-    def _small_passages(
-        self, match: str, paths: Sequence[str], limit: int
-    ) -> list[dict[str, Any]] | None:
-        """:meth:`search_passages`' best ``limit`` rows of these files in a small table (see
-        :meth:`_phrase_scores`), without a full-text query: bm25() of an OR of phrases sums
-        each phrase's own score in the expression's order, so the same sum of the phrases'
-        kept scores is the same float; None for a larger table or another expression."""
-        found = self._phrase_scores("passages", PASSAGE_BM25_WEIGHTS, match)
-        if found is None:
-            return None
-        memo = self._memo()
-        places = memo.get(("places", "passages"))
-        if places is None:  # a small table: where each line is, and when, kept too
-            places = memo[("places", "passages")] = {
-                rowid: (path, ts_epoch, line)
-                for rowid, path, ts_epoch, line in self.execute(
-                    "SELECT rowid, path, ts_epoch, line FROM passages"
-                )
-            }
-        wanted = set(paths)
-        totals: dict[int, float] = {}
-        for scores in found[1]:  # phrase by phrase, so each sum is in bm25()'s order
-            for rowid, score in scores.items():
-                place = places.get(rowid)
-                if place is not None and place[0] in wanted:
-                    totals[rowid] = totals.get(rowid, 0.0) + score
-        best = sorted(
-            totals,
-            key=lambda r: (-totals[r], -places[r][1], places[r][0], places[r][2], r),
-        )[:limit]
-        cursor = self.execute(
-            "SELECT * FROM passages WHERE rowid IN (SELECT value FROM json_each(?))",
-            [json.dumps(best)],
-        )
-        columns = [c[0] for c in cursor.description]
-        found_rows = {row["rowid"]: row for row in (dict(zip(columns, v)) for v in cursor)}
-        rows = [found_rows[rowid] for rowid in best if rowid in found_rows]
-        for row in rows:
-            row["score"] = totals[row["rowid"]]
-        return rows
-
     def _phrase_scores(
         self, table: str, weights: str, match: str
     ) -> tuple[int, list[dict[int, float]]] | None:
@@ -421,30 +288,24 @@ class FullTextSearch(IndexDatabase):
                     out[rowid] += scores[rowid] * scale
         return out
 
-    def match_count(self, match: str, cap: int) -> int:
-        """How many episodes match an FTS5 expression, counting no further than ``cap``.
+    def match_count(self, match: str, cap: int, table: str = "episodes") -> int:
+        """How many episodes (or rows of another full-text ``table``) match an FTS5
+        expression, counting no further than ``cap``.
 
         Queries ask about the same common words again and again: answers are kept until
         the index changes (:meth:`_memo`)."""
+        if f"{table}_fts" not in FTS_COLUMNS:
+            raise ValueError(f"no full-text table for {table!r}")
         memo = self._memo()
-        found = memo.get(("count", match, cap))
+        found = memo.get(("count", table, match, cap))
         if found is None:
             row = self.execute(
-                "SELECT count(*) FROM (SELECT 1 FROM episodes_fts WHERE episodes_fts MATCH ?"
+                f"SELECT count(*) FROM (SELECT 1 FROM {table}_fts WHERE {table}_fts MATCH ?"
                 " LIMIT ?)",
                 [match, cap],
             ).fetchone()
-            found = memo[("count", match, cap)] = int(row[0])
+            found = memo[("count", table, match, cap)] = int(row[0])
         return int(found)
-
-    def _memo(self) -> dict[Any, Any]:
-        """Answers that hold until the index changes: SQLite's data_version (another
-        connection's commit) and this connection's own changes key them."""
-        version = self.execute("PRAGMA data_version").fetchone()[0]
-        key = (int(version), self.conn.total_changes)
-        if key != self._memo_key or len(self._memo_store) > _MEMO_KEPT:
-            self._memo_store, self._memo_key = {}, key
-        return self._memo_store
 
     def bare_match(self, match: str, limit: int) -> list[tuple[int, float]]:
         """The floor: a plain FTS5 MATCH ordered by rank, nothing else (for benchmarks)."""
@@ -458,43 +319,61 @@ class FullTextSearch(IndexDatabase):
         ]
 
     def terms_matching(
-        self, table: str, rowids: Sequence[int], terms: Mapping[str, str]
+        self,
+        table: str,
+        rowids: Sequence[int],
+        terms: Mapping[str, str],
+        known: Mapping[int, Collection[str]] | None = None,
+        among: Collection[str] = (),
     ) -> dict[int, list[str]]:
-        """For each row, which of ``terms`` (label -> FTS5 phrase) it matches, in one query."""
+        """For each row, which of ``terms`` (label -> FTS5 phrase) it matches, in one query;
+        of the phrases ``among``, a row of ``known`` holds those it lists (they came with its
+        score, see ``search_passages``), and is not asked about them again."""
         if not rowids or not terms:
             return {}
         fts = f"{table}_fts"
         if fts not in FTS_COLUMNS:
             raise ValueError(f"no full-text table for {table!r}")
         labels = list(terms)
+        known = known or {}
         out: dict[int, list[str]] = {}
         # a small table's phrases were read whole for its smoothed scores (see _smoothed):
         # which rows they match is known already
         memo = self._memo() if table == "passages" else {}
-        asked = set(rowids)
-        unread: list[tuple[int, str]] = []
+        asked = sorted(set(rowids))
+        unread: list[tuple[int, str, list[int]]] = []
         for position, phrase in enumerate(terms.values()):
             read = memo.get(("phrase", table, PASSAGE_BM25_WEIGHTS, phrase))
-            if read is None:
-                unread.append((position, phrase))
-                continue
-            for rowid in asked.intersection(read):
-                out.setdefault(rowid, []).append(labels[position])
+            todo: list[int] = []
+            if read is None and phrase in among:
+                read = {r for r in asked if phrase in known.get(r, ())}
+                todo = [r for r in asked if r not in known]
+            elif read is None:
+                read, todo = (), asked
+            if todo:
+                unread.append((position, phrase, todo))
+            for rowid in asked:
+                if rowid in read:
+                    out.setdefault(rowid, []).append(labels[position])
         # one cursor per phrase, the rows asked for a filter of its matches (see
-        # rowid_filters); an episode phrase as common as those planning leaves out of the
-        # ranking (its count is known) is looked up at each row instead of read whole
-        total = self._fts_rows("episodes") if table == "episodes" else None
+        # rowid_filters); a phrase of episodes or their lines as common in episodes as those
+        # planning leaves out of the ranking (its count is known) is looked up at each row
+        # instead of read whole
+        total = self._fts_rows("episodes") if table in ("episodes", "passages") else None
         common = int(total * _NARROW_SHARE) + 1 if total is not None else 0
-        among = "rowid IN (SELECT value FROM json_each(?))"
-        wanted = json.dumps(sorted(asked))
+        where = "rowid IN (SELECT value FROM json_each(?))"
         for start in range(0, len(unread), _PARTS_PER_QUERY):
             part = unread[start : start + _PARTS_PER_QUERY]
             sql = " UNION ALL ".join(
                 f"SELECT ?, rowid FROM {fts} WHERE {fts} MATCH ? AND "
-                + (among if common and self.match_count(phrase, common) >= common else "+" + among)
-                for _, phrase in part
+                + (where if common and self.match_count(phrase, common) >= common else "+" + where)
+                for _, phrase, _ in part
             )
-            params = [value for position, phrase in part for value in (position, phrase, wanted)]
+            params = [
+                value
+                for position, phrase, todo in part
+                for value in (position, phrase, json.dumps(todo))
+            ]
             for position, rowid in self.execute(sql, params):
                 out.setdefault(rowid, []).append(labels[position])
         return {rowid: sorted(found, key=labels.index) for rowid, found in out.items()}

@@ -110,31 +110,23 @@ class IndexReads(IndexDatabase):
                 out[ident] = max(out.get(ident, 0), int(turns if turns is not None else own))
         return out
 
-    def episode_rowids(self, idents: Sequence[str]) -> dict[str, int]:
-        """The rowid of each of these episodes (of its newest file when two share an id)."""
-        marks = ",".join("?" * len(idents))
-        return {
-            ident: rowid
-            for ident, rowid in self.execute(
-                f"SELECT id, rowid FROM episodes WHERE id IN ({marks}) ORDER BY ts_epoch DESC, id",
-                list(idents),
-            )
-        }
-
-    def episode_details(self, idents: Sequence[str]) -> dict[str, str]:
-        """The details of these episodes (search hits come without them: most candidates
-        are never shown)."""
+    def shown_episodes(self, idents: Sequence[str]) -> dict[str, tuple[int, str]]:
+        """For each of these episodes, the rowid its words are looked up at (of its oldest
+        file when two share an id) and its details (of the first indexed), in one statement:
+        search hits come without them, most candidates are never shown."""
         if not idents:
             return {}
-        marks = ",".join("?" * len(idents))
-        return {
-            ident: details or ""
-            for ident, details in self.execute(
-                "SELECT id, details FROM episodes WHERE rowid IN"
-                f" (SELECT min(rowid) FROM episodes WHERE id IN ({marks}) GROUP BY id)",
-                list(idents),
-            )
-        }
+        rowid_of: dict[str, int] = {}
+        details: dict[str, tuple[int, str]] = {}
+        for ident, rowid, text in self.execute(
+            "SELECT id, rowid, details FROM episodes"
+            f" WHERE id IN ({','.join('?' * len(idents))}) ORDER BY ts_epoch DESC, id",
+            list(idents),
+        ):
+            rowid_of[ident] = rowid
+            if ident not in details or rowid < details[ident][0]:
+                details[ident] = (rowid, text or "")
+        return {ident: (rowid, details[ident][1]) for ident, rowid in rowid_of.items()}
 
     def unscoped_counts(self) -> dict[str, int]:
         """How many episodes and facts carry no scope (owner-level, memoryclaw.vault.scopes)."""
@@ -247,21 +239,36 @@ class IndexReads(IndexDatabase):
         self, keys: Sequence[tuple[str, str]], where: str = "1", params: Sequence[Any] = ()
     ) -> list[list[dict[str, Any]]]:
         """For each (entity, field) of ``keys``, the superseded fact rows of that entity (in
-        any case) and field that pass ``where``, in file order: one statement for them all."""
+        any case) and field that pass ``where``, in file order: one statement for them all,
+        and none when no key has any (which keys have any is kept until the index changes)."""
         out: list[list[dict[str, Any]]] = [[] for _ in keys]
         if not keys:
+            return out
+        memo = self._memo()
+        held = memo.get(("superseded",))
+        if held is None:
+            held = memo[("superseded",)] = {
+                (entity.lower(), field)
+                for entity, field in self.execute(
+                    "SELECT DISTINCT entity, field FROM facts WHERE superseded = 1"
+                )
+                if entity is not None
+            }
+        # SQLite's lower() folds ASCII letters only: keys it finds alike are alike here too
+        asked = [n for n, (entity, field) in enumerate(keys) if (entity.lower(), field) in held]
+        if not asked:
             return out
         cursor = self.execute(
             "SELECT q.key AS wanted, f.* FROM json_each(?) q JOIN facts f"
             " ON lower(f.entity) = lower(json_extract(q.value, '$[0]'))"
             " AND f.field = json_extract(q.value, '$[1]')"
             f" WHERE f.superseded = 1 AND ({where}) ORDER BY f.path, f.line, f.id",
-            [json.dumps(keys), *params],
+            [json.dumps([keys[n] for n in asked]), *params],
         )
         columns = [c[0] for c in cursor.description]
         for values in cursor.fetchall():
             row = dict(zip(columns, values))
-            out[row.pop("wanted")].append(row)
+            out[asked[row.pop("wanted")]].append(row)
         return out
 
     def counts(self) -> dict[str, int]:

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
 SCHEMA_VERSION = "13"
+MEMO_KEPT = 4096  # answers IndexDatabase._memo keeps at most
 BUSY_TIMEOUT_MS = 10_000  # how long a statement waits for another connection's write
 RECALLS_SINCE = "recalls_since"  # meta: since when recalls are noted (an ISO timestamp)
 TOKENIZER = "porter unicode61 remove_diacritics 2"
@@ -84,6 +85,9 @@ class IndexDatabase:
         # answers kept for as long as no connection has written (see _memo)
         self._memo_store: dict[Any, Any] = {}
         self._memo_key: tuple[int, int] | None = None
+        # inside read_once: whether in one, and the data_version read in it
+        self._reading_once = False
+        self._version_read: int | None = None
         self.rebuilt = self._ensure_schema()
 
     def close(self) -> None:
@@ -93,6 +97,31 @@ class IndexDatabase:
     def execute(self, sql: str, params: Sequence[Any] = ()) -> sqlite3.Cursor:
         """Run one statement on the index connection."""
         return self.conn.execute(sql, list(params))
+
+    def _memo(self) -> dict[Any, Any]:
+        """Answers that hold until the index changes: SQLite's data_version (another
+        connection's commit) and this connection's own changes key them."""
+        version = self._version_read
+        if version is None:
+            version = int(self.execute("PRAGMA data_version").fetchone()[0])
+            if self._reading_once:
+                self._version_read = version
+        key = (version, self.conn.total_changes)
+        if key != self._memo_key or len(self._memo_store) > MEMO_KEPT:
+            self._memo_store, self._memo_key = {}, key
+        return self._memo_store
+
+    @contextmanager
+    def read_once(self) -> Iterator[None]:
+        """A block of reads (a search asks :meth:`_memo` a dozen times) in which other
+        connections' commits are looked for once, at the first ask; this connection's own
+        writes still count at once."""
+        outer = self._reading_once, self._version_read
+        self._reading_once, self._version_read = True, None
+        try:
+            yield
+        finally:
+            self._reading_once, self._version_read = outer
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

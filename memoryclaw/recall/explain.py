@@ -3,6 +3,8 @@ kept out, the rule's reason."""
 
 from __future__ import annotations
 
+from typing import Any
+
 from ..index.store import Index
 from ..vault.scopes import Policy
 from .plan import QueryPlan
@@ -10,16 +12,27 @@ from .results import EpisodeResult, SearchResult, Withheld, _evolve
 
 
 def _explain(index: Index, plan: QueryPlan, episodes: list[EpisodeResult]) -> list[EpisodeResult]:
-    """Fill in the keywords matched by the results that do not list any yet."""
-    unexplained = [e.id for e in episodes if not e.matched]
-    if not unexplained or not plan.phrases:
+    """Fill in the keywords matched by the results that do not list any yet, and the details
+    of those found without them (a search hit is read without its details)."""
+    unexplained = [e.id for e in episodes if not e.matched] if plan.phrases else []
+    bare = [e.id for e in episodes if not e.details]
+    if not unexplained and not bare:
         return episodes
-    rowid_of = index.episode_rowids(unexplained)
-    matched = index.terms_matching("episodes", list(rowid_of.values()), plan.phrases)
-    return [
-        e if e.matched else _evolve(e, matched=tuple(matched.get(rowid_of.get(e.id, -1), [])))
-        for e in episodes
-    ]
+    shown = index.shown_episodes(list(dict.fromkeys([*unexplained, *bare])))
+    matched: dict[int, list[str]] = {}
+    if unexplained:
+        rowids = [shown[ident][0] for ident in unexplained if ident in shown]
+        matched = index.terms_matching("episodes", rowids, plan.phrases)
+    out = []
+    for e in episodes:
+        changes: dict[str, Any] = {}
+        rowid, details = shown.get(e.id, (-1, ""))
+        if not e.matched and plan.phrases:
+            changes["matched"] = tuple(matched.get(rowid, []))
+        if not e.details:
+            changes["details"] = details
+        out.append(_evolve(e, **changes) if changes else e)
+    return out
 
 
 def withheld_from(everything: SearchResult, policy: Policy) -> tuple[Withheld, ...]:

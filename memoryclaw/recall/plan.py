@@ -96,6 +96,12 @@ class QueryPlan:
         """Each term that has one, with its FTS5 phrase (what ``matched`` is checked against)."""
         return {term: phrase for term in self.terms if (phrase := fts_phrase(term))}
 
+    @cached_property
+    def ranked_phrases(self) -> frozenset[str]:
+        """The phrases of ``episode_match``."""
+        common = set(self.common)
+        return frozenset(p for t, p in self.phrases.items() if t not in common)
+
 
 def plan_query(query: str, index: Index) -> QueryPlan:
     """Extract keywords and expand them with alias groups (single words and adjacent pairs)

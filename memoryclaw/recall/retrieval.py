@@ -20,7 +20,7 @@ episodes, passages and facts.
    (:mod:`.explain`).
 6. Passages (the quoted lines of episodes, and turns of raw logs not yet consolidated) are
    ranked by their own BM25 plus a share of their episode's (when the vector fallback ran,
-   blended with their cosine, the nearest lines joining them: :func:`.rank._rank_passages`);
+   blended with their cosine, the nearest lines joining them: :func:`.passages._rank_passages`);
    :mod:`memoryclaw.recall.payload` turns them into what the model sees.
 
 What a query may cost (how much of it is read and searched with) is :mod:`.plan`'s to say.
@@ -41,18 +41,15 @@ from ..vault.config import RecencySettings
 from ..vault.files import is_archived
 from ..vault.scopes import Policy, RecallContext
 from .explain import _explain
+from .passages import PASSAGE_SOURCES, LineHits, _passages_by_recency, _rank_passages
 from .plan import plan_query, query_head
 from .rank import (
-    PASSAGE_SOURCES,
     WEIGHTED_DEPTH,
-    LineHits,
     _blend,
     _by_recency,
     _fact_relevance,
     _facts,
-    _passages_by_recency,
     _rank_episodes,
-    _rank_passages,
     _recency_for,
     _relevance,
     _scaled,
@@ -105,7 +102,8 @@ def search(
     memories ``policy`` lets this request see (all of them without one); archived episodes
     (``episodes/archive/``) only with ``include_archived``; newer memories, and those
     ``recalled`` lately (episode id -> last recall), up by ``recency`` (:mod:`.recency`);
-    with ``breadth``, lines rank without their episode's share (:func:`.rank._rank_passages`)."""
+    with ``breadth``, lines rank without their episode's share
+    (:func:`.passages._rank_passages`)."""
     started = time.perf_counter()
     policy = policy or Policy(RecallContext())
     visible = policy.sql_filter()
@@ -178,34 +176,28 @@ def search(
                 visible,
                 reach,
                 near_lines,
+                policy=policy,
                 breadth=breadth,
                 archived=include_archived,
             )
         except MemoryclawError as exc:  # the embedder failed between two calls
             error = str(exc)
             passages = _rank_passages(
-                index, plan, episodes, visible, reach, breadth=breadth, archived=include_archived
+                index,
+                plan,
+                episodes,
+                visible,
+                reach,
+                policy=policy,
+                breadth=breadth,
+                archived=include_archived,
             )
-        if ranker is not None:
+        if ranker is not None and passages:
             passages = _passages_by_recency(passages, episodes, ranker)
+            best_line = passages[0].score
+            passages = [_evolve(p, relevance=_scaled(p.score, best_line)) for p in passages]
     cosine_hits = used and fallback is not None and fallback.blend_strategy == "primary_first"
     episodes = _explain(index, plan, _relevance(episodes, cosine_hits, limit, policy))
-    missing = [e.id for e in episodes if not e.details]
-    if missing:
-        details = index.episode_details(missing)
-        episodes = [
-            _evolve(e, details=details.get(e.id, "")) if not e.details else e for e in episodes
-        ]
-    best_line = passages[0].score if passages else 0.0
-    # one copy per result: this runs for every line of every answer
-    passages = [
-        _evolve(
-            p,
-            relevance=_scaled(p.score, best_line),
-            admitted_by=policy.admit(p.agent, p.scope)[1],
-        )
-        for p in passages
-    ]
     # an episode is as relevant as its best line: an answer among other notes is no less one
     best_of: dict[str, float] = {}
     for p in passages:

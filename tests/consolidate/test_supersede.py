@@ -354,4 +354,21 @@ def test_what_each_fact_of_an_answer_replaced_is_read_in_one_statement(vault: Va
         "office": ("Porto", "Lisbon", "2025-06-01"),
         "phone": ("+351 900 000 000", "+351 912 345 678", "2025-07-01"),
     }
-    assert sum("superseded = 1" in s for s in seen) == 1
+    assert sum("superseded = 1" in s and "JOIN facts" in s for s in seen) == 1
+
+
+def test_an_answer_whose_facts_replaced_nothing_reads_no_replaced_ones(vault: Vault) -> None:
+    """Which facts have replaced ones is kept until the index changes: an answer none of
+    whose facts is among them asks for none."""
+    vault.set_fact("Marco", "office", "Porto", now=JUNE)
+    vault.set_fact("Ingrid Solberg", "city", "Bergen", now=JUNE)
+    vault.refresh()
+    vault.search("Ingrid Solberg city", now=NOW, refresh=False)
+    seen: list[str] = []
+    vault.index.conn.set_trace_callback(seen.append)
+    facts = vault.search("Ingrid Solberg city", now=NOW, refresh=False).facts
+    vault.index.conn.set_trace_callback(None)
+    assert [(f.value, f.was) for f in facts] == [("Bergen", None)]
+    assert not any("superseded = 1" in s for s in seen)
+    [office] = [f for f in vault.search("Marco office", now=NOW).facts if f.field == "office"]
+    assert (office.value, office.was) == ("Porto", "Lisbon")

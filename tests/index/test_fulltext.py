@@ -10,7 +10,7 @@ from random import Random
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.index import fulltext, rowids
+from memoryclaw.index import fulltext, passages, rowids
 from memoryclaw.index.store import Index
 
 WORDS = ["heron", "pelican", "harbour", "ferry", "lantern", "anchor"]
@@ -125,6 +125,7 @@ def test_passages_and_term_explanations_read_one_cursor_per_expression(
 ) -> None:
     index = common.index
     monkeypatch.setattr(type(index), "_small_passages", lambda *_: None)  # as a large table
+    monkeypatch.setattr(type(index), "_phrase_passages", lambda *_: None)  # of many lines
     paths = [f"episodes/ep-{n:03d}.md" for n in range(0, 400, 40)]  # far apart
     seen = _statements(index)
     rows = index.search_passages('"heron" OR "anchor"', paths, 500)
@@ -142,7 +143,7 @@ def test_passages_and_term_explanations_read_one_cursor_per_expression(
     found = index.terms_matching("passages", wanted, terms)
     index.conn.set_trace_callback(None)
     # the phrases of the search were read whole for its smoothed scores: only "rope" is asked
-    assert [s.count("passages_fts MATCH") for s in seen if "MATCH" in s] == [1]
+    assert [s.count("passages_fts MATCH") for s in seen if "passages_fts MATCH" in s] == [1]
     for rowid in wanted:
         text = index.execute("SELECT text FROM passages WHERE rowid = ?", [rowid]).fetchone()[0]
         assert found.get(rowid, []) == [t for t in terms if t in text.split()]
@@ -187,8 +188,89 @@ def test_a_small_tables_lines_are_scored_as_the_full_text_query_scores_them(
         assert not any("bm25" in s and " OR " in s for s in seen)
         with monkeypatch.context() as patch:
             patch.setattr(type(index), "_small_passages", lambda *_: None)
+            patch.setattr(type(index), "_phrase_passages", lambda *_: None)
             full = index.search_passages(match, paths, limit)
-        assert small == full and small
+        assert [_without_phrases(r) for r in small] == full and small
+
+
+def _without_phrases(row: dict[str, object]) -> dict[str, object]:
+    return {key: value for key, value in row.items() if key != "phrases"}
+
+
+@pytest.fixture
+def large(common: Vault, monkeypatch: pytest.MonkeyPatch) -> Iterator[Index]:
+    """The common vault's index as if its lines were too many to read a phrase whole (no
+    small-table shortcut, nothing of it kept from earlier tests)."""
+    index = common.index
+    monkeypatch.setattr(type(index), "_phrase_scores", lambda *_: None)
+    index._memo_store.clear()
+    yield index
+    index._memo_store.clear()
+
+
+def _holds(index: Index, phrase: str, rowid: int) -> bool:
+    return bool(
+        index.execute(
+            "SELECT 1 FROM passages_fts WHERE passages_fts MATCH ? AND rowid = ?", [phrase, rowid]
+        ).fetchone()
+    )
+
+
+@pytest.mark.parametrize("match", EXPRESSIONS[::3])
+def test_the_lines_of_a_few_short_files_are_scored_phrase_by_phrase(
+    large: Index, match: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Each phrase scored alone over the files' lines adds up to the same rows, order and
+    floats as bm25() of the whole expression, and tells which phrases each line holds."""
+    paths = [f"episodes/ep-{n:03d}.md" for n in range(0, 400, 9)]
+    paths += [f"episodes/ep-tie-{n:02d}.md" for n in range(0, 30, 2)]
+    for limit in (5, 120, 10_000):
+        seen = _statements(large)
+        alone = large.search_passages(match, paths, limit)
+        large.conn.set_trace_callback(None)
+        assert not any("bm25" in s and " OR " in s for s in seen)
+        with monkeypatch.context() as patch:
+            patch.setattr(type(large), "_phrase_passages", lambda *_: None)
+            whole = large.search_passages(match, paths, limit)
+        assert [_without_phrases(r) for r in alone] == whole and alone
+        for row in alone:
+            held = [p for p in match.split(" OR ") if _holds(large, p, row["rowid"])]
+            assert list(row["phrases"]) == held
+
+
+def test_the_lines_of_many_files_are_ranked_by_one_cursor(
+    large: Index, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Past ``PHRASE_LINES`` lines the files are ranked by the expression's one cursor, and
+    which phrases a line holds is not known from its score."""
+    monkeypatch.setattr(passages, "PHRASE_LINES", 10)
+    seen = _statements(large)
+    rows = large.search_passages(
+        '"heron" OR "anchor"', [f"episodes/ep-{n:03d}.md" for n in range(20)], 50
+    )
+    large.conn.set_trace_callback(None)
+    assert [s.count("passages_fts MATCH") for s in seen if "JOIN passages p" in s] == [1]
+    assert rows and not any("phrases" in r for r in rows)
+
+
+def test_the_phrases_a_line_came_with_are_not_asked_again(large: Index) -> None:
+    """Which query words each line holds: the phrases its score came with are not looked up
+    again, the others are, and the answer is the one of asking every phrase."""
+    paths = [f"episodes/ep-{n:03d}.md" for n in range(0, 400, 7)]
+    rows = large.search_passages('"anchor" OR "heron"', paths, 500)
+    terms = {"heron": '"heron"', "anchor": '"anchor"', "rope": '"rope"'}
+    wanted = [r["rowid"] for r in rows]
+    known = {r["rowid"]: r["phrases"] for r in rows}
+    seen = _statements(large)
+    found = large.terms_matching("passages", wanted, terms, known, {'"anchor"', '"heron"'})
+    large.conn.set_trace_callback(None)
+    assert [s.count("passages_fts MATCH") for s in seen if "passages_fts MATCH" in s] == [
+        1
+    ]  # "rope"
+    assert found == large.terms_matching("passages", wanted, terms)
+    for rowid in wanted:
+        held = [label for label, phrase in terms.items() if _holds(large, phrase, rowid)]
+        assert found.get(rowid, []) == held
 
 
 def test_passages_of_a_file_inside_a_merged_range_take_no_place(tmp_path: Path) -> None:
@@ -285,3 +367,20 @@ def test_episode_words_as_common_as_pruned_ones_are_looked_up_at_each_row(common
             ).fetchone()
         ]
         assert found.get(rowid, []) == holds
+
+
+def test_line_words_as_common_in_episodes_as_pruned_ones_are_looked_up_at_each_row(
+    large: Index,
+) -> None:
+    """Which words a line holds: a word in more than 5% of the episodes is looked up at each
+    line asked (its lines, more still, are not all read), a rarer one read whole, and both
+    answer as matching each line alone does."""
+    terms = {"heron": '"heron"', "pelican": '"pelican"', "nowhere": '"nowhere"'}
+    wanted = [r[0] for r in large.execute("SELECT rowid FROM passages ORDER BY rowid LIMIT 9")]
+    seen = _statements(large)
+    found = large.terms_matching("passages", wanted, terms)
+    large.conn.set_trace_callback(None)
+    asked = [s for s in seen if "passages_fts MATCH" in s and "UNION ALL" in s]
+    assert len(asked) == 1 and asked[0].count("+rowid IN") == 1  # "nowhere" only
+    for rowid in wanted:
+        assert found.get(rowid, []) == [p for p in terms if _holds(large, terms[p], rowid)]

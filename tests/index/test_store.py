@@ -106,6 +106,27 @@ def test_match_counts_follow_every_write_of_any_process(tmp_path: Path) -> None:
         assert vault.index.match_count('"pelican"', 2) == 2  # the cap is part of the question
 
 
+def test_a_search_looks_for_other_connections_commits_once(tmp_path: Path) -> None:
+    """Inside a block of reads (a search) the counts kept are checked against other
+    connections' commits once, at the first ask; after it, a commit renews them again."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        _note(vault.root, "ep-a", "pelican at the harbour")
+        vault.reindex()
+        index = vault.index
+        seen: list[str] = []
+        index.conn.set_trace_callback(seen.append)
+        vault.search("pelican harbour", refresh=False)
+        index.conn.set_trace_callback(None)
+        assert seen.count("PRAGMA data_version") == 1
+        with index.read_once():
+            assert index.match_count('"pelican"', 10) == 1
+            with Vault(vault.root, env={}) as other:  # another connection's write
+                _note(vault.root, "ep-b", "another pelican")
+                other.reindex()
+            assert index.match_count('"pelican"', 10) == 1  # looked for at the first ask only
+        assert index.match_count('"pelican"', 10) == 2
+
+
 def test_search_hits_carry_their_details_once_shown(tmp_path: Path) -> None:
     """A search reads details only for the results it returns; they are the episode's own."""
     with Vault.init(tmp_path / "v", env={}) as vault:
@@ -113,9 +134,16 @@ def test_search_hits_carry_their_details_once_shown(tmp_path: Path) -> None:
         vault.reindex()
         hits = vault.index.search_episodes('"pelican"', 5)
         assert hits and "details" not in hits[0].row
-        [found] = vault.search("pelican").results
+        seen: list[str] = []
+        vault.index.conn.set_trace_callback(seen.append)
+        [found] = vault.search("pelican", refresh=False).results
+        vault.index.conn.set_trace_callback(None)
         assert found.details == "- pelican at the harbour"
-        assert vault.index.episode_details(["ep-a", "nothing"]) == {"ep-a": found.details}
+        assert found.matched == ("pelican",)
+        # which rowid its words are looked up at and its details: one statement
+        assert sum("FROM episodes WHERE id IN" in s for s in seen if "summary" not in s) == 1
+        rowid = vault.index.execute("SELECT rowid FROM episodes WHERE id = 'ep-a'").fetchone()[0]
+        assert vault.index.shown_episodes(["ep-a", "nothing"]) == {"ep-a": (rowid, found.details)}
 
 
 def test_a_turn_logged_by_another_process_is_found_by_a_vault_that_searched_before(

@@ -149,6 +149,11 @@ def test_a_question_about_now_gets_the_newest_first(tmp_path: Path) -> None:
         denver, boston = latest.results
         assert denver.recency == 1.0 and boston.recency == pytest.approx(decay(509, 30))
         assert latest.passages[0].episode_id == "ep-denver"
+        for found in (plain, latest):  # a line's relevance is of its score after recency
+            best = found.passages[0].score
+            assert [p.relevance for p in found.passages] == [
+                min(1.0, p.score / best) for p in found.passages
+            ]
         shown = latest.as_dict()["results"][1]
         assert shown["recency"] == round(boston.recency, 2)
         payload = vault.retrieve("Where do I live now?", now=T0)

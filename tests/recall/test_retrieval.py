@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 
 from memoryclaw import Vault
 from memoryclaw.errors import InvalidInputError
+from memoryclaw.recall.passages import PASSAGE_SOURCES
 from memoryclaw.recall.payload import estimate_tokens, render_payload
 from memoryclaw.recall.plan import (
     MAX_QUERY_BYTES,
@@ -24,7 +25,6 @@ from memoryclaw.recall.plan import (
     plan_query,
     query_head,
 )
-from memoryclaw.recall.rank import PASSAGE_SOURCES
 from memoryclaw.recall.retrieval import passage_neighbours
 from memoryclaw.vault.words import _NOT_WORD_RE, _WHOLE_TOKEN_RE, _WORD_RE, extract_keywords
 
