@@ -8,7 +8,8 @@ the check for changed files) at a fixed clock, after one warm-up pass; prints p5
 the thread CPU time and of the wall time per call.  Built vaults are cached in ``--cache``
 (the synthetic one as ``bench_search.py`` caches it, in ``bench/out/vaults/``, its index
 beside it) and each run asks a fresh copy, so the recalls a run notes never carry over.
-``--profile OUT`` also writes the cProfile stats of the measured pass (the top printed).
+``--profile OUT`` also writes the cProfile stats of the measured pass (the top printed).  The
+figures are also written to ``OUT/retrieve.json`` (``--out``, default ``bench/out``).
 
     .venv/bin/python bench/bench_retrieve.py [--synthetic 100000] [--profile OUT]
 """
@@ -39,6 +40,7 @@ from bench_search import (  # noqa: E402
     Vocabulary,
     build_queries,
     ensure_vault,
+    machine_info,
     percentile,
 )
 from locomo import build_payload_vault  # noqa: E402
@@ -139,17 +141,22 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="retrieve(refresh=False): without the check for changed files a hook's call makes",
     )
     parser.add_argument("--profile", type=Path, help="write cProfile stats of the measured pass")
+    parser.add_argument("--out", type=Path, default=DEFAULT_OUT, help="where retrieve.json goes")
     args = parser.parse_args(argv)
     profiler = cProfile.Profile() if args.profile else None
     samples: list[tuple[int, int]] = []
+    report: dict[str, object] = {"machine": machine_info(), "refresh": not args.no_refresh}
     if not args.no_locomo:
         for root, questions in _locomo_vaults(args.cache):
             samples += _measure(root, questions, not args.no_refresh, profiler)
-        _report("LoCoMo dev", samples)
+        report["locomo"] = {"retrieves": len(samples), **_report("LoCoMo dev", samples)}
     if args.synthetic:
         root, queries = _synthetic_vault(args.synthetic, args.queries)
         samples = _measure(root, queries, not args.no_refresh, profiler)
-        _report(f"synthetic {args.synthetic}", samples)
+        row = _report(f"synthetic {args.synthetic}", samples)
+        report["synthetic"] = {"episodes": args.synthetic, "retrieves": len(samples), **row}
+    args.out.mkdir(parents=True, exist_ok=True)
+    (args.out / "retrieve.json").write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
     if profiler is not None:
         profiler.dump_stats(args.profile)
         pstats.Stats(str(args.profile)).sort_stats("cumulative").print_stats(40)

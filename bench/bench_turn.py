@@ -1,8 +1,8 @@
 """What one agent turn costs: ``retrieve`` p50/p95, in-process and as a fresh process, with
 none and with many recorded recalls, and the first turn of a new session logged.
 
-The vault is ``bench_search.py``'s synthetic one of ``--size`` episodes (generated once and
-cached), copied to a scratch folder.  For each count in ``--recalls`` the recall times are
+Each vault is ``bench_search.py``'s synthetic one of each of ``--sizes`` episodes (generated
+once and cached), copied to a scratch folder.  For each count in ``--recalls`` the recall times are
 reset and that many are recorded (written as a ``recall.json`` of that many episode ids,
 which the first retrieve takes in), then a recall's bookkeeping is timed alone (30 notes,
 each by a new ``Vault``), ``--rounds`` retrieves run in one process (each one noting its
@@ -130,10 +130,70 @@ def fresh(command: Sequence[str], env: dict[str, str]) -> int:
     return time.perf_counter_ns() - started
 
 
+def measure_size(
+    cached: Path,
+    size: int,
+    queries: Sequence[str],
+    args: argparse.Namespace,
+    exe: str,
+    env: dict[str, str],
+) -> dict[str, Any]:
+    """Every figure of one vault size, measured on a scratch copy of ``cached``."""
+    found: dict[str, Any] = {"size": size, "retrieve": {}}
+    with tempfile.TemporaryDirectory(prefix="bench-turn-") as scratch:
+        root = Path(scratch) / "vault"
+        shutil.copytree(cached, root, symlinks=True)
+        subprocess.run([exe, "--vault", str(root), "reindex"], check=True, env=env)
+        for count in [int(c) for c in args.recalls.split(",")]:
+            reset_recalls(root, count)
+            measured = {"bookkeeping": bookkeeping(root, 30)}
+            reset_recalls(root, count)
+            measured["in_process"] = in_process(root, queries, args.rounds)
+            runs = [
+                fresh([exe, "--vault", str(root), "retrieve", queries[n % len(queries)]], env)
+                for n in range(args.fresh_runs)
+            ]
+            measured["fresh_process"] = summarize_ms(runs)
+            found["retrieve"][str(count)] = measured
+            print(
+                f"{count:>7} recalls recorded: noting a recall"
+                f" p50 {measured['bookkeeping']['p50']:.2f} ms; retrieve in-process"
+                f" p50 {measured['in_process']['p50']:.1f} p95 {measured['in_process']['p95']:.1f}"
+                f" ms; fresh process p50 {measured['fresh_process']['p50']:.0f}"
+                f" p95 {measured['fresh_process']['p95']:.0f} ms"
+            )
+        stamp = int(time.time())
+        log = [exe, "--vault", str(root), "log", "--role", "user"]
+        logs = [
+            fresh([*log, "--session", f"bench-{stamp}-{n}", "the first turn of a session"], env)
+            for n in range(args.log_runs)
+        ]
+        found["log_first_turn"] = summarize_ms(logs)
+        first = found["log_first_turn"]
+        print(f"first turn of a new session logged: p50 {first['p50']:.0f} ms (fresh process)")
+        found["log_with_open_logs"] = {}
+        for count in [int(c) for c in args.open_logs.split(",")]:
+            leave_open_logs(root, count)
+            measured = {"in_process": log_in_process(root, max(args.rounds // 4, 5))}
+            measured["fresh_process"] = summarize_ms(
+                [
+                    fresh([*log, "--session", f"open-{count}-{n}", "a first turn"], env)
+                    for n in range(args.log_runs)
+                ]
+            )
+            found["log_with_open_logs"][str(count)] = measured
+            print(
+                f"{count:>7} logs left open: a new session's first turn logged in-process"
+                f" p50 {measured['in_process']['p50']:.1f} p95 {measured['in_process']['p95']:.1f}"
+                f" ms; fresh process p50 {measured['fresh_process']['p50']:.0f} ms"
+            )
+    return found
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Measure, print and save."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0] if __doc__ else None)
-    parser.add_argument("--size", type=int, default=10_000, help="episodes in the vault")
+    parser.add_argument("--sizes", default="10000", help="comma-separated vault sizes in episodes")
     parser.add_argument("--recalls", default="0,100000", help="recorded recall counts")
     parser.add_argument("--rounds", type=int, default=200, help="in-process retrieves")
     parser.add_argument("--fresh-runs", type=int, default=20, help="`memoryclaw retrieve` runs")
@@ -149,56 +209,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     env = subprocess_env(out)
     vocab = Vocabulary.build(args.seed)
     queries = build_queries(vocab, args.seed, 50)
-    cached, _ = ensure_vault(out, args.size, args.seed, vocab)
     exe = memoryclaw_exe()
-    report: dict[str, Any] = {"machine": machine_info(), "size": args.size, "retrieve": {}}
-    with tempfile.TemporaryDirectory(prefix="bench-turn-") as scratch:
-        root = Path(scratch) / "vault"
-        shutil.copytree(cached, root, symlinks=True)
-        subprocess.run([exe, "--vault", str(root), "reindex"], check=True, env=env)
-        for count in [int(c) for c in args.recalls.split(",")]:
-            reset_recalls(root, count)
-            measured = {"bookkeeping": bookkeeping(root, 30)}
-            reset_recalls(root, count)
-            measured["in_process"] = in_process(root, queries, args.rounds)
-            runs = [
-                fresh([exe, "--vault", str(root), "retrieve", queries[n % len(queries)]], env)
-                for n in range(args.fresh_runs)
-            ]
-            measured["fresh_process"] = summarize_ms(runs)
-            report["retrieve"][str(count)] = measured
-            print(
-                f"{count:>7} recalls recorded: noting a recall"
-                f" p50 {measured['bookkeeping']['p50']:.2f} ms; retrieve in-process"
-                f" p50 {measured['in_process']['p50']:.1f} p95 {measured['in_process']['p95']:.1f}"
-                f" ms; fresh process p50 {measured['fresh_process']['p50']:.0f}"
-                f" p95 {measured['fresh_process']['p95']:.0f} ms"
-            )
-        stamp = int(time.time())
-        log = [exe, "--vault", str(root), "log", "--role", "user"]
-        logs = [
-            fresh([*log, "--session", f"bench-{stamp}-{n}", "the first turn of a session"], env)
-            for n in range(args.log_runs)
-        ]
-        report["log_first_turn"] = summarize_ms(logs)
-        first = report["log_first_turn"]
-        print(f"first turn of a new session logged: p50 {first['p50']:.0f} ms (fresh process)")
-        report["log_with_open_logs"] = {}
-        for count in [int(c) for c in args.open_logs.split(",")]:
-            leave_open_logs(root, count)
-            measured = {"in_process": log_in_process(root, args.rounds // 4)}
-            measured["fresh_process"] = summarize_ms(
-                [
-                    fresh([*log, "--session", f"open-{count}-{n}", "a first turn"], env)
-                    for n in range(args.log_runs)
-                ]
-            )
-            report["log_with_open_logs"][str(count)] = measured
-            print(
-                f"{count:>7} logs left open: a new session's first turn logged in-process"
-                f" p50 {measured['in_process']['p50']:.1f} p95 {measured['in_process']['p95']:.1f}"
-                f" ms; fresh process p50 {measured['fresh_process']['p50']:.0f} ms"
-            )
+    report: dict[str, Any] = {"machine": machine_info(), "sizes": []}
+    for size in [int(s.replace("_", "")) for s in args.sizes.split(",") if s.strip()]:
+        cached, _ = ensure_vault(out, size, args.seed, vocab)
+        print(f"[{size:,} episodes]")
+        report["sizes"].append(measure_size(cached, size, queries, args, exe, env))
     (out / "turn.json").write_text(json.dumps(report, indent=1) + "\n")
     return 0
 

@@ -56,13 +56,25 @@ def _per_size(
 # ------------------------------------------------------------------------ the figures
 
 
-def search_rows(runs: Runs) -> dict[int, dict[str, Spread]]:
-    """Per vault size: search, floor, grep, fresh process, reindex and no-op resync spreads."""
-    search = runs.get("search", [])
-    vectors = [r for r in runs.get("vectors", []) if r.get("vault")]
+def search_rows(runs: Runs, kind: str = "zipf") -> dict[int, dict[str, Spread]]:
+    """Per vault size of one kind of synthetic vault: search, floor, grep, fresh process,
+    reindex and no-op resync spreads, and the ratios to the floor of what search ranks."""
+    search = [
+        {**run, "results": [r for r in run.get("results", []) if r.get("kind", "zipf") == kind]}
+        for run in runs.get("search", [])
+    ]
+    vectors = [r for r in runs.get("vectors", []) if r.get("vault")] if kind == "zipf" else []
     out: dict[int, dict[str, Spread]] = {}
     for n in _sizes(search):
         out[n] = {
+            "ranked_ratio": _per_size(
+                search, n, lambda r: r.get("ratios", {}).get("cpu_floor_ranked", float("nan"))
+            ),
+            "batch_ratio": _per_size(
+                search,
+                n,
+                lambda r: r.get("batch", {}).get("cpu_ratio_to_floor_ranked_p50", float("nan")),
+            ),
             "keyword": _per_size(search, n, lambda r: r["search"]["p50"]),
             "floor": _per_size(search, n, lambda r: r["floor"]["p50"]),
             "ratio": _per_size(search, n, lambda r: r["ratio_p50"]),
@@ -145,6 +157,48 @@ def _question_counts(runs: Runs) -> dict[str, int]:
     return counts
 
 
+def turn_rows(runs: Runs) -> dict[int, dict[str, Spread]]:
+    """Per vault size of ``bench_turn.py``: retrieve in-process and as a fresh process with no
+    and with the most recalls recorded, and a new session's first turn logged."""
+    out: dict[int, dict[str, Spread]] = {}
+    kept = runs.get("turn", [])
+
+    def most(mapping: dict[str, Any]) -> Any:
+        return mapping[max(mapping, key=int)]
+
+    def least(mapping: dict[str, Any]) -> Any:
+        return mapping[min(mapping, key=int)]
+
+    for n in _sizes(kept, key="sizes"):
+        rows = [row for run in kept for row in run.get("sizes", []) if row["size"] == n]
+
+        def spread(value: Callable[[dict[str, Any]], float], rows: list[Any] = rows) -> Spread:
+            return Spread(value(row) for row in rows)
+
+        out[n] = {
+            "in_process": spread(lambda r: least(r["retrieve"])["in_process"]["p50"]),
+            "in_process_p95": spread(lambda r: least(r["retrieve"])["in_process"]["p95"]),
+            "fresh": spread(lambda r: least(r["retrieve"])["fresh_process"]["p50"]),
+            "fresh_recalled": spread(lambda r: most(r["retrieve"])["fresh_process"]["p50"]),
+            "recalls": spread(lambda r: max(int(k) for k in r["retrieve"])),
+            "log_fresh": spread(lambda r: r["log_first_turn"]["p50"]),
+            "log": spread(lambda r: least(r["log_with_open_logs"])["in_process"]["p50"]),
+            "log_open": spread(lambda r: most(r["log_with_open_logs"])["in_process"]["p50"]),
+            "open_logs": spread(lambda r: max(int(k) for k in r["log_with_open_logs"])),
+        }
+    return out
+
+
+def retrieve_rows(runs: Runs) -> dict[str, Spread]:
+    """``Vault.retrieve`` per turn over the LoCoMo dev questions, CPU p50 and p95 per run."""
+    kept = [run["locomo"] for run in runs.get("retrieve", []) if "locomo" in run]
+    return {
+        "cpu_p50": Spread(r["cpu_p50"] for r in kept),
+        "cpu_p95": Spread(r["cpu_p95"] for r in kept),
+        "wall_p50": Spread(r["wall_p50"] for r in kept),
+    }
+
+
 def consolidation(runs: Runs) -> Spread:
     """Extractive consolidation throughput over the LoCoMo logs, logs/s per run."""
     return Spread(r["logs"] / r["consolidate_s"] for r in runs.get("locomo", []))
@@ -204,6 +258,91 @@ def targets(runs: Runs) -> list[tuple[str, str, str, str]]:
                 verdict(r, lambda v: v <= 3),
             )
         )
+    for kind, label in (("zipf", "zipf"), ("common", "common-word")):
+        row = search_rows(runs, kind).get(10_000, {})
+        r = row.get("ranked_ratio", Spread([]))
+        rows.append(
+            (
+                f"search ÷ bare FTS5 floor of the expression it ranks, 10,000, {label} vault",
+                "≤ 2.5×",
+                _or_quick(r.text("×", 2)),
+                verdict(r, lambda v: v <= 2.5),
+            )
+        )
+        b = row.get("batch_ratio", Spread([]))
+        rows.append(
+            (
+                f"`search --queries FILE --json` CPU per query ÷ that floor, {label} vault",
+                "≤ 3×",
+                _or_quick(b.text("×", 2)),
+                verdict(b, lambda v: v <= 3),
+            )
+        )
+    retrieve = retrieve_rows(runs)
+    for key, limit in (("cpu_p50", 8.0), ("cpu_p95", 15.0)):
+        s = retrieve[key]
+        rows.append(
+            (
+                f"`retrieve` per turn, LoCoMo dev vaults, CPU {key[4:]}",
+                f"≤ {limit:g} ms",
+                s.text(" ms", 2),
+                verdict(s, _at_most(limit)),
+            )
+        )
+    turn = turn_rows(runs)
+    big = turn.get(100_000, {})
+    s = big.get("in_process", Spread([]))
+    rows.append(
+        (
+            "`retrieve` per turn, 100,000 episodes, p50",
+            "≤ 60 ms",
+            _or_quick(s.text(" ms", 1)),
+            verdict(s, _at_most(60)),
+        )
+    )
+    small = turn.get(10_000, {})
+    s = small.get("fresh", Spread([]))
+    rows.append(
+        (
+            "`memoryclaw retrieve` as a fresh process, 10,000 episodes, p50",
+            "≤ 120 ms",
+            _or_quick(s.text(" ms", 0)),
+            verdict(s, _at_most(120)),
+        )
+    )
+    fresh, recalled = small.get("fresh", Spread([])), small.get("fresh_recalled", Spread([]))
+    ratio = Spread([recalled.median / fresh.median] if fresh.n and recalled.n else [])
+    recalls = small.get("recalls", Spread([]))
+    rows.append(
+        (
+            f"the same after {recalls.median:,.0f} recorded recalls"
+            if recalls.n
+            else "the same after many recorded recalls",
+            "within 10 %",
+            _or_quick(recalled.text(" ms", 0)),
+            verdict(ratio, lambda v: v <= 1.1),
+        )
+    )
+    s = big.get("log", Spread([]))
+    rows.append(
+        (
+            "first turn of a session logged, 100,000 episodes, in-process p50",
+            "≤ 50 ms",
+            _or_quick(s.text(" ms", 1)),
+            verdict(s, _at_most(50)),
+        )
+    )
+    for n, row in turn.items():
+        s, opened = row["log_open"], row["open_logs"]
+        if opened.n and opened.median:
+            rows.append(
+                (
+                    f"the same with {opened.median:,.0f} logs left unconsolidated, {n:,} episodes",
+                    "≤ 50 ms",
+                    s.text(" ms", 1),
+                    verdict(s, _at_most(50)),
+                )
+            )
     for n in (10_000, 100_000):
         s = search.get(n, {}).get("reindex", Spread([]))
         rows.append(
@@ -442,7 +581,8 @@ def render(runs: Runs, meta: dict[str, Any], plots: Sequence[str]) -> str:
         lines += ["![search latency against vault size](plots/search_latency.png)", ""]
     lines += ["## SPEC 9 targets", "", "| what | target | measured | |", "|---|---|---|---|"]
     lines += [f"| {a} | {b} | {c} | {d} |" for a, b, c, d in targets(runs)]
-    lines += ["", *_search_section(runs), *_ops_section(runs), *_payload_section(runs, plots)]
+    lines += ["", *_search_section(runs), *_turn_section(runs), *_ops_section(runs)]
+    lines += _payload_section(runs, plots)
     lines += [*_peers_section(runs, plots), *_locomo_section(runs, plots)]
     lines += beam_section((runs.get("beam") or [{}])[0])
     lines += [*_openclaw_section(runs, plots), *_commands(runs)]
@@ -499,6 +639,20 @@ def _search_section(runs: Runs) -> list[str]:
             f"{row['grep'].text(' ms', 1)} | {row['reindex'].text(' files/s', 0)} | "
             f"{row['noop'].text(' s', 3)} |"
         )
+    for kind, label in (("zipf", "these vaults"), ("common", "the common-word vaults")):
+        ranked = search_rows(runs, kind)
+        if any(row["ranked_ratio"].n for row in ranked.values()):
+            lines += [
+                "",
+                f"Against the floor of the expression search ranks (its words after leaving "
+                f"out common ones), thread CPU, {label}: "
+                + "; ".join(
+                    f"{n:,} episodes search {row['ranked_ratio'].text('×', 2)}, "
+                    f"`search --queries --json` per query {row['batch_ratio'].text('×', 2)}"
+                    for n, row in ranked.items()
+                )
+                + ".",
+            ]
     for run in runs.get("vectors", [])[:1]:
         embedding = run.get("embedding")
         if embedding:
@@ -517,6 +671,43 @@ def _search_section(runs: Runs) -> list[str]:
                     "through the ollama client and a loopback `/api/embed` server).",
                 ]
     return [*lines, ""]
+
+
+def _turn_section(runs: Runs) -> list[str]:
+    """One agent turn: ``retrieve`` in-process and as a fresh process, and a turn logged."""
+    turn, retrieve = turn_rows(runs), retrieve_rows(runs)
+    if not turn and not retrieve["cpu_p50"].n:
+        return []
+    lines = ["## One agent turn", ""]
+    if retrieve["cpu_p50"].n:
+        lines += [
+            "`Vault.retrieve` over every LoCoMo dev question, as a hook's turn calls it "
+            f"(`bench/bench_retrieve.py`): CPU p50 {retrieve['cpu_p50'].text(' ms', 2)}, "
+            f"p95 {retrieve['cpu_p95'].text(' ms', 2)}; "
+            f"wall p50 {retrieve['wall_p50'].text(' ms', 2)}.",
+            "",
+        ]
+    if turn:
+        lines += [
+            "Synthetic vaults (`bench/bench_turn.py`): `retrieve` in one process and as a fresh "
+            "`memoryclaw retrieve`, with no and with many recorded recalls; the first turn of a "
+            "new session logged in one process (with logs left unconsolidated in `logs/`, as "
+            "while nothing consolidates) and as a fresh `memoryclaw log`.",
+            "",
+            "| episodes | retrieve p50 / p95 | fresh `retrieve` p50 | the same after recalls "
+            "| first turn logged | with logs left open | fresh `log` p50 |",
+            "|---:|---|---|---|---|---|---|",
+        ]
+        for n, row in turn.items():
+            lines.append(
+                f"| {n:,} | {row['in_process'].text(' ms', 1)} / "
+                f"{row['in_process_p95'].text(' ms', 1)} | {row['fresh'].text(' ms', 0)} | "
+                f"{row['fresh_recalled'].text(' ms', 0)} ({row['recalls'].median:,.0f}) | "
+                f"{row['log'].text(' ms', 1)} | {row['log_open'].text(' ms', 1)} "
+                f"({row['open_logs'].median:,.0f}) | {row['log_fresh'].text(' ms', 0)} |"
+            )
+        lines.append("")
+    return lines
 
 
 def _ops_section(runs: Runs) -> list[str]:

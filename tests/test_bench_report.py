@@ -111,6 +111,61 @@ def test_each_spec_target_gets_a_verdict(what: str, expected: str) -> None:
         assert verdicts[what][2] == "not measured (`--quick`)"
 
 
+def _turn_size(size: int, fresh: float, recalled: float, logged: float) -> dict[str, Any]:
+    def ms(p50: float) -> dict[str, float]:
+        return {"p50": p50, "p95": p50 * 2}
+
+    return {
+        "size": size,
+        "retrieve": {
+            "0": {"in_process": ms(4.0), "fresh_process": ms(fresh)},
+            "100000": {"in_process": ms(4.5), "fresh_process": ms(recalled)},
+        },
+        "log_first_turn": ms(95.0),
+        "log_with_open_logs": {"0": {"in_process": ms(2.0)}, "1000": {"in_process": ms(logged)}},
+    }
+
+
+@pytest.mark.parametrize(
+    ("what", "expected"),
+    [
+        ("`memoryclaw retrieve` as a fresh process, 10,000 episodes, p50", "**pass**"),  # 110
+        ("the same after 100,000 recorded recalls", "**miss**"),  # 125 > 110 × 1.1
+        ("`retrieve` per turn, 100,000 episodes, p50", "**pass**"),
+        ("the same with 1,000 logs left unconsolidated, 100,000 episodes", "**miss**"),  # 60
+        ("`retrieve` per turn, LoCoMo dev vaults, CPU p50", "**pass**"),
+        ("`retrieve` per turn, LoCoMo dev vaults, CPU p95", "**miss**"),  # 16 > 15
+    ],
+    ids=["fresh", "after-recalls", "100k", "open-logs", "locomo-p50", "locomo-p95"],
+)
+def test_a_turn_s_targets_get_a_verdict(what: str, expected: str) -> None:
+    runs = {
+        "turn": [
+            {"sizes": [_turn_size(10_000, 110.0, 125.0, 3.0), _turn_size(100_000, 150, 150, 60)]}
+        ],
+        "retrieve": [{"locomo": {"cpu_p50": 5.0, "cpu_p95": 16.0, "wall_p50": 6.0}}],
+    }
+    verdicts = {row[0]: row for row in report.targets(runs)}
+    assert verdicts[what][3] == expected
+    assert "| 100,000 | 4.0 ms (1 run) / 8.0 ms (1 run) |" in "\n".join(report._turn_section(runs))
+
+
+def test_search_figures_keep_the_kinds_of_vault_apart() -> None:
+    run = _search_run(2.0, 200.0)
+    common = {**run["results"][1], "kind": "common", "search": {"p50": 9.0}}
+    common["ratios"] = {"cpu_floor_ranked": 1.5}
+    zipf = {**run["results"][1], "kind": "zipf", "ratios": {"cpu_floor_ranked": 4.5}}
+    runs = {"search": [{**run, "results": [zipf, common]}]}
+    assert report.search_rows(runs)[10_000]["keyword"].median == 2.0
+    assert report.search_rows(runs, "common")[10_000]["keyword"].median == 9.0
+    verdicts = {row[0]: row[3] for row in report.targets(runs)}
+    assert verdicts["search ÷ bare FTS5 floor of the expression it ranks, 10,000, zipf vault"] == (
+        "**miss**"
+    )
+    common_ranked = "search ÷ bare FTS5 floor of the expression it ranks, 10,000, common-word vault"
+    assert verdicts[common_ranked] == "**pass**"
+
+
 def test_write_makes_the_report_and_real_pngs(tmp_path: Path) -> None:
     meta = {
         "command": "bench/run --quick",
