@@ -363,7 +363,8 @@ def measure_vault_vectors(
                 started = time.perf_counter()
                 report = vault.reindex()
                 embed_s = time.perf_counter() - started
-                assert report.vector_error is None and report.embedded == size, report
+                # every episode, and each episode's lines (passages have vectors of their own)
+                assert report.vector_error is None and report.embedded >= size, report
             with Vault(root, settings=forced, embedder=embedder) as vault:
                 vault.refresh()
                 first_ms = timed_ms(lambda v=vault: v.search(asked[0], refresh=False))
