@@ -65,7 +65,7 @@ class SyncReport:
     skipped: list[Skipped] = field(default_factory=list)
     took_ms: float = 0.0
     # The vector fallback's part (filled in by the Vault after the sync, when it is on):
-    embedded: int = 0  # episodes embedded
+    embedded: int = 0  # vectors computed: of episodes and of their lines
     vector_error: str | None = None  # why they could not be; keyword search is unaffected
 
     @property
