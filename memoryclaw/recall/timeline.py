@@ -78,7 +78,8 @@ def timeline(
             not spread
             and key not in entries
             and _asks(passage.text)
-            and replies.get(key, 0.0) >= passage.relevance * _REPLY_SHARE
+            and key in replies
+            and replies[key] >= passage.relevance * _REPLY_SHARE
         ):
             best.setdefault(key, passage.relevance)
             continue
