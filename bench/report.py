@@ -70,10 +70,20 @@ def search_rows(runs: Runs, kind: str = "zipf") -> dict[int, dict[str, Spread]]:
             "ranked_ratio": _per_size(
                 search, n, lambda r: r.get("ratios", {}).get("cpu_floor_ranked", float("nan"))
             ),
+            "ranked_total": _per_size(
+                search,
+                n,
+                lambda r: r.get("ratios", {}).get("cpu_floor_ranked_total", float("nan")),
+            ),
             "batch_ratio": _per_size(
                 search,
                 n,
                 lambda r: r.get("batch", {}).get("cpu_ratio_to_floor_ranked_p50", float("nan")),
+            ),
+            "batch_total": _per_size(
+                search,
+                n,
+                lambda r: r.get("batch", {}).get("cpu_ratio_to_floor_ranked_total", float("nan")),
             ),
             "keyword": _per_size(search, n, lambda r: r["search"]["p50"]),
             "floor": _per_size(search, n, lambda r: r["floor"]["p50"]),
@@ -260,24 +270,26 @@ def targets(runs: Runs) -> list[tuple[str, str, str, str]]:
         )
     for kind, label in (("zipf", "zipf"), ("common", "common-word")):
         row = search_rows(runs, kind).get(10_000, {})
-        r = row.get("ranked_ratio", Spread([]))
-        rows.append(
-            (
-                f"search ÷ bare FTS5 floor of the expression it ranks, 10,000, {label} vault",
-                "≤ 2.5×",
-                _or_quick(r.text("×", 2)),
-                verdict(r, lambda v: v <= 2.5),
+        for key, what, limit in (
+            ("ranked_ratio", "search ÷ bare FTS5 floor of the expression it ranks, p50", 2.5),
+            ("ranked_total", "search ÷ that floor, the whole query set (sums)", 2.5),
+            # a batch's time per query is a mean: set against the sum of its own queries'
+            # floors, not against the median floor of other queries (kept beside it)
+            ("batch_total", "`search --queries FILE --json` CPU ÷ its queries' floors", 3.0),
+        ):
+            r = row.get(key, Spread([]))
+            shown = _or_quick(r.text("×", 2))
+            if key == "batch_total":
+                per_median = row.get("batch_ratio", Spread([])).text("×", 2)
+                shown += f" (÷ p50 floor: {_or_quick(per_median)})"
+            rows.append(
+                (
+                    f"{what}, 10,000, {label} vault",
+                    f"≤ {limit:g}×",
+                    shown,
+                    verdict(r, lambda v, limit=limit: v <= limit),
+                )
             )
-        )
-        b = row.get("batch_ratio", Spread([]))
-        rows.append(
-            (
-                f"`search --queries FILE --json` CPU per query ÷ that floor, {label} vault",
-                "≤ 3×",
-                _or_quick(b.text("×", 2)),
-                verdict(b, lambda v: v <= 3),
-            )
-        )
     retrieve = retrieve_rows(runs)
     for key, limit in (("cpu_p50", 8.0), ("cpu_p95", 15.0)):
         s = retrieve[key]

@@ -153,17 +153,25 @@ def test_a_turn_s_targets_get_a_verdict(what: str, expected: str) -> None:
 def test_search_figures_keep_the_kinds_of_vault_apart() -> None:
     run = _search_run(2.0, 200.0)
     common = {**run["results"][1], "kind": "common", "search": {"p50": 9.0}}
-    common["ratios"] = {"cpu_floor_ranked": 1.5}
-    zipf = {**run["results"][1], "kind": "zipf", "ratios": {"cpu_floor_ranked": 4.5}}
+    common["ratios"] = {"cpu_floor_ranked": 1.5, "cpu_floor_ranked_total": 1.4}
+    common["batch"] = {"cpu_ratio_to_floor_ranked_p50": 1.6, "cpu_ratio_to_floor_ranked_total": 1.5}
+    zipf = {**run["results"][1], "kind": "zipf"}
+    zipf["ratios"] = {"cpu_floor_ranked": 4.5, "cpu_floor_ranked_total": 2.4}
+    zipf["batch"] = {"cpu_ratio_to_floor_ranked_p50": 6.0, "cpu_ratio_to_floor_ranked_total": 3.5}
     runs = {"search": [{**run, "results": [zipf, common]}]}
     assert report.search_rows(runs)[10_000]["keyword"].median == 2.0
     assert report.search_rows(runs, "common")[10_000]["keyword"].median == 9.0
-    verdicts = {row[0]: row[3] for row in report.targets(runs)}
-    assert verdicts["search ÷ bare FTS5 floor of the expression it ranks, 10,000, zipf vault"] == (
-        "**miss**"
-    )
-    common_ranked = "search ÷ bare FTS5 floor of the expression it ranks, 10,000, common-word vault"
-    assert verdicts[common_ranked] == "**pass**"
+    rows = {row[0]: row for row in report.targets(runs)}
+    ranked = "search ÷ bare FTS5 floor of the expression it ranks, p50, 10,000, {} vault"
+    total = "search ÷ that floor, the whole query set (sums), 10,000, {} vault"
+    batch = "`search --queries FILE --json` CPU ÷ its queries' floors, 10,000, {} vault"
+    assert rows[ranked.format("zipf")][3] == "**miss**"
+    assert rows[total.format("zipf")][3] == "**pass**"
+    # the batch is judged against its own queries' floors, and shows the median-based figure
+    assert rows[batch.format("zipf")][3] == "**miss**"
+    assert "÷ p50 floor: 6.00×" in rows[batch.format("zipf")][2]
+    for what in (ranked, total, batch):
+        assert rows[what.format("common-word")][3] == "**pass**"
 
 
 def test_write_makes_the_report_and_real_pngs(tmp_path: Path) -> None:

@@ -185,6 +185,7 @@ def retrieve(
     working: Mapping[str, Any] | None = None,
 ) -> RetrievePayload:
     """``vault``'s :meth:`~memoryclaw.api.vault.Vault.retrieve`."""
+    from ..recall.aboutowner import is_about_owner, owner_facts
     from ..recall.longview import LONG_VIEW_EPISODES, STANDING_SHARE, long_view
     from ..recall.payload import render_payload
     from ..recall.standing import BUDGET_SHARE, STANDING_FIELDS, in_force, with_standing
@@ -206,6 +207,12 @@ def retrieve(
     )
     if context is not None and context.session:
         result = _without_live_turns(vault.root, result, context.session)
+    if view is None and is_about_owner(query):  # no topic to search: the owner's own facts
+        mine = owner_facts(vault.index, vault.policy(context), now or now_utc())
+        ids = {f.id for f in mine}
+        result = dataclasses.replace(
+            result, facts=(*mine, *(f for f in result.facts if f.id not in ids))
+        )
     from ..vault.skillfiles import active_skill
 
     skill = active_skill(vault.root, result.plan.keywords)

@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "13"
+SCHEMA_VERSION = "14"
 MEMO_KEPT = 4096  # answers IndexDatabase._memo keeps at most
 BUSY_TIMEOUT_MS = 10_000  # how long a statement waits for another connection's write
 RECALLS_SINCE = "recalls_since"  # meta: since when recalls are noted (an ISO timestamp)
@@ -230,6 +230,7 @@ class IndexDatabase:
         db.table("episodes").create_index(["id"])
         db.table("episodes").create_index(["path"])
         db.table("episodes").create_index(["fingerprint"])
+        db.table("episodes").create_index(["ts_epoch"])  # the episodes of a period
         # An import finds a note's episode by its source: a scan per note made re-runs quadratic.
         db.table("episodes").create_index(["source", "agent"])
         db.table("episodes").enable_fts(

@@ -18,6 +18,9 @@ from .fulltext import (
     visible_clause,
 )
 
+# Episodes of a period and matches of an expression are counted no further than this to
+# choose which of them drives the dated search (SourceSearch._fewer_dated).
+_DATED_COUNT_CAP = 2_000
 _NARROWED = " AND +rowid IN (SELECT rowid FROM passages_fts WHERE passages_fts MATCH ?)"
 
 
@@ -104,12 +107,35 @@ class SourceSearch(FullTextSearch):
         if not archived:
             only += " AND NOT (e.path >= ? AND e.path < ?)"
             only_params += ARCHIVE_RANGE
-        # joined, not a condition of the FTS query: the MATCH runs once, each match is
-        # filtered by its date
-        rows = self.execute(
-            "SELECT e.path FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid"
-            f" WHERE episodes_fts MATCH ? AND e.ts_epoch >= ? AND e.ts_epoch < ?{only}"
-            f" ORDER BY bm25(episodes_fts, {weights}), e.ts_epoch DESC, e.id LIMIT ?",
-            [match, *period, *only_params, limit],
-        ).fetchall()
+        order = " ORDER BY c.score, e.ts_epoch DESC, e.id LIMIT ?"
+        if self._fewer_dated(match, period):
+            # a period holding fewer episodes than the expression matches: its episodes
+            # (by the ts_epoch index) filter the matches, and only they are scored
+            rows = self.execute(
+                f"SELECT e.path FROM (SELECT rowid, bm25(episodes_fts, {weights}) AS score"
+                " FROM episodes_fts WHERE episodes_fts MATCH ? AND +rowid IN"
+                " (SELECT rowid FROM episodes WHERE ts_epoch >= ? AND ts_epoch < ?)) c"
+                f" JOIN episodes e ON e.rowid = c.rowid WHERE 1{only}{order}",
+                [match, *period, *only_params, limit],
+            ).fetchall()
+        else:
+            # joined, not a condition of the FTS query: the MATCH runs once, each match is
+            # filtered by its date
+            rows = self.execute(
+                "SELECT e.path FROM episodes_fts JOIN episodes e ON e.rowid = episodes_fts.rowid"
+                f" WHERE episodes_fts MATCH ? AND e.ts_epoch >= ? AND e.ts_epoch < ?{only}"
+                f" ORDER BY bm25(episodes_fts, {weights}), e.ts_epoch DESC, e.id LIMIT ?",
+                [match, *period, *only_params, limit],
+            ).fetchall()
         return list(dict.fromkeys(str(r[0]) for r in rows))
+
+    def _fewer_dated(self, match: str, period: tuple[int, int]) -> bool:
+        """Whether fewer episodes are dated within ``period`` than match ``match`` (each
+        counted no further than needed)."""
+        matches = self.match_count(match, _DATED_COUNT_CAP)
+        dated = self.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM episodes WHERE ts_epoch >= ? AND ts_epoch < ?"
+            " LIMIT ?)",
+            [*period, matches],
+        ).fetchone()[0]
+        return bool(dated < matches)

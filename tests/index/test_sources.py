@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Iterator
+from datetime import datetime
 from pathlib import Path
 from random import Random
 
@@ -87,3 +88,62 @@ def test_rare_words_beside_a_value_kind_score_only_their_lines(mail: Vault) -> N
     index.conn.set_trace_callback(None)
     ranked = [s for s in seen if "bm25(passages_fts" in s]
     assert len(ranked) == 1 and "+rowid IN" in ranked[0]
+
+
+def _epochs(first: str, end: str) -> tuple[int, int]:
+    return tuple(  # type: ignore[return-value]
+        int(datetime.fromisoformat(f"{day}T00:00:00+00:00").timestamp()) for day in (first, end)
+    )
+
+
+PERIODS = {
+    "a-day": ("2025-01-05", "2025-01-06"),
+    "a-week": ("2025-01-08", "2025-01-15"),
+    "the-month": ("2025-01-01", "2025-02-01"),
+    "a-year": ("2025-01-01", "2026-01-01"),
+}
+
+
+@pytest.mark.parametrize("period", list(PERIODS), ids=list(PERIODS))
+@pytest.mark.parametrize(
+    "words", [["osprey"], ["gull"], ["heron", "tide"]], ids=["rare", "common", "two"]
+)
+@pytest.mark.parametrize(
+    "visible", [None, ("e.path < ?", ["episodes/ep-150"])], ids=["all", "some-visible"]
+)
+def test_a_period_s_episodes_are_the_same_whether_the_period_or_the_words_lead(
+    mail: Vault,
+    period: str,
+    words: list[str],
+    visible: tuple[str, list[str]] | None,
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A period holding fewer episodes than the words match is read by its dates first; the
+    best episodes of it are the same files, in the same order (ties by date, then id)."""
+    index = mail.index
+    match = " OR ".join(f'"{w}"' for w in words)
+    span = _epochs(*PERIODS[period])
+    answers = []
+    for fewer in (True, False):
+        with monkeypatch.context() as patch:
+            patch.setattr(type(index), "_fewer_dated", lambda *_, fewer=fewer: fewer)
+            answers.append(index.files_dated(match, span, 5, visible, archived=False))
+    assert answers[0] == answers[1]
+    assert answers[0] or (period == "a-day" and words == ["osprey"])  # in few lines
+
+
+@pytest.mark.parametrize(
+    ("words", "period", "by_date"),
+    [(["gull"], "a-day", True), (["osprey"], "a-year", False)],
+    ids=["a-common-word-on-a-day", "a-rare-word-in-a-year"],
+)
+def test_the_smaller_of_a_period_and_the_matches_leads_a_dated_search(
+    mail: Vault, words: list[str], period: str, by_date: bool
+) -> None:
+    index = mail.index
+    seen = _statements(index)
+    found = index.files_dated(" OR ".join(f'"{w}"' for w in words), _epochs(*PERIODS[period]), 5)
+    index.conn.set_trace_callback(None)
+    ranked = [s for s in seen if "bm25(episodes_fts" in s]
+    assert found and len(ranked) == 1
+    assert ("+rowid IN (SELECT rowid FROM episodes WHERE ts_epoch" in ranked[0]) is by_date

@@ -1,0 +1,86 @@
+"""A question about the owner as a whole: "what do you know about me?", "tell me about
+myself", "who am I?".
+
+It names no topic for search to find (its words are all stopwords), yet the vault holds the
+answer: the fact files about the owner, ``preferences.md`` and ``instructions.md`` of any fact
+folder, and every standing instruction and preference wherever it is filed
+(:mod:`.standing`).  Such a question is answered with those facts, current ones only and those
+the recall rules admit, in file order (a hand-written file's sections read as its author
+grouped them), as many as the budget holds.  The test is a closed set of whole questions, so
+"what do you know about me and Paris?" is an ordinary search for Paris.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from datetime import datetime
+
+from ..index.store import Index
+from ..vault.scopes import DIRECT, Policy
+from .rank import age_in_days
+from .results import FactResult
+from .standing import STANDING_FIELDS
+
+OWNER_FILES = ("preferences.md", "instructions.md")
+
+
+@functools.cache  # compiled on first use: most turns never ask it
+def _question_re() -> re.Pattern[str]:
+    you = r"(?:you|u)"
+    me = r"(?:me|myself)"
+    asks = (
+        rf"what (?:do|did|can|could) {you} (?:know|remember|recall|tell me|say)"
+        rf"(?: so far| already| by now)? (?:about|of|on) {me}",
+        rf"what (?:have|has) {you} (?:learned|learnt|noted|remembered|stored|saved|got|kept)"
+        rf" (?:about|of|on) {me}",
+        rf"what (?:do|did) {you} have (?:on file )?(?:about|of|on) {me}",
+        rf"tell me (?:everything |all |what {you} know )?about {me}",
+        r"who am i",
+        r"describe me",
+        r"what(?:'s| is) (?:in )?my profile",
+    )
+    return re.compile(
+        rf"^\W*(?:(?:so|ok|okay|hey|and|now|then|please)\W+)*(?:{'|'.join(asks)})"
+        r"(?:\W+(?:so far|already|by now|please))?\W*$",
+        re.IGNORECASE,
+    )
+
+
+def is_about_owner(query: str) -> bool:
+    """Whether ``query`` asks what the memory holds about the owner as a whole."""
+    return len(query) < 120 and _question_re().match(query.strip()) is not None
+
+
+def owner_facts(index: Index, policy: Policy, now: datetime) -> list[FactResult]:
+    """The current facts about the owner ``policy`` admits, in file order: those of
+    ``OWNER_FILES`` in any fact folder, and every standing instruction and preference; none
+    where other people read (in a group, "me" is whoever asks, not the owner)."""
+    context = policy.context
+    if not context.is_terminal and context.scope(policy.owner_ids) != DIRECT:
+        return []
+    files = " OR ".join(
+        f"path = 'semantic/{name}' OR path LIKE 'semantic/%/{name}'" for name in OWNER_FILES
+    )
+    fields = ", ".join(f"'{field}'" for field in STANDING_FIELDS)
+    rows = index.fact_rows(f"({files} OR field IN ({fields})) AND superseded = 0", [])
+    rows = [r for r in rows if policy.admit(r["agent"], r["scope"])[0]]  # in file order
+    return [
+        FactResult(
+            id=r["id"],
+            entity=r["entity"],
+            field=r["field"],
+            value=r["value"],
+            path=r["path"],
+            line=r["line"],
+            updated=r["updated"],
+            age_days=age_in_days(r["updated"], now),
+            confidence=r["confidence"],
+            source=r["source"],
+            matched=(),
+            agent=r.get("agent"),
+            scope=r.get("scope"),
+            admitted_by=policy.admit(r["agent"], r["scope"])[1],
+        )
+        for r in rows
+    ]

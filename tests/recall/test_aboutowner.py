@@ -1,0 +1,89 @@
+"""A question about the owner as a whole is answered with the owner's own facts."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from memoryclaw import RecallContext, Vault
+from memoryclaw.recall.aboutowner import is_about_owner
+
+PREFERENCES = """# Food
+
+- Vegetarian who eats fish now and then
+- Coffee: flat white with oat milk
+- Allergy: hazelnuts <!-- superseded: 2025-03-01 by cashews -->
+- Allergy: cashews
+"""
+INSTRUCTIONS = "- Always answer in metric units.\n"
+CONTACTS = "# John Smith\n\n- Email: john@example.com\n"
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what do you know about me?",
+        "What do you remember about me",
+        "so what have you learned about me so far?",
+        "Tell me about myself.",
+        "tell me everything about me",
+        "who am I?",
+        "what do you have on file about me?",
+    ],
+    ids=["know", "remember", "learned-so-far", "myself", "everything", "who-am-i", "on-file"],
+)
+def test_a_question_about_the_owner_as_a_whole_is_recognised(question: str) -> None:
+    assert is_about_owner(question)
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        "what do you know about me and Paris?",
+        "what do you know about John?",
+        "tell me about the trip",
+        "who am I meeting tomorrow?",
+        "what does Anna know about me?",
+        "do you know me?",
+    ],
+    ids=["with-a-topic", "someone-else", "a-topic", "who-am-i-meeting", "another-s-view", "yes-no"],
+)
+def test_a_question_with_a_topic_or_about_someone_else_is_not_one(question: str) -> None:
+    assert not is_about_owner(question)
+
+
+@pytest.fixture
+def hand_vault(tmp_path: Path) -> Vault:
+    """A vault of three hand-written facts about its owner, an instruction and a contact."""
+    vault = Vault.init(tmp_path / "v", env={})
+    semantic = vault.root / "semantic"
+    (semantic / "preferences.md").write_text(PREFERENCES, encoding="utf-8")
+    (semantic / "instructions.md").write_text(INSTRUCTIONS, encoding="utf-8")
+    (semantic / "contacts.md").write_text(CONTACTS, encoding="utf-8")
+    return vault
+
+
+def test_what_do_you_know_about_me_shows_the_owner_s_facts(hand_vault: Vault) -> None:
+    with hand_vault as vault:
+        context = vault.retrieve("what do you know about me?").context
+    for line in ("Vegetarian who eats fish", "flat white with oat milk", "cashews", "metric"):
+        assert line in context
+    assert "hazelnuts" not in context  # superseded
+    assert "john@example.com" not in context  # a fact about someone else
+
+
+@pytest.mark.parametrize(
+    ("context", "shown"),
+    [
+        (RecallContext(session="agent:main:main"), True),
+        (RecallContext(session="agent:main:telegram:group:-100"), False),
+    ],
+    ids=["direct", "group"],
+)
+def test_in_a_group_me_is_whoever_asks_not_the_owner(
+    hand_vault: Vault, context: RecallContext, shown: bool
+) -> None:
+    with hand_vault as vault:
+        payload = vault.retrieve("who am I?", context=context).context
+    assert ("flat white" in payload) is shown
