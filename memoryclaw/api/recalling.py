@@ -188,8 +188,9 @@ def retrieve(
     from ..recall.aboutowner import is_about_owner, owner_facts
     from ..recall.longview import LONG_VIEW_EPISODES, STANDING_SHARE, long_view
     from ..recall.payload import render_payload
-    from ..recall.standing import BUDGET_SHARE, STANDING_FIELDS, in_force, with_standing
+    from ..recall.standing import BUDGET_SHARE, in_force, with_standing
     from ..recall.trivial import is_trivial
+    from ..vault.facts import STANDING_FIELDS
 
     budget = vault.settings.retrieval.budget_tokens
     if is_trivial(query):

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from datetime import datetime
 from itertools import accumulate
 
-from ..recall.standing import PREFERENCE
 from ..vault.dates import resolve_relative_dates
+from ..vault.facts import PREFERENCE
 from ..vault.logformat import RawLog
 from ..vault.naming import slugify
 from ..vault.redact import redact

@@ -87,6 +87,14 @@ def visible_clause(visible: Visible | None) -> tuple[str, list[Any]]:
     return f" AND ({visible[0]})", list(visible[1])
 
 
+def owner_files_clause(names: Sequence[str], alias: str = "") -> tuple[str, list[str]]:
+    """A condition on a fact's path, true in the fact files of ``names`` in ``semantic/`` or
+    any folder under it, and its parameters."""
+    column = f"{alias}.path" if alias else "path"
+    clause = " OR ".join(f"{column} = ? OR {column} LIKE ?" for _ in names)
+    return f"({clause})", [v for name in names for v in (f"semantic/{name}", f"semantic/%/{name}")]
+
+
 @dataclass(frozen=True)
 class EpisodeHit:
     """An episode row returned by a keyword query, with its raw BM25 score (higher is better)."""
@@ -401,6 +409,26 @@ class FullTextSearch(IndexDatabase):
             f" WHERE facts_fts MATCH ?{only}"
             " ORDER BY score DESC, f.updated DESC, f.path, f.line, f.id LIMIT ?",
             [expression, *only_params, limit],
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, values)) for values in cursor.fetchall()]
+
+    def search_facts_in(
+        self, files: Sequence[str], match: str, limit: int, visible: Visible | None = None
+    ) -> list[dict[str, Any]]:
+        """Current facts of the fact files ``files`` (``owner_files_clause``) whose field or
+        value matches ``match``, ranked as :meth:`search_facts` ranks: the owner's own files
+        name no entity a question names, "what's my coffee order?" asks for "- Coffee: flat
+        white" of a "# Food" section."""
+        weights = ", ".join(str(w) for w in FACT_WEIGHTS)
+        within, params = owner_files_clause(files, "f")
+        only, only_params = visible_clause(visible)
+        cursor = self.execute(
+            f"SELECT f.*, -bm25(facts_fts, {weights}) AS score"
+            f" FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid"
+            f" WHERE facts_fts MATCH ? AND {within} AND f.superseded = 0{only}"
+            " ORDER BY score DESC, f.updated DESC, f.path, f.line, f.id LIMIT ?",
+            [f"{{field value}} : ({match})", *params, *only_params, limit],
         )
         columns = [c[0] for c in cursor.description]
         return [dict(zip(columns, values)) for values in cursor.fetchall()]

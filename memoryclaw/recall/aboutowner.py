@@ -16,13 +16,12 @@ import functools
 import re
 from datetime import datetime
 
+from ..index.fulltext import owner_files_clause
 from ..index.store import Index
+from ..vault.facts import OWNER_FILES, STANDING_FIELDS
 from ..vault.scopes import DIRECT, Policy
 from .rank import age_in_days
 from .results import FactResult
-from .standing import STANDING_FIELDS
-
-OWNER_FILES = ("preferences.md", "instructions.md")
 
 
 @functools.cache  # compiled on first use: most turns never ask it
@@ -59,11 +58,9 @@ def owner_facts(index: Index, policy: Policy, now: datetime) -> list[FactResult]
     context = policy.context
     if not context.is_terminal and context.scope(policy.owner_ids) != DIRECT:
         return []
-    files = " OR ".join(
-        f"path = 'semantic/{name}' OR path LIKE 'semantic/%/{name}'" for name in OWNER_FILES
-    )
+    files, params = owner_files_clause(OWNER_FILES)
     fields = ", ".join(f"'{field}'" for field in STANDING_FIELDS)
-    rows = index.fact_rows(f"({files} OR field IN ({fields})) AND superseded = 0", [])
+    rows = index.fact_rows(f"({files} OR field IN ({fields})) AND superseded = 0", params)
     rows = [r for r in rows if policy.admit(r["agent"], r["scope"])[0]]  # in file order
     return [
         FactResult(

@@ -5,12 +5,14 @@ shown and thresholded by."""
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timezone
 from typing import Any
 
 from ..index.fulltext import Visible
 from ..index.store import Index
+from ..vault.facts import OWNER_FILES, UNNAMED_FIELDS
 from ..vault.scopes import Policy
 from ..vault.timestamps import parse_timestamp
 from ..vault.values import value_key
@@ -27,6 +29,8 @@ RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al. 2009)
 # on LoCoMo dev (bench/locomo.py --hybrid), where 0.6-0.9 all beat keyword-only at k=10.
 KEYWORD_WEIGHT = 0.8
 WEIGHTED_DEPTH = 20
+# A question in the first person is about the owner ("what's my coffee order?").
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi'", re.IGNORECASE)
 
 
 def _rank_episodes(
@@ -185,7 +189,10 @@ def _facts(
     assert plan.match is not None
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str]] = set()
-    for row in index.search_facts(plan.match, plan.match, limit * 2, visible):
+    found = index.search_facts(plan.match, plan.match, limit * 2, visible)
+    if _FIRST_PERSON_RE.search(plan.query):  # about the owner: their own files' fields too
+        found += index.search_facts_in(OWNER_FILES, plan.match, limit * 2, visible)
+    for row in found:
         # near-duplicates (the same value spelled differently) are one fact
         key = (row["entity"].lower(), row["field"], value_key(row["value"]))
         if key not in seen and len(rows) < limit:
@@ -309,8 +316,16 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int) -> float:
     matched: "John's email?" -> 1 for John's email, 0 for his phone.  A query that names the
     entity alone ("who is my dentist?") -> 1 for each of its facts when ``found`` (how many of
     them the search found) is at most ``ENTITY_FACTS``, else 0: a person with dozens of facts
-    is asked about something, and only facts about that something help."""
-    entity = set(extract_keywords(fact.entity))
+    is asked about something, and only facts about that something help.  In the owner's own
+    files (``OWNER_FILES``) a line that names no field is about something of the owner's
+    ("- Coffee: flat white"), so naming it is asking about it: "what's my coffee order?" ->
+    1/2 for it."""
+    owners = (
+        fact.field in UNNAMED_FIELDS
+        and fact.path.startswith("semantic/")
+        and fact.path.rsplit("/", 1)[-1] in OWNER_FILES
+    )
+    entity = set() if owners else set(extract_keywords(fact.entity))
     topic = [k for k in plan.keywords if k not in entity]
     if not topic:
         return 1.0 if fact.matched and found <= ENTITY_FACTS else 0.0

@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..index.store import Index
+from ..vault.facts import INSTRUCTION, PREFERENCE
 from ..vault.recalled import CLOSE, FRAME, OPEN
 from ..vault.scopes import OWNER, Policy
 from ..vault.words import extract_keywords
@@ -39,8 +40,6 @@ from .lines import shorten
 from .payload import CHARS_PER_TOKEN, RetrievePayload, estimate_tokens
 from .results import SearchResult
 
-INSTRUCTION, PREFERENCE = "instruction", "preference"
-STANDING_FIELDS = (INSTRUCTION, PREFERENCE)
 BUDGET_SHARE = 0.25  # of budgetTokens, at most
 LABEL = "Standing instructions and preferences (apply to every answer):"
 RECALLED_LABEL = "Recalled for this question:"

@@ -235,6 +235,14 @@ class _FactCollector:
 # lines there are.  preferences.md is not so read: hand-written, it is mostly facts about the
 # owner ("- Dentist check-ups every six months"), which search finds when asked.
 INSTRUCTIONS_FILE = "instructions.md"
+# The fields of standing instructions and preferences (memoryclaw.recall.standing).
+INSTRUCTION, PREFERENCE = "instruction", "preference"
+STANDING_FIELDS = (INSTRUCTION, PREFERENCE)
+# The fact files about the owner, in semantic/ or any folder under it: there a line that names
+# no field ("- Coffee: flat white", a plain "- Vegetarian") is about something of the owner's,
+# where one that does ("- Joanna (likes): reading") is about whoever it names.
+OWNER_FILES = ("preferences.md", INSTRUCTIONS_FILE)
+UNNAMED_FIELDS = ("value", "note")
 
 
 def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
@@ -298,15 +306,15 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
             parent = None
             if kv and kv.group("value"):
                 entity, field = _field_for(kv.group("key"), kv.group("value"))
-                if instructions and field != "instruction":  # "- When I ask about X: do Y"
-                    entity, field, kv_value = section or "note", "instruction", content.strip()
+                if instructions and field != INSTRUCTION:  # "- When I ask about X: do Y"
+                    entity, field, kv_value = section or "note", INSTRUCTION, content.strip()
                 else:
                     kv_value = kv.group("value")
                 out.add(lineno, section, entity, field, kv_value, "bullet", provenance)
             elif kv:
                 parent, parent_provenance = kv.group("key").strip(), provenance
             else:
-                field = "instruction" if instructions else "note"
+                field = INSTRUCTION if instructions else "note"
                 out.add(lineno, section, section or "note", field, content, "note", provenance)
             continue
         if parent is not None:

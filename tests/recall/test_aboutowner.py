@@ -15,6 +15,11 @@ PREFERENCES = """# Food
 - Coffee: flat white with oat milk
 - Allergy: hazelnuts <!-- superseded: 2025-03-01 by cashews -->
 - Allergy: cashews
+
+# Finance
+
+- Savings:
+    isa_monthly: £500
 """
 INSTRUCTIONS = "- Always answer in metric units.\n"
 CONTACTS = "# John Smith\n\n- Email: john@example.com\n"
@@ -87,3 +92,28 @@ def test_in_a_group_me_is_whoever_asks_not_the_owner(
     with hand_vault as vault:
         payload = vault.retrieve("who am I?", context=context).context
     assert ("flat white" in payload) is shown
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("what's my coffee order?", "flat white with oat milk"),
+        ("how much do I put in my ISA monthly?", "£500"),
+        ("what is my allergy?", "cashews"),
+    ],
+    ids=["an-entity-of-the-owner-s", "a-field-of-the-owner-s", "the-current-value"],
+)
+def test_a_first_person_question_finds_the_owner_s_hand_written_fact(
+    hand_vault: Vault, question: str, answer: str
+) -> None:
+    """In the owner's own files a fact's entity is something of the owner's ("- Coffee: …"),
+    and a field under a heading is too: asking about it in the first person shows it."""
+    with hand_vault as vault:
+        payload = vault.retrieve(question)
+    assert answer in payload.context
+    assert "Allergy: hazelnuts" not in payload.context  # superseded: shown as history only
+
+
+def test_a_third_person_question_is_not_given_the_owner_s_fields(hand_vault: Vault) -> None:
+    with hand_vault as vault:
+        assert "£500" not in vault.retrieve("how much does John put in the ISA monthly?").context
