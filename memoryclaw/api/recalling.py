@@ -190,7 +190,7 @@ def retrieve(
     from ..recall.payload import render_payload
     from ..recall.standing import BUDGET_SHARE, in_force, with_standing
     from ..recall.trivial import is_trivial
-    from ..vault.facts import STANDING_FIELDS
+    from ..vault.factnames import STANDING_FIELDS
 
     budget = vault.settings.retrieval.budget_tokens
     if is_trivial(query):

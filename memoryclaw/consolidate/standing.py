@@ -30,7 +30,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..recall.standing import ASK_PATTERN, content_words, topic_of
-from ..vault.facts import INSTRUCTION, PREFERENCE
+from ..vault.factnames import INSTRUCTION, PREFERENCE
 from ..vault.turnlines import TurnView
 from ..vault.words import STOPWORDS, sentences
 from .extraction import FactDraft

@@ -9,7 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from ..recall.standing import topic_of
-from ..vault.facts import STANDING_FIELDS, TRAILING_COMMENT_RE, mark_superseded, parse_facts
+from ..vault.factnames import STANDING_FIELDS
+from ..vault.facts import TRAILING_COMMENT_RE, mark_superseded, parse_facts
 from ..vault.files import atomic_write, is_staged, read_text, resolve_inside
 from ..vault.values import value_key
 from .extraction import FactDraft

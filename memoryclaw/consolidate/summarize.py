@@ -19,7 +19,7 @@ from datetime import datetime
 from itertools import accumulate
 
 from ..vault.dates import resolve_relative_dates
-from ..vault.facts import PREFERENCE
+from ..vault.factnames import PREFERENCE
 from ..vault.logformat import RawLog
 from ..vault.naming import slugify
 from ..vault.redact import redact

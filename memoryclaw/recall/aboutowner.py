@@ -18,7 +18,7 @@ from datetime import datetime
 
 from ..index.fulltext import owner_files_clause
 from ..index.store import Index
-from ..vault.facts import OWNER_FILES, STANDING_FIELDS
+from ..vault.factnames import OWNER_FILES, STANDING_FIELDS
 from ..vault.scopes import DIRECT, Policy
 from .rank import age_in_days
 from .results import FactResult

@@ -12,7 +12,7 @@ from typing import Any
 
 from ..index.fulltext import Visible
 from ..index.store import Index
-from ..vault.facts import OWNER_FILES, UNNAMED_FIELDS
+from ..vault.factnames import OWNER_FILES, UNNAMED_FIELDS
 from ..vault.scopes import Policy
 from ..vault.timestamps import parse_timestamp
 from ..vault.values import value_key

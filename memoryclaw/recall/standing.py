@@ -2,7 +2,9 @@
 
 They are facts of field ``instruction`` or ``preference`` (``semantic/instructions.md``,
 ``semantic/preferences.md``; read from what the owner says by
-:mod:`memoryclaw.consolidate.standing`, or written by hand), current (not superseded) and
+:mod:`memoryclaw.consolidate.standing`, or written by hand), and the plain lines the owner
+wrote in a ``preferences.md`` ("- Vegetarian who eats fish now and then"), current (not
+superseded) and
 admitted to the requester by the scope rules (:mod:`memoryclaw.vault.scopes`), with one
 difference: an owner-level one (a hand line, or one of scope ``owner``) is how the owner wants
 to be served everywhere, so a group chat sees it beside its own, but not those said in the
@@ -30,8 +32,9 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..index.fulltext import owner_files_clause
 from ..index.store import Index
-from ..vault.facts import INSTRUCTION, PREFERENCE
+from ..vault.factnames import INSTRUCTION, PREFERENCE, PREFERENCES_FILE
 from ..vault.recalled import CLOSE, FRAME, OPEN
 from ..vault.scopes import OWNER, Policy
 from ..vault.words import extract_keywords
@@ -148,10 +151,14 @@ _STEM_CHARS = 6  # a word's first six letters say what it is about, whatever its
 def in_force(index: Index, policy: Policy) -> list[StandingFact]:
     """Every current standing instruction and preference ``policy`` admits, newest first."""
     here = policy.context.scope(policy.owner_ids)
+    # a plain line the owner wrote in preferences.md ("- Vegetarian") is a preference too
+    written, params = owner_files_clause([PREFERENCES_FILE])
     rows = [
         r
         for r in index.fact_rows(
-            f"field IN ('{INSTRUCTION}', '{PREFERENCE}') AND superseded = 0", []
+            f"(field IN ('{INSTRUCTION}', '{PREFERENCE}') OR (field = 'note' AND {written}))"
+            " AND superseded = 0",
+            params,
         )
         if policy.admit(r["agent"], r["scope"])[0]
         # an owner-level one is how the owner wants to be served anywhere, a group included
@@ -160,7 +167,7 @@ def in_force(index: Index, policy: Policy) -> list[StandingFact]:
     found = [
         StandingFact(
             id=str(r["id"]),
-            kind=str(r["field"]),
+            kind=PREFERENCE if r["field"] == "note" else str(r["field"]),
             entity=str(r["entity"]),
             value=str(r["value"]),
             topic=topic_of(str(r["value"])),

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import ParseError
 from .episodes import CONFIDENCE_LEVELS
+from .factnames import INSTRUCTION, INSTRUCTIONS_FILE
 from .frontmatter import body_lines, meta_scope, optional_str, split_frontmatter
 from .naming import short_hash
 from .values import DATE_RE, value_kind
@@ -228,21 +229,6 @@ class _FactCollector:
                 superseded_by=by,
             )
         )
-
-
-# A plain line of a fact folder's instructions.md (a hand-written "- Always answer in metric
-# units.") is the owner's standing instruction, as consolidation's "- User (instruction): …"
-# lines there are.  preferences.md is not so read: hand-written, it is mostly facts about the
-# owner ("- Dentist check-ups every six months"), which search finds when asked.
-INSTRUCTIONS_FILE = "instructions.md"
-# The fields of standing instructions and preferences (memoryclaw.recall.standing).
-INSTRUCTION, PREFERENCE = "instruction", "preference"
-STANDING_FIELDS = (INSTRUCTION, PREFERENCE)
-# The fact files about the owner, in semantic/ or any folder under it: there a line that names
-# no field ("- Coffee: flat white", a plain "- Vegetarian") is about something of the owner's,
-# where one that does ("- Joanna (likes): reading") is about whoever it names.
-OWNER_FILES = ("preferences.md", INSTRUCTIONS_FILE)
-UNNAMED_FIELDS = ("value", "note")
 
 
 def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:

@@ -62,6 +62,25 @@ def test_a_hand_written_instruction_reaches_a_question_that_shares_no_word_with_
     assert [fact.value for fact in empty_vault.profile()] == [line]
 
 
+@pytest.mark.parametrize("folder", ["", "home/"], ids=["semantic", "a-subfolder"])
+def test_a_hand_written_preference_reaches_advice_that_shares_no_word_with_it(
+    empty_vault: Vault, folder: str
+) -> None:
+    """A plain line of preferences.md written by hand is in force as a preference; its
+    "Key: value" lines stay facts, found when asked about."""
+    (empty_vault.root / "semantic" / folder).mkdir(parents=True, exist_ok=True)
+    _write(
+        empty_vault.root,
+        f"{folder}preferences.md",
+        ["# Food", "", "- Vegetarian who eats fish now and then", "- Coffee: flat white"],
+    )
+    advice = empty_vault.retrieve("What should I cook for dinner tonight?", context=DIRECT)
+    assert standing_section(advice.context) == ["- Vegetarian who eats fish now and then"]
+    assert [(f.kind, f.value) for f in empty_vault.profile()] == [
+        ("preference", "Vegetarian who eats fish now and then")
+    ]
+
+
 def test_a_preference_told_the_agent_reaches_a_question_that_shares_no_word_with_it(
     empty_vault: Vault,
 ) -> None:
