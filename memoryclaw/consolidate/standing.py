@@ -5,7 +5,9 @@ No model is involved.  A sentence of a human turn is a standing **instruction** 
 "going forward …", "whenever I ask about X, …", "make sure to …", "please keep … short",
 "stop …ing" or "don't ever …", and a standing **preference** when it opens with "I prefer …",
 "I'd rather …", "I love / like / enjoy / hate / can't stand …", "I prioritize …", "my
-favourite … is …", "I'm more of a … person" or "I'm (not) a big fan of …", or opens a clause
+favourite … is …", "I'm more of a … person", "I'm (not) a big fan of …", or states what the
+speaker cannot or will not eat ("I'm allergic to …", "I have a … allergy", "I'm vegetarian",
+"I don't eat …"), or opens a clause
 after what leads to it ("I'm short on time, so I prefer …"); "my preference for …" holds one
 as given wherever it stands, in a question too.  The cue must open the sentence (a
 preference's, its clause), so "if I always …", "she prefers …", "my boss said: always …" and
@@ -41,7 +43,8 @@ MAX_CHARS = 300  # a longer sentence is cut at a word: a standing line must stay
 # Words that may open a sentence before its cue: "Oh and also, please always …".
 _LEAD = (
     r"(?:(?:also|and|oh|btw|ok|okay|so|actually|but|just|please|hey|anyway|honestly|one more"
-    r" thing|by the way|for the record|fyi|for future reference|in general|generally|remember)"
+    r" thing|by the way|for the record|fyi|for future reference|in general|generally|remember"
+    r"|(?:a )?quick note|note|(?:just )?(?:a )?heads[- ]up|just so you know|for your info\w*)"
     r"[,:;!]?\s+)*"
 )
 _INSTRUCTION_RES = tuple(
@@ -79,6 +82,14 @@ _PREFERENCE_RES = tuple(
         r"I['’]m (?:more of |definitely |really |not |not really |much more of )*an? "
         r"(?P<value>[\w-]+(?: [\w-]+)?) (?:person|guy|girl|kind of (?:person|guy|girl))\b",
         r"I['’]m (?:not )?(?:a |really )?(?:big |huge )?fan of (?P<value>\S[^,;]*)",
+        # what the owner cannot or will not eat, every later suggestion must respect
+        r"I['’]m (?:also |severely |very |mildly |quite |really )*(?:allergic|intolerant)"
+        r" to (?P<value>\S[^,;]*)",
+        r"I (?:have|['’]ve got) an? (?:severe |mild |bad )?(?P<value>[\w-]+(?: [\w-]+)?)"
+        r" (?:allergy|intolerance)\b",
+        r"I['’]m (?:also |strictly |mostly |now |a |an )*(?P<value>vegetarian|vegan|pescatarian"
+        r"|coeliac|celiac|diabetic|lactose[- ]intolerant|gluten[- ]free|teetotal|kosher|halal)\b",
+        r"I (?:don['’]t|do not|can['’]t|cannot|never) (?P<verb>eat|drink) (?P<value>\S[^,;]*)",
     )
 )
 _WISH_RE = re.compile(r"(?i)^(?:to|it|that|this|those|these|them|you|your|how|what|when|if)\b")

@@ -43,6 +43,13 @@ PREFERENCES = {
     "prioritize": "I prioritize crust texture over crumb softness.",
     "prioritizing": "I'm prioritizing quiet streets and natural light.",
     "quoted-title": 'I love "The Office" and "Parks and Recreation".',
+    "allergic": "I'm allergic to peanuts.",
+    "an-allergy": "I have a severe shellfish allergy.",
+    "vegetarian": "I'm vegetarian.",
+    "a-vegan": "I'm a vegan, so no dairy either.",
+    "dont-eat": "I don't eat pork.",
+    "after-a-quick-note": "Quick note: I'm allergic to peanuts.",
+    "after-a-heads-up": "Just a heads up, I prefer email to calls.",
 }
 NOT_STANDING = {
     "question-about-a-preference": "Do I prefer tea or coffee?",
@@ -68,6 +75,10 @@ NOT_STANDING = {
     "asking-what-my-preference-is": "What's my preference for coffee again?",
     "hate-to": "I hate to say it.",
     "other-persons-preference-for": "Her preference for tea is well known.",
+    "someone-elses-allergy": "My son is allergic to peanuts.",
+    "asking-about-an-allergy": "Am I allergic to penicillin?",
+    "if-allergic": "If I'm allergic to it, what should I take instead?",
+    "a-vegetarian-dish": "A vegetarian lasagna sounds nice.",
 }
 
 
