@@ -37,6 +37,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from datetime import date
 
+from ..vault.factnames import OWNER_ENTITY
 from ..vault.redact import redact
 from ..vault.values import value_kind
 from ..vault.words import STOPWORDS, sentences
@@ -289,9 +290,9 @@ def facts_from_turn(
     turn: int, text: str, speaker: str | None, said_on: date
 ) -> Iterator[FactDraft]:
     """Facts a human turn states; questions state nothing.  ``turn`` is its number in the log,
-    ``text`` its redacted content, ``speaker`` the name "my" stands for ("User" without one)
-    and ``said_on`` its day, which completes a date written without a year."""
-    me, ref = speaker or "User", said_on
+    ``text`` its redacted content, ``speaker`` the name "my" stands for (``OWNER_ENTITY``
+    without one) and ``said_on`` its day, which completes a date written without a year."""
+    me, ref = speaker or OWNER_ENTITY, said_on
     found: list[tuple[str, str, str, str] | None] = []
     for sentence in (s for s in sentences(text) if not s.endswith("?")):
         # Each pattern is tried only on a sentence holding a word it needs (as lower() makes

@@ -32,7 +32,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..recall.standing import ASK_PATTERN, content_words, topic_of
-from ..vault.factnames import INSTRUCTION, PREFERENCE
+from ..vault.factnames import INSTRUCTION, OWNER_ENTITY, PREFERENCE
 from ..vault.turnlines import TurnView
 from ..vault.words import STOPWORDS, sentences
 from .extraction import FactDraft
@@ -208,7 +208,7 @@ def standing_facts(
     if not to_agent:
         return
     for found in standing_statements(text):
-        yield FactDraft(speaker or "User", found.kind, found.sentence, "high", turn)
+        yield FactDraft(speaker or OWNER_ENTITY, found.kind, found.sentence, "high", turn)
 
 
 def standing_facts_of(views: Sequence[TurnView], view: TurnView) -> Iterator[FactDraft]:

@@ -87,12 +87,19 @@ def visible_clause(visible: Visible | None) -> tuple[str, list[Any]]:
     return f" AND ({visible[0]})", list(visible[1])
 
 
-def owner_files_clause(names: Sequence[str], alias: str = "") -> tuple[str, list[str]]:
-    """A condition on a fact's path, true in the fact files of ``names`` in ``semantic/`` or
-    any folder under it, and its parameters."""
+def owner_files_clause(
+    names: Sequence[str], alias: str = "", entity: str | None = None
+) -> tuple[str, list[str]]:
+    """A condition on a fact, true in the fact files of ``names`` in ``semantic/`` or any
+    folder under it (and, given an ``entity``, for that entity's facts wherever they are), and
+    its parameters."""
     column = f"{alias}.path" if alias else "path"
     clause = " OR ".join(f"{column} = ? OR {column} LIKE ?" for _ in names)
-    return f"({clause})", [v for name in names for v in (f"semantic/{name}", f"semantic/%/{name}")]
+    params = [v for name in names for v in (f"semantic/{name}", f"semantic/%/{name}")]
+    if entity is not None:
+        clause += f" OR {alias + '.' if alias else ''}entity = ? COLLATE NOCASE"
+        params.append(entity)
+    return f"({clause})", params
 
 
 @dataclass(frozen=True)
@@ -414,14 +421,19 @@ class FullTextSearch(IndexDatabase):
         return [dict(zip(columns, values)) for values in cursor.fetchall()]
 
     def search_facts_in(
-        self, files: Sequence[str], match: str, limit: int, visible: Visible | None = None
+        self,
+        files: Sequence[str],
+        match: str,
+        limit: int,
+        visible: Visible | None = None,
+        entity: str | None = None,
     ) -> list[dict[str, Any]]:
-        """Current facts of the fact files ``files`` (``owner_files_clause``) whose field or
-        value matches ``match``, ranked as :meth:`search_facts` ranks: the owner's own files
-        name no entity a question names, "what's my coffee order?" asks for "- Coffee: flat
-        white" of a "# Food" section."""
+        """Current facts of the fact files ``files`` and of ``entity`` (``owner_files_clause``)
+        whose field or value matches ``match``, ranked as :meth:`search_facts` ranks: a
+        question about the owner names no entity, "what's my coffee order?" asks for
+        "- Coffee: flat white" of a "# Food" section, "what's my job?" for "- User (job): …"."""
         weights = ", ".join(str(w) for w in FACT_WEIGHTS)
-        within, params = owner_files_clause(files, "f")
+        within, params = owner_files_clause(files, "f", entity)
         only, only_params = visible_clause(visible)
         cursor = self.execute(
             f"SELECT f.*, -bm25(facts_fts, {weights}) AS score"

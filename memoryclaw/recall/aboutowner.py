@@ -3,10 +3,11 @@ myself", "who am I?".
 
 It names no topic for search to find (its words are all stopwords), yet the vault holds the
 answer: the fact files about the owner, ``preferences.md`` and ``instructions.md`` of any fact
-folder, and every standing instruction and preference wherever it is filed
-(:mod:`.standing`).  Such a question is answered with those facts, current ones only and those
-the recall rules admit, in file order (a hand-written file's sections read as its author
-grouped them), as many as the budget holds.  The test is a closed set of whole questions, so
+folder, the facts consolidation read from the owner's own turns (entity ``OWNER_ENTITY``) and
+every standing instruction and preference wherever it is filed (:mod:`.standing`).  Such a
+question is answered with those facts, current ones only and those the recall rules admit, in
+file order (a hand-written file's sections read as its author grouped them), as many as the
+budget holds.  The test is a closed set of whole questions, so
 "what do you know about me and Paris?" is an ordinary search for Paris.
 """
 
@@ -18,7 +19,7 @@ from datetime import datetime
 
 from ..index.fulltext import owner_files_clause
 from ..index.store import Index
-from ..vault.factnames import OWNER_FILES, STANDING_FIELDS
+from ..vault.factnames import OWNER_ENTITY, OWNER_FILES, STANDING_FIELDS
 from ..vault.scopes import DIRECT, Policy
 from .rank import age_in_days
 from .results import FactResult
@@ -53,12 +54,13 @@ def is_about_owner(query: str) -> bool:
 
 def owner_facts(index: Index, policy: Policy, now: datetime) -> list[FactResult]:
     """The current facts about the owner ``policy`` admits, in file order: those of
-    ``OWNER_FILES`` in any fact folder, and every standing instruction and preference; none
+    ``OWNER_FILES`` in any fact folder, those of ``OWNER_ENTITY``, and every standing
+    instruction and preference; none
     where other people read (in a group, "me" is whoever asks, not the owner)."""
     context = policy.context
     if not context.is_terminal and context.scope(policy.owner_ids) != DIRECT:
         return []
-    files, params = owner_files_clause(OWNER_FILES)
+    files, params = owner_files_clause(OWNER_FILES, entity=OWNER_ENTITY)
     fields = ", ".join(f"'{field}'" for field in STANDING_FIELDS)
     rows = index.fact_rows(f"({files} OR field IN ({fields})) AND superseded = 0", params)
     rows = [r for r in rows if policy.admit(r["agent"], r["scope"])[0]]  # in file order

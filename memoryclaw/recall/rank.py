@@ -12,7 +12,7 @@ from typing import Any
 
 from ..index.fulltext import Visible
 from ..index.store import Index
-from ..vault.factnames import OWNER_FILES, UNNAMED_FIELDS
+from ..vault.factnames import OWNER_ENTITY, OWNER_FILES, UNNAMED_FIELDS
 from ..vault.scopes import Policy
 from ..vault.timestamps import parse_timestamp
 from ..vault.values import value_key
@@ -191,7 +191,7 @@ def _facts(
     seen: set[tuple[str, str, str]] = set()
     found = index.search_facts(plan.match, plan.match, limit * 2, visible)
     if _FIRST_PERSON_RE.search(plan.query):  # about the owner: their own files' fields too
-        found += index.search_facts_in(OWNER_FILES, plan.match, limit * 2, visible)
+        found += index.search_facts_in(OWNER_FILES, plan.match, limit * 2, visible, OWNER_ENTITY)
     for row in found:
         # near-duplicates (the same value spelled differently) are one fact
         key = (row["entity"].lower(), row["field"], value_key(row["value"]))

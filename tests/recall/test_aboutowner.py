@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
@@ -117,3 +118,26 @@ def test_a_first_person_question_finds_the_owner_s_hand_written_fact(
 def test_a_third_person_question_is_not_given_the_owner_s_fields(hand_vault: Vault) -> None:
     with hand_vault as vault:
         assert "£500" not in vault.retrieve("how much does John put in the ISA monthly?").context
+
+
+def test_what_the_owner_told_the_agent_is_what_it_knows_about_them(tmp_path: Path) -> None:
+    """Facts consolidation read from the owner's own turns (entity User) answer both a
+    question about the owner as a whole and one about a field of theirs."""
+    now = datetime(2026, 11, 1, 9, 0, tzinfo=timezone.utc)
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for minute, (role, text) in enumerate(
+            [
+                ("user", "I work as a nurse on night shifts."),
+                ("assistant", "Got it."),
+                ("user", "My daughter is Mia."),
+                ("assistant", "Noted."),
+            ]
+        ):
+            vault.log_turn("agent:main:main", role, text, timestamp=now + timedelta(minutes=minute))
+        vault.end_session("agent:main:main")
+        vault.consolidate(all_logs=True, now=now + timedelta(hours=1))
+        later = RecallContext(session="agent:main:main2")
+        about_me = vault.retrieve("what do you know about me?", context=later).context
+        job = vault.retrieve("what's my job?", context=later).context
+    assert "nurse on night shifts" in about_me and "Mia" in about_me
+    assert "nurse on night shifts" in job
