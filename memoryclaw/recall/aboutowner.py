@@ -21,7 +21,7 @@ from ..index.fulltext import owner_files_clause
 from ..index.store import Index
 from ..vault.factnames import OWNER_ENTITY, OWNER_FILES, STANDING_FIELDS
 from ..vault.scopes import DIRECT, Policy
-from .rank import age_in_days
+from .rank import _fact_result
 from .results import FactResult
 
 
@@ -55,8 +55,8 @@ def is_about_owner(query: str) -> bool:
 def owner_facts(index: Index, policy: Policy, now: datetime) -> list[FactResult]:
     """The current facts about the owner ``policy`` admits, in file order: those of
     ``OWNER_FILES`` in any fact folder, those of ``OWNER_ENTITY``, and every standing
-    instruction and preference; none
-    where other people read (in a group, "me" is whoever asks, not the owner)."""
+    instruction and preference; none where other people read (in a group, "me" is whoever
+    asks, not the owner)."""
     context = policy.context
     if not context.is_terminal and context.scope(policy.owner_ids) != DIRECT:
         return []
@@ -64,22 +64,4 @@ def owner_facts(index: Index, policy: Policy, now: datetime) -> list[FactResult]
     fields = ", ".join(f"'{field}'" for field in STANDING_FIELDS)
     rows = index.fact_rows(f"({files} OR field IN ({fields})) AND superseded = 0", params)
     rows = [r for r in rows if policy.admit(r["agent"], r["scope"])[0]]  # in file order
-    return [
-        FactResult(
-            id=r["id"],
-            entity=r["entity"],
-            field=r["field"],
-            value=r["value"],
-            path=r["path"],
-            line=r["line"],
-            updated=r["updated"],
-            age_days=age_in_days(r["updated"], now),
-            confidence=r["confidence"],
-            source=r["source"],
-            matched=(),
-            agent=r.get("agent"),
-            scope=r.get("scope"),
-            admitted_by=policy.admit(r["agent"], r["scope"])[1],
-        )
-        for r in rows
-    ]
+    return [_fact_result(r, now, admitted_by=policy.admit(r["agent"], r["scope"])[1]) for r in rows]

@@ -200,26 +200,37 @@ def _facts(
             rows.append(row)
     matched = index.terms_matching("facts", [r["rowid"] for r in rows], plan.phrases)
     was = {r["rowid"]: found for r, found in zip(rows, _replaced(index, rows, visible))}
-    return [
-        FactResult(
-            id=r["id"],
-            entity=r["entity"],
-            field=r["field"],
-            value=r["value"],
-            path=r["path"],
-            line=r["line"],
-            updated=r["updated"],
-            age_days=age_in_days(r["updated"], now),
-            confidence=r["confidence"],
-            source=r["source"],
-            matched=tuple(matched.get(r["rowid"], [])),
-            agent=r.get("agent"),
-            scope=r.get("scope"),
-            was=was[r["rowid"]][0],
-            was_until=was[r["rowid"]][1],
-        )
-        for r in rows
-    ]
+    return [_fact_result(r, now, matched.get(r["rowid"], []), was=was[r["rowid"]]) for r in rows]
+
+
+def _fact_result(
+    row: Mapping[str, Any],
+    now: datetime,
+    matched: Sequence[str] = (),
+    *,
+    was: tuple[str | None, str] = (None, ""),
+    admitted_by: str = "",
+) -> FactResult:
+    """The result of a fact row: its age at ``now``, the query words it matched, the value
+    it superseded and since when, and the rule that admitted it."""
+    return FactResult(
+        id=row["id"],
+        entity=row["entity"],
+        field=row["field"],
+        value=row["value"],
+        path=row["path"],
+        line=row["line"],
+        updated=row["updated"],
+        age_days=age_in_days(row["updated"], now),
+        confidence=row["confidence"],
+        source=row["source"],
+        matched=tuple(matched),
+        agent=row.get("agent"),
+        scope=row.get("scope"),
+        admitted_by=admitted_by,
+        was=was[0],
+        was_until=was[1],
+    )
 
 
 def _replaced(
