@@ -127,6 +127,9 @@ _KIN = (
     "|best friend|roommate|boss"
 )
 _NAME = r"(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
+# "my daughter Mia is …", a relative or pet named in the field of "my X is Y"; and an age
+_KIN_NAMED_RE = re.compile(rf"(?i:{_KIN}|{_PETS}) (?P<name>[A-Z][a-z]+)")
+_AGE_RE = re.compile(r"(\d{1,3})(?: (?:years?|yrs?) old)?")
 _PLACE = r"(?P<value>[A-Z][\w'’-]*(?: (?:[A-Z][\w'’-]*|of|de|la))*)"
 _AFTER_THING = re.compile(
     r"\s+(?:yesterday|today|tonight|tomorrow|last|this|next|recently|lately|\d|on|at|for|with|"
@@ -454,6 +457,10 @@ def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] 
         return None
     if value.split()[0].lower() in STOPWORDS | GENERIC:  # "my sister is a doctor": no field
         return None
+    named = _KIN_NAMED_RE.fullmatch(" ".join(m["field"].split()))
+    if named:  # "my daughter Mia is 6": who Mia is comes from the kin rule, her age from here
+        age = _AGE_RE.fullmatch(value)
+        return (named["name"], "age", age[1], "medium") if age else None
     if field in {"email", "e-mail", "email address"}:
         return (me, "email", value, "high" if value_kind(value) == "email" else "low")
     if field in {"phone", "phone number", "number", "mobile", "mobile number", "cell"}:

@@ -116,6 +116,23 @@ def test_facts_stated_by_the_user(text: str, expected: tuple[str, str, str, str]
     assert episode.facts[0].turn == 1
 
 
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("my daughter Mia is 6", {("User", "daughter", "Mia"), ("Mia", "age", "6")}),
+        ("My dog Rex is 3 years old", {("User", "pet", "Rex (dog)"), ("Rex", "age", "3")}),
+        ("my brother Tom is really tall", {("User", "brother", "Tom")}),
+    ],
+    ids=["kin-age", "pet-age", "kin-no-age"],
+)
+def test_a_relative_named_in_my_x_is_y_gets_their_age_not_a_field_of_their_name(
+    text: str, expected: set[tuple[str, str, str]]
+) -> None:
+    """Not "User (daughter mia): 6": whom the kin rule names, and how old they are."""
+    (episode,) = summarize_log(make_log(("user", text)))
+    assert {(f.entity, f.field, f.value) for f in episode.facts} == expected
+
+
 def test_a_date_without_a_year_is_the_next_one() -> None:
     december = Turn("user", datetime(2025, 12, 20, 9, 0, tzinfo=UTC), "the deadline is 3rd of Jan")
     (episode,) = summarize_log(RawLog("logs/x.md", {}, (december,)))
