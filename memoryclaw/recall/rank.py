@@ -329,10 +329,11 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int) -> float:
     them the search found) is at most ``ENTITY_FACTS``, else 0: a person with dozens of facts
     is asked about something, and only facts about that something help.  In the owner's own
     files (``OWNER_FILES``) a line that names no field is about something of the owner's
-    ("- Coffee: flat white"), so naming it is asking about it: "what's my coffee order?" ->
-    1/2 for it."""
+    ("- Coffee: flat white"), so naming it in the first person is asking about it: "what's my
+    coffee order?" -> 1/2 for it, "what is Dana's email?" -> 0 for "- Email style: short"."""
     owners = (
         fact.field in UNNAMED_FIELDS
+        and _FIRST_PERSON_RE.search(plan.query) is not None
         and fact.path.startswith("semantic/")
         and fact.path.rsplit("/", 1)[-1] in OWNER_FILES
     )

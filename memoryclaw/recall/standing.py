@@ -4,11 +4,11 @@ They are facts of field ``instruction`` or ``preference`` (``semantic/instructio
 ``semantic/preferences.md``; read from what the owner says by
 :mod:`memoryclaw.consolidate.standing`, or written by hand), and the plain lines the owner
 wrote in a ``preferences.md`` ("- Vegetarian who eats fish now and then"), current (not
-superseded) and
-admitted to the requester by the scope rules (:mod:`memoryclaw.vault.scopes`), with one
-difference: an owner-level one (a hand line, or one of scope ``owner``) is how the owner wants
-to be served everywhere, so a group chat sees it beside its own, but not those said in the
-owner's direct conversations.
+superseded) and admitted to the requester by the scope rules (:mod:`memoryclaw.vault.scopes`),
+with one difference: an owner-level instruction or preference (a hand line, or one of scope
+``owner``) is how the owner wants to be served everywhere, so a group chat sees it beside its
+own, but not those said in the owner's direct conversations, nor a plain line of
+``preferences.md``, which says as much about the owner as the facts beside it.
 
 Every ``retrieve`` payload leads with them, under their own label, within
 :data:`BUDGET_SHARE` of the budget: every instruction, whatever the query's words (it applies
@@ -161,8 +161,13 @@ def in_force(index: Index, policy: Policy) -> list[StandingFact]:
             params,
         )
         if policy.admit(r["agent"], r["scope"])[0]
-        # an owner-level one is how the owner wants to be served anywhere, a group included
-        or (r["scope"] in (None, "", OWNER) and policy.admit(r["agent"], here)[0])
+        # an owner-level one is how the owner wants to be served anywhere, a group included;
+        # not a note of preferences.md, which says as much about the owner as any fact there
+        or (
+            r["field"] != "note"
+            and r["scope"] in (None, "", OWNER)
+            and policy.admit(r["agent"], here)[0]
+        )
     ]
     found = [
         StandingFact(

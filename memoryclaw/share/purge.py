@@ -29,7 +29,14 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ExternalToolError, MemoryclawError
-from ..vault.files import STATE_DIR, atomic_write, ensure_dir, resolve_inside, safe_relpath
+from ..vault.files import (
+    STATE_DIR,
+    atomic_write,
+    ensure_dir,
+    resolve_inside,
+    safe_relpath,
+    sweep_temp_files,
+)
 from ..vault.naming import plural
 from ..vault.scrub import Matcher, kind_of, scrub
 from ..vault.tombstones import TOMBSTONE_DIR, load
@@ -101,7 +108,10 @@ class PurgeReport:
 
 def recover(root: Path) -> None:
     """Undo what a killed rewrite left: its backup refs, and an index still at the old
-    history while HEAD is at the new one (the work tree holds what HEAD holds)."""
+    history while HEAD is at the new one (the work tree holds what HEAD holds); and the temp
+    file of a purge request killed while it was written.  Callers hold the consolidation
+    lock, which every writer of a request or a tombstone holds."""
+    sweep_temp_files(resolve_inside(root, TOMBSTONE_DIR))
     if not (root / PURGING).exists():
         return
     for ref in run_git(

@@ -115,9 +115,19 @@ def test_a_first_person_question_finds_the_owner_s_hand_written_fact(
     assert "Allergy: hazelnuts" not in payload.context  # superseded: shown as history only
 
 
-def test_a_third_person_question_is_not_given_the_owner_s_fields(hand_vault: Vault) -> None:
+@pytest.mark.parametrize(
+    ("question", "not_shown"),
+    [
+        ("how much does John put in the ISA monthly?", "£500"),
+        ("what is John's coffee order?", "flat white"),
+    ],
+    ids=["a-field", "an-entity"],
+)
+def test_a_third_person_question_is_not_given_the_owner_s_facts(
+    hand_vault: Vault, question: str, not_shown: str
+) -> None:
     with hand_vault as vault:
-        assert "£500" not in vault.retrieve("how much does John put in the ISA monthly?").context
+        assert not_shown not in vault.retrieve(question).context
 
 
 def test_what_the_owner_told_the_agent_is_what_it_knows_about_them(tmp_path: Path) -> None:

@@ -76,6 +76,10 @@ def test_a_hand_written_preference_reaches_advice_that_shares_no_word_with_it(
     )
     advice = empty_vault.retrieve("What should I cook for dinner tonight?", context=DIRECT)
     assert standing_section(advice.context) == ["- Vegetarian who eats fish now and then"]
+    # personal as the facts beside it: not where other people read
+    in_a_group = empty_vault.retrieve("What should I cook for dinner tonight?", context=GROUP)
+    assert "Vegetarian" not in in_a_group.context
+    assert empty_vault.profile(context=GROUP) == []
     assert [(f.kind, f.value) for f in empty_vault.profile()] == [
         ("preference", "Vegetarian who eats fish now and then")
     ]

@@ -167,7 +167,12 @@ def test_profile_lists_the_standing_instructions_the_conversation_may_see(
 
     async def owner(session: ClientSession) -> None:
         found = ok(await session.call_tool("memory_profile", {}))["standing"]
-        assert sorted(f["value"] for f in found) == ["Always answer in Dutch.", "Never use emojis."]
+        instructions = sorted(f["value"] for f in found if f["kind"] == "instruction")
+        assert instructions == ["Always answer in Dutch.", "Never use emojis."]
+        # the sample vault's hand-written preferences.md lines, to the owner only
+        assert ("preference", "Prefers window seats on flights") in {
+            (f["kind"], f["value"]) for f in found
+        }
 
     async def group(session: ClientSession) -> None:
         found = ok(await session.call_tool("memory_profile", {}))["standing"]

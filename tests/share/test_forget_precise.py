@@ -257,6 +257,22 @@ def test_forget_killed_at_random_moments_leaves_nothing_forgotten(tmp_path: Path
     assert git(vault, "status", "--porcelain", "--", "episodes", "semantic") == ""
 
 
+@pytest.mark.parametrize("found", [True, False], ids=["something-to-forget", "nothing-left"])
+def test_the_temp_file_a_killed_purge_request_left_is_swept(tmp_path: Path, found: bool) -> None:
+    """A purge killed while writing its request leaves ``.purge-….txt.….tmp`` among the
+    tombstones; the next forget with --purge-history sweeps it, whether or not it finds
+    anything left to forget."""
+    vault = make_vault(tmp_path / "v")
+    log_session(vault, ["Code zx0001 for the door", "keep tea"])
+    ok(vault, "consolidate", "--all")
+    left = vault / "semantic" / "_forgotten" / ".purge-1795744745-6ef29f5d.txt.ahxye95t.tmp"
+    left.parent.mkdir(parents=True, exist_ok=True)
+    left.write_text("# memoryclaw: a device purged", encoding="utf-8")
+    ok(vault, "forget", "zx0001" if found else "nowhere", "--yes", "--purge-history")
+    assert not left.exists()
+    assert git(vault, "status", "--porcelain", "--", "episodes", "semantic") == ""
+
+
 def test_openclaw_import_after_a_forget_does_not_bring_it_back(tmp_path: Path) -> None:
     from ..openclaw_state import T0, append_event, make_state, message
 
