@@ -44,9 +44,11 @@ MAX_CHARS = 300  # a longer sentence is cut at a word: a standing line must stay
 _LEAD = (
     r"(?:(?:also|and|oh|btw|ok|okay|so|actually|but|just|please|hey|anyway|honestly|one more"
     r" thing|by the way|for the record|fyi|for future reference|in general|generally|remember"
-    r"|(?:a )?quick note|note|(?:just )?(?:a )?heads[- ]up|just so you know|for your info\w*)"
+    r"|(?:a )?quick note|note|(?:a )?heads[- ]up|just so you know|for your info\w*)"
     r"[,:;!]?\s+)*"
 )
+# Each lead is read one way only ("just a heads up" is "just" and "a heads up"): a lead that
+# could also be read as two others makes the repeat try every split of a long run of them.
 _INSTRUCTION_RES = tuple(
     re.compile(rf"(?i)^{_LEAD}{p}")
     for p in (
