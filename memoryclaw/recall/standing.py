@@ -8,7 +8,8 @@ superseded) and
 admitted to the requester by the scope rules (:mod:`memoryclaw.vault.scopes`), with one
 difference: an owner-level one (a hand line, or one of scope ``owner``) is how the owner wants
 to be served everywhere, so a group chat sees it beside its own, but not those said in the
-owner's direct conversations.
+owner's direct conversations, nor a plain line of a ``preferences.md`` (a note about the
+owner's life as much as a taste).
 
 Every ``retrieve`` payload leads with them, under their own label, within
 :data:`BUDGET_SHARE` of the budget: every instruction, whatever the query's words (it applies
@@ -161,8 +162,14 @@ def in_force(index: Index, policy: Policy) -> list[StandingFact]:
             params,
         )
         if policy.admit(r["agent"], r["scope"])[0]
-        # an owner-level one is how the owner wants to be served anywhere, a group included
-        or (r["scope"] in (None, "", OWNER) and policy.admit(r["agent"], here)[0])
+        # an owner-level one is how the owner wants to be served anywhere, a group included;
+        # not a plain line of preferences.md, which may be any note about the owner's life
+        # ("- Therapy on Tuesdays") and is read where the owner's own memories are only
+        or (
+            r["field"] != "note"
+            and r["scope"] in (None, "", OWNER)
+            and policy.admit(r["agent"], here)[0]
+        )
     ]
     found = [
         StandingFact(

@@ -152,6 +152,36 @@ def test_a_group_sees_owner_level_ones_not_those_said_in_direct_chats(
     assert group == ["- Always answer in plain English."]
 
 
+@pytest.mark.parametrize(
+    "context",
+    [GROUP, RecallContext(session="agent:main:slack:channel:c1:thread:t1")],
+    ids=["group", "thread"],
+)
+def test_a_plain_line_of_preferences_md_stays_out_of_a_conversation_others_read(
+    empty_vault: Vault, context: RecallContext
+) -> None:
+    """A hand line that names no field may be any note about the owner's life: only one
+    marked a preference or an instruction serves the owner where other people read."""
+    _write(
+        empty_vault.root,
+        "preferences.md",
+        [
+            "# Health",
+            "",
+            "- Therapy every Tuesday at 5pm",
+            "- Owner (preference): I prefer quiet places",
+        ],
+    )
+    ask = "Can you suggest a place for lunch?"
+    assert standing_section(empty_vault.retrieve(ask, context=context).context) == [
+        "- I prefer quiet places"
+    ]
+    assert sorted(standing_section(empty_vault.retrieve(ask, context=DIRECT).context)) == [
+        "- I prefer quiet places",
+        "- Therapy every Tuesday at 5pm",
+    ]
+
+
 def test_when_more_exist_than_fit_the_topic_the_query_names_goes_first(
     empty_vault: Vault,
 ) -> None:
