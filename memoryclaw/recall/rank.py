@@ -184,13 +184,14 @@ def _fuse(
 
 
 def _facts(
-    index: Index, plan: QueryPlan, now: datetime, limit: int, visible: Visible
+    index: Index, plan: QueryPlan, now: datetime, limit: int, visible: Visible, own: bool = True
 ) -> list[FactResult]:
     assert plan.match is not None
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str]] = set()
     found = index.search_facts(plan.match, plan.match, limit * 2, visible)
-    if _FIRST_PERSON_RE.search(plan.query):  # about the owner: their own files' fields too
+    # about the owner: their own files' fields too (a team vault's are somebody else's)
+    if own and _FIRST_PERSON_RE.search(plan.query):
         found += index.search_facts_in(OWNER_FILES, plan.match, limit * 2, visible, OWNER_ENTITY)
     for row in found:
         # near-duplicates (the same value spelled differently) are one fact
@@ -311,7 +312,7 @@ def _relevance(
     ]
 
 
-def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int) -> float:
+def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int, own: bool = True) -> float:
     """The share of the query's keywords besides the fact's entity name that the fact
     matched: "John's email?" -> 1 for John's email, 0 for his phone.  A query that names the
     entity alone ("who is my dentist?") -> 1 for each of its facts when ``found`` (how many of
@@ -319,9 +320,13 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int) -> float:
     is asked about something, and only facts about that something help.  In the owner's own
     files (``OWNER_FILES``) a line that names no field is about something of the owner's
     ("- Coffee: flat white"), so naming it is asking about it: "what's my coffee order?" ->
-    1/2 for it."""
+    1/2 for it, when the question is in the first person ("what is Dana's email?" is not
+    about "- Email style: short"), and not in a team vault (not ``own``), whose owner is
+    somebody else."""
     owners = (
-        fact.field in UNNAMED_FIELDS
+        own
+        and _FIRST_PERSON_RE.search(plan.query) is not None
+        and fact.field in UNNAMED_FIELDS
         and fact.path.startswith("semantic/")
         and fact.path.rsplit("/", 1)[-1] in OWNER_FILES
     )

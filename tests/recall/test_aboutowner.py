@@ -120,6 +120,23 @@ def test_a_third_person_question_is_not_given_the_owner_s_fields(hand_vault: Vau
         assert "£500" not in vault.retrieve("how much does John put in the ISA monthly?").context
 
 
+@pytest.mark.parametrize(
+    ("question", "not_shown"),
+    [
+        ("and John's coffee?", "flat white"),
+        ("what is the coffee at the office like?", "flat white"),
+    ],
+    ids=["someone-else-s", "no-person"],
+)
+def test_a_question_not_in_the_first_person_does_not_count_the_owner_s_entities(
+    hand_vault: Vault, question: str, not_shown: str
+) -> None:
+    """ "- Coffee: …" of preferences.md is the owner's coffee when the owner asks about theirs,
+    not an answer to every question that names coffee."""
+    with hand_vault as vault:
+        assert not_shown not in vault.retrieve(question).context
+
+
 def test_what_the_owner_told_the_agent_is_what_it_knows_about_them(tmp_path: Path) -> None:
     """Facts consolidation read from the owner's own turns (entity User) answer both a
     question about the owner as a whole and one about a field of theirs."""
