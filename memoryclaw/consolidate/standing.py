@@ -69,6 +69,11 @@ _INSTRUCTION_RES = tuple(
         r"I (?:want|need|would like|['’]d like) you to (?P<neg2>always|never|stop) \S",
     )
 )
+# Where a diet or an allergy ends its clause: "I'm vegan.", "I'm vegan, so …", "I'm vegan and …"
+_CLAUSE_ENDS = (
+    r"(?![\w-])(?=\s*(?:[^\w\s]|$)|\s+(?:and|so|but|too|now|though|these days|nowadays"
+    r"|as well|myself|since|for)\b)"
+)
 _PREFERENCE_RES = tuple(
     re.compile(rf"(?i)^{_LEAD}{p}")
     for p in (
@@ -84,14 +89,24 @@ _PREFERENCE_RES = tuple(
         r"I['’]m (?:more of |definitely |really |not |not really |much more of )*an? "
         r"(?P<value>[\w-]+(?: [\w-]+)?) (?:person|guy|girl|kind of (?:person|guy|girl))\b",
         r"I['’]m (?:not )?(?:a |really )?(?:big |huge )?fan of (?P<value>\S[^,;]*)",
-        # what the owner cannot or will not eat, every later suggestion must respect
+        # what the owner cannot or will not eat, every later suggestion must respect; the
+        # diet or allergy ends its clause ("a vegan cookbook author", "an allergy test
+        # tomorrow" say something else), and what is not eaten is a food, not a place or a
+        # time ("I don't eat there anymore", "I can't eat right now")
         r"I['’]m (?:also |severely |very |mildly |quite |really )*(?:allergic|intolerant)"
         r" to (?P<value>\S[^,;]*)",
-        r"I (?:have|['’]ve got) an? (?:severe |mild |bad )?(?P<value>[\w-]+(?: [\w-]+)?)"
-        r" (?:allergy|intolerance)\b",
+        r"I (?:have|['’]ve got) an? (?:severe |mild |bad |serious |slight )?"
+        r"(?!(?:severe|mild|bad|serious|slight|new|food) (?:allergy|intolerance))"
+        rf"(?P<value>[\w-]+(?: [\w-]+)?) (?:allergy|intolerance){_CLAUSE_ENDS}",
         r"I['’]m (?:also |strictly |mostly |now |a |an )*(?P<value>vegetarian|vegan|pescatarian"
-        r"|coeliac|celiac|diabetic|lactose[- ]intolerant|gluten[- ]free|teetotal|kosher|halal)\b",
-        r"I (?:don['’]t|do not|can['’]t|cannot|never) (?P<verb>eat|drink) (?P<value>\S[^,;]*)",
+        r"|coeliac|celiac|diabetic|lactose[- ]intolerant|gluten[- ]free|teetotal|kosher|halal)"
+        rf"{_CLAUSE_ENDS}",
+        r"I (?:don['’]t|do not|can['’]t|cannot|never) (?P<verb>eat|drink)"
+        r" (?!(?:there|here|now|right|today|tonight|yet|until|till|before|after|and|or|much"
+        r"|enough|alone|out|at|in|with|while|when|during|since|so|too|anymore|any more|again"
+        r"|that much|this much|a lot|fast|quickly|slowly|properly|well)\b)"
+        r"(?![^,;]*\b(?:today|tonight|right now|this (?:morning|afternoon|evening|week)"
+        r"|at the moment)\b)(?P<value>\S[^,;]*)",
     )
 )
 _WISH_RE = re.compile(r"(?i)^(?:to|it|that|this|those|these|them|you|your|how|what|when|if)\b")

@@ -50,6 +50,9 @@ PREFERENCES = {
     "vegetarian": "I'm vegetarian.",
     "a-vegan": "I'm a vegan, so no dairy either.",
     "dont-eat": "I don't eat pork.",
+    "dont-eat-anymore": "I don't eat meat anymore.",
+    "an-allergy-then-why": "I have a peanut allergy, so no satay.",
+    "a-diet-and-a-taste": "I'm vegetarian and I love curry.",
     "after-a-quick-note": "Quick note: I'm allergic to peanuts.",
     "after-a-heads-up": "Just a heads up, I prefer email to calls.",
 }
@@ -81,6 +84,16 @@ NOT_STANDING = {
     "asking-about-an-allergy": "Am I allergic to penicillin?",
     "if-allergic": "If I'm allergic to it, what should I take instead?",
     "a-vegetarian-dish": "A vegetarian lasagna sounds nice.",
+    "not-eating-at-a-place": "I don't eat there anymore.",
+    "not-eating-right-now": "I can't eat right now, I'm in a meeting.",
+    "not-eating-until": "I can't eat until the surgery is over.",
+    "not-eating-today": "I don't eat lunch today since I had a big breakfast.",
+    "drink-and-drive": "I never drink and drive.",
+    "eat-alone": "I never eat alone.",
+    "a-diet-in-a-job": "I'm a vegan cookbook author.",
+    "a-diet-ish": "I'm vegetarian-ish sometimes.",
+    "an-allergy-test": "I have a food allergy test tomorrow.",
+    "an-allergy-doctor": "I have a new allergy doctor.",
 }
 
 
