@@ -31,6 +31,18 @@ KEYWORD_WEIGHT = 0.8
 WEIGHTED_DEPTH = 20
 # A question in the first person is about the owner ("what's my coffee order?").
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi'", re.IGNORECASE)
+# ... but not for the words that only frame a request ("can you tell me Dana's email?", "I need
+# the plumber's number"), which are about somebody else.
+_REQUEST_RE = re.compile(
+    r"\b(?:(?:tell|remind|show|give|send|help|find|let|get|ask|text|email|call|teach|bring"
+    r"|fetch|pass) me|I (?:need|want|wonder|was wondering|would like)|I['’]d like)\b",
+    re.IGNORECASE,
+)
+
+
+def _in_first_person(query: str) -> bool:
+    """Whether ``query`` is about the owner: in the first person beyond a request's frame."""
+    return _FIRST_PERSON_RE.search(_REQUEST_RE.sub(" ", query)) is not None
 
 
 def _rank_episodes(
@@ -191,7 +203,7 @@ def _facts(
     seen: set[tuple[str, str, str]] = set()
     found = index.search_facts(plan.match, plan.match, limit * 2, visible)
     # about the owner: their own files' fields too (a team vault's are somebody else's)
-    if own and _FIRST_PERSON_RE.search(plan.query):
+    if own and _in_first_person(plan.query):
         found += index.search_facts_in(OWNER_FILES, plan.match, limit * 2, visible, OWNER_ENTITY)
     for row in found:
         # near-duplicates (the same value spelled differently) are one fact
@@ -325,7 +337,7 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int, own: bool = T
     somebody else."""
     owners = (
         own
-        and _FIRST_PERSON_RE.search(plan.query) is not None
+        and _in_first_person(plan.query)
         and fact.field in UNNAMED_FIELDS
         and fact.path.startswith("semantic/")
         and fact.path.rsplit("/", 1)[-1] in OWNER_FILES

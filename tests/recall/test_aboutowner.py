@@ -137,6 +137,24 @@ def test_a_question_not_in_the_first_person_does_not_count_the_owner_s_entities(
         assert not_shown not in vault.retrieve(question).context
 
 
+@pytest.mark.parametrize(
+    "question",
+    ["Can you tell me Dana's email?", "remind me of Dana's email", "I need the plumber's email"],
+    ids=["tell-me", "remind-me", "i-need"],
+)
+def test_a_request_about_somebody_else_is_not_given_the_owner_s_own_fields(
+    tmp_path: Path, question: str
+) -> None:
+    """ "Tell me" and "I need" frame a request; they do not make it a question about the
+    owner, whose own email is not Dana's."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        semantic = vault.root / "semantic"
+        (semantic / "preferences.md").write_text("- User (email): me@home.example\n", "utf-8")
+        (semantic / "contacts.md").write_text("- Dana email: dana@team.example\n", "utf-8")
+        assert "me@home.example" not in vault.retrieve(question).context
+        assert "me@home.example" in vault.retrieve("what is my email?").context
+
+
 def test_what_the_owner_told_the_agent_is_what_it_knows_about_them(tmp_path: Path) -> None:
     """Facts consolidation read from the owner's own turns (entity User) answer both a
     question about the owner as a whole and one about a field of theirs."""
