@@ -81,6 +81,21 @@ def test_a_hand_written_preference_reaches_advice_that_shares_no_word_with_it(
     ]
 
 
+@pytest.mark.parametrize(
+    "name", ["Preferences.md", "xpreferences.md", "preferences.md.bak.md"], ids=str
+)
+def test_only_a_file_named_preferences_md_holds_hand_written_preferences(
+    empty_vault: Vault, name: str
+) -> None:
+    """In a subfolder as at the top, the name is matched as written: another file's plain
+    lines stay notes."""
+    folder = empty_vault.root / "semantic" / "work"
+    folder.mkdir()
+    (folder / name).write_text("- Not a taste\n", encoding="utf-8")
+    (folder / "preferences.md").write_text("- Vegetarian\n", encoding="utf-8")
+    assert [fact.value for fact in empty_vault.profile()] == ["Vegetarian"]
+
+
 def test_a_preference_told_the_agent_reaches_a_question_that_shares_no_word_with_it(
     empty_vault: Vault,
 ) -> None:
