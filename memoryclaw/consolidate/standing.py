@@ -72,7 +72,7 @@ _INSTRUCTION_RES = tuple(
 # Where a diet or an allergy ends its clause: "I'm vegan.", "I'm vegan, so …", "I'm vegan and …"
 _CLAUSE_ENDS = (
     r"(?![\w-])(?=\s*(?:[^\w\s]|$)|\s+(?:and|so|but|too|now|though|these days|nowadays"
-    r"|as well|myself|since|for)\b)"
+    r"|as well|myself|since|for|anymore|any more|any longer|after all)\b)"
 )
 _PREFERENCE_RES = tuple(
     re.compile(rf"(?i)^{_LEAD}{p}")
@@ -93,12 +93,15 @@ _PREFERENCE_RES = tuple(
         # diet or allergy ends its clause ("a vegan cookbook author", "an allergy test
         # tomorrow" say something else), and what is not eaten is a food, not a place or a
         # time ("I don't eat there anymore", "I can't eat right now")
-        r"I['’]m (?:also |severely |very |mildly |quite |really )*(?:allergic|intolerant)"
+        r"I['’]m (?:also |severely |very |mildly |quite |really |not |no longer )*"
+        r"(?:allergic|intolerant)"
         r" to (?P<value>\S[^,;]*)",
         r"I (?:have|['’]ve got) an? (?:severe |mild |bad |serious |slight )?"
         r"(?!(?:severe|mild|bad|serious|slight|new|food) (?:allergy|intolerance))"
         rf"(?P<value>[\w-]+(?: [\w-]+)?) (?:allergy|intolerance){_CLAUSE_ENDS}",
-        r"I['’]m (?:also |strictly |mostly |now |a |an )*(?P<value>vegetarian|vegan|pescatarian"
+        # "I'm not vegetarian anymore" takes an earlier "I'm vegetarian" back (reverses)
+        r"I['’]m (?:also |strictly |mostly |now |a |an |not |no longer )*"
+        r"(?P<value>vegetarian|vegan|pescatarian"
         r"|coeliac|celiac|diabetic|lactose[- ]intolerant|gluten[- ]free|teetotal|kosher|halal)"
         rf"{_CLAUSE_ENDS}",
         r"I (?:don['’]t|do not|can['’]t|cannot|never) (?P<verb>eat|drink)"

@@ -329,3 +329,23 @@ def test_a_long_run_of_lead_words_is_read_at_once(lead: str) -> None:
         [sys.executable, "-c", code, text], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.strip() == "0"
+
+
+@pytest.mark.parametrize(
+    ("said", "taken_back_by"),
+    [
+        pytest.param("I'm vegetarian.", "I'm not vegetarian anymore.", id="not-anymore"),
+        pytest.param("I'm vegan.", "I'm no longer vegan.", id="no-longer"),
+        pytest.param("I'm allergic to kiwi.", "I'm not allergic to kiwi after all.", id="allergy"),
+    ],
+)
+def test_a_diet_or_allergy_taken_back_is_no_longer_in_force(
+    empty_vault: Vault, said: str, taken_back_by: str
+) -> None:
+    _say(empty_vault, "agent:main:main", said)
+    _say(empty_vault, "agent:main:main", taken_back_by, days=1)
+    current = [f.value for f in _facts(empty_vault.root, "preferences.md") if not f.superseded]
+    assert current == [taken_back_by]
+    ask = "What should I cook tonight?"
+    payload = empty_vault.retrieve(ask, now=NOW + timedelta(days=2))
+    assert standing_section(payload.context) == [f"- {taken_back_by}"]
