@@ -143,6 +143,9 @@ _MY_PREFERENCE_RE = re.compile(
     r"(?i)\bmy (?:\w+ )?preference (?:for|of) (?!(?:it|this|that|them|these|those|what|how)\b)\w"
 )
 _ASKS_PREFERENCE_RE = re.compile(r"(?i)^(?:what|which|how)\b[^,]*\bmy (?:\w+ )?preference\b")
+_LEAD_RE = re.compile(rf"(?i)^{_LEAD}$")
+# A name before a dash speaks what follows it: "Anna - I'm vegetarian", "Dr. Lee — I never …".
+_SPEAKER_RE = re.compile(r"^\s*(?:[A-Z][\w.'’]*\s+){0,2}[A-Z][\w.'’]*\s*[-–—:]\s*$")
 _PAST_RE = re.compile(r"(?i)(?:ed|ew|ought|aught)$")
 _NOT_VERBS = frozenset(
     "a an the been was were is are had have has mind again ever once before did got seen heard"
@@ -211,6 +214,8 @@ def _statement(sentence: str) -> Standing | None:
                 return None  # "never give up!": said to a person, not how to serve the speaker
             return Standing(kind, _cut(clause), topic_of(clause))
         if kind == PREFERENCE:
+            if n and _speaker(stated[:start]):
+                return None  # "Anna - I'm vegetarian": a list of what others said
             said = sentence if end == len(stated) else stated[:end].strip(" -–—")
             return Standing(kind, _cut(said), topic_of(said))
     return None
@@ -289,6 +294,15 @@ def _kind(sentence: str) -> str | None:
             continue  # "I'd love to help", "I like that", "I love it"; not "I prefer to walk"
         return PREFERENCE
     return None
+
+
+def _speaker(before: str) -> bool:
+    """Whether ``before``, what precedes a clause and its dash, is the name of who says it (not
+    a lead word: "Honestly - I prefer tea" is the speaker's)."""
+    if not _SPEAKER_RE.match(before):
+        return False
+    words = re.sub(r"[-–—:]", " ", before).strip()
+    return words != "I" and _LEAD_RE.match(words + " ") is None
 
 
 def _past(verb: str) -> bool:

@@ -53,6 +53,7 @@ PREFERENCES = {
     "dont-eat-anymore": "I don't eat meat anymore.",
     "an-allergy-then-why": "I have a peanut allergy, so no satay.",
     "a-diet-and-a-taste": "I'm vegetarian and I love curry.",
+    "a-lead-word-before-a-dash": "Honestly - I prefer tea.",
     "after-a-quick-note": "Quick note: I'm allergic to peanuts.",
     "after-a-heads-up": "Just a heads up, I prefer email to calls.",
 }
@@ -94,6 +95,7 @@ NOT_STANDING = {
     "a-diet-ish": "I'm vegetarian-ish sometimes.",
     "an-allergy-test": "I have a food allergy test tomorrow.",
     "an-allergy-doctor": "I have a new allergy doctor.",
+    "names-before-dashes": "Guest list:\nAnna - I'm vegetarian\nDr. Lee — I don't eat fish",
 }
 
 
