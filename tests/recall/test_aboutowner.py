@@ -36,8 +36,18 @@ CONTACTS = "# John Smith\n\n- Email: john@example.com\n"
         "tell me everything about me",
         "who am I?",
         "what do you have on file about me?",
+        "What’s in my profile?",
     ],
-    ids=["know", "remember", "learned-so-far", "myself", "everything", "who-am-i", "on-file"],
+    ids=[
+        "know",
+        "remember",
+        "learned-so-far",
+        "myself",
+        "everything",
+        "who-am-i",
+        "on-file",
+        "a-phone-s-apostrophe",
+    ],
 )
 def test_a_question_about_the_owner_as_a_whole_is_recognised(question: str) -> None:
     assert is_about_owner(question)
