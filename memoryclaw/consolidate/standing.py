@@ -7,8 +7,11 @@ No model is involved.  A sentence of a human turn is a standing **instruction** 
 "I'd rather …", "I love / like / enjoy / hate / can't stand …", "I prioritize …", "my
 favourite … is …", "I'm more of a … person", "I'm (not) a big fan of …", or states what the
 speaker cannot or will not eat ("I'm allergic to …", "I have a … allergy", "I'm vegetarian",
-"I don't eat …"), or opens a clause
-after what leads to it ("I'm short on time, so I prefer …"); "my preference for …" holds one
+"I don't eat …"; a diet or allergy ending its clause, a food and not a place or a time, so
+"a vegan cookbook author" and "I don't eat there anymore" are none, while "I'm not vegetarian
+anymore" is one, which takes the earlier one back), or opens a clause
+after what leads to it ("I'm short on time, so I prefer …"), unless what leads to it is a
+name ("Anna - I'm vegetarian" is Anna's); "my preference for …" holds one
 as given wherever it stands, in a question too.  The cue must open the sentence (a
 preference's, its clause), so "if I always …", "she prefers …", "my boss said: always …" and
 "I'll make sure to …" are none; nor is a question ("do I prefer …?"), text in quotes, or a
