@@ -7,8 +7,11 @@ No model is involved.  A sentence of a human turn is a standing **instruction** 
 "I'd rather …", "I love / like / enjoy / hate / can't stand …", "I prioritize …", "my
 favourite … is …", "I'm more of a … person", "I'm (not) a big fan of …", or states what the
 speaker cannot or will not eat ("I'm allergic to …", "I have a … allergy", "I'm vegetarian",
-"I don't eat …"), or opens a clause
-after what leads to it ("I'm short on time, so I prefer …"); "my preference for …" holds one
+"I don't eat …"; a diet or allergy ending its clause, a food and not a place or a time, so
+"a vegan cookbook author" and "I don't eat there anymore" are none, while "I'm not vegetarian
+anymore" is one, which takes the earlier one back), or opens a clause
+after what leads to it ("I'm short on time, so I prefer …"), unless what leads to it is a
+name ("Anna - I'm vegetarian" is Anna's); "my preference for …" holds one
 as given wherever it stands, in a question too.  The cue must open the sentence (a
 preference's, its clause), so "if I always …", "she prefers …", "my boss said: always …" and
 "I'll make sure to …" are none; nor is a question ("do I prefer …?"), text in quotes, or a
@@ -44,9 +47,11 @@ MAX_CHARS = 300  # a longer sentence is cut at a word: a standing line must stay
 _LEAD = (
     r"(?:(?:also|and|oh|btw|ok|okay|so|actually|but|just|please|hey|anyway|honestly|one more"
     r" thing|by the way|for the record|fyi|for future reference|in general|generally|remember"
-    r"|(?:a )?quick note|note|(?:just )?(?:a )?heads[- ]up|just so you know|for your info\w*)"
+    r"|(?:a )?quick note|note|(?:a )?heads[- ]up|just so you know|for your info\w*)"
     r"[,:;!]?\s+)*"
 )
+# Each lead is read one way only ("just a heads up" is "just" and "a heads up"): a lead that
+# could also be read as two others makes the repeat try every split of a long run of them.
 _INSTRUCTION_RES = tuple(
     re.compile(rf"(?i)^{_LEAD}{p}")
     for p in (
@@ -67,6 +72,11 @@ _INSTRUCTION_RES = tuple(
         r"I (?:want|need|would like|['’]d like) you to (?P<neg2>always|never|stop) \S",
     )
 )
+# Where a diet or an allergy ends its clause: "I'm vegan.", "I'm vegan, so …", "I'm vegan and …"
+_CLAUSE_ENDS = (
+    r"(?![\w-])(?=\s*(?:[^\w\s]|$)|\s+(?:and|so|but|too|now|though|these days|nowadays"
+    r"|as well|myself|since|for|anymore|any more|any longer|after all)\b)"
+)
 _PREFERENCE_RES = tuple(
     re.compile(rf"(?i)^{_LEAD}{p}")
     for p in (
@@ -82,14 +92,27 @@ _PREFERENCE_RES = tuple(
         r"I['’]m (?:more of |definitely |really |not |not really |much more of )*an? "
         r"(?P<value>[\w-]+(?: [\w-]+)?) (?:person|guy|girl|kind of (?:person|guy|girl))\b",
         r"I['’]m (?:not )?(?:a |really )?(?:big |huge )?fan of (?P<value>\S[^,;]*)",
-        # what the owner cannot or will not eat, every later suggestion must respect
-        r"I['’]m (?:also |severely |very |mildly |quite |really )*(?:allergic|intolerant)"
+        # what the owner cannot or will not eat, every later suggestion must respect; the
+        # diet or allergy ends its clause ("a vegan cookbook author", "an allergy test
+        # tomorrow" say something else), and what is not eaten is a food, not a place or a
+        # time ("I don't eat there anymore", "I can't eat right now")
+        r"I['’]m (?:also |severely |very |mildly |quite |really |not |no longer )*"
+        r"(?:allergic|intolerant)"
         r" to (?P<value>\S[^,;]*)",
-        r"I (?:have|['’]ve got) an? (?:severe |mild |bad )?(?P<value>[\w-]+(?: [\w-]+)?)"
-        r" (?:allergy|intolerance)\b",
-        r"I['’]m (?:also |strictly |mostly |now |a |an )*(?P<value>vegetarian|vegan|pescatarian"
-        r"|coeliac|celiac|diabetic|lactose[- ]intolerant|gluten[- ]free|teetotal|kosher|halal)\b",
-        r"I (?:don['’]t|do not|can['’]t|cannot|never) (?P<verb>eat|drink) (?P<value>\S[^,;]*)",
+        r"I (?:have|['’]ve got) an? (?:severe |mild |bad |serious |slight )?"
+        r"(?!(?:severe|mild|bad|serious|slight|new|food) (?:allergy|intolerance))"
+        rf"(?P<value>[\w-]+(?: [\w-]+)?) (?:allergy|intolerance){_CLAUSE_ENDS}",
+        # "I'm not vegetarian anymore" takes an earlier "I'm vegetarian" back (reverses)
+        r"I['’]m (?:also |strictly |mostly |now |a |an |not |no longer )*"
+        r"(?P<value>vegetarian|vegan|pescatarian"
+        r"|coeliac|celiac|diabetic|lactose[- ]intolerant|gluten[- ]free|teetotal|kosher|halal)"
+        rf"{_CLAUSE_ENDS}",
+        r"I (?:don['’]t|do not|can['’]t|cannot|never) (?P<verb>eat|drink)"
+        r" (?!(?:there|here|now|right|today|tonight|yet|until|till|before|after|and|or|much"
+        r"|enough|alone|out|at|in|with|while|when|during|since|so|too|anymore|any more|again"
+        r"|that much|this much|a lot|fast|quickly|slowly|properly|well)\b)"
+        r"(?![^,;]*\b(?:today|tonight|right now|this (?:morning|afternoon|evening|week)"
+        r"|at the moment)\b)(?P<value>\S[^,;]*)",
     )
 )
 _WISH_RE = re.compile(r"(?i)^(?:to|it|that|this|those|these|them|you|your|how|what|when|if)\b")
@@ -123,6 +146,9 @@ _MY_PREFERENCE_RE = re.compile(
     r"(?i)\bmy (?:\w+ )?preference (?:for|of) (?!(?:it|this|that|them|these|those|what|how)\b)\w"
 )
 _ASKS_PREFERENCE_RE = re.compile(r"(?i)^(?:what|which|how)\b[^,]*\bmy (?:\w+ )?preference\b")
+_LEAD_RE = re.compile(rf"(?i)^{_LEAD}$")
+# A name before a dash speaks what follows it: "Anna - I'm vegetarian", "Dr. Lee — I never …".
+_SPEAKER_RE = re.compile(r"^\s*(?:[A-Z][\w.'’]*\s+){0,2}[A-Z][\w.'’]*\s*[-–—:]\s*$")
 _PAST_RE = re.compile(r"(?i)(?:ed|ew|ought|aught)$")
 _NOT_VERBS = frozenset(
     "a an the been was were is are had have has mind again ever once before did got seen heard"
@@ -191,6 +217,8 @@ def _statement(sentence: str) -> Standing | None:
                 return None  # "never give up!": said to a person, not how to serve the speaker
             return Standing(kind, _cut(clause), topic_of(clause))
         if kind == PREFERENCE:
+            if n and _speaker(stated[:start]):
+                return None  # "Anna - I'm vegetarian": a list of what others said
             said = sentence if end == len(stated) else stated[:end].strip(" -–—")
             return Standing(kind, _cut(said), topic_of(said))
     return None
@@ -269,6 +297,15 @@ def _kind(sentence: str) -> str | None:
             continue  # "I'd love to help", "I like that", "I love it"; not "I prefer to walk"
         return PREFERENCE
     return None
+
+
+def _speaker(before: str) -> bool:
+    """Whether ``before``, what precedes a clause and its dash, is the name of who says it (not
+    a lead word: "Honestly - I prefer tea" is the speaker's)."""
+    if not _SPEAKER_RE.match(before):
+        return False
+    words = re.sub(r"[-–—:]", " ", before).strip()
+    return words != "I" and _LEAD_RE.match(words + " ") is None
 
 
 def _past(verb: str) -> bool:

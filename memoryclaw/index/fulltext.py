@@ -94,8 +94,10 @@ def owner_files_clause(
     folder under it (and, given an ``entity``, for that entity's facts wherever they are), and
     its parameters."""
     column = f"{alias}.path" if alias else "path"
-    clause = " OR ".join(f"{column} = ? OR {column} LIKE ?" for _ in names)
-    params = [v for name in names for v in (f"semantic/{name}", f"semantic/%/{name}")]
+    # GLOB, not LIKE: a file's name is matched in its case, as the fact parser reads it
+    # ("semantic/work/Preferences.md" is no more the owner's file than "semantic/Preferences.md")
+    clause = " OR ".join(f"{column} = ? OR {column} GLOB ?" for _ in names)
+    params = [v for name in names for v in (f"semantic/{name}", f"semantic/*/{name}")]
     if entity is not None:
         clause += f" OR {alias + '.' if alias else ''}entity = ? COLLATE NOCASE"
         params.append(entity)

@@ -38,7 +38,7 @@ def _question_re() -> re.Pattern[str]:
         rf"tell me (?:everything |all |what {you} know )?about {me}",
         r"who am i",
         r"describe me",
-        r"what(?:'s| is) (?:in )?my profile",
+        r"what(?:['’]s| is) (?:in )?my profile",  # a phone types ’ for '
     )
     return re.compile(
         rf"^\W*(?:(?:so|ok|okay|hey|and|now|then|please)\W+)*(?:{'|'.join(asks)})"

@@ -31,6 +31,18 @@ KEYWORD_WEIGHT = 0.8
 WEIGHTED_DEPTH = 20
 # A question in the first person is about the owner ("what's my coffee order?").
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi'", re.IGNORECASE)
+# ... but not for the words that only frame a request ("can you tell me Dana's email?", "I need
+# the plumber's number"), which are about somebody else.
+_REQUEST_RE = re.compile(
+    r"\b(?:(?:tell|remind|show|give|send|help|find|let|get|ask|text|email|call|teach|bring"
+    r"|fetch|pass) me|I (?:need|want|wonder|was wondering|would like)|I['’]d like)\b",
+    re.IGNORECASE,
+)
+
+
+def _in_first_person(query: str) -> bool:
+    """Whether ``query`` is about the owner: in the first person beyond a request's frame."""
+    return _FIRST_PERSON_RE.search(_REQUEST_RE.sub(" ", query)) is not None
 
 
 def _rank_episodes(
@@ -184,13 +196,14 @@ def _fuse(
 
 
 def _facts(
-    index: Index, plan: QueryPlan, now: datetime, limit: int, visible: Visible
+    index: Index, plan: QueryPlan, now: datetime, limit: int, visible: Visible, own: bool = True
 ) -> list[FactResult]:
     assert plan.match is not None
     rows: list[dict[str, Any]] = []
     seen: set[tuple[str, str, str]] = set()
     found = index.search_facts(plan.match, plan.match, limit * 2, visible)
-    if _FIRST_PERSON_RE.search(plan.query):  # about the owner: their own files' fields too
+    # about the owner: their own files' fields too (a team vault's are somebody else's)
+    if own and _in_first_person(plan.query):
         found += index.search_facts_in(OWNER_FILES, plan.match, limit * 2, visible, OWNER_ENTITY)
     for row in found:
         # near-duplicates (the same value spelled differently) are one fact
@@ -322,18 +335,21 @@ def _relevance(
     ]
 
 
-def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int) -> float:
+def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int, own: bool = True) -> float:
     """The share of the query's keywords besides the fact's entity name that the fact
     matched: "John's email?" -> 1 for John's email, 0 for his phone.  A query that names the
     entity alone ("who is my dentist?") -> 1 for each of its facts when ``found`` (how many of
     them the search found) is at most ``ENTITY_FACTS``, else 0: a person with dozens of facts
     is asked about something, and only facts about that something help.  In the owner's own
     files (``OWNER_FILES``) a line that names no field is about something of the owner's
-    ("- Coffee: flat white"), so naming it in the first person is asking about it: "what's my
-    coffee order?" -> 1/2 for it, "what is Dana's email?" -> 0 for "- Email style: short"."""
+    ("- Coffee: flat white"), so naming it is asking about it: "what's my coffee order?" ->
+    1/2 for it, when the question is in the first person ("what is Dana's email?" is not
+    about "- Email style: short"), and not in a team vault (not ``own``), whose owner is
+    somebody else."""
     owners = (
-        fact.field in UNNAMED_FIELDS
-        and _FIRST_PERSON_RE.search(plan.query) is not None
+        own
+        and _in_first_person(plan.query)
+        and fact.field in UNNAMED_FIELDS
         and fact.path.startswith("semantic/")
         and fact.path.rsplit("/", 1)[-1] in OWNER_FILES
     )

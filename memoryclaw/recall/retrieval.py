@@ -97,13 +97,15 @@ def search(
     recency: RecencySettings | None = None,
     recalled: Mapping[str, datetime] | None = None,
     breadth: bool = False,
+    own_vault: bool = True,
 ) -> SearchResult:
     """Rank episodes and facts for ``query`` (see the module docstring for how), among the
     memories ``policy`` lets this request see (all of them without one); archived episodes
     (``episodes/archive/``) only with ``include_archived``; newer memories, and those
     ``recalled`` lately (episode id -> last recall), up by ``recency`` (:mod:`.recency`);
     with ``breadth``, lines rank without their episode's share
-    (:func:`.passages._rank_passages`)."""
+    (:func:`.passages._rank_passages`).  Unless ``own_vault`` (a team vault's index), no fact
+    of ``index`` is the asking owner's: "my" finds nothing by being the owner's."""
     started = time.perf_counter()
     policy = policy or Policy(RecallContext())
     visible = policy.sql_filter()
@@ -129,6 +131,7 @@ def search(
             now,
             fact_limit if fact_limit is not None else limit * _FACTS_PER_RESULT,
             visible,
+            own_vault,
         )
     used, error, near_lines = False, None, None
     # A query of stopwords only ("ok thanks") has no topic to be near: no fallback for it.
@@ -210,7 +213,7 @@ def search(
     facts = [
         _evolve(
             f,
-            relevance=_fact_relevance(f, plan, of_entity[f.entity.lower()]),
+            relevance=_fact_relevance(f, plan, of_entity[f.entity.lower()], own_vault),
             admitted_by=policy.admit(f.agent, f.scope)[1],
         )
         for f in facts

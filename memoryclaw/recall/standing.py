@@ -162,7 +162,8 @@ def in_force(index: Index, policy: Policy) -> list[StandingFact]:
         )
         if policy.admit(r["agent"], r["scope"])[0]
         # an owner-level one is how the owner wants to be served anywhere, a group included;
-        # not a note of preferences.md, which says as much about the owner as any fact there
+        # not a plain line of preferences.md, which may be any note about the owner's life
+        # ("- Therapy on Tuesdays") and is read where the owner's own memories are only
         or (
             r["field"] != "note"
             and r["scope"] in (None, "", OWNER)

@@ -130,6 +130,7 @@ class TeamVault:
             policy=policy,
             include_archived=archived,
             recency=recency,
+            own_vault=False,
         )
         return label(found, self.name)
 

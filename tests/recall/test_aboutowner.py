@@ -36,8 +36,18 @@ CONTACTS = "# John Smith\n\n- Email: john@example.com\n"
         "tell me everything about me",
         "who am I?",
         "what do you have on file about me?",
+        "What’s in my profile?",
     ],
-    ids=["know", "remember", "learned-so-far", "myself", "everything", "who-am-i", "on-file"],
+    ids=[
+        "know",
+        "remember",
+        "learned-so-far",
+        "myself",
+        "everything",
+        "who-am-i",
+        "on-file",
+        "a-phone-s-apostrophe",
+    ],
 )
 def test_a_question_about_the_owner_as_a_whole_is_recognised(question: str) -> None:
     assert is_about_owner(question)
@@ -128,6 +138,41 @@ def test_a_third_person_question_is_not_given_the_owner_s_facts(
 ) -> None:
     with hand_vault as vault:
         assert not_shown not in vault.retrieve(question).context
+
+
+@pytest.mark.parametrize(
+    ("question", "not_shown"),
+    [
+        ("and John's coffee?", "flat white"),
+        ("what is the coffee at the office like?", "flat white"),
+    ],
+    ids=["someone-else-s", "no-person"],
+)
+def test_a_question_not_in_the_first_person_does_not_count_the_owner_s_entities(
+    hand_vault: Vault, question: str, not_shown: str
+) -> None:
+    """ "- Coffee: …" of preferences.md is the owner's coffee when the owner asks about theirs,
+    not an answer to every question that names coffee."""
+    with hand_vault as vault:
+        assert not_shown not in vault.retrieve(question).context
+
+
+@pytest.mark.parametrize(
+    "question",
+    ["Can you tell me Dana's email?", "remind me of Dana's email", "I need the plumber's email"],
+    ids=["tell-me", "remind-me", "i-need"],
+)
+def test_a_request_about_somebody_else_is_not_given_the_owner_s_own_fields(
+    tmp_path: Path, question: str
+) -> None:
+    """ "Tell me" and "I need" frame a request; they do not make it a question about the
+    owner, whose own email is not Dana's."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        semantic = vault.root / "semantic"
+        (semantic / "preferences.md").write_text("- User (email): me@home.example\n", "utf-8")
+        (semantic / "contacts.md").write_text("- Dana email: dana@team.example\n", "utf-8")
+        assert "me@home.example" not in vault.retrieve(question).context
+        assert "me@home.example" in vault.retrieve("what is my email?").context
 
 
 def test_what_the_owner_told_the_agent_is_what_it_knows_about_them(tmp_path: Path) -> None:

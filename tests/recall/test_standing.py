@@ -85,6 +85,21 @@ def test_a_hand_written_preference_reaches_advice_that_shares_no_word_with_it(
     ]
 
 
+@pytest.mark.parametrize(
+    "name", ["Preferences.md", "xpreferences.md", "preferences.md.bak.md"], ids=str
+)
+def test_only_a_file_named_preferences_md_holds_hand_written_preferences(
+    empty_vault: Vault, name: str
+) -> None:
+    """In a subfolder as at the top, the name is matched as written: another file's plain
+    lines stay notes."""
+    folder = empty_vault.root / "semantic" / "work"
+    folder.mkdir()
+    (folder / name).write_text("- Not a taste\n", encoding="utf-8")
+    (folder / "preferences.md").write_text("- Vegetarian\n", encoding="utf-8")
+    assert [fact.value for fact in empty_vault.profile()] == ["Vegetarian"]
+
+
 def test_a_preference_told_the_agent_reaches_a_question_that_shares_no_word_with_it(
     empty_vault: Vault,
 ) -> None:
@@ -154,6 +169,36 @@ def test_a_group_sees_owner_level_ones_not_those_said_in_direct_chats(
     group = standing_section(empty_vault.retrieve(ask, context=GROUP).context)
     assert sorted(direct) == ["- Always answer in plain English.", "- I love spicy Thai food."]
     assert group == ["- Always answer in plain English."]
+
+
+@pytest.mark.parametrize(
+    "context",
+    [GROUP, RecallContext(session="agent:main:slack:channel:c1:thread:t1")],
+    ids=["group", "thread"],
+)
+def test_a_plain_line_of_preferences_md_stays_out_of_a_conversation_others_read(
+    empty_vault: Vault, context: RecallContext
+) -> None:
+    """A hand line that names no field may be any note about the owner's life: only one
+    marked a preference or an instruction serves the owner where other people read."""
+    _write(
+        empty_vault.root,
+        "preferences.md",
+        [
+            "# Health",
+            "",
+            "- Therapy every Tuesday at 5pm",
+            "- Owner (preference): I prefer quiet places",
+        ],
+    )
+    ask = "Can you suggest a place for lunch?"
+    assert standing_section(empty_vault.retrieve(ask, context=context).context) == [
+        "- I prefer quiet places"
+    ]
+    assert sorted(standing_section(empty_vault.retrieve(ask, context=DIRECT).context)) == [
+        "- I prefer quiet places",
+        "- Therapy every Tuesday at 5pm",
+    ]
 
 
 def test_when_more_exist_than_fit_the_topic_the_query_names_goes_first(

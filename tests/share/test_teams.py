@@ -367,3 +367,17 @@ def test_interleave_keeps_each_lists_order_and_prefers_the_first_on_ties() -> No
     team = [("team", 1.0), ("team", 0.7)]
     merged = _interleave([own, team], lambda item: item[1])
     assert merged == [own[0], team[0], team[1], own[1], own[2]]
+
+
+def test_a_question_in_the_first_person_is_not_answered_with_the_team_owners_facts(
+    vault_dir: Path, team: Path
+) -> None:
+    """ "My" is the asking owner: the facts a team vault holds about its own owner (entity
+    User, consolidated from that owner's turns) are somebody else's."""
+    with (team / "semantic" / "preferences.md").open("w", encoding="utf-8") as f:
+        f.write("- User (job): accountant at Deloitte\n")
+    (vault_dir / "semantic" / "preferences.md").write_text("- User (job): nurse\n", "utf-8")
+    _share(vault_dir, "../team")
+    with Vault(vault_dir, env={}) as vault:
+        found = vault.search("what is my job?")
+    assert [(f.value, f.vault) for f in found.facts] == [("nurse", None)]
