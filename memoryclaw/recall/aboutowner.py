@@ -19,7 +19,7 @@ from datetime import datetime
 
 from ..index.fulltext import owner_files_clause
 from ..index.store import Index
-from ..vault.factnames import OWNER_ENTITY, OWNER_FILES, STANDING_FIELDS
+from ..vault.factnames import OWNER_ENTITY, OWNER_FILES, STANDING_FIELDS, UNNAMED_FIELDS
 from ..vault.scopes import DIRECT, Policy
 from .rank import _fact_result
 from .results import FactResult
@@ -53,15 +53,21 @@ def is_about_owner(query: str) -> bool:
 
 
 def owner_facts(index: Index, policy: Policy, now: datetime) -> list[FactResult]:
-    """The current facts about the owner ``policy`` admits, in file order: those of
-    ``OWNER_FILES`` in any fact folder, those of ``OWNER_ENTITY``, and every standing
-    instruction and preference; none where other people read (in a group, "me" is whoever
-    asks, not the owner)."""
+    """The current facts about the owner ``policy`` admits, in file order: the lines of
+    ``OWNER_FILES`` in any fact folder that name no field (written about the owner), those of
+    ``OWNER_ENTITY``, and every standing instruction and preference; not what consolidation
+    filed there of somebody else ("- Bo (likes): pottery"); none where other people read (in
+    a group, "me" is whoever asks, not the owner)."""
     context = policy.context
     if not context.is_terminal and context.scope(policy.owner_ids) != DIRECT:
         return []
-    files, params = owner_files_clause(OWNER_FILES, entity=OWNER_ENTITY)
+    files, params = owner_files_clause(OWNER_FILES)
+    unnamed = ", ".join(f"'{field}'" for field in UNNAMED_FIELDS)
     fields = ", ".join(f"'{field}'" for field in STANDING_FIELDS)
-    rows = index.fact_rows(f"({files} OR field IN ({fields})) AND superseded = 0", params)
+    rows = index.fact_rows(
+        f"(({files} AND field IN ({unnamed})) OR entity = ? COLLATE NOCASE"
+        f" OR field IN ({fields})) AND superseded = 0",
+        [*params, OWNER_ENTITY],
+    )
     rows = [r for r in rows if policy.admit(r["agent"], r["scope"])[0]]  # in file order
     return [_fact_result(r, now, admitted_by=policy.admit(r["agent"], r["scope"])[1]) for r in rows]

@@ -196,3 +196,16 @@ def test_what_the_owner_told_the_agent_is_what_it_knows_about_them(tmp_path: Pat
         job = vault.retrieve("what's my job?", context=later).context
     assert "nurse on night shifts" in about_me and "Mia" in about_me
     assert "nurse on night shifts" in job
+
+
+def test_what_is_filed_of_somebody_else_beside_the_owner_s_lines_is_not_about_the_owner(
+    hand_vault: Vault,
+) -> None:
+    """Consolidation files anyone's tastes in preferences.md ("- Bo (likes): pottery"): a
+    line that names another person and a field is theirs, not the owner's."""
+    preferences = hand_vault.root / "semantic" / "preferences.md"
+    preferences.write_text(PREFERENCES + "\n- Bo (likes): pottery\n", encoding="utf-8")
+    with hand_vault as vault:
+        context = vault.retrieve("what do you know about me?").context
+    assert "flat white with oat milk" in context
+    assert "pottery" not in context
