@@ -130,29 +130,16 @@ def test_a_first_person_question_finds_the_owner_s_hand_written_fact(
     [
         ("how much does John put in the ISA monthly?", "£500"),
         ("what is John's coffee order?", "flat white"),
-    ],
-    ids=["a-field", "an-entity"],
-)
-def test_a_third_person_question_is_not_given_the_owner_s_facts(
-    hand_vault: Vault, question: str, not_shown: str
-) -> None:
-    with hand_vault as vault:
-        assert not_shown not in vault.retrieve(question).context
-
-
-@pytest.mark.parametrize(
-    ("question", "not_shown"),
-    [
         ("and John's coffee?", "flat white"),
         ("what is the coffee at the office like?", "flat white"),
     ],
-    ids=["someone-else-s", "no-person"],
+    ids=["a-field", "an-entity", "someone-else-s", "no-person"],
 )
-def test_a_question_not_in_the_first_person_does_not_count_the_owner_s_entities(
+def test_a_question_not_in_the_first_person_is_not_given_the_owner_s_facts(
     hand_vault: Vault, question: str, not_shown: str
 ) -> None:
     """ "- Coffee: …" of preferences.md is the owner's coffee when the owner asks about theirs,
-    not an answer to every question that names coffee."""
+    not an answer to every question that names coffee or somebody else's."""
     with hand_vault as vault:
         assert not_shown not in vault.retrieve(question).context
 
