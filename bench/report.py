@@ -249,24 +249,31 @@ def targets(runs: Runs) -> list[tuple[str, str, str, str]]:
     def verdict(spread: Spread, ok: Callable[[float], bool]) -> str:
         return "—" if not spread.n else ("**pass**" if ok(spread.median) else "**miss**")
 
+    def at_most(
+        what: str,
+        spread: Spread,
+        limit: float,
+        unit: str,
+        digits: int,
+        *,
+        quick: bool = True,
+        also: str = "",
+    ) -> None:
+        """A row whose target is at most ``limit`` ``unit`` (``quick``: ``--quick`` skips it),
+        its measure followed by ``also``."""
+        shown = spread.text(unit, digits)
+        shown = (_or_quick(shown) if quick else shown) + also
+        rows.append((what, f"≤ {limit:g}{unit}", shown, verdict(spread, _at_most(limit))))
+
     for n, limit in ((10_000, 2.0), (100_000, 5.0)):
         s = search.get(n, {}).get("keyword", Spread([]))
-        rows.append(
-            (
-                f"keyword search p50, {n:,} episodes",
-                f"≤ {limit:g} ms",
-                _or_quick(s.text(" ms", 2)),
-                verdict(s, _at_most(limit)),
-            )
-        )
-        r = search.get(n, {}).get("ratio", Spread([]))
-        rows.append(
-            (
-                f"search ÷ bare FTS5 MATCH, {n:,}",
-                "≤ 3×",
-                _or_quick(r.text("×", 2)),
-                verdict(r, lambda v: v <= 3),
-            )
+        at_most(f"keyword search p50, {n:,} episodes", s, limit, " ms", 2)
+        at_most(
+            f"search ÷ bare FTS5 MATCH, {n:,}",
+            search.get(n, {}).get("ratio", Spread([])),
+            3,
+            "×",
+            2,
         )
     for kind, label in (("zipf", "zipf"), ("common", "common-word")):
         row = search_rows(runs, kind).get(10_000, {})
@@ -277,52 +284,36 @@ def targets(runs: Runs) -> list[tuple[str, str, str, str]]:
             # floors, not against the median floor of other queries (kept beside it)
             ("batch_total", "`search --queries FILE --json` CPU ÷ its queries' floors", 3.0),
         ):
-            r = row.get(key, Spread([]))
-            shown = _or_quick(r.text("×", 2))
+            also = ""
             if key == "batch_total":
                 per_median = row.get("batch_ratio", Spread([])).text("×", 2)
-                shown += f" (÷ p50 floor: {_or_quick(per_median)})"
-            rows.append(
-                (
-                    f"{what}, 10,000, {label} vault",
-                    f"≤ {limit:g}×",
-                    shown,
-                    verdict(r, lambda v, limit=limit: v <= limit),
-                )
+                also = f" (÷ p50 floor: {_or_quick(per_median)})"
+            at_most(
+                f"{what}, 10,000, {label} vault", row.get(key, Spread([])), limit, "×", 2, also=also
             )
     retrieve = retrieve_rows(runs)
     for key, limit in (("cpu_p50", 8.0), ("cpu_p95", 15.0)):
-        s = retrieve[key]
-        rows.append(
-            (
-                f"`retrieve` per turn, LoCoMo dev vaults, CPU {key[4:]}",
-                f"≤ {limit:g} ms",
-                s.text(" ms", 2),
-                verdict(s, _at_most(limit)),
-            )
+        at_most(
+            f"`retrieve` per turn, LoCoMo dev vaults, CPU {key[4:]}",
+            retrieve[key],
+            limit,
+            " ms",
+            2,
+            quick=False,
         )
     turn = turn_rows(runs)
     big = turn.get(100_000, {})
-    s = big.get("in_process", Spread([]))
-    rows.append(
-        (
-            "`retrieve` per turn, 100,000 episodes, p50",
-            "≤ 60 ms",
-            _or_quick(s.text(" ms", 1)),
-            verdict(s, _at_most(60)),
-        )
+    at_most(
+        "`retrieve` per turn, 100,000 episodes, p50",
+        big.get("in_process", Spread([])),
+        60,
+        " ms",
+        1,
     )
     small = turn.get(10_000, {})
-    s = small.get("fresh", Spread([]))
-    rows.append(
-        (
-            "`memoryclaw retrieve` as a fresh process, 10,000 episodes, p50",
-            "≤ 120 ms",
-            _or_quick(s.text(" ms", 0)),
-            verdict(s, _at_most(120)),
-        )
-    )
-    fresh, recalled = small.get("fresh", Spread([])), small.get("fresh_recalled", Spread([]))
+    fresh = small.get("fresh", Spread([]))
+    at_most("`memoryclaw retrieve` as a fresh process, 10,000 episodes, p50", fresh, 120, " ms", 0)
+    recalled = small.get("fresh_recalled", Spread([]))
     ratio = Spread([recalled.median / fresh.median] if fresh.n and recalled.n else [])
     recalls = small.get("recalls", Spread([]))
     rows.append(
@@ -335,26 +326,15 @@ def targets(runs: Runs) -> list[tuple[str, str, str, str]]:
             verdict(ratio, lambda v: v <= 1.1),
         )
     )
-    s = big.get("log", Spread([]))
-    rows.append(
-        (
-            "first turn of a session logged, 100,000 episodes, in-process p50",
-            "≤ 50 ms",
-            _or_quick(s.text(" ms", 1)),
-            verdict(s, _at_most(50)),
-        )
+    logged = big.get("log", Spread([]))
+    at_most(
+        "first turn of a session logged, 100,000 episodes, in-process p50", logged, 50, " ms", 1
     )
     for n, row in turn.items():
-        s, opened = row["log_open"], row["open_logs"]
+        opened = row["open_logs"]
         if opened.n and opened.median:
-            rows.append(
-                (
-                    f"the same with {opened.median:,.0f} logs left unconsolidated, {n:,} episodes",
-                    "≤ 50 ms",
-                    s.text(" ms", 1),
-                    verdict(s, _at_most(50)),
-                )
-            )
+            what = f"the same with {opened.median:,.0f} logs left unconsolidated, {n:,} episodes"
+            at_most(what, row["log_open"], 50, " ms", 1, quick=False)
     for n in (10_000, 100_000):
         s = search.get(n, {}).get("reindex", Spread([]))
         rows.append(
@@ -365,15 +345,8 @@ def targets(runs: Runs) -> list[tuple[str, str, str, str]]:
                 verdict(s, lambda v: v >= 2000),
             )
         )
-    s = search.get(100_000, {}).get("noop", Spread([]))
-    rows.append(
-        (
-            "no-op resync, 100,000 unchanged files",
-            "≤ 2 s",
-            _or_quick(s.text(" s", 2)),
-            verdict(s, lambda v: v <= 2),
-        )
-    )
+    noop = search.get(100_000, {}).get("noop", Spread([]))
+    at_most("no-op resync, 100,000 unchanged files", noop, 2, " s", 2)
     for n, row in daemon_rows(runs).items():
         s = row["edit"]
         rows.append(
@@ -385,24 +358,11 @@ def targets(runs: Runs) -> list[tuple[str, str, str, str]]:
             )
         )
     for n, row in search.items():
-        s = row["cli"]
-        rows.append(
-            (
-                f"`memoryclaw search` as a fresh process, {n:,}",
-                "≤ 250 ms",
-                s.text(" ms", 0),
-                verdict(s, lambda v: v <= 250),
-            )
+        at_most(
+            f"`memoryclaw search` as a fresh process, {n:,}", row["cli"], 250, " ms", 0, quick=False
         )
     for method, (p50, _) in bridge_rows(runs).items():
-        rows.append(
-            (
-                f"stdio bridge `{method}` p50",
-                "≤ 10 ms",
-                p50.text(" ms", 2),
-                verdict(p50, lambda v: v <= 10),
-            )
-        )
+        at_most(f"stdio bridge `{method}` p50", p50, 10, " ms", 2, quick=False)
     s = consolidation(runs)
     rows.append(
         (
