@@ -75,6 +75,17 @@ def _or_expression(terms: Sequence[str]) -> str | None:
     return " OR ".join(phrases) if phrases else None
 
 
+# A question in the first person is about the owner ("what's my coffee order?").
+_FIRST_PERSON_RE = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi'", re.IGNORECASE)
+# ... but not for the words that only frame a request ("can you tell me Dana's email?", "I need
+# the plumber's number"), which are about somebody else.
+_REQUEST_RE = re.compile(
+    r"\b(?:(?:tell|remind|show|give|send|help|find|let|get|ask|text|email|call|teach|bring"
+    r"|fetch|pass) me|I (?:need|want|wonder|was wondering|would like)|I['’]d like)\b",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class QueryPlan:
     """What a query was turned into: keywords, their alias expansions and the FTS5 expression."""
@@ -95,6 +106,12 @@ class QueryPlan:
     def phrases(self) -> dict[str, str]:
         """Each term that has one, with its FTS5 phrase (what ``matched`` is checked against)."""
         return {term: phrase for term in self.terms if (phrase := fts_phrase(term))}
+
+    @cached_property
+    def first_person(self) -> bool:
+        """Whether the query is about the owner: in the first person beyond a request's frame
+        ("what's my job?", not "can you tell me Dana's email?")."""
+        return _FIRST_PERSON_RE.search(_REQUEST_RE.sub(" ", self.query)) is not None
 
     @cached_property
     def ranked_phrases(self) -> frozenset[str]:

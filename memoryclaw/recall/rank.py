@@ -5,7 +5,6 @@ shown and thresholded by."""
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Mapping, Sequence
 from datetime import date, datetime, timezone
 from typing import Any
@@ -29,20 +28,6 @@ RRF_K = 60  # the constant of reciprocal rank fusion (Cormack et al. 2009)
 # on LoCoMo dev (bench/locomo.py --hybrid), where 0.6-0.9 all beat keyword-only at k=10.
 KEYWORD_WEIGHT = 0.8
 WEIGHTED_DEPTH = 20
-# A question in the first person is about the owner ("what's my coffee order?").
-_FIRST_PERSON_RE = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi'", re.IGNORECASE)
-# ... but not for the words that only frame a request ("can you tell me Dana's email?", "I need
-# the plumber's number"), which are about somebody else.
-_REQUEST_RE = re.compile(
-    r"\b(?:(?:tell|remind|show|give|send|help|find|let|get|ask|text|email|call|teach|bring"
-    r"|fetch|pass) me|I (?:need|want|wonder|was wondering|would like)|I['’]d like)\b",
-    re.IGNORECASE,
-)
-
-
-def _in_first_person(query: str) -> bool:
-    """Whether ``query`` is about the owner: in the first person beyond a request's frame."""
-    return _FIRST_PERSON_RE.search(_REQUEST_RE.sub(" ", query)) is not None
 
 
 def _rank_episodes(
@@ -203,7 +188,7 @@ def _facts(
     seen: set[tuple[str, str, str]] = set()
     found = index.search_facts(plan.match, plan.match, limit * 2, visible)
     # about the owner: their own files' fields too (a team vault's are somebody else's)
-    if own and _in_first_person(plan.query):
+    if own and plan.first_person:
         found += index.search_facts_in(OWNER_FILES, plan.match, limit * 2, visible, OWNER_ENTITY)
     for row in found:
         # near-duplicates (the same value spelled differently) are one fact
@@ -348,7 +333,7 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int, own: bool = T
     somebody else."""
     owners = (
         own
-        and _in_first_person(plan.query)
+        and plan.first_person
         and fact.field in UNNAMED_FIELDS
         and fact.path.startswith("semantic/")
         and fact.path.rsplit("/", 1)[-1] in OWNER_FILES
