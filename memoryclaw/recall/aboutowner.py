@@ -69,5 +69,5 @@ def owner_facts(index: Index, policy: Policy, now: datetime) -> list[FactResult]
         f" OR field IN ({fields})) AND superseded = 0",
         [*params, OWNER_ENTITY],
     )
-    rows = [r for r in rows if policy.admit(r["agent"], r["scope"])[0]]  # in file order
-    return [_fact_result(r, now, admitted_by=policy.admit(r["agent"], r["scope"])[1]) for r in rows]
+    admitted = [(r, policy.admit(r["agent"], r["scope"])) for r in rows]  # in file order
+    return [_fact_result(r, now, admitted_by=why) for r, (ok, why) in admitted if ok]
