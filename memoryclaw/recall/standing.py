@@ -19,8 +19,9 @@ when all fit (a handful is cheap, and "I prefer minimal dependencies" bears on "
 libraries should I use?" without a word in common), else those that share a word with it.  A
 question that asks to recall ("when is my review?") gets only a preference it is about; one
 about other people none: it is answered by what was said, and the room is the evidence's.
-When more are in force than fit, those whose topic the query names go first, then those that
-share most words with it, then the most recent.
+A taste in how the agent answers ("I prefer short answers") is the exception: like an
+instruction, it applies to every answer.  When more are in force than fit, those whose topic
+the query names go first, then those that share most words with it, then the most recent.
 """
 
 from __future__ import annotations
@@ -84,6 +85,21 @@ def _advice_re() -> re.Pattern[str]:
         r"(?i)\b(?:should|would|could|shall|can I|I can|suggest|recommend|advise|advice"
         r"|suggestions?|recommendations?|ideas?|tips|choose|pick|find me|help me (?:choose|decide"
         r"|find|pick|plan))\b"
+    )
+
+
+# A taste in how the agent answers ("I prefer short answers", "I'd rather have replies in
+# bullet points"): it bears on every answer, as an instruction does, not only on advice.  The
+# kind of reply must be in the clause that states the taste: "I prefer ETFs, can you explain
+# them?" is a taste in funds.
+@functools.cache
+def _about_answers_re() -> re.Pattern[str]:
+    return re.compile(
+        r"(?i)\b(?:prefer|like|love|want|rather|favou?r)\b"
+        # the words between say what the replies are like, not what is done ("practising
+        # interview answers" is a taste in practice)
+        r"(?:\s+(?!\w+ing\b)[\w'’-]+){0,6}?\s+(?:answers?|responses?|replies|reply"
+        r"|explanations?|bullet[- ]?points?|summaries|tone|formatting|wording)\b"
     )
 
 
@@ -204,7 +220,7 @@ def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[St
     advice = personal and _advice_re().search(query) is not None
 
     def applies(fact: StandingFact, every_taste: bool) -> bool:
-        if fact.kind == PREFERENCE:
+        if fact.kind == PREFERENCE and not _about_answers_re().search(fact.value):
             shared = content_words(fact.value) & asked
             if advice:  # a taste bears on what one is advised to choose or do
                 return every_taste or bool(shared)

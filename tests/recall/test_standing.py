@@ -274,3 +274,36 @@ def test_retrieve_never_exceeds_the_budget_with_standing_instructions(
     assert payload.tokens == estimate_tokens(payload.context) <= budget
     if payload.context:
         assert payload.context.lower().count("</memoryclaw>") == 1
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I prefer short answers.",
+        "I'd rather you keep your replies brief",
+        "I like responses in bullet points.",
+    ],
+    ids=["short-answers", "rather-replies", "bullet-points"],
+)
+def test_a_taste_in_how_answers_are_given_applies_to_every_answer(
+    empty_vault: Vault, said: str
+) -> None:
+    """Like an instruction, not only when advice is asked: it is how every answer is wanted."""
+    _write(empty_vault.root, "preferences.md", [f"- User (preference): {said}"])
+    for ask in ["Where does my sister live?", "When is the dentist appointment?"]:
+        assert standing_section(empty_vault.retrieve(ask, context=DIRECT).context) == [f"- {said}"]
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "I prefer practising interview answers with Kayla present.",
+        "I prefer ETFs, can you explain them?",
+        "I love hiking on short trails.",
+    ],
+    ids=["doing-not-replies", "reply-word-after-the-clause", "other-taste"],
+)
+def test_a_taste_in_anything_else_waits_for_advice(empty_vault: Vault, said: str) -> None:
+    _write(empty_vault.root, "preferences.md", [f"- User (preference): {said}"])
+    context = empty_vault.retrieve("When is the dentist appointment?", context=DIRECT).context
+    assert standing_section(context) == []
