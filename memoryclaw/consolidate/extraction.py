@@ -198,6 +198,14 @@ _LIFE_RES = (
         ),
     ),
 )
+# The speaker's name: "Hi! I'm Priya", "call me Sam", "my name's Ana Lima" ("my name is" is
+# read by _MY_RE).  "I'm" only after a greeting, which may end a sentence of its own: "I'm
+# British" or "I'm Catholic" names no one.
+_NAME_RE = re.compile(
+    r"(?:\b(?:[Hh]i|[Hh]ello|[Hh]ey)(?: there| all| everyone)?[,!.]? +I(?:['’]m| am)"
+    r"|\b(?:[Pp]lease )?[Cc]all me|\b[Mm]y name['’]s) "
+    r"(?P<name>[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+)?)(?![\w'’-])"
+)
 # A dated event: "I went to a support group yesterday (2023-05-07)": the annotation
 # the summarizer adds after resolving a relative date (memoryclaw.vault.dates).
 # A word each of _LIFE_RES needs, as lower() makes it (for a pattern that ignores case, one
@@ -296,7 +304,12 @@ def facts_from_turn(
     ``text`` its redacted content, ``speaker`` the name "my" stands for (``OWNER_ENTITY``
     without one) and ``said_on`` its day, which completes a date written without a year."""
     me, ref = speaker or OWNER_ENTITY, said_on
-    found: list[tuple[str, str, str, str] | None] = []
+    found: list[tuple[str, str, str, str] | None] = [
+        (me, "name", m["name"], "medium")
+        for m in _NAME_RE.finditer(text)
+        if m["name"] != me  # "call me Monday", "Hi, I'm Sorry": no name
+        and all(name_ok(w) and w.lower() not in NOT_NAMES for w in m["name"].split())
+    ]
     for sentence in (s for s in sentences(text) if not s.endswith("?")):
         # Each pattern is tried only on a sentence holding a word it needs (as lower() makes
         # it, for a pattern that ignores case; never an "i" or "s", which other letters

@@ -133,6 +133,38 @@ def test_a_relative_named_in_my_x_is_y_gets_their_age_not_a_field_of_their_name(
     assert {(f.entity, f.field, f.value) for f in episode.facts} == expected
 
 
+@pytest.mark.parametrize(
+    ("text", "name"),
+    [
+        ("Hi! I'm Priya, and I'm new here", "Priya"),
+        ("Hello, I am Sam Lee.", "Sam Lee"),
+        ("Please call me Bob.", "Bob"),
+        ("my name's Ana Lima", "Ana Lima"),
+        ("I'm British.", None),
+        ("Hey there, I'm tired", None),
+        ("Hi, I'm Sorry to bother you", None),
+        ("Call me Monday, then", None),
+        ("Call me back tomorrow", None),
+    ],
+    ids=[
+        "greeting",
+        "hello-full-name",
+        "call-me",
+        "names",
+        "no-greeting",
+        "not-a-name",
+        "capitalised-word",
+        "calendar",
+        "call-back",
+    ],
+)
+def test_the_speaker_s_name_is_a_fact_when_they_give_it(text: str, name: str | None) -> None:
+    """Whom "my" stands for, so "what's my name?" is answered; not every "I'm X"."""
+    (episode,) = summarize_log(make_log(("user", text)))
+    names = [f.value for f in episode.facts if f.entity == "User" and f.field == "name"]
+    assert names == ([name] if name else [])
+
+
 def test_a_date_without_a_year_is_the_next_one() -> None:
     december = Turn("user", datetime(2025, 12, 20, 9, 0, tzinfo=UTC), "the deadline is 3rd of Jan")
     (episode,) = summarize_log(RawLog("logs/x.md", {}, (december,)))

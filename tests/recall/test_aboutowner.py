@@ -169,7 +169,7 @@ def test_what_the_owner_told_the_agent_is_what_it_knows_about_them(tmp_path: Pat
     with Vault.init(tmp_path / "v", env={}) as vault:
         for minute, (role, text) in enumerate(
             [
-                ("user", "I work as a nurse on night shifts."),
+                ("user", "Hi! I'm Priya. I work as a nurse on night shifts."),
                 ("assistant", "Got it."),
                 ("user", "My daughter is Mia."),
                 ("assistant", "Noted."),
@@ -181,8 +181,10 @@ def test_what_the_owner_told_the_agent_is_what_it_knows_about_them(tmp_path: Pat
         later = RecallContext(session="agent:main:main2")
         about_me = vault.retrieve("what do you know about me?", context=later).context
         job = vault.retrieve("what's my job?", context=later).context
+        name = vault.retrieve("do you remember my name?", context=later).context
     assert "nurse on night shifts" in about_me and "Mia" in about_me
     assert "nurse on night shifts" in job
+    assert "User name Priya" in name and "Priya" in about_me
 
 
 def test_what_is_filed_of_somebody_else_beside_the_owner_s_lines_is_not_about_the_owner(
