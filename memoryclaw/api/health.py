@@ -13,7 +13,7 @@ from ..errors import EmbeddingError, InvalidInputError, MemoryclawError
 from ..index.embeddings import embedder_name
 from ..recall import metrics as recall_metrics
 from ..vault.config import CONFIG_FILE
-from ..vault.files import ARCHIVE_DIR, STATE_DIR, VAULT_FOLDERS, Skipped
+from ..vault.files import ARCHIVE_DIR, STATE_DIR, VAULT_FOLDERS, Skipped, daemon_running
 from ..vault.naming import plural
 from ..vault.rawlogs import held_back_logs, unprocessed_logs
 from ..vault.scanning import disk_usage, scan
@@ -242,6 +242,7 @@ def doctor(vault: Vault) -> list[dict[str, str]]:
     for problem in vault.problems():
         line = f":{problem.line}" if problem.line else ""
         add("file", "warn", f"{problem.path}{line}: {problem.reason}")
+    add("consolidation", *_consolidation_check(vault))
     unscoped = vault.index.unscoped_counts()
     add(
         "scopes",
@@ -287,6 +288,27 @@ def doctor(vault: Vault) -> list[dict[str, str]]:
         for name, line, why in local_problems(vault.root):
             add("git files", "error", f"{name}: {line!r} {why} (the next sync removes it)")
     return checks
+
+
+def _consolidation_check(vault: Vault) -> tuple[str, str]:
+    """``doctor``'s line on consolidation: whether a daemon runs, and what waits for it.
+    Without one nothing turns the logs into episodes and facts: they stay searchable as
+    recent turns, but no fact, standing instruction or preference is filed from them."""
+    from ..consolidate.pipeline import is_closed
+
+    idle = timedelta(minutes=vault.settings.consolidation.session_idle_minutes)
+    now = now_utc()
+    waiting = sum(1 for log in unprocessed_logs(vault.root) if is_closed(log, idle, now))
+    if daemon_running(vault.root):
+        return "ok", f"daemon running; {plural(waiting, 'closed log')} waiting"
+    if waiting:
+        return (
+            "warn",
+            f"{plural(waiting, 'closed log')} waiting and no daemon running: start"
+            " `memoryclaw daemon` (or run `memoryclaw consolidate`); until then no episode,"
+            " fact or standing instruction is made from them",
+        )
+    return "info", "no daemon running: logs are consolidated by `memoryclaw consolidate` only"
 
 
 def _vector_checks(vault: Vault) -> list[tuple[str, str]]:

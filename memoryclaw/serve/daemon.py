@@ -43,7 +43,7 @@ from ..errors import ConfigError, DaemonRunningError, MemoryclawError
 from ..index.update import SyncReport
 from ..recall.usage import keep_recalls
 from ..vault.config import Settings
-from ..vault.files import STATE_DIR, ensure_dir, open_private
+from ..vault.files import DAEMON_LOCK, STATE_DIR, ensure_dir, open_private
 from ..vault.naming import plural
 from ..vault.rawlogs import unprocessed_logs
 from ..vault.timestamps import now_utc
@@ -53,7 +53,7 @@ if TYPE_CHECKING:
     from watchdog.events import FileSystemEventHandler
     from watchdog.observers.api import BaseObserver
 
-LOCK_FILE = "daemon.lock"
+LOCK_FILE = DAEMON_LOCK
 CHECK_SECONDS = 30.0  # how often closed logs are counted against consolidation.afterLogs
 DEBOUNCE_SECONDS = 0.2  # quiet period after the last file event before the index is synced
 MAX_DEBOUNCE_SECONDS = 1.0  # a vault that never goes quiet is still synced this often

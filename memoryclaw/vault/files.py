@@ -38,6 +38,7 @@ PROCESSED_DIR = "logs/processed"
 INDEXED_DIRS = (EPISODES_DIR, SEMANTIC_DIR, LOGS_DIR)  # what a sync walks
 SKILLS_DIR = "skills"
 STATE_DIR = ".memoryclaw"
+DAEMON_LOCK = "daemon.lock"  # in STATE_DIR: held by the running `memoryclaw daemon`
 ALIASES_FILE = "semantic/aliases.yaml"
 PENDING_FILE = "semantic/_pending.md"
 # held by every writer of semantic/ (after the logs lock, when both are held)
@@ -488,6 +489,18 @@ def lock_at(path: Path, timeout: float = 10.0) -> Iterator[None]:
         yield
     finally:
         os.close(fd)
+
+
+def daemon_running(root: Path) -> bool:
+    """Whether a ``memoryclaw daemon`` holds ``root``'s daemon lock now."""
+    path = root / STATE_DIR / DAEMON_LOCK
+    if not path.is_file():
+        return False
+    try:
+        with lock_at(path, timeout=0):
+            return False
+    except LockTimeoutError:
+        return True
 
 
 def unique_path(folder: Path, filename: str, *also: Path) -> Path:

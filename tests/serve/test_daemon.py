@@ -389,3 +389,24 @@ def test_daemon_syncs_on_its_timer_and_after_consolidation(tmp_path: Path) -> No
         daemon._scheduled("consolidate")
     pushed = _git(bare, "ls-tree", "-r", "--name-only", "main")
     assert "episodes/" in pushed and "logs/processed/" in pushed
+
+
+def _consolidation_check(vault_dir: Path) -> dict[str, str]:
+    with Vault(vault_dir, env={}) as vault:
+        (check,) = [c for c in vault.doctor() if c["check"] == "consolidation"]
+    return check
+
+
+def test_doctor_says_when_closed_logs_wait_and_no_daemon_runs(vault_dir: Path) -> None:
+    """Without a daemon nothing consolidates what an agent logs: doctor says so, and names
+    the command, while logs wait; not while a daemon holds the vault's lock."""
+    waiting = _consolidation_check(vault_dir)
+    assert waiting["status"] == "warn", waiting
+    assert waiting["detail"].startswith("3 closed logs waiting and no daemon running")
+    assert "`memoryclaw daemon`" in waiting["detail"]
+    with Daemon(vault_dir, env={}, debounce_seconds=0.05):
+        running = _consolidation_check(vault_dir)
+    assert running["status"] == "ok" and running["detail"].startswith("daemon running"), running
+    Daemon(vault_dir, env={}).run_once()
+    done = _consolidation_check(vault_dir)
+    assert done["status"] == "info" and "no daemon running" in done["detail"], done
