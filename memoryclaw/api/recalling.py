@@ -26,6 +26,7 @@ from .opening import writable
 
 if TYPE_CHECKING:
     from ..recall.payload import RetrievePayload
+    from ..recall.standing import StandingFact
     from .vault import Vault
 
 _NEIGHBOURS_OF = 20  # the best passages whose neighbouring lines may come along
@@ -188,7 +189,7 @@ def retrieve(
     from ..recall.aboutowner import is_about_owner, owner_facts
     from ..recall.longview import LONG_VIEW_EPISODES, STANDING_SHARE, long_view
     from ..recall.payload import render_payload
-    from ..recall.standing import BUDGET_SHARE, in_force, with_standing
+    from ..recall.standing import BUDGET_SHARE, with_standing
     from ..recall.trivial import is_trivial
     from ..vault.factnames import STANDING_FIELDS
 
@@ -237,11 +238,34 @@ def retrieve(
         ),
         result,
         budget,
-        in_force(vault.index, vault.policy(context)),
+        standing_in_force(vault, context),
         share=STANDING_SHARE if view is not None else BUDGET_SHARE,
     )
     _record(vault, payload, now or now_utc())
     return payload
+
+
+def standing_in_force(vault: Vault, context: RecallContext | None) -> list[StandingFact]:
+    """The standing instructions and preferences in force for ``context``, newest first:
+    those consolidated (:func:`~memoryclaw.recall.standing.in_force`) and those the owner
+    said in turns not yet consolidated, but for the turns of ``context``'s open log: its
+    host sends those as the conversation itself (see :func:`_without_live_turns`)."""
+    from ..recall.standing import in_force, recent_turns
+
+    policy = vault.policy(context)
+    found = in_force(vault.index, policy)
+    turns = recent_turns(vault.index, policy)
+    if turns and context is not None and context.session:
+        from ..vault.rawlogs import is_open_log
+
+        mine = {t["path"] for t in turns if t["session"] == context.session}
+        live = {rel for rel in mine if is_open_log(vault.root, rel)}
+        turns = [t for t in turns if t["path"] not in live]
+    if not turns:
+        return found
+    from ..consolidate.standing import with_recent
+
+    return with_recent(found, turns)
 
 
 def _record(vault: Vault, payload: RetrievePayload, now: datetime) -> None:

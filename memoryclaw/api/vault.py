@@ -332,10 +332,10 @@ class Vault(CuratingVerbs):
     def profile(self, *, context: RecallContext | None = None) -> list[StandingFact]:
         """The standing instructions and preferences in force for ``context`` (None: the owner
         at the terminal), newest first (:mod:`memoryclaw.recall.standing`)."""
-        from ..recall.standing import in_force
+        from .recalling import standing_in_force
 
         self.refresh()
-        return in_force(self.index, self.policy(context))
+        return standing_in_force(self, context)
 
     def sync_remote(self, *, setup: bool = False) -> RemoteSyncReport:
         """Sync the vault's git repository with ``sync.remote`` (commit, fetch, merge, push)

@@ -33,4 +33,8 @@ def profile(
         for fact in rows:
             topic = f" [about {fact.topic}]" if fact.topic else ""
             click.echo(_one_line(f"- {fact.value}{topic}"))
-            click.echo(f"    {fact.updated or '-'}  {fact.path}:{fact.line}  ({fact.id})")
+            if fact.pending:  # its line is to come, when the log is consolidated
+                where = f"{fact.path}, turn {fact.line}, not yet consolidated"
+                click.echo(f"    {fact.updated or '-'}  {where}")
+            else:
+                click.echo(f"    {fact.updated or '-'}  {fact.path}:{fact.line}  ({fact.id})")

@@ -31,15 +31,19 @@ from __future__ import annotations
 
 import dataclasses
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
 
-from ..recall.standing import ASK_PATTERN, content_words, topic_of
+from ..recall.standing import ASK_PATTERN, StandingFact, content_words, topic_of
 from ..vault.factnames import INSTRUCTION, OWNER_ENTITY, PREFERENCE
-from ..vault.turnlines import TurnView
+from ..vault.values import value_key
 from ..vault.words import STOPWORDS, sentences
-from .extraction import FactDraft
 from .names import GENERIC
+
+if TYPE_CHECKING:  # a recall reads statements of turns not yet consolidated without these
+    from ..vault.turnlines import TurnView
+    from .extraction import FactDraft
 
 MAX_CHARS = 300  # a longer sentence is cut at a word: a standing line must stay short
 
@@ -132,7 +136,7 @@ _NEXT_CLAUSE_RE = re.compile(
 # An instruction to the agent names the speaker ("when I ask", "for me") or what the agent
 # does when it answers; advice between people ("don't ever quit on what you love") does neither.
 _ADDRESSED_RE = re.compile(
-    r"(?i)\b(?:I|me|my|mine|myself|answers?|repl(?:y|ies)|respon(?:d|ses?)|messages?"
+    r"(?i)\b(?:I|me|my|mine|myself|answer\w*|repl(?:y|ies|ying)|respon(?:d\w*|ses?)|messages?"
     r"|explanations?|summar(?:y|ies|i[sz]e)|examples?|sources?|code|emojis?|format\w*"
     r"|includ\w*|us(?:e|ing)|mention\w*|cit(?:e|ing)|show\w*|list\w*|provid\w*|giv(?:e|ing)"
     r"|explain\w*|writ(?:e|ing)|add\w*|(?:double-)?check\w*|suggest\w*|recommend\w*"
@@ -235,6 +239,8 @@ def standing_facts(
     the agent is to serve them."""
     if not to_agent:
         return
+    from .extraction import FactDraft
+
     for found in standing_statements(text):
         yield FactDraft(speaker or OWNER_ENTITY, found.kind, found.sentence, "high", turn)
 
@@ -248,6 +254,39 @@ def standing_facts_of(views: Sequence[TurnView], view: TurnView) -> Iterator[Fac
 
 
 _NEAR = 3
+
+
+def with_recent(
+    found: Sequence[StandingFact], turns: Sequence[Mapping[str, Any]]
+) -> list[StandingFact]:
+    """``found`` (in force, newest first) with what the owner's ``turns`` not yet consolidated
+    state (``recall.standing.recent_turns``, newest first), newest first: a later statement
+    takes back an earlier one it :func:`reverses` (in force or not yet consolidated), as
+    consolidation will; one already in force adds nothing."""
+    out = list(reversed(found))
+    for row in reversed(turns):  # oldest first: what is said later takes back what was before
+        for n, said in enumerate(standing_statements(str(row["text"])), 1):
+            key = value_key(said.sentence)
+            if any(f.kind == said.kind and value_key(f.value) == key for f in out):
+                continue
+            out = [f for f in out if f.kind != said.kind or not reverses(said.sentence, f.value)]
+            out.append(
+                StandingFact(
+                    id=f"{row['path']}#{row['turn']}.{n}",
+                    kind=said.kind,
+                    entity=OWNER_ENTITY,
+                    value=said.sentence,
+                    topic=said.topic,
+                    updated=str(row["timestamp"] or "")[:10],
+                    source=str(row["path"]),
+                    path=str(row["path"]),
+                    line=int(row["turn"] or 0),
+                    agent=row["agent"] or None,
+                    scope=row["scope"] or None,
+                    pending=True,
+                )
+            )
+    return out[::-1]
 
 
 def reverses(new: str, old: str) -> bool:

@@ -128,6 +128,17 @@ class IndexReads(IndexDatabase):
                 details[ident] = (rowid, text or "")
         return {ident: (rowid, details[ident][1]) for ident, rowid in rowid_of.items()}
 
+    def newest_log_turns(self, speaker: str, limit: int) -> list[dict[str, Any]]:
+        """The newest ``limit`` lines ``speaker`` said in raw logs not yet consolidated, newest
+        first: ``path``, ``turn``, ``text``, ``timestamp``, ``session``, ``agent``, ``scope``."""
+        cursor = self.execute(
+            "SELECT path, turn, text, timestamp, session, agent, scope FROM passages"
+            " WHERE kind = 'log' AND speaker = ? ORDER BY ts_epoch DESC, rowid DESC LIMIT ?",
+            [speaker, limit],
+        )
+        columns = [c[0] for c in cursor.description]
+        return [dict(zip(columns, row)) for row in cursor.fetchall()]
+
     def unscoped_counts(self) -> dict[str, int]:
         """How many episodes and facts carry no scope (owner-level, memoryclaw.vault.scopes)."""
         return {

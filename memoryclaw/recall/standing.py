@@ -35,7 +35,7 @@ from typing import Any
 
 from ..index.fulltext import owner_files_clause
 from ..index.store import Index
-from ..vault.factnames import INSTRUCTION, PREFERENCE, PREFERENCES_FILE
+from ..vault.factnames import INSTRUCTION, OWNER_LABEL, PREFERENCE, PREFERENCES_FILE
 from ..vault.recalled import CLOSE, FRAME, OPEN
 from ..vault.scopes import OWNER, Policy
 from ..vault.words import extract_keywords
@@ -125,6 +125,8 @@ class StandingFact:
     line: int
     agent: str | None
     scope: str | None
+    # said in a turn not yet consolidated: ``path`` is its raw log and ``line`` the turn
+    pending: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready row (``memoryclaw profile --json``, the MCP tool)."""
@@ -203,6 +205,33 @@ def in_force(index: Index, policy: Policy) -> list[StandingFact]:
         for r in rows
     ]
     return sorted(found, key=lambda f: (f.updated, f.path, f.line), reverse=True)
+
+
+# The owner's turns not yet consolidated that are read for standing statements, the newest
+# first.  A daemon consolidates within minutes, so these are few; without one they are
+# bounded by this.
+RECENT_TURNS = 100
+# A word every standing statement holds (consolidate.standing): a turn without one is not read.
+_CUE_RE = re.compile(
+    r"(?i)\b(?:always|never|from now on|going forward|moving forward|future|from here on|when"
+    r"|whenever|any ?time|each time|every time|make sure|keep|stop|quit|no more|don['’]t"
+    r"|do not|prefer\w*|rather|like|love|enjoy|hate|dislike|detest|adore|stand"
+    r"|prioriti[sz]\w*|favou?rite|person|guy|girl|fan|allergic|allergy|intoleran\w*"
+    r"|vegetarian|vegan|pescatarian|coeliac|celiac|diabetic|gluten|teetotal|kosher|halal"
+    r"|can['’]t|cannot|eat|drink)\b"
+)
+
+
+def recent_turns(index: Index, policy: Policy) -> list[dict[str, Any]]:
+    """The owner's turns in raw logs not yet consolidated that may state a standing
+    instruction or preference, admitted by ``policy``, newest first (of the newest
+    :data:`RECENT_TURNS`): they are in force from the next turn on
+    (``memoryclaw.consolidate.standing.with_recent``), not only once consolidated."""
+    return [
+        row
+        for row in index.newest_log_turns(OWNER_LABEL, RECENT_TURNS)
+        if _CUE_RE.search(row["text"] or "") and policy.admit(row["agent"], row["scope"])[0]
+    ]
 
 
 def choose(found: Sequence[StandingFact], query: str, max_chars: int) -> list[StandingFact]:

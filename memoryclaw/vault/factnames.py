@@ -21,3 +21,6 @@ UNNAMED_FIELDS = ("value", "note")
 # The entity of the facts consolidation reads from the owner's own turns (what "my" stands for
 # in a turn without a speaker's name).
 OWNER_ENTITY = "User"
+# How a line of a raw log names the owner's turn: a user turn without a speaker's name
+# (TurnView.label), as the index keeps it in passages.speaker.
+OWNER_LABEL = "User"

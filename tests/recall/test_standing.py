@@ -307,3 +307,49 @@ def test_a_taste_in_anything_else_waits_for_advice(empty_vault: Vault, said: str
     _write(empty_vault.root, "preferences.md", [f"- User (preference): {said}"])
     context = empty_vault.retrieve("When is the dentist appointment?", context=DIRECT).context
     assert standing_section(context) == []
+
+
+def _say(vault: Vault, session: str, text: str, minutes: int = 0) -> None:
+    at = NOW + timedelta(minutes=minutes)
+    vault.log_turn(session, "user", text, timestamp=at)
+    vault.log_turn(session, "assistant", "Noted.", timestamp=at + timedelta(seconds=5))
+
+
+def test_an_instruction_is_in_force_from_the_next_session_before_it_is_consolidated(
+    empty_vault: Vault,
+) -> None:
+    """No daemon has run: the instruction is still only in a raw log, yet a later session's
+    question that shares no word with it gets it; the session it was said in does not (its
+    host sends the conversation itself), nor a group; consolidated, it is there once."""
+    said = "From now on, answer in French."
+    _say(empty_vault, "agent:main:main", said)
+    later = RecallContext(session="agent:main:telegram:direct:42")
+    ask = "Which bicycle suits a hilly commute?"
+    assert standing_section(empty_vault.retrieve(ask, context=later).context) == [f"- {said}"]
+    assert standing_section(empty_vault.retrieve(ask, context=DIRECT).context) == []
+    assert standing_section(empty_vault.retrieve(ask, context=GROUP).context) == []
+    [pending] = empty_vault.profile(context=later)
+    assert (pending.value, pending.kind, pending.pending) == (said, "instruction", True)
+    empty_vault.end_session("agent:main:main")
+    empty_vault.consolidate(all_logs=True, now=NOW + timedelta(hours=1))
+    assert standing_section(empty_vault.retrieve(ask, context=later).context) == [f"- {said}"]
+    [filed] = empty_vault.profile(context=later)
+    assert (filed.value, filed.pending, filed.path) == (said, False, "semantic/instructions.md")
+
+
+def test_a_later_statement_not_yet_consolidated_takes_back_one_in_force(
+    empty_vault: Vault,
+) -> None:
+    _say(empty_vault, "agent:main:main", "From now on, always answer in French.")
+    empty_vault.end_session("agent:main:main")
+    empty_vault.consolidate(all_logs=True, now=NOW + timedelta(hours=1))
+    _say(empty_vault, "agent:main:main", "Actually, stop answering in French.", minutes=90)
+    empty_vault.end_session("agent:main:main")
+    ask = "Which bicycle suits a hilly commute?"
+    later = RecallContext(session="agent:main:main")
+    assert standing_section(empty_vault.retrieve(ask, context=later).context) == [
+        "- Actually, stop answering in French."
+    ]
+    # the same statement said again adds no second line
+    _say(empty_vault, "agent:main:other", "Actually, stop answering in French.", minutes=95)
+    assert [f.value for f in empty_vault.profile()] == ["Actually, stop answering in French."]
