@@ -264,12 +264,19 @@ def with_recent(
     takes back an earlier one it :func:`reverses` (in force or not yet consolidated), as
     consolidation will; one already in force adds nothing."""
     out = list(reversed(found))
+    readings = {f.value: _reading(f.value) for f in out}  # each read once: n statements, n^2 pairs
+    known = {(f.kind, value_key(f.value)) for f in out}
     for row in reversed(turns):  # oldest first: what is said later takes back what was before
         for n, said in enumerate(standing_statements(str(row["text"])), 1):
-            key = value_key(said.sentence)
-            if any(f.kind == said.kind and value_key(f.value) == key for f in out):
+            if (said.kind, value_key(said.sentence)) in known:
                 continue
-            out = [f for f in out if f.kind != said.kind or not reverses(said.sentence, f.value)]
+            reading = readings.setdefault(said.sentence, _reading(said.sentence))
+            kept = [
+                f for f in out if f.kind != said.kind or not _takes_back(reading, readings[f.value])
+            ]
+            if len(kept) < len(out):  # something was taken back: it may be said again
+                out, known = kept, {(f.kind, value_key(f.value)) for f in kept}
+            known.add((said.kind, value_key(said.sentence)))
             out.append(
                 StandingFact(
                     id=f"{row['path']}#{row['turn']}.{n}",
@@ -293,11 +300,19 @@ def reverses(new: str, old: str) -> bool:
     """Whether standing statement ``new`` takes back ``old``: one of them negates and the
     other does not, and they share what they are about ("always add yields" and "actually,
     stop adding yields")."""
-    new, old = _stance(new), _stance(old)
-    if bool(_REVERSE_RE.search(new)) == bool(_REVERSE_RE.search(old)):
-        return False
-    shared = _about(new) & _about(old)
-    return bool(shared - _WEAK_WORDS)
+    return _takes_back(_reading(new), _reading(old))
+
+
+_Reading = tuple[bool, frozenset[str]]  # whether a statement negates, and what it is about
+
+
+def _reading(statement: str) -> _Reading:
+    stance = _stance(statement)
+    return bool(_REVERSE_RE.search(stance)), _about(stance) - _WEAK_WORDS
+
+
+def _takes_back(new: _Reading, old: _Reading) -> bool:
+    return new[0] != old[0] and bool(new[1] & old[1])
 
 
 def _stance(sentence: str) -> str:

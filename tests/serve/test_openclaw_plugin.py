@@ -310,6 +310,21 @@ def test_each_agent_recalls_only_its_own_memories(openclaw: OpenClaw) -> None:
     assert [g.meta["agent"] for g in ops_log] == ["ops"]
 
 
+def test_an_instruction_reaches_the_next_session_before_any_consolidation(
+    openclaw: OpenClaw,
+) -> None:
+    """No daemon and no `consolidate`: the instruction is still only in the raw log of the
+    session it was said in, yet the next session's model request leads with it."""
+    said = "From now on, sign every answer as Captain Walrus."
+    openclaw.agent(said, "unconsolidated-1")
+    logged = [
+        g for g in unprocessed_logs(openclaw.vault) if any(said in t.content for t in g.turns)
+    ]
+    assert logged, "the plugin did not log the turn"
+    _, prompt = openclaw.agent("Which bicycle suits a hilly commute?", "unconsolidated-2")
+    assert f"- {said}" in _memory_block(prompt), prompt
+
+
 def test_a_group_session_gets_no_direct_memories(openclaw: OpenClaw) -> None:
     """A group conversation driven through OpenClaw itself: ``openclaw agent --session-key
     agent:main:telegram:group:-100123`` runs a real turn under a Telegram group's session key
