@@ -130,7 +130,8 @@ _NAME = r"(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
 # "my daughter Mia is …", a relative or pet named in the field of "my X is Y"; and an age
 _KIN_NAMED_RE = re.compile(rf"(?i:{_KIN}|{_PETS}) (?P<name>[A-Z][a-z]+)")
 _AGE_RE = re.compile(r"(\d{1,3})(?: (?:years?|yrs?) old)?")
-_PLACE = r"(?P<value>[A-Z][\w'’-]*(?: (?:[A-Z][\w'’-]*|of|de|la))*)"
+# "Porto", "New York", "Rio de Janeiro"; not the "la" of "Porto last week"
+_PLACE = r"(?P<value>[A-Z][\w'’-]*(?: (?:[A-Z][\w'’-]*|(?:of|de|la)(?![\w'’-])))*)"
 _AFTER_THING = re.compile(
     r"\s+(?:yesterday|today|tonight|tomorrow|last|this|next|recently|lately|\d|on|at|for|with|"
     r"because|and|but|so|from|since|when)\b.*$",

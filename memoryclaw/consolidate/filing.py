@@ -55,8 +55,10 @@ def file_fact(
 ) -> None:
     """Add one fact under SPEC 2's rules: dedup, conflicts and doubts to pending, provenance."""
     rules = settings.consolidation
-    updated = now.date().isoformat()
     said = log.turns[fact.turn - 1] if 0 < fact.turn <= len(log.turns) else None
+    # as of when it was said, not of the run that filed it: a log consolidated weeks later (or
+    # imported) must not make its facts look newer than what was said since
+    updated = min(said.timestamp, now).date().isoformat() if said else now.date().isoformat()
     if said is not None and said.role in _TOOL_OUTPUT_ROLES:
         fact = replace(fact, confidence="low")  # a tool's output is data, not the owner's word
     provenance = format_provenance(
@@ -113,6 +115,10 @@ def _refresh(root: Path, rows: Sequence[dict[str, Any]], fact: FactDraft, update
         path = resolve_inside(root, row["path"])
         lines = read_text(root, row["path"]).split("\n")
         old = lines[row["line"] - 1]
+        when = re.search(r"updated: ([0-9-]+)", old)
+        if when and when.group(1) >= updated:  # said again, but not later than it was
+            bumped += 1
+            continue
         new = re.sub(r"updated: [0-9-]+", f"updated: {updated}", old, count=1)
         if new != old:
             lines[row["line"] - 1] = new

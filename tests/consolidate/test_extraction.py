@@ -165,6 +165,22 @@ def test_the_speaker_s_name_is_a_fact_when_they_give_it(text: str, name: str | N
     assert names == ([name] if name else [])
 
 
+@pytest.mark.parametrize(
+    ("text", "place"),
+    [
+        ("I moved to Porto last week!", "Porto"),
+        ("We moved to New York last month.", "New York"),
+        ("I moved to Rio de Janeiro in May.", "Rio de Janeiro"),
+        ("I live in Porto de Galinhas.", "Porto de Galinhas"),
+    ],
+    ids=["last-week", "two-words", "de", "de-then-a-name"],
+)
+def test_a_place_ends_with_its_last_name_word(text: str, place: str) -> None:
+    """Not "Porto la": "la" is part of a place name only as a word of its own."""
+    (episode,) = summarize_log(make_log(("user", text)))
+    assert [f.value for f in episode.facts if f.field in {"moved to", "lives in"}] == [place]
+
+
 def test_a_date_without_a_year_is_the_next_one() -> None:
     december = Turn("user", datetime(2025, 12, 20, 9, 0, tzinfo=UTC), "the deadline is 3rd of Jan")
     (episode,) = summarize_log(RawLog("logs/x.md", {}, (december,)))

@@ -161,8 +161,27 @@ def test_new_fact_goes_to_its_file_with_provenance(vault: Vault, vault_dir: Path
     assert report["facts_added"] == 1
     line = (vault_dir / "semantic" / "contacts.md").read_text().rstrip().splitlines()[-1]
     assert line.startswith("- Ingrid: priya@example.org <!-- source: logs/processed/")
-    assert "confidence: high" in line and f"updated: {LATER.date()}" in line
+    # as of the turn that said it, not of the run a day later that filed it
+    assert "confidence: high" in line and f"updated: {NOW.date()}" in line
     assert vault.search("Ingrid email", now=LATER).facts[0].value == "priya@example.org"
+
+
+def test_a_fact_is_dated_when_it_was_said_and_only_a_later_word_moves_its_date(
+    vault: Vault, vault_dir: Path
+) -> None:
+    """Logs consolidated long after (or imported) do not make what they say look new: a
+    fact is as of the turn that said it; said again later, it is as of then; an older log
+    consolidated afterwards moves nothing back."""
+    said = "I live in Tromso."
+    for session, days in [("t1", 0), ("t2", 20), ("t3", 5)]:
+        _log(vault, session, said, "Noted.", at=NOW + timedelta(days=days))
+        vault.consolidate(all_logs=True, now=NOW + timedelta(days=40))
+        line = next(
+            x
+            for x in (vault_dir / "semantic" / "life.md").read_text().splitlines()
+            if "Tromso" in x
+        )
+        assert f"updated: {(NOW + timedelta(days=days if days != 5 else 20)).date()}" in line
 
 
 def test_known_fact_is_not_duplicated(vault: Vault, vault_dir: Path) -> None:
