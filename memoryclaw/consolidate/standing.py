@@ -35,7 +35,7 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..recall.standing import ASK_PATTERN, StandingFact, content_words, topic_of
+from ..recall.standing import ASK_PATTERN, NEAR_TURNS, StandingFact, content_words, topic_of
 from ..vault.factnames import INSTRUCTION, OWNER_ENTITY, PREFERENCE
 from ..vault.values import value_key
 from ..vault.words import STOPWORDS, sentences
@@ -247,13 +247,11 @@ def standing_facts(
 
 def standing_facts_of(views: Sequence[TurnView], view: TurnView) -> Iterator[FactDraft]:
     """:func:`standing_facts` of one human turn of a log read as ``views``: said to the agent
-    where the assistant speaks within :data:`_NEAR` turns of it."""
-    near = views[max(0, view.number - 1 - _NEAR) : view.number + _NEAR]
+    where the assistant speaks within :data:`~memoryclaw.recall.standing.NEAR_TURNS` turns of
+    it."""
+    near = views[max(0, view.number - 1 - NEAR_TURNS) : view.number + NEAR_TURNS]
     to_agent = any(v.turn.role == "assistant" for v in near)
     yield from standing_facts(view.number, view.text, view.name, to_agent=to_agent)
-
-
-_NEAR = 3
 
 
 def with_recent(

@@ -353,3 +353,24 @@ def test_a_later_statement_not_yet_consolidated_takes_back_one_in_force(
     # the same statement said again adds no second line
     _say(empty_vault, "agent:main:other", "Actually, stop answering in French.", minutes=95)
     assert [f.value for f in empty_vault.profile()] == ["Actually, stop answering in French."]
+
+
+def _held_over(vault: Vault, ask: str = "Which bicycle suits a hilly commute?") -> list[str]:
+    """The pending standing lines a later direct session gets, and what consolidation files."""
+    later = RecallContext(session="agent:main:telegram:direct:42")
+    before = standing_section(vault.retrieve(ask, context=later).context)
+    vault.consolidate(all_logs=True, now=NOW + timedelta(hours=1))
+    after = standing_section(vault.retrieve(ask, context=later).context)
+    assert before == after  # what consolidation will file, no more
+    return before
+
+
+def test_a_log_of_the_owner_alone_states_no_instruction_before_or_after_consolidation(
+    empty_vault: Vault,
+) -> None:
+    """Said where no agent answers (a transcript of people talking), an imperative or a taste
+    is not how the agent is to serve the owner: consolidation files none, nor does a recall."""
+    for n, said in enumerate(["Never give up on your dreams, kid.", "I love pottery."]):
+        empty_vault.log_turn("agent:main:main", "user", said, timestamp=NOW + timedelta(seconds=n))
+    empty_vault.end_session("agent:main:main")
+    assert _held_over(empty_vault) == []
