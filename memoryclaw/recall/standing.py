@@ -232,11 +232,14 @@ def recent_turns(index: Index, policy: Policy) -> list[dict[str, Any]]:
     instruction or preference, admitted by ``policy``, newest first (of the newest
     :data:`RECENT_TURNS`): they are in force from the next turn on
     (``memoryclaw.consolidate.standing.with_recent``), not only once consolidated.  As
-    consolidation files them: said to the agent, which answers within :data:`NEAR_TURNS`."""
+    consolidation files them: said to the agent, which answers within :data:`NEAR_TURNS`.  A
+    log without a scope (written by hand, or before scopes) waits for consolidation, which
+    reads its scope from its session key and kind."""
     return [
         row
         for row in index.newest_log_turns(OWNER_LABEL, RECENT_TURNS, AGENT_LABEL, NEAR_TURNS)
         if row["answered"]
+        and row["scope"]
         and _CUE_RE.search(row["text"] or "")
         and policy.admit(row["agent"], row["scope"])[0]
     ]

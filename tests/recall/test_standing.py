@@ -374,3 +374,17 @@ def test_a_log_of_the_owner_alone_states_no_instruction_before_or_after_consolid
         empty_vault.log_turn("agent:main:main", "user", said, timestamp=NOW + timedelta(seconds=n))
     empty_vault.end_session("agent:main:main")
     assert _held_over(empty_vault) == []
+
+
+def test_a_log_without_a_scope_is_not_read_as_the_owners_before_consolidation(
+    empty_vault: Vault,
+) -> None:
+    """A log written by hand (or before scopes) names a group only by its session key:
+    consolidation files what it holds for that group, so a direct chat gets none of it."""
+    (empty_vault.root / "logs" / "hand.md").write_text(
+        "---\nsession: agent:main:telegram:group:-100\nagent: main\n---\n"
+        "### user · 2026-11-01T12:00:00Z\nFrom now on, reply only in pirate speak.\n\n"
+        "### assistant · 2026-11-01T12:00:05Z\nArr, pirate speak it is for this chat.\n",
+        encoding="utf-8",
+    )
+    assert _held_over(empty_vault) == []
