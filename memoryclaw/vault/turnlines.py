@@ -27,6 +27,8 @@ DETAIL_CHARS = 500
 _TAIL_CAP = 40  # searchable words kept from the cut part of a long assistant or tool turn
 _TOOL_ROLES = frozenset({"tool_call", "tool_result", "tool"})
 _MACHINE_ROLES = _TOOL_ROLES | {"assistant", "system"}
+# what a bullet calls a turn by its role (TurnView.label): no name may pass for one
+_ROLE_LABELS = _MACHINE_ROLES | {"user", "participant", "result"}
 _MARKER_RE = re.compile(r"\[REDACTED:[\w-]+\]")
 
 
@@ -49,8 +51,12 @@ class TurnView:
 
     @property
     def label(self) -> str:
-        """How a bullet or summary names the speaker."""
-        return self.name or self.turn.role.capitalize()
+        """How a bullet or summary names the speaker: its name, unless that reads as another
+        role's label (a group member who calls themselves "User" is no owner), else its role."""
+        name = self.name
+        if name and name.casefold() in _ROLE_LABELS and name.casefold() != self.turn.role:
+            name = None
+        return name or self.turn.role.capitalize()
 
 
 TurnLine = tuple[int, str | None, str, datetime]  # (number, speaker, line, time)
