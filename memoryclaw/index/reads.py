@@ -134,9 +134,11 @@ class IndexReads(IndexDatabase):
         """The newest ``limit`` lines ``speaker`` said in raw logs not yet consolidated, newest
         first: ``path``, ``turn``, ``text``, ``timestamp``, ``session``, ``agent``, ``scope``,
         and ``answered``: whether ``answerer`` has a line within ``near`` turns of it."""
+        # "+a.speaker": the neighbours are found by path and turn, not among every line the
+        # answerer said in any log (the speaker index would read all of those for each row)
         cursor = self.execute(
             "SELECT path, turn, text, timestamp, session, agent, scope, EXISTS (SELECT 1"
-            " FROM passages a WHERE a.kind = 'log' AND a.path = p.path AND a.speaker = ?"
+            " FROM passages a WHERE a.kind = 'log' AND a.path = p.path AND +a.speaker = ?"
             " AND a.turn BETWEEN p.turn - ? AND p.turn + ?) AS answered FROM passages p"
             " WHERE kind = 'log' AND speaker = ? ORDER BY ts_epoch DESC, rowid DESC LIMIT ?",
             [answerer, near, near, speaker, limit],
