@@ -36,7 +36,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..recall.standing import ASK_PATTERN, NEAR_TURNS, StandingFact, content_words, topic_of
-from ..vault.factnames import INSTRUCTION, OWNER_ENTITY, PREFERENCE
+from ..vault.factnames import (
+    INSTRUCTION,
+    INSTRUCTIONS_FILE,
+    OWNER_ENTITY,
+    PREFERENCE,
+    PREFERENCES_FILE,
+)
+from ..vault.files import SEMANTIC_DIR
 from ..vault.values import value_key
 from ..vault.words import STOPWORDS, sentences
 from .names import GENERIC
@@ -260,20 +267,26 @@ def with_recent(
     """``found`` (in force, newest first) with what the owner's ``turns`` not yet consolidated
     state (``recall.standing.recent_turns``, newest first), newest first: a later statement
     takes back an earlier one it :func:`reverses` (in force or not yet consolidated), as
-    consolidation will; one already in force adds nothing."""
+    consolidation will; one already in force adds nothing.  As consolidation, what is taken
+    back or already said is the owner's own (``User``) only, and taken back in its file: a
+    plain line of preferences.md or somebody else's taste stays."""
     out = list(reversed(found))
     readings = {f.value: _reading(f.value) for f in out}  # each read once: n statements, n^2 pairs
-    known = {(f.kind, value_key(f.value)) for f in out}
+    known = {(f.kind, value_key(f.value)) for f in out if _owners(f)}
     for row in reversed(turns):  # oldest first: what is said later takes back what was before
         for n, said in enumerate(standing_statements(str(row["text"])), 1):
             if (said.kind, value_key(said.sentence)) in known:
                 continue
             reading = readings.setdefault(said.sentence, _reading(said.sentence))
             kept = [
-                f for f in out if f.kind != said.kind or not _takes_back(reading, readings[f.value])
+                f
+                for f in out
+                if f.kind != said.kind
+                or not (f.pending or (_owners(f) and f.path == _FILE_OF[f.kind]))
+                or not _takes_back(reading, readings[f.value])
             ]
             if len(kept) < len(out):  # something was taken back: it may be said again
-                out, known = kept, {(f.kind, value_key(f.value)) for f in kept}
+                out, known = kept, {(f.kind, value_key(f.value)) for f in kept if _owners(f)}
             known.add((said.kind, value_key(said.sentence)))
             out.append(
                 StandingFact(
@@ -292,6 +305,18 @@ def with_recent(
                 )
             )
     return out[::-1]
+
+
+# where consolidation files a standing statement, and supersedes what it takes back
+# (consolidate.review.target_file)
+_FILE_OF = {
+    INSTRUCTION: f"{SEMANTIC_DIR}/{INSTRUCTIONS_FILE}",
+    PREFERENCE: f"{SEMANTIC_DIR}/{PREFERENCES_FILE}",
+}
+
+
+def _owners(fact: StandingFact) -> bool:
+    return fact.entity.casefold() == OWNER_ENTITY.casefold()
 
 
 def reverses(new: str, old: str) -> bool:

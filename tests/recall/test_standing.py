@@ -361,7 +361,7 @@ def _held_over(vault: Vault, ask: str = "Which bicycle suits a hilly commute?") 
     before = standing_section(vault.retrieve(ask, context=later).context)
     vault.consolidate(all_logs=True, now=NOW + timedelta(hours=1))
     after = standing_section(vault.retrieve(ask, context=later).context)
-    assert before == after  # what consolidation will file, no more
+    assert sorted(before) == sorted(after)  # what consolidation will file, no more
     return before
 
 
@@ -407,3 +407,20 @@ def test_a_turn_named_user_is_not_the_owners_unless_the_owner_said_it(
     empty_vault.end_session(session)
     assert [f.value for f in empty_vault.profile()] == []
     assert _held_over(empty_vault) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["- Vegetarian", "- Anna (preference): I'm vegetarian."],
+    ids=["a-plain-note", "another-persons"],
+)
+def test_a_statement_not_yet_consolidated_takes_back_only_what_consolidation_will(
+    empty_vault: Vault, line: str
+) -> None:
+    """Consolidation supersedes the owner's own earlier statement only: a plain line of
+    preferences.md, or somebody else's taste, stays in force."""
+    _write(empty_vault.root, "preferences.md", ["# Mine", "", line])
+    _say(empty_vault, "agent:main:main", "I'm not vegetarian anymore.")
+    empty_vault.end_session("agent:main:main")
+    ask = "What should I cook for dinner tonight?"
+    assert len(_held_over(empty_vault, ask)) == 2
