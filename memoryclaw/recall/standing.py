@@ -97,9 +97,10 @@ def _about_answers_re() -> re.Pattern[str]:
     return re.compile(
         r"(?i)\b(?:prefer|like|love|want|rather|favou?r)\b"
         # the words between say what the replies are like, not what is done ("practising
-        # interview answers" is a taste in practice)
-        r"(?:\s+(?!\w+ing\b)[\w'’-]+){0,6}?\s+(?:answers?|responses?|replies|reply"
-        r"|explanations?|bullet[- ]?points?|summaries|tone|formatting|wording)\b"
+        # interview answers" is a taste in practice) nor whose they are ("Kayla's responses")
+        r"(?:\s+(?!\w+ing\b|(?:her|his|their|its|\w+['’]s)\b)[\w'’-]+){0,6}?"
+        r"\s+(?:answers?|responses?|replies|reply|explanations?|bullet[- ]?points?|summaries"
+        r"|tone|formatting|wording)\b(?!\s+of\b)"  # "the tone of her voice" is another's
     )
 
 

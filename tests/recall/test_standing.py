@@ -300,8 +300,10 @@ def test_a_taste_in_how_answers_are_given_applies_to_every_answer(
         "I prefer practising interview answers with Kayla present.",
         "I prefer ETFs, can you explain them?",
         "I love hiking on short trails.",
+        "I like the tone of her voice.",
+        "I prefer Kayla's responses to mine.",
     ],
-    ids=["doing-not-replies", "reply-word-after-the-clause", "other-taste"],
+    ids=["doing-not-replies", "reply-word-after-the-clause", "other-taste", "of-x", "others"],
 )
 def test_a_taste_in_anything_else_waits_for_advice(empty_vault: Vault, said: str) -> None:
     _write(empty_vault.root, "preferences.md", [f"- User (preference): {said}"])
