@@ -143,7 +143,8 @@ _NEXT_CLAUSE_RE = re.compile(
 # An instruction to the agent names the speaker ("when I ask", "for me") or what the agent
 # does when it answers; advice between people ("don't ever quit on what you love") does neither.
 _ADDRESSED_RE = re.compile(
-    r"(?i)\b(?:I|me|my|mine|myself|answer\w*|repl(?:y|ies|ying)|respon(?:d\w*|ses?)|messages?"
+    r"(?i)\b(?:I|me|my|mine|myself|answer(?:s|ed|ing)?|repl(?:y|ies|ying)"
+    r"|respon(?:d|ds|ded|ding|ses?)|messages?"
     r"|explanations?|summar(?:y|ies|i[sz]e)|examples?|sources?|code|emojis?|format\w*"
     r"|includ\w*|us(?:e|ing)|mention\w*|cit(?:e|ing)|show\w*|list\w*|provid\w*|giv(?:e|ing)"
     r"|explain\w*|writ(?:e|ing)|add\w*|(?:double-)?check\w*|suggest\w*|recommend\w*"
