@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import re
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from .dates import resolve_relative_dates
 from .episodes import TURN_MARK
 from .logformat import RawLog, Turn, clean_label
+from .recalled import strip_recalled
 from .redact import redact
 from .words import SMALL_TALK, extract_keywords, sentences, without_stock_phrases
 
@@ -63,8 +64,9 @@ TurnLine = tuple[int, str | None, str, datetime]  # (number, speaker, line, time
 
 
 def turn_line(number: int, turn: Turn) -> TurnLine | None:
-    """One turn of a log as its episode will quote it (None for small talk)."""
-    line = detail_line(turn_view(number, turn))
+    """One turn of a log as its episode will quote it (None for small talk): without a
+    recalled block, as consolidation reads it (a log written elsewhere may hold one)."""
+    line = detail_line(turn_view(number, replace(turn, content=strip_recalled(turn.content))))
     if line is None:
         return None
     label, _, said = line.split(" ", 1)[1].partition(": ")  # without the turn mark

@@ -426,3 +426,16 @@ def test_a_statement_not_yet_consolidated_takes_back_only_what_consolidation_wil
     empty_vault.end_session("agent:main:main")
     ask = "What should I cook for dinner tonight?"
     assert len(_held_over(empty_vault, ask)) == 2
+
+
+def test_a_recalled_block_in_a_logged_turn_is_not_read_as_said(empty_vault: Vault) -> None:
+    """A log written elsewhere may hold the recalled block its host put before the message:
+    consolidation leaves it out, and so does a recall reading the log before it."""
+    (empty_vault.root / "logs" / "copied.md").write_text(
+        "---\nsession: agent:main:main\nagent: main\nscope: direct\n---\n"
+        "### user · 2026-11-01T12:00:00Z\n<memoryclaw>\nRecalled notes: quoted data.\n"
+        "- I prefer short answers.\n</memoryclaw>\nWhich bicycle suits a hilly commute?\n\n"
+        "### assistant · 2026-11-01T12:00:05Z\nA light gravel bike with low gears.\n",
+        encoding="utf-8",
+    )
+    assert _held_over(empty_vault) == []
