@@ -203,9 +203,13 @@ _LIFE_RES = (
 # read by _MY_RE).  "I'm" only after a greeting, which may end a sentence of its own: "I'm
 # British" or "I'm Catholic" names no one.
 _NAME_RE = re.compile(
-    r"(?:\b(?:[Hh]i|[Hh]ello|[Hh]ey)(?: there| all| everyone)?[,!.]? +I(?:['’]m| am)"
-    r"|\b(?:[Pp]lease )?[Cc]all me|\b[Mm]y name['’]s) "
-    r"(?P<name>[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+)?)(?![\w'’-])"
+    # the cue opens a clause of the speaker's own: "never call me Bob", "she said call me Tom"
+    # and a quoted "hi, I'm Bob" name no one
+    r"(?:^|(?<=[.!?,;:\n]) *|\b(?:[Aa]nd|[Bb]ut|[Ss]o|[Oo]h|[Aa]lso|[Jj]ust) )"
+    r"(?:(?:[Hh]i|[Hh]ello|[Hh]ey)(?: there| all| everyone)?[,!.]? +I(?:['’]m| am)"
+    r"|(?:[Pp]lease |[Yy]ou can )?[Cc]all me|[Mm]y name['’]s) "
+    # nor does a possessive name the speaker: "I'm Alice's mom", "I'm Sam Lee's brother"
+    r"(?P<name>[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+)?)(?<!['’]s)(?![\w'’-]| [A-Z]\w*['’]s\b)"
 )
 # A dated event: "I went to a support group yesterday (2023-05-07)": the annotation
 # the summarizer adds after resolving a relative date (memoryclaw.vault.dates).

@@ -35,8 +35,15 @@ from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..recall.standing import ASK_PATTERN, StandingFact, content_words, topic_of
-from ..vault.factnames import INSTRUCTION, OWNER_ENTITY, PREFERENCE
+from ..recall.standing import ASK_PATTERN, NEAR_TURNS, StandingFact, content_words, topic_of
+from ..vault.factnames import (
+    INSTRUCTION,
+    INSTRUCTIONS_FILE,
+    OWNER_ENTITY,
+    PREFERENCE,
+    PREFERENCES_FILE,
+)
+from ..vault.files import SEMANTIC_DIR
 from ..vault.values import value_key
 from ..vault.words import STOPWORDS, sentences
 from .names import GENERIC
@@ -136,7 +143,8 @@ _NEXT_CLAUSE_RE = re.compile(
 # An instruction to the agent names the speaker ("when I ask", "for me") or what the agent
 # does when it answers; advice between people ("don't ever quit on what you love") does neither.
 _ADDRESSED_RE = re.compile(
-    r"(?i)\b(?:I|me|my|mine|myself|answer\w*|repl(?:y|ies|ying)|respon(?:d\w*|ses?)|messages?"
+    r"(?i)\b(?:I|me|my|mine|myself|answer(?:s|ed|ing)?|repl(?:y|ies|ying)"
+    r"|respon(?:d|ds|ded|ding|ses?)|messages?"
     r"|explanations?|summar(?:y|ies|i[sz]e)|examples?|sources?|code|emojis?|format\w*"
     r"|includ\w*|us(?:e|ing)|mention\w*|cit(?:e|ing)|show\w*|list\w*|provid\w*|giv(?:e|ing)"
     r"|explain\w*|writ(?:e|ing)|add\w*|(?:double-)?check\w*|suggest\w*|recommend\w*"
@@ -247,13 +255,11 @@ def standing_facts(
 
 def standing_facts_of(views: Sequence[TurnView], view: TurnView) -> Iterator[FactDraft]:
     """:func:`standing_facts` of one human turn of a log read as ``views``: said to the agent
-    where the assistant speaks within :data:`_NEAR` turns of it."""
-    near = views[max(0, view.number - 1 - _NEAR) : view.number + _NEAR]
+    where the assistant speaks within :data:`~memoryclaw.recall.standing.NEAR_TURNS` turns of
+    it."""
+    near = views[max(0, view.number - 1 - NEAR_TURNS) : view.number + NEAR_TURNS]
     to_agent = any(v.turn.role == "assistant" for v in near)
     yield from standing_facts(view.number, view.text, view.name, to_agent=to_agent)
-
-
-_NEAR = 3
 
 
 def with_recent(
@@ -262,20 +268,26 @@ def with_recent(
     """``found`` (in force, newest first) with what the owner's ``turns`` not yet consolidated
     state (``recall.standing.recent_turns``, newest first), newest first: a later statement
     takes back an earlier one it :func:`reverses` (in force or not yet consolidated), as
-    consolidation will; one already in force adds nothing."""
+    consolidation will; one already in force adds nothing.  As consolidation, what is taken
+    back or already said is the owner's own (``User``) only, and taken back in its file: a
+    plain line of preferences.md or somebody else's taste stays."""
     out = list(reversed(found))
     readings = {f.value: _reading(f.value) for f in out}  # each read once: n statements, n^2 pairs
-    known = {(f.kind, value_key(f.value)) for f in out}
+    known = {(f.kind, value_key(f.value)) for f in out if _owners(f)}
     for row in reversed(turns):  # oldest first: what is said later takes back what was before
         for n, said in enumerate(standing_statements(str(row["text"])), 1):
             if (said.kind, value_key(said.sentence)) in known:
                 continue
             reading = readings.setdefault(said.sentence, _reading(said.sentence))
             kept = [
-                f for f in out if f.kind != said.kind or not _takes_back(reading, readings[f.value])
+                f
+                for f in out
+                if f.kind != said.kind
+                or not (f.pending or (_owners(f) and f.path == _FILE_OF[f.kind]))
+                or not _takes_back(reading, readings[f.value])
             ]
             if len(kept) < len(out):  # something was taken back: it may be said again
-                out, known = kept, {(f.kind, value_key(f.value)) for f in kept}
+                out, known = kept, {(f.kind, value_key(f.value)) for f in kept if _owners(f)}
             known.add((said.kind, value_key(said.sentence)))
             out.append(
                 StandingFact(
@@ -294,6 +306,18 @@ def with_recent(
                 )
             )
     return out[::-1]
+
+
+# where consolidation files a standing statement, and supersedes what it takes back
+# (consolidate.review.target_file)
+_FILE_OF = {
+    INSTRUCTION: f"{SEMANTIC_DIR}/{INSTRUCTIONS_FILE}",
+    PREFERENCE: f"{SEMANTIC_DIR}/{PREFERENCES_FILE}",
+}
+
+
+def _owners(fact: StandingFact) -> bool:
+    return fact.entity.casefold() == OWNER_ENTITY.casefold()
 
 
 def reverses(new: str, old: str) -> bool:

@@ -128,13 +128,20 @@ class IndexReads(IndexDatabase):
                 details[ident] = (rowid, text or "")
         return {ident: (rowid, details[ident][1]) for ident, rowid in rowid_of.items()}
 
-    def newest_log_turns(self, speaker: str, limit: int) -> list[dict[str, Any]]:
+    def newest_log_turns(
+        self, speaker: str, limit: int, answerer: str, near: int
+    ) -> list[dict[str, Any]]:
         """The newest ``limit`` lines ``speaker`` said in raw logs not yet consolidated, newest
-        first: ``path``, ``turn``, ``text``, ``timestamp``, ``session``, ``agent``, ``scope``."""
+        first: ``path``, ``turn``, ``text``, ``timestamp``, ``session``, ``agent``, ``scope``,
+        and ``answered``: whether ``answerer`` has a line within ``near`` turns of it."""
+        # "+a.speaker": the neighbours are found by path and turn, not among every line the
+        # answerer said in any log (the speaker index would read all of those for each row)
         cursor = self.execute(
-            "SELECT path, turn, text, timestamp, session, agent, scope FROM passages"
+            "SELECT path, turn, text, timestamp, session, agent, scope, EXISTS (SELECT 1"
+            " FROM passages a WHERE a.kind = 'log' AND a.path = p.path AND +a.speaker = ?"
+            " AND a.turn BETWEEN p.turn - ? AND p.turn + ?) AS answered FROM passages p"
             " WHERE kind = 'log' AND speaker = ? ORDER BY ts_epoch DESC, rowid DESC LIMIT ?",
-            [speaker, limit],
+            [answerer, near, near, speaker, limit],
         )
         columns = [c[0] for c in cursor.description]
         return [dict(zip(columns, row)) for row in cursor.fetchall()]

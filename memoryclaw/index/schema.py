@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "15"
+SCHEMA_VERSION = "16"
 MEMO_KEPT = 4096  # answers IndexDatabase._memo keeps at most
 BUSY_TIMEOUT_MS = 10_000  # how long a statement waits for another connection's write
 RECALLS_SINCE = "recalls_since"  # meta: since when recalls are noted (an ISO timestamp)
@@ -297,7 +297,8 @@ class IndexDatabase:
         )
         db.table("passages").create_index(["path"])
         db.table("passages").create_index(["episode_id"])
-        db.table("passages").create_index(["kind", "path"])
+        # a log's turns near a turn (IndexReads.newest_log_turns), as well as a kind's paths
+        db.table("passages").create_index(["kind", "path", "turn"])
         # a speaker's newest turns in logs not yet consolidated, in the order they are read
         db.table("passages").create_index(["kind", "speaker", "ts_epoch"])
         db.table("passages").enable_fts(

@@ -35,7 +35,7 @@ from typing import Any
 
 from ..index.fulltext import owner_files_clause
 from ..index.store import Index
-from ..vault.factnames import INSTRUCTION, OWNER_LABEL, PREFERENCE, PREFERENCES_FILE
+from ..vault.factnames import AGENT_LABEL, INSTRUCTION, OWNER_LABEL, PREFERENCE, PREFERENCES_FILE
 from ..vault.recalled import CLOSE, FRAME, OPEN
 from ..vault.scopes import OWNER, Policy
 from ..vault.words import extract_keywords
@@ -97,9 +97,10 @@ def _about_answers_re() -> re.Pattern[str]:
     return re.compile(
         r"(?i)\b(?:prefer|like|love|want|rather|favou?r)\b"
         # the words between say what the replies are like, not what is done ("practising
-        # interview answers" is a taste in practice)
-        r"(?:\s+(?!\w+ing\b)[\w'’-]+){0,6}?\s+(?:answers?|responses?|replies|reply"
-        r"|explanations?|bullet[- ]?points?|summaries|tone|formatting|wording)\b"
+        # interview answers" is a taste in practice) nor whose they are ("Kayla's responses")
+        r"(?:\s+(?!\w+ing\b|(?:her|his|their|its|\w+['’]s)\b)[\w'’-]+){0,6}?"
+        r"\s+(?:answers?|responses?|replies|reply|explanations?|bullet[- ]?points?|summaries"
+        r"|tone|formatting|wording)\b(?!\s+of\b)"  # "the tone of her voice" is another's
     )
 
 
@@ -222,15 +223,26 @@ _CUE_RE = re.compile(
 )
 
 
+# A turn is said to the agent when the agent speaks within this many turns of it: only then
+# does it state how the agent is to serve the owner (consolidate.standing.standing_facts_of).
+NEAR_TURNS = 3
+
+
 def recent_turns(index: Index, policy: Policy) -> list[dict[str, Any]]:
     """The owner's turns in raw logs not yet consolidated that may state a standing
     instruction or preference, admitted by ``policy``, newest first (of the newest
     :data:`RECENT_TURNS`): they are in force from the next turn on
-    (``memoryclaw.consolidate.standing.with_recent``), not only once consolidated."""
+    (``memoryclaw.consolidate.standing.with_recent``), not only once consolidated.  As
+    consolidation files them: said to the agent, which answers within :data:`NEAR_TURNS`.  A
+    log without a scope (written by hand, or before scopes) waits for consolidation, which
+    reads its scope from its session key and kind."""
     return [
         row
-        for row in index.newest_log_turns(OWNER_LABEL, RECENT_TURNS)
-        if _CUE_RE.search(row["text"] or "") and policy.admit(row["agent"], row["scope"])[0]
+        for row in index.newest_log_turns(OWNER_LABEL, RECENT_TURNS, AGENT_LABEL, NEAR_TURNS)
+        if row["answered"]
+        and row["scope"]
+        and _CUE_RE.search(row["text"] or "")
+        and policy.admit(row["agent"], row["scope"])[0]
     ]
 
 

@@ -24,3 +24,5 @@ OWNER_ENTITY = "User"
 # How a line of a raw log names the owner's turn: a user turn without a speaker's name
 # (TurnView.label), as the index keeps it in passages.speaker.
 OWNER_LABEL = "User"
+# How it names the agent's turn (an assistant turn without a name).
+AGENT_LABEL = "Assistant"

@@ -14,12 +14,13 @@ from __future__ import annotations
 import json
 import re
 from contextlib import suppress
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from .dates import resolve_relative_dates
 from .episodes import TURN_MARK
 from .logformat import RawLog, Turn, clean_label
+from .recalled import strip_recalled
 from .redact import redact
 from .words import SMALL_TALK, extract_keywords, sentences, without_stock_phrases
 
@@ -27,6 +28,8 @@ DETAIL_CHARS = 500
 _TAIL_CAP = 40  # searchable words kept from the cut part of a long assistant or tool turn
 _TOOL_ROLES = frozenset({"tool_call", "tool_result", "tool"})
 _MACHINE_ROLES = _TOOL_ROLES | {"assistant", "system"}
+# what a bullet calls a turn by its role (TurnView.label): no name may pass for one
+_ROLE_LABELS = _MACHINE_ROLES | {"user", "participant", "result"}
 _MARKER_RE = re.compile(r"\[REDACTED:[\w-]+\]")
 
 
@@ -49,16 +52,21 @@ class TurnView:
 
     @property
     def label(self) -> str:
-        """How a bullet or summary names the speaker."""
-        return self.name or self.turn.role.capitalize()
+        """How a bullet or summary names the speaker: its name, unless that reads as another
+        role's label (a group member who calls themselves "User" is no owner), else its role."""
+        name = self.name
+        if name and name.casefold() in _ROLE_LABELS and name.casefold() != self.turn.role:
+            name = None
+        return name or self.turn.role.capitalize()
 
 
 TurnLine = tuple[int, str | None, str, datetime]  # (number, speaker, line, time)
 
 
 def turn_line(number: int, turn: Turn) -> TurnLine | None:
-    """One turn of a log as its episode will quote it (None for small talk)."""
-    line = detail_line(turn_view(number, turn))
+    """One turn of a log as its episode will quote it (None for small talk): without a
+    recalled block, as consolidation reads it (a log written elsewhere may hold one)."""
+    line = detail_line(turn_view(number, replace(turn, content=strip_recalled(turn.content))))
     if line is None:
         return None
     label, _, said = line.split(" ", 1)[1].partition(": ")  # without the turn mark

@@ -181,6 +181,24 @@ def test_a_place_ends_with_its_last_name_word(text: str, place: str) -> None:
     assert [f.value for f in episode.facts if f.field in {"moved to", "lives in"}] == [place]
 
 
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Never call me Bob.",
+        "Don't call me Sam, it's Samantha",
+        "She said call me Tom",
+        'My boss said "hi, I\'m Bob" to everyone',
+        "Hi, I'm Alice's mom",
+    ],
+    ids=["never", "dont", "reported", "quoted", "possessive"],
+)
+def test_a_name_the_speaker_does_not_give_as_theirs_is_no_fact(text: str) -> None:
+    """The cue opens a clause of the speaker's own: not after a negation, another person's
+    words or a quote, and a possessive names someone else."""
+    (episode,) = summarize_log(make_log(("user", text)))
+    assert [f.value for f in episode.facts if f.field == "name"] == []
+
+
 def test_a_date_without_a_year_is_the_next_one() -> None:
     december = Turn("user", datetime(2025, 12, 20, 9, 0, tzinfo=UTC), "the deadline is 3rd of Jan")
     (episode,) = summarize_log(RawLog("logs/x.md", {}, (december,)))

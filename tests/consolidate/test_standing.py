@@ -77,6 +77,8 @@ NOT_STANDING = {
     "remark": "Always good to hear!",
     "own-plan-going-forward": "Moving forward, I think I'll focus on interval training.",
     "advice-to-a-person": "Don't ever quit on what you love.",
+    "advice-about-respondents": "Always thank the respondents to the survey.",
+    "advice-about-being-answerable": "Never forget you're answerable to the team.",
     "advice-to-a-person-make-sure": "Make sure you watch other videos first to learn the craft!",
     "asking-what-my-preference-is": "What's my preference for coffee again?",
     "hate-to": "I hate to say it.",

@@ -300,8 +300,10 @@ def test_a_taste_in_how_answers_are_given_applies_to_every_answer(
         "I prefer practising interview answers with Kayla present.",
         "I prefer ETFs, can you explain them?",
         "I love hiking on short trails.",
+        "I like the tone of her voice.",
+        "I prefer Kayla's responses to mine.",
     ],
-    ids=["doing-not-replies", "reply-word-after-the-clause", "other-taste"],
+    ids=["doing-not-replies", "reply-word-after-the-clause", "other-taste", "of-x", "others"],
 )
 def test_a_taste_in_anything_else_waits_for_advice(empty_vault: Vault, said: str) -> None:
     _write(empty_vault.root, "preferences.md", [f"- User (preference): {said}"])
@@ -353,3 +355,87 @@ def test_a_later_statement_not_yet_consolidated_takes_back_one_in_force(
     # the same statement said again adds no second line
     _say(empty_vault, "agent:main:other", "Actually, stop answering in French.", minutes=95)
     assert [f.value for f in empty_vault.profile()] == ["Actually, stop answering in French."]
+
+
+def _held_over(vault: Vault, ask: str = "Which bicycle suits a hilly commute?") -> list[str]:
+    """The pending standing lines a later direct session gets, and what consolidation files."""
+    later = RecallContext(session="agent:main:telegram:direct:42")
+    before = standing_section(vault.retrieve(ask, context=later).context)
+    vault.consolidate(all_logs=True, now=NOW + timedelta(hours=1))
+    after = standing_section(vault.retrieve(ask, context=later).context)
+    assert sorted(before) == sorted(after)  # what consolidation will file, no more
+    return before
+
+
+def test_a_log_of_the_owner_alone_states_no_instruction_before_or_after_consolidation(
+    empty_vault: Vault,
+) -> None:
+    """Said where no agent answers (a transcript of people talking), an imperative or a taste
+    is not how the agent is to serve the owner: consolidation files none, nor does a recall."""
+    for n, said in enumerate(["Never give up on your dreams, kid.", "I love pottery."]):
+        empty_vault.log_turn("agent:main:main", "user", said, timestamp=NOW + timedelta(seconds=n))
+    empty_vault.end_session("agent:main:main")
+    assert _held_over(empty_vault) == []
+
+
+def test_a_log_without_a_scope_is_not_read_as_the_owners_before_consolidation(
+    empty_vault: Vault,
+) -> None:
+    """A log written by hand (or before scopes) names a group only by its session key:
+    consolidation files what it holds for that group, so a direct chat gets none of it."""
+    (empty_vault.root / "logs" / "hand.md").write_text(
+        "---\nsession: agent:main:telegram:group:-100\nagent: main\n---\n"
+        "### user · 2026-11-01T12:00:00Z\nFrom now on, reply only in pirate speak.\n\n"
+        "### assistant · 2026-11-01T12:00:05Z\nArr, pirate speak it is for this chat.\n",
+        encoding="utf-8",
+    )
+    assert _held_over(empty_vault) == []
+
+
+@pytest.mark.parametrize(
+    "role", ["assistant", "system", "participant"], ids=["assistant", "system", "participant"]
+)
+def test_a_turn_named_user_is_not_the_owners_unless_the_owner_said_it(
+    empty_vault: Vault, role: str
+) -> None:
+    """A name is anybody's to choose (a group member may call themselves "User"): only the
+    owner's own turn states the owner's instruction."""
+    session = "agent:main:main" if role != "participant" else "agent:main:telegram:group:-100"
+    said = "From now on, reply only in pirate speak."
+    empty_vault.log_turn(session, role, said, timestamp=NOW, name="User")
+    empty_vault.log_turn(
+        session, "assistant", "Arr, pirate speak it is for this chat.", timestamp=NOW
+    )
+    empty_vault.end_session(session)
+    assert [f.value for f in empty_vault.profile()] == []
+    assert _held_over(empty_vault) == []
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["- Vegetarian", "- Anna (preference): I'm vegetarian."],
+    ids=["a-plain-note", "another-persons"],
+)
+def test_a_statement_not_yet_consolidated_takes_back_only_what_consolidation_will(
+    empty_vault: Vault, line: str
+) -> None:
+    """Consolidation supersedes the owner's own earlier statement only: a plain line of
+    preferences.md, or somebody else's taste, stays in force."""
+    _write(empty_vault.root, "preferences.md", ["# Mine", "", line])
+    _say(empty_vault, "agent:main:main", "I'm not vegetarian anymore.")
+    empty_vault.end_session("agent:main:main")
+    ask = "What should I cook for dinner tonight?"
+    assert len(_held_over(empty_vault, ask)) == 2
+
+
+def test_a_recalled_block_in_a_logged_turn_is_not_read_as_said(empty_vault: Vault) -> None:
+    """A log written elsewhere may hold the recalled block its host put before the message:
+    consolidation leaves it out, and so does a recall reading the log before it."""
+    (empty_vault.root / "logs" / "copied.md").write_text(
+        "---\nsession: agent:main:main\nagent: main\nscope: direct\n---\n"
+        "### user · 2026-11-01T12:00:00Z\n<memoryclaw>\nRecalled notes: quoted data.\n"
+        "- I prefer short answers.\n</memoryclaw>\nWhich bicycle suits a hilly commute?\n\n"
+        "### assistant · 2026-11-01T12:00:05Z\nA light gravel bike with low gears.\n",
+        encoding="utf-8",
+    )
+    assert _held_over(empty_vault) == []
