@@ -379,7 +379,9 @@ def _kind(sentence: str) -> str | None:
 
 def _speaker(before: str) -> bool:
     """Whether ``before``, what precedes a clause and its dash, is the name of who says it (not
-    a lead word: "Honestly - I prefer tea" is the speaker's)."""
+    a lead word: "Honestly - I prefer tea" is the speaker's).  A list's heading before it does
+    not hide the name: "Guest list: Anna - I'm vegetarian" (its lines run together)."""
+    before = before.rsplit(":", 1)[-1] if ":" in before[:-2] else before
     if not _SPEAKER_RE.match(before):
         return False
     words = re.sub(r"[-–—:]", " ", before).strip()

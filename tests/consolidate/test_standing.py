@@ -98,6 +98,7 @@ NOT_STANDING = {
     "an-allergy-test": "I have a food allergy test tomorrow.",
     "an-allergy-doctor": "I have a new allergy doctor.",
     "names-before-dashes": "Guest list:\nAnna - I'm vegetarian\nDr. Lee — I don't eat fish",
+    "a-heading-then-a-name": "Notes: Bob - I prefer tea",
 }
 
 
