@@ -289,6 +289,26 @@ class IndexReads(IndexDatabase):
             out[asked[row.pop("wanted")]].append(row)
         return out
 
+    def waiting_values(
+        self, keys: Sequence[tuple[str, str]], where: str = "1", params: Sequence[Any] = ()
+    ) -> list[list[dict[str, Any]]]:
+        """For each (entity, field) of ``keys``, the other values of that entity (in any case)
+        and field waiting for review as conflicts in ``_pending.md`` that pass ``where``, in
+        file order (``value``, ``updated``)."""
+        out: list[list[dict[str, Any]]] = [[] for _ in keys]
+        if not keys:
+            return out
+        cursor = self.execute(
+            "SELECT q.key AS wanted, p.value, p.updated FROM json_each(?) q JOIN pending p"
+            " ON p.field = json_extract(q.value, '$[1]') AND p.mark = 'CONFLICT'"
+            " AND lower(p.entity) = lower(json_extract(q.value, '$[0]'))"
+            f" WHERE ({where}) ORDER BY p.rowid",
+            [json.dumps(list(keys)), *params],
+        )
+        for wanted, value, updated in cursor.fetchall():
+            out[wanted].append({"value": value, "updated": updated})
+        return out
+
     def counts(self) -> dict[str, int]:
         """Row counts of the main tables."""
         out = {}

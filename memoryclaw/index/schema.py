@@ -28,7 +28,7 @@ if TYPE_CHECKING:
     import numpy as np
     from numpy.typing import NDArray
 
-SCHEMA_VERSION = "16"
+SCHEMA_VERSION = "17"
 MEMO_KEPT = 4096  # answers IndexDatabase._memo keeps at most
 BUSY_TIMEOUT_MS = 10_000  # how long a statement waits for another connection's write
 RECALLS_SINCE = "recalls_since"  # meta: since when recalls are noted (an ISO timestamp)
@@ -307,6 +307,20 @@ class IndexDatabase:
         # Characters of each turn of a processed log: the transcript its episodes stand for.
         db.table("turn_sizes").create({"path": str, "turn": int, "chars": int})
         db.table("turn_sizes").create_index(["path", "turn"])
+        # _pending.md's entries: a conflict's newer value is shown beside the current one
+        db.table("pending").create(
+            {
+                "path": str,
+                "mark": str,  # LOW | INVALID | CONFLICT | UNTRUSTED
+                "entity": str,
+                "field": str,
+                "value": str,
+                "updated": str,
+                "agent": str,
+                "scope": str,
+            }
+        )
+        db.table("pending").create_index(["field", "mark"])
         db.table("aliases").create({"path": str, "term": str, "synonym": str})
         db.table("aliases").create_index(["term"])
         # Episode id -> its last recall (epoch seconds); upserted by every retrieve.

@@ -123,6 +123,10 @@ def index_file(
 
         facts = parse_facts(text, stat.path, _mtime_date(stat.mtime_ns))
         index.put_facts(stat.path, facts, replace=replace)
+    elif stat.kind == "pending":
+        from ..vault.pending import parse_pending
+
+        index.put_pending(stat.path, parse_pending(text))
     elif stat.kind == "aliases":
         from ..vault.aliases import parse_aliases
 

@@ -28,6 +28,7 @@ if TYPE_CHECKING:
     from numpy.typing import NDArray
 
     from ..vault.facts import Fact
+    from ..vault.pending import PendingFact
 
 
 class IndexWrites(IndexDatabase):
@@ -142,6 +143,7 @@ class IndexWrites(IndexDatabase):
         self.execute("DELETE FROM facts WHERE path = ?", [path])
         self.execute("DELETE FROM passages WHERE path = ?", [path])
         self.execute("DELETE FROM aliases WHERE path = ?", [path])
+        self.execute("DELETE FROM pending WHERE path = ?", [path])
 
     def put_episode(self, episode: Episode, *, replace: bool = True) -> None:
         """Index an episode; ``replace`` first removes what its file held before."""
@@ -290,6 +292,18 @@ class IndexWrites(IndexDatabase):
             ],
         )
         self._fts_insert("facts", path)
+
+    def put_pending(self, path: str, entries: Sequence[PendingFact]) -> None:
+        """Index the facts waiting for review in ``_pending.md``."""
+        self._clear_content(path)
+        self.conn.executemany(
+            "INSERT INTO pending (path, mark, entity, field, value, updated, agent, scope)"
+            " VALUES (?,?,?,?,?,?,?,?)",
+            [
+                (path, e.mark, e.entity, e.field, e.value, e.updated, e.agent, e.scope)
+                for e in entries
+            ],
+        )
 
     def put_aliases(self, path: str, groups: Mapping[str, Sequence[str]]) -> None:
         """Index the alias groups of ``aliases.yaml``."""

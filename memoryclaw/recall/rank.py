@@ -198,7 +198,13 @@ def _facts(
             rows.append(row)
     matched = index.terms_matching("facts", [r["rowid"] for r in rows], plan.phrases)
     was = {r["rowid"]: found for r, found in zip(rows, _replaced(index, rows, visible))}
-    return [_fact_result(r, now, matched.get(r["rowid"], []), was=was[r["rowid"]]) for r in rows]
+    newer = {r["rowid"]: found for r, found in zip(rows, _waiting(index, rows, visible))}
+    return [
+        _fact_result(
+            r, now, matched.get(r["rowid"], []), was=was[r["rowid"]], newer=newer[r["rowid"]]
+        )
+        for r in rows
+    ]
 
 
 def _fact_result(
@@ -208,9 +214,11 @@ def _fact_result(
     *,
     was: tuple[str | None, str] = (None, ""),
     admitted_by: str = "",
+    newer: tuple[str | None, str] = (None, ""),
 ) -> FactResult:
     """The result of a fact row: its age at ``now``, the query words it matched, the value
-    it superseded and since when, and the rule that admitted it."""
+    it superseded and since when, a newer value waiting for review and since when, and the
+    rule that admitted it."""
     return FactResult(
         id=row["id"],
         entity=row["entity"],
@@ -228,6 +236,8 @@ def _fact_result(
         admitted_by=admitted_by,
         was=was[0],
         was_until=was[1],
+        newer=newer[0],
+        newer_since=newer[1],
     )
 
 
@@ -251,6 +261,21 @@ def _replaced(
             continue
         latest = max(earlier, key=lambda r: (r["superseded_on"] or "", r["path"], r["line"]))
         out.append((str(latest["value"]), str(latest["superseded_on"] or "")))
+    return out
+
+
+def _waiting(
+    index: Index, rows: Sequence[Mapping[str, Any]], visible: Visible
+) -> list[tuple[str | None, str]]:
+    """For each fact row, the latest other value of its entity and field waiting for review
+    as a conflict, among those ``visible``, and the day it was said; (None, "") when none."""
+    where, params = ("1", []) if visible[0] == "1" else (visible[0], list(visible[1]))
+    keys = [(row["entity"], row["field"]) for row in rows]
+    out: list[tuple[str | None, str]] = []
+    for row, waiting in zip(rows, index.waiting_values(keys, where, params)):
+        other = [w for w in waiting if value_key(w["value"]) != value_key(row["value"])]
+        latest = max(other, key=lambda w: w["updated"] or "", default=None)
+        out.append((str(latest["value"]), str(latest["updated"] or "")) if latest else (None, ""))
     return out
 
 

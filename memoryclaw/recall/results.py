@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
+from ..vault.dates import human_date
 from ..vault.scopes import OWNER, RecallContext
 from .origins import UNTRUSTED, episode_origin, fact_origin, line_origin
 from .plan import QueryPlan
@@ -142,6 +143,9 @@ class FactResult:
     admitted_by: str = ""
     was: str | None = None  # the value this one superseded (memoryclaw.consolidate.supersede)
     was_until: str = ""  # the date it was superseded on
+    # another value said since, waiting for review as a conflict (semantic/_pending.md)
+    newer: str | None = None
+    newer_since: str = ""  # when that value was said
     relevance: float = 1.0  # 0..1: the share of the query's topic words it matched
     vault: str | None = None  # the team vault it is from (memoryclaw.share.teams); None: this one
 
@@ -155,6 +159,8 @@ class FactResult:
             "value": self.value,
             "was": self.was,
             "was_until": self.was_until or None,
+            "newer": self.newer,
+            "newer_since": self.newer_since or None,
             "path": self.path,
             "line": self.line,
             "updated": self.updated,
@@ -171,11 +177,16 @@ class FactResult:
 
     def render(self) -> str:
         """``John email john@example.com (14d)``; a value that replaced another says so:
-        ``Sarah email sarah@newco.com (was sarah@example.com until 2025-06-01) (3d)``."""
+        ``Sarah email sarah@newco.com (was sarah@example.com until 2025-06-01) (3d)``, and one
+        with another value waiting for review as a conflict says that: ``User lives in Lisbon
+        (40d) (newer value waiting for review: Porto, said 1 November 2026)``."""
         age = f" ({self.age_days}d)" if self.age_days is not None else ""
         if self.was is not None:
             until = f" until {self.was_until}" if self.was_until else ""
             age = f" (was {self.was}{until}){age}"
+        if self.newer is not None:  # the model weighs both; the owner decides in review
+            since = f", said {human_date(self.newer_since)}" if self.newer_since else ""
+            age = f"{age} (newer value waiting for review: {self.newer}{since})"
         # a team vault's fact says whose it is: ``[team] John email …``
         whose = f"[{self.vault}] " if self.vault else ""
         if self.field in {"value", "note"}:

@@ -412,9 +412,12 @@ def _decode(rel: str, data: bytes) -> str:
 
 
 def classify(rel: str) -> str | None:
-    """Which kind of indexed file ``rel`` is: episode, facts, aliases, or None (not indexed)."""
+    """Which kind of indexed file ``rel`` is: episode, facts, aliases, log, pending, or None
+    (not indexed)."""
     if rel == ALIASES_FILE:
         return "aliases"
+    if rel == PENDING_FILE:
+        return "pending"  # the review queue: a conflict's newer value is shown beside the fact
     name = rel.rsplit("/", 1)[-1]
     if not name.endswith(".md") or name.startswith((".", "_")):
         return None

@@ -49,6 +49,9 @@ class PendingFact:
     was: str | None
     line: str
     said_by: str | None = None  # for UNTRUSTED: the participant and the conversation
+    updated: str = ""  # of its provenance comment: when it was said
+    agent: str | None = None
+    scope: str | None = None
 
     def as_dict(self) -> dict[str, Any]:
         """The entry as a JSON-ready dict."""
@@ -101,6 +104,9 @@ def _parse(line: str) -> PendingFact | None:
         was=was.group("was") if was else None,
         line=line,
         said_by=said_by.group("by") if said_by else None,
+        updated=fact.updated,
+        agent=fact.agent,
+        scope=fact.scope,
     )
 
 
@@ -108,5 +114,10 @@ def pending_facts(root: Path) -> list[PendingFact]:
     """Every fact in ``_pending.md``, in file order."""
     if not (is_staged(root / PENDING_FILE) or (root / PENDING_FILE).exists()):
         return []
-    entries = (_parse(line) for line in read_text(root, PENDING_FILE).splitlines())
+    return parse_pending(read_text(root, PENDING_FILE))
+
+
+def parse_pending(text: str) -> list[PendingFact]:
+    """Every fact of the text of a ``_pending.md``, in file order."""
+    entries = (_parse(line) for line in text.splitlines())
     return [entry for entry in entries if entry is not None]

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import dataclasses
+from datetime import datetime, timedelta
 from typing import Any
 
 import pytest
 
 from memoryclaw.recall.results import EpisodeResult, FactResult, PassageHit, _evolve
+from memoryclaw.vault.scopes import RecallContext
 
 EPISODE = EpisodeResult(
     id="ep-1",
@@ -78,3 +80,34 @@ def test_a_copy_with_changes_is_what_dataclasses_replace_makes(
 def test_a_copy_refuses_a_field_the_result_does_not_have() -> None:
     with pytest.raises(TypeError, match="no field 'relevence'"):
         _evolve(PASSAGE, relevence=0.5)
+
+
+def _live(vault: Any, session: str, text: str, day: str) -> None:
+    at = datetime.fromisoformat(f"{day}T10:00:00+00:00")
+    vault.log_turn(session, "user", text, timestamp=at)
+    vault.log_turn(session, "assistant", "Noted.", timestamp=at + timedelta(seconds=5))
+    vault.end_session(session)
+    vault.consolidate(all_logs=True, now=at + timedelta(hours=1))
+
+
+def test_a_newer_value_waiting_for_review_is_shown_beside_the_fact(empty_vault: Any) -> None:
+    """A conflict is not filed over the current value (it waits in _pending.md), but the
+    model is told it was said, and when; approved, the fact says what it replaced; a
+    context that may not see the conflict is not told it."""
+    life = empty_vault.root / "semantic" / "life.md"
+    life.write_text("# Life\n\n- User (lives in): Lisbon\n", encoding="utf-8")  # owner-level
+    _live(empty_vault, "agent:main:main", "I live in Porto now.", "2026-11-01")
+    [fact] = [f for f in empty_vault.search("where do I live").facts if f.field == "lives in"]
+    assert (fact.value, fact.newer, fact.newer_since) == ("Lisbon", "Porto", "2026-11-01")
+    assert fact.as_dict()["newer"] == "Porto"
+    payload = empty_vault.retrieve("where do I live?").context
+    assert "lives in Lisbon (" in payload
+    assert "(newer value waiting for review: Porto, said 1 November 2026)" in payload
+    # said to agent main, the newer value is not told to agent ops, which sees the hand line
+    ops = RecallContext(session="agent:ops:main")
+    [seen] = empty_vault.search("where do I live", context=ops).facts
+    assert (seen.value, seen.newer) == ("Lisbon", None)
+    [entry] = empty_vault.pending()
+    empty_vault.approve_pending(entry.id)
+    [fact] = [f for f in empty_vault.search("where do I live").facts if f.field == "lives in"]
+    assert (fact.value, fact.newer, fact.was) == ("Porto", None, "Lisbon")
