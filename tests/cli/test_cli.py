@@ -659,7 +659,7 @@ def test_reindex_reports(vault_dir: Path) -> None:
     assert set(first) >= {"added", "changed", "deleted", "moved", "unchanged", "skipped", "took_ms"}
     indexed = (
         len(list((vault_dir / "episodes").glob("*.md")))
-        + len([p for p in (vault_dir / "semantic").iterdir() if not p.name.startswith("_")])
+        + len([p for p in (vault_dir / "semantic").iterdir() if _indexed(p.name)])
         + len(list((vault_dir / "logs").glob("*.md")))  # raw logs: recalled as they come
     )
     assert first["added"] == indexed
@@ -1227,3 +1227,9 @@ def test_a_turn_s_command_imports_only_what_it_runs(
     loaded = set(listed.read_text(encoding="utf-8").split())
     assert "memoryclaw.index.store" in loaded  # the command did run
     assert not loaded & unused, sorted(loaded & unused)
+
+
+def _indexed(name: str) -> bool:
+    """A semantic file the index reads: a fact file, or the review queue (its conflicts are
+    recalled beside the facts they would replace)."""
+    return not name.startswith("_") or name == "_pending.md"

@@ -173,7 +173,7 @@ def test_read_text_limits_and_encodings(tmp_path: Path) -> None:
         ("episodes/2025/a.md", "episode"),
         ("semantic/contacts.md", "facts"),
         ("semantic/aliases.yaml", "aliases"),
-        ("semantic/_pending.md", None),
+        ("semantic/_pending.md", "pending"),
         ("episodes/.hidden.md", None),
         ("episodes/a.txt", None),
         ("logs/x_raw.md", "log"),
