@@ -4,7 +4,7 @@ reading one memory or file, as the requester may see them."""
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,18 +37,20 @@ def _without_live_turns(root: Path, result: SearchResult, session: str) -> Searc
     """``result`` without the turns of ``session``'s open log: a host that names its session
     sends those turns as the conversation's history, and quoted again they only take room.
     The session's earlier logs (closed, not yet consolidated) stay: its history is new."""
-    from ..vault.rawlogs import is_open_log  # a recall without a session reads no log
-
-    logs = {
-        p.path
-        for p in result.passages
-        if p.via == "log" and p.vault is None and p.session == session
-    }
-    live = {rel for rel in logs if is_open_log(root, rel)}
+    logs = [(p.path, p.session) for p in result.passages if p.via == "log" and p.vault is None]
+    live = _live_logs(root, logs, session)
     if not live:
         return result
     kept = tuple(p for p in result.passages if p.vault is not None or p.path not in live)
     return dataclasses.replace(result, passages=kept)
+
+
+def _live_logs(root: Path, logs: Iterable[tuple[str, str | None]], session: str) -> set[str]:
+    """Of ``logs`` (path and session of each), the paths that are ``session``'s open log:
+    the turns its host still holds as the conversation's history."""
+    from ..vault.rawlogs import is_open_log  # a recall without a session reads no log
+
+    return {rel for rel in {p for p, s in logs if s == session} if is_open_log(root, rel)}
 
 
 def _skipped(query: str, budget: int, reason: str) -> RetrievePayload:
@@ -256,10 +258,8 @@ def standing_in_force(vault: Vault, context: RecallContext | None) -> list[Stand
     found = in_force(vault.index, policy)
     turns = recent_turns(vault.index, policy)
     if turns and context is not None and context.session:
-        from ..vault.rawlogs import is_open_log
-
-        mine = {t["path"] for t in turns if t["session"] == context.session}
-        live = {rel for rel in mine if is_open_log(vault.root, rel)}
+        logs = [(t["path"], t["session"]) for t in turns]
+        live = _live_logs(vault.root, logs, context.session)
         turns = [t for t in turns if t["path"] not in live]
     if not turns:
         return found
