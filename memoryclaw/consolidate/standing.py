@@ -278,7 +278,9 @@ def with_recent(
         for n, said in enumerate(standing_statements(str(row["text"])), 1):
             if (said.kind, value_key(said.sentence)) in known:
                 continue
-            reading = readings.setdefault(said.sentence, _reading(said.sentence))
+            if said.sentence not in readings:  # said again after it was taken back: read once
+                readings[said.sentence] = _reading(said.sentence)
+            reading = readings[said.sentence]
             kept = [
                 f
                 for f in out

@@ -212,15 +212,20 @@ def in_force(index: Index, policy: Policy) -> list[StandingFact]:
 # first.  A daemon consolidates within minutes, so these are few; without one they are
 # bounded by this.
 RECENT_TURNS = 100
+
+
 # A word every standing statement holds (consolidate.standing): a turn without one is not read.
-_CUE_RE = re.compile(
-    r"(?i)\b(?:always|never|from now on|going forward|moving forward|future|from here on|when"
-    r"|whenever|any ?time|each time|every time|make sure|keep|stop|quit|no more|don['’]t"
-    r"|do not|prefer\w*|rather|like|love|enjoy|hate|dislike|detest|adore|stand"
-    r"|prioriti[sz]\w*|favou?rite|person|guy|girl|fan|allergic|allergy|intoleran\w*"
-    r"|vegetarian|vegan|pescatarian|coeliac|celiac|diabetic|gluten|teetotal|kosher|halal"
-    r"|can['’]t|cannot|eat|drink)\b"
-)
+# Compiled on first use: most recalls find no turn waiting for consolidation.
+@functools.cache
+def _cue_re() -> re.Pattern[str]:
+    return re.compile(
+        r"(?i)\b(?:always|never|from now on|going forward|moving forward|future|from here on|when"
+        r"|whenever|any ?time|each time|every time|make sure|keep|stop|quit|no more|don['’]t"
+        r"|do not|prefer\w*|rather|like|love|enjoy|hate|dislike|detest|adore|stand"
+        r"|prioriti[sz]\w*|favou?rite|person|guy|girl|fan|allergic|allergy|intoleran\w*"
+        r"|vegetarian|vegan|pescatarian|coeliac|celiac|diabetic|gluten|teetotal|kosher|halal"
+        r"|can['’]t|cannot|eat|drink)\b"
+    )
 
 
 # A turn is said to the agent when the agent speaks within this many turns of it: only then
@@ -241,7 +246,7 @@ def recent_turns(index: Index, policy: Policy) -> list[dict[str, Any]]:
         for row in index.newest_log_turns(OWNER_LABEL, RECENT_TURNS, AGENT_LABEL, NEAR_TURNS)
         if row["answered"]
         and row["scope"]
-        and _CUE_RE.search(row["text"] or "")
+        and _cue_re().search(row["text"] or "")
         and policy.admit(row["agent"], row["scope"])[0]
     ]
 
