@@ -247,7 +247,7 @@ def _replaced(
     """For each fact row, the value (and date) it superseded, among those ``visible``: the
     latest superseded value of its entity and field that names this value as its successor;
     (None, "") when there is none."""
-    where, params = ("1", []) if visible[0] == "1" else (visible[0], list(visible[1]))
+    where, params = _condition(visible)
     keys = [(row["entity"], row["field"]) for row in rows]
     out: list[tuple[str | None, str]] = []
     for row, superseded in zip(rows, index.superseded_facts(keys, where, params)):
@@ -269,7 +269,7 @@ def _waiting(
 ) -> list[tuple[str | None, str]]:
     """For each fact row, the latest other value of its entity and field waiting for review
     as a conflict, among those ``visible``, and the day it was said; (None, "") when none."""
-    where, params = ("1", []) if visible[0] == "1" else (visible[0], list(visible[1]))
+    where, params = _condition(visible)
     keys = [(row["entity"], row["field"]) for row in rows]
     out: list[tuple[str | None, str]] = []
     for row, waiting in zip(rows, index.waiting_values(keys, where, params)):
@@ -277,6 +277,11 @@ def _waiting(
         latest = max(other, key=lambda w: w["updated"] or "", default=None)
         out.append((str(latest["value"]), str(latest["updated"] or "")) if latest else (None, ""))
     return out
+
+
+def _condition(visible: Visible) -> tuple[str, list[Any]]:
+    """``visible`` as a condition and its parameters for a statement of its own."""
+    return ("1", []) if visible[0] == "1" else (visible[0], list(visible[1]))
 
 
 def age_in_days(updated: str, now: datetime) -> int | None:
