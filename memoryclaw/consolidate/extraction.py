@@ -53,6 +53,7 @@ from .names import (
     name_runs,
     name_spans,
 )
+from .profile import profile_facts
 
 _CLI = frozenset(
     """git npm npx pip pipx python python3 make docker kubectl cargo go yarn pnpm uv pytest ls
@@ -315,7 +316,10 @@ def facts_from_turn(
         if m["name"] != me  # "call me Monday", "Hi, I'm Sorry": no name
         and all(name_ok(w) and w.lower() not in NOT_NAMES for w in m["name"].split())
     ]
-    for sentence in (s for s in sentences(text) if not s.endswith("?")):
+    every = sentences(text)
+    # who the speaker is, they often say inside a request (see .profile)
+    found += [fact for sentence in every for fact in profile_facts(sentence, me)]
+    for sentence in (s for s in every if not s.endswith("?")):
         # Each pattern is tried only on a sentence holding a word it needs (as lower() makes
         # it, for a pattern that ignores case; never an "i" or "s", which other letters
         # match then): most sentences state no fact, and trying every pattern on every

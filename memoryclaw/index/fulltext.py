@@ -431,9 +431,11 @@ class FullTextSearch(IndexDatabase):
         entity: str | None = None,
     ) -> list[dict[str, Any]]:
         """Current facts of the fact files ``files`` and of ``entity`` (``owner_files_clause``)
-        whose field or value matches ``match``, ranked as :meth:`search_facts` ranks: a
-        question about the owner names no entity, "what's my coffee order?" asks for
-        "- Coffee: flat white" of a "# Food" section, "what's my job?" for "- User (job): …"."""
+        whose field, value or the kind of value its field names (``values.shape_tokens``)
+        matches ``match``, ranked as :meth:`search_facts` ranks: a question about the owner
+        names no entity, "what's my coffee order?" asks for "- Coffee: flat white" of a
+        "# Food" section, "what's my job?" for "- User (job): …", "how old am I?" for
+        "- User (age): 34"."""
         weights = ", ".join(str(w) for w in FACT_WEIGHTS)
         within, params = owner_files_clause(files, "f", entity)
         only, only_params = visible_clause(visible)
@@ -442,7 +444,7 @@ class FullTextSearch(IndexDatabase):
             f" FROM facts_fts JOIN facts f ON f.rowid = facts_fts.rowid"
             f" WHERE facts_fts MATCH ? AND {within} AND f.superseded = 0{only}"
             " ORDER BY score DESC, f.updated DESC, f.path, f.line, f.id LIMIT ?",
-            [f"{{field value}} : ({match})", *params, *only_params, limit],
+            [f"{{field value shape}} : ({match})", *params, *only_params, limit],
         )
         columns = [c[0] for c in cursor.description]
         return [dict(zip(columns, values)) for values in cursor.fetchall()]

@@ -12,6 +12,7 @@ from typing import Any
 from ..index.fulltext import Visible
 from ..index.store import Index
 from ..vault.scopes import Policy
+from ..vault.values import FIELD_SHAPES
 from .plan import QueryPlan
 from .rank import KEYWORD_WEIGHT, _scaled, _when
 from .recency import Recency
@@ -90,8 +91,9 @@ def _rank_passages(
     that lets it be recalled."""
     assert plan.episode_match is not None
     sources = [e.path for e in episodes[:reach]]
-    if plan.shapes:  # a line holding the kind of value asked for may be in any episode
-        shapes = sorted(set(plan.shapes.values()))
+    # a line holding the kind of value asked for may be in any episode
+    shapes = sorted(set(plan.shapes.values()) - FIELD_SHAPES)
+    if shapes:
         found = index.files_with_values(plan.episode_match, shapes, VALUE_SOURCES, visible)
         sources += [path for path in found if path not in sources]
     scale = max(1.0, reach / PASSAGE_SOURCES)

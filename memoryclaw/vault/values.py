@@ -90,8 +90,15 @@ _SHAPE_WORDS = {
     "url": "website site link url web homepage",
     "date": "date birthday born birth",
     "address": "address live lives street postcode",
+    # kinds only a fact's field names, never the look of a value: "how old is she?" asks for
+    # "- Mia (age): 6", "what do I do for a living?" for "- User (job): nurse"
+    "age": "age old aged",
+    "job": "job occupation profession career living",
+    "income": "income salary earn earns earning earnings wage wages",
 }
 SHAPE_PREFIX = "shape"
+# The tokens of those kinds: no line of an episode holds one (see shape_tokens).
+FIELD_SHAPES = frozenset(SHAPE_PREFIX + kind for kind in ("age", "job", "income"))
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # Sept.
 
 

@@ -93,7 +93,17 @@ source: openclaw:MEMORY.md
 - Favourite coffee: flat white
 """
 
+# Who the owner is, as a user writes it down: no question below repeats a field's name.
+ME = """\
+# Facts
+- User (age): 34
+- User (job): nurse
+- User (lives in): Leeds
+- User (income): £41,000 a year
+"""
+
 VAULTS = {
+    "me": {"semantic/facts.md": ME},
     "people": {
         "semantic/contacts.md": CONTACTS,
         "semantic/family.md": FAMILY,
@@ -131,6 +141,12 @@ CASES = [
     # the only word shared with the answer is in every file, a word of a question in one
     ("locksmith", "what's my locksmith called?", "Dave Kowalski"),
     ("locksmith", "did I save a locksmith?", "Dave Kowalski"),
+    ("me", "how old am I?", "age 34"),
+    ("me", "What do I do for a living?", "job nurse"),
+    ("me", "what's my profession?", "job nurse"),
+    ("me", "where do I live?", "lives in Leeds"),
+    ("me", "how much do I earn?", "£41,000 a year"),
+    ("me", "what's my salary?", "£41,000 a year"),
 ]
 
 
@@ -253,4 +269,12 @@ def test_a_field_names_its_kind_and_a_question_its_kinds() -> None:
     assert shape_terms(["dentist", "numbers", "live"]) == {
         "numbers": "shapephone",
         "live": "shapeaddress",
+    }
+    # kinds only a field names: no text is of them by its look
+    assert shape_tokens("34", "age") == "shapeage"
+    assert shape_tokens("34 years old") == ""
+    assert shape_terms(["old", "living", "salary"]) == {
+        "old": "shapeage",
+        "living": "shapejob",
+        "salary": "shapeincome",
     }
