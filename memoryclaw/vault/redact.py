@@ -270,6 +270,22 @@ def redact(text: str, previous: str | Sequence[str] = "", *, keep_lines: bool = 
         text = _answered(text, (previous,) if isinstance(previous, str) else previous)
     if keep_lines and "\n" in text:
         text = _answered_lines(text)
+    # A secret redacted can bring another into a pattern's reach ("htpasswd -b f u -k" takes
+    # the "-k" of an "openssl enc -k" as its password, after which "enc -k Bearer" stands
+    # alone): again, until nothing changes, so that redacting twice is redacting once.
+    for _ in range(_MAX_ROUNDS):
+        again = _redact_once(text, keep_lines)
+        if again == text:
+            break
+        text = again
+    return text
+
+
+_MAX_ROUNDS = 8  # each round that changes the text replaces a secret with a marker
+
+
+def _redact_once(text: str, keep_lines: bool) -> str:
+    """One pass of every pattern over ``text`` (see :func:`redact`)."""
     folded = text.casefold()
     present = {marker for marker in ALL_MARKERS if marker in folded}
     shaped = SHAPES.search(text) is not None
