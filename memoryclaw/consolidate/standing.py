@@ -149,7 +149,9 @@ _ADDRESSED_RE = re.compile(
     r"|includ\w*|us(?:e|ing)|mention\w*|cit(?:e|ing)|show\w*|list\w*|provid\w*|giv(?:e|ing)"
     r"|explain\w*|writ(?:e|ing)|add\w*|(?:double-)?check\w*|suggest\w*|recommend\w*"
     r"|remind\w*|highlight\w*|specif(?:y|ying)|confirm\w*|report\w*|label\w*|verif(?:y|ying)"
-    r"|tell|say|ask\w*|call|spell|translat\w*|quot(?:e|ing)|round|convert\w*|keep|avoid"
+    r"|tell|say|ask\w*|call|spell|translat\w*|quot(?:e|ing)|round|convert\w*|avoid"
+    # "keep it short" is how to answer; "keep an eye on the funds" a task of the moment
+    r"|keep(?! an eye\b| track\b| tabs\b| on top\b)"
     r"|note|offer\w*|book\w*)\b"
 )
 # "my preference for ETFs" states a taste wherever it stands, but "what's my preference for …?"

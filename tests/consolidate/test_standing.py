@@ -80,6 +80,7 @@ NOT_STANDING = {
     "advice-about-respondents": "Always thank the respondents to the survey.",
     "advice-about-being-answerable": "Never forget you're answerable to the team.",
     "advice-to-a-person-make-sure": "Make sure you watch other videos first to learn the craft!",
+    "a-task-of-the-moment": "Just make sure to keep an eye on how these funds are used.",
     "asking-what-my-preference-is": "What's my preference for coffee again?",
     "hate-to": "I hate to say it.",
     "other-persons-preference-for": "Her preference for tea is well known.",
