@@ -18,6 +18,7 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from ..vault.episodes import Episode, detail_passages, episode_fingerprint
+from ..vault.factnames import UNNAMED_FIELDS
 from ..vault.timestamps import utc_iso
 from ..vault.values import shape_tokens
 from .embeddings import embedding_text, passage_text, text_hash
@@ -286,7 +287,8 @@ class IndexWrites(IndexDatabase):
                     int(f.superseded),
                     f.superseded_on,
                     f.superseded_by,
-                    shape_tokens(f.value, f.field),
+                    # "- Allergy: cashews" names its kind by its label
+                    shape_tokens(f.value, f.entity if f.field in UNNAMED_FIELDS else f.field),
                 )
                 for f in facts
             ],

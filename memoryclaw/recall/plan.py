@@ -137,12 +137,7 @@ def plan_query(query: str, index: Index) -> QueryPlan:
     expanded = [synonym for synonym_list in synonyms.values() for synonym in synonym_list]
     # a compound is searched as a phrase, and its words too: "basketball-related" finds a
     # line that says "basketball"
-    parts = [
-        w
-        for k in keywords
-        if _COMPOUND_RE.fullmatch(k)
-        for w in extract_keywords(k.replace("-", " "))
-    ]
+    parts = [w for words in compound_parts(keywords).values() for w in words]
     for term in [*parts, *expanded, *shapes.values()]:
         if term not in terms:
             terms.append(term)
@@ -159,6 +154,11 @@ def plan_query(query: str, index: Index) -> QueryPlan:
         shapes=shapes,
         period=named_period(head),
     )
+
+
+def compound_parts(keywords: Sequence[str]) -> dict[str, list[str]]:
+    """Each compound keyword ("phase-two", "basketball-related") with its words."""
+    return {k: extract_keywords(k.replace("-", " ")) for k in keywords if _COMPOUND_RE.fullmatch(k)}
 
 
 def _common_terms(index: Index, terms: Sequence[str], keywords: Sequence[str]) -> tuple[str, ...]:

@@ -16,7 +16,7 @@ from ..vault.scopes import Policy
 from ..vault.timestamps import parse_timestamp
 from ..vault.values import value_key
 from ..vault.words import extract_keywords
-from .plan import QueryPlan
+from .plan import QueryPlan, compound_parts
 from .recency import Recency
 from .results import EpisodeResult, FactResult, _evolve
 
@@ -374,6 +374,15 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int, own: bool = T
         return 1.0 if fact.matched and found <= ENTITY_FACTS else 0.0
     # a kind of value counts once, for every keyword naming it ("phone number", one phone)
     kinds = {plan.shapes[k] for k in topic if k in plan.shapes}
-    hits = [t for t in fact.matched if t not in entity and t not in kinds]
+    # a word of a compound ("two" of "phase-two") is no hit of its own without the rest:
+    # "trips of up to two nights" says nothing of the phase-two kickoff
+    lone = {
+        part
+        for compound, parts in compound_parts(topic).items()
+        if compound not in fact.matched and not all(p in fact.matched for p in parts)
+        for part in parts
+        if part not in topic
+    }
+    hits = [t for t in fact.matched if t not in entity and t not in kinds and t not in lone]
     hits += [k for k in topic if plan.shapes.get(k) in fact.matched and k not in hits]
     return min(1.0, len(hits) / len(topic))

@@ -95,10 +95,11 @@ _SHAPE_WORDS = {
     "age": "age old aged",
     "job": "job occupation profession career living",
     "income": "income salary earn earns earning earnings wage wages",
+    "allergy": "allergy allergies allergic intolerance intolerances intolerant",
 }
 SHAPE_PREFIX = "shape"
 # The tokens of those kinds: no line of an episode holds one (see shape_tokens).
-FIELD_SHAPES = frozenset(SHAPE_PREFIX + kind for kind in ("age", "job", "income"))
+FIELD_SHAPES = frozenset(SHAPE_PREFIX + kind for kind in ("age", "job", "income", "allergy"))
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # Sept.
 
 
@@ -140,7 +141,8 @@ def shape_tokens(text: str, field: str = "") -> str:
     """The tokens of the kinds of value in ``text`` (a phone number, an email, a URL, a date,
     an address) or that its ``field`` names: ``"Dr. Lena Hoffman, 020 7946 0321"`` ->
     ``"shapephone"``; "" when there is none."""
-    kinds = [kind for kind, words in _SHAPE_WORDS.items() if field and field in words.split()]
+    named = field.lower()
+    kinds = [kind for kind, words in _SHAPE_WORDS.items() if named and named in words.split()]
     hints = {
         "@" if hint == "@" else "digit" if hint.isdigit() else "web"
         for hint in _value_hint_re().findall(text)

@@ -102,8 +102,16 @@ ME = """\
 - User (income): £41,000 a year
 """
 
+MINE = """\
+# Food
+- Allergy: cashews
+
+# Travel
+- Travels with hand luggage only for trips of up to two nights
+"""
+
 VAULTS = {
-    "me": {"semantic/facts.md": ME},
+    "me": {"semantic/facts.md": ME, "semantic/preferences.md": MINE},
     "people": {
         "semantic/contacts.md": CONTACTS,
         "semantic/family.md": FAMILY,
@@ -147,6 +155,7 @@ CASES = [
     ("me", "where do I live?", "lives in Leeds"),
     ("me", "how much do I earn?", "£41,000 a year"),
     ("me", "what's my salary?", "£41,000 a year"),
+    ("me", "am I allergic to anything?", "cashews"),
 ]
 
 
@@ -187,6 +196,12 @@ def test_the_line_that_answers_comes_before_the_questions(vaults: dict[str, Vaul
     answer = context.index("07700 900461")
     for asked in ("What's my locksmith's phone number?", "Should I call a locksmith"):
         assert asked not in context or context.index(asked) > answer, context
+
+
+def test_a_word_of_a_compound_alone_does_not_bring_a_fact(vaults: dict[str, Vault]) -> None:
+    """ "two" of "phase-two" is no reason to recall the trips of up to two nights."""
+    context = vaults["me"].retrieve("when is my phase-two kickoff?", now=NOW).context
+    assert "hand luggage" not in context, context
 
 
 def test_a_question_naming_only_a_busy_entity_does_not_bring_all_its_facts(
