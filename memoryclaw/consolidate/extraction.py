@@ -162,7 +162,7 @@ _LIFE_RES = (
         re.compile(
             r"(?i)\bI(?:['’]m| am)? (?:now |currently |still |just )?(?:work(?:ing|ed)?|got a job|"
             r"started (?:a new job|working)) as (?:an? |the )?(?P<value>[a-z][\w -]{2,40}?)"
-            r"(?= at | for |[.,;!]|$)"
+            r"(?= (?:at|for|and|but|since|so) |[.,;!]|$)"
         ),
     ),
     (

@@ -129,3 +129,18 @@ def test_property_every_value_is_the_speaker_s_own_words(text: str) -> None:
         assert value.lower() in " ".join(text.lower().split()) or value in text
         if field == "age":
             assert 0 < int(value) <= 120
+
+
+@pytest.mark.parametrize(
+    ("text", "job"),
+    [
+        ("Hi! I'm Priya. I'm 34, I work as a nurse and I'm living in Leeds.", "nurse"),
+        ("I work as a nurse on night shifts.", "nurse on night shifts"),
+        ("I work as a software engineer at a bank.", "software engineer"),
+        ("I work as a teacher but I'd rather paint.", "teacher"),
+    ],
+    ids=["and", "on", "at", "but"],
+)
+def test_an_occupation_ends_where_its_clause_does(text: str, job: str) -> None:
+    found = {f.value for f in facts_from_turn(1, text, None, date(2026, 1, 1)) if f.field == "job"}
+    assert found == {job}
