@@ -38,6 +38,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..vault.factnames import OWNER_ENTITY
+from ..vault.profile import profile_facts
 from ..vault.redact import redact
 from ..vault.values import value_kind
 from ..vault.words import STOPWORDS, sentences
@@ -53,7 +54,6 @@ from .names import (
     name_runs,
     name_spans,
 )
-from .profile import profile_facts
 
 _CLI = frozenset(
     """git npm npx pip pipx python python3 make docker kubectl cargo go yarn pnpm uv pytest ls

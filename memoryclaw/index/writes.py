@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING
 from ..vault.episodes import Episode, detail_passages, episode_fingerprint
 from ..vault.factnames import UNNAMED_FIELDS
 from ..vault.timestamps import utc_iso
-from ..vault.values import shape_tokens
+from ..vault.values import SHAPE_PREFIX, shape_tokens
 from .embeddings import embedding_text, passage_text, text_hash
 from .schema import BUSY_TIMEOUT_MS, FTS_COLUMNS, RECALLS_SINCE, IndexDatabase
 
@@ -245,6 +245,19 @@ class IndexWrites(IndexDatabase):
     ) -> None:
         self._writes += 1
         last = self.execute("SELECT max(rowid) FROM passages").fetchone()[0] or 0
+        shapes = [shape_tokens(row[3]) for row in rows]
+        if kind == "log":
+            # who a speaker says they are, found before consolidation files it as a fact
+            from ..vault.profile import profile_kinds
+
+            shapes = [
+                " ".join(
+                    dict.fromkeys(
+                        [*shape.split(), *(SHAPE_PREFIX + k for k in profile_kinds(row[3]))]
+                    )
+                )
+                for shape, row in zip(shapes, rows)
+            ]
         self.conn.executemany(
             "INSERT INTO passages (path, kind, episode_id, turn, line, speaker, text, timestamp,"
             " ts_epoch, session, source, agent, scope, shape, embed_sha)"
@@ -252,11 +265,11 @@ class IndexWrites(IndexDatabase):
             [
                 (
                     *(path, kind, owner, *row, session, source, agent, scope),
-                    shape_tokens(row[3]),
+                    shape,
                     # only episodes' lines get vectors: a raw log's turns are soon consolidated
                     text_hash(passage_text(row[2], row[3])) if kind == "episode" else None,
                 )
-                for row in rows
+                for row, shape in zip(rows, shapes)
             ],
         )
         self._fts_insert("passages", path, after=last)  # only these: a log grows turn by turn

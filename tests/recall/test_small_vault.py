@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from memoryclaw import Vault
+from memoryclaw import RecallContext, Vault
 from memoryclaw.vault.values import shape_terms, shape_tokens
 
 from ..conftest import NOW
@@ -196,6 +196,33 @@ def test_the_line_that_answers_comes_before_the_questions(vaults: dict[str, Vaul
     answer = context.index("07700 900461")
     for asked in ("What's my locksmith's phone number?", "Should I call a locksmith"):
         assert asked not in context or context.index(asked) > answer, context
+
+
+@pytest.mark.parametrize(
+    ("question", "answer"),
+    [
+        ("how old am I?", "I'm 34"),
+        ("what do I do for a living?", "work as a nurse"),
+        ("where do I live?", "living in Leeds"),
+        ("how much do I earn?", "earning £41,000 a year"),
+    ],
+    ids=["age", "job", "home", "income"],
+)
+def test_who_the_owner_said_they_are_is_found_before_consolidation(
+    tmp_path: Path, question: str, answer: str
+) -> None:
+    """An earlier session's words, not yet consolidated into facts, answer a question that
+    does not repeat them."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        for role, text in [
+            ("user", "Hi! I'm Priya. I'm 34, I work as a nurse and I'm living in Leeds."),
+            ("assistant", "Nice to meet you, Priya!"),
+            ("user", "What's a budget for someone like me, earning £41,000 a year?"),
+            ("assistant", "Try 50/30/20."),
+        ]:
+            vault.log_turn("agent:main:first", role, text)
+        context = vault.retrieve(question, context=RecallContext(session="agent:main:next")).context
+    assert answer in context, context
 
 
 def test_a_word_of_a_compound_alone_does_not_bring_a_fact(vaults: dict[str, Vault]) -> None:

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from memoryclaw.consolidate.extraction import facts_from_turn
-from memoryclaw.consolidate.profile import profile_facts
+from memoryclaw.vault.profile import profile_facts
 
 
 @pytest.mark.parametrize(
@@ -144,3 +144,14 @@ def test_property_every_value_is_the_speaker_s_own_words(text: str) -> None:
 def test_an_occupation_ends_where_its_clause_does(text: str, job: str) -> None:
     found = {f.value for f in facts_from_turn(1, text, None, date(2026, 1, 1)) if f.field == "job"}
     assert found == {job}
+
+
+def test_the_kinds_a_turn_states_of_its_speaker() -> None:
+    from memoryclaw.vault.profile import profile_kinds
+
+    said = "Hi! I'm Priya. I'm 34, I work as a nurse and I'm living in Leeds."
+    assert profile_kinds(said) == ["age", "job", "address"]
+    assert profile_kinds("What's a budget for someone like me, earning £41,000 a year?") == [
+        "income"
+    ]
+    assert profile_kinds("Am I too old to start running at 45?") == []

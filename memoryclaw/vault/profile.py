@@ -3,17 +3,23 @@
 People tell an assistant these in passing, often inside a request: "what's a good nutrition
 plan for someone like me, a 69-year-old science writer?", "how do I make my home comfortable,
 considering I'm living in Leeds and I've got an income of $52,000 annually?".  So unlike the
-other rules of :mod:`.extraction`, these read questions too: each needs the speaker's own
+other rules of fact extraction, these read questions too: each needs the speaker's own
 declarative words ("I'm 60 years old", "I live in", "I work as", "someone like me, a …"),
 which an actual question about them does not use ("am I too old?", "do I live in…?").  A
 clause opened by "if", "when", "unless" and the like is a hypothetical: it states nothing, and
 neither does a sentence with quoted speech before the match.
+
+Consolidation files what they find as facts; until it runs, the index marks a logged turn
+that says one with its kind (:func:`profile_kinds`), so "how old am I?" finds "I'm 34" in
+the log of an earlier session.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterator
+
+from .words import sentences
 
 # A person's occupation, by its head noun: "I'm a nurse", "a retired science teacher".  A
 # closed list, so "I'm a big believer" or "I'm a fast learner" is no job.
@@ -113,3 +119,22 @@ def _stated(sentence: str, start: int) -> bool:
     clause, not after quoted speech."""
     before = sentence[:start]
     return not _HYPOTHETICAL_RE.search(before) and not any(q in before for q in _QUOTES)
+
+
+# The kind of value (``values.shape_tokens``) each field is: "where do I live?" asks for an
+# address, "how old am I?" for an age.
+_KIND_OF_FIELD = {"age": "age", "job": "job", "lives in": "address", "income": "income"}
+
+
+# "I work as a nurse" (the occupation itself consolidation reads with its other rules)
+_WORKS_AS_RE = re.compile(
+    r"\bI(?:['’]m| am)? (?:now |currently |still |just )?work(?:ing)? as an? ", re.IGNORECASE
+)
+
+
+def profile_kinds(text: str) -> list[str]:
+    """The kinds of value ``text`` (one turn) states of its speaker, in a fixed order."""
+    found = {_KIND_OF_FIELD[f[1]] for s in sentences(text) for f in profile_facts(s, "")}
+    if _WORKS_AS_RE.search(text):
+        found.add("job")
+    return [kind for kind in _KIND_OF_FIELD.values() if kind in found]
