@@ -6,8 +6,9 @@ considering I'm living in Leeds and I've got an income of $52,000 annually?".  S
 other rules of fact extraction, these read questions too: each needs the speaker's own
 declarative words ("I'm 60 years old", "I live in", "I work as", "someone like me, a …"),
 which an actual question about them does not use ("am I too old?", "do I live in…?").  A
-clause opened by "if", "when", "unless" and the like is a hypothetical: it states nothing, and
-neither does a sentence with quoted speech before the match.
+clause opened by "if", "when", "unless", "before" and the like is a hypothetical: it states
+nothing, nor does an "I'm" someone else thinks ("he thinks I'm a doctor") or a pretence
+("explain it like I'm 5"), nor a sentence with quoted speech before the match.
 
 Consolidation files what they find as facts; until it runs, the index marks a logged turn
 that says one with its kind (:func:`profile_kinds`), so "how old am I?" finds "I'm 34" in
@@ -35,31 +36,50 @@ _OCCUPATIONS = (
     "|secretary|singer|surgeon|student|tailor|teacher|technician|therapist|translator|tutor"
     "|veterinarian|waiter|waitress|writer"
 )
+# What makes "a cook" or "a driver" a trait or a pastime, not a job: "I'm a terrible cook",
+# "a better writer than", "an amateur photographer", "a home cook", "a backseat driver".
+_NOT_A_JOB = (
+    "good|great|bad|terrible|awful|horrible|decent|excellent|amazing|lousy|poor|lazy|slow|fast"
+    "|quick|nervous|careful|confident|messy|picky|keen|avid|passionate|enthusiastic|big|huge"
+    "|total|natural|born|secret|closet|better|best|worse|worst|amateur|aspiring|wannabe"
+    "|hobbyist|hobby|budding|future|beginner|novice|weekend|home|backyard|bedroom"
+    "|shower|bathroom|karaoke|backseat|designated|perpetual|lifelong|eternal|occasional"
+    "|casual|cash|repeat"
+)
 _WHO = r"(?:\bI(?:['’]m| am)|\b(?:someone|somebody|people|a person) like me,?)"
 _AGE = r"(?P<age>\d{1,3})"
 # "I'm a 69-year-old science writer", "someone like me, a retired nurse"
 _DESCRIBED_RE = re.compile(
     rf"{_WHO} (?:an? |(?:who|that)['’]s an? )(?:{_AGE}[- ]years?[- ]old )?"
     rf"(?P<job>(?:(?:retired|former|freelance|senior|junior|self-employed|part-time|full-time|"
-    rf"[a-z]+) )?(?:{_OCCUPATIONS}))\b(?![-'’])",
+    rf"(?!(?:{_NOT_A_JOB}) )[a-z]+) )?(?:{_OCCUPATIONS})"
+    # "a nurse practitioner", "a physician assistant": the second noun is the job
+    rf"(?: (?:assistant|aide|practitioner|apprentice|trainee|intern|technician))?)"
+    rf"\b(?![-'’])(?! than\b)",
     re.IGNORECASE,
 )
 _AGE_RES = (
     # "I'm 60 years old", "I am 34, and", "I just turned 40"
     re.compile(
         r"\bI(?:['’]m| am) (?:now |only |already )?(\d{1,3})(?: years? old\b|(?=[,.;!?]|$| and\b))"
-        r"|\bI (?:just |recently )?turned (\d{1,3})\b(?! (?:minutes|hours|days|weeks|months))",
+        r"|\bI (?:just |recently )?turned (\d{1,3})"
+        # "turned 40 last week", not "turned 30 pages"
+        r"(?= years? old\b|[,.;:!?)]|$| (?:and|but|so|last|this|on|in|at|today|yesterday"
+        r"|recently|earlier|over|during|back|with|the|a)\b)",
         re.IGNORECASE,
     ),
     # "someone like me, who's 23", "people my age, 55"
     re.compile(
-        rf"{_WHO} who['’]s (\d{{1,3}})\b(?![.,]\d)|\bmy age,? (\d{{1,3}})\b(?![.,]\d)",
+        rf"{_WHO} who['’]s (\d{{1,3}})\b(?![.,]?\d|%| ?per ?cent)"
+        rf"|\bmy age,? (\d{{1,3}})\b(?![.,]?\d|%| ?per ?cent| ?(?:to|-|–) ?\d)",
         re.IGNORECASE,
     ),
 )
+# A name's word, or an abbreviation written with its dots: "St. Louis", "D.C.", "U.K."
+_PLACE_WORD = r"(?:(?:[A-Z]\.){2,}|St\.(?= [A-Z])|[A-Z][\w'’-]*)"
 _PLACE = (
-    r"(?P<place>[A-Z][\w'’-]*(?: (?:[A-Z][\w'’-]*|(?:of|de|la)(?= [A-Z])))*"
-    r"(?:, [A-Z][\w'’-]*(?: [A-Z][\w'’-]*)*(?=[,.;!?]|$| (?:and|where|so|but|since)\b))?)"
+    rf"(?P<place>{_PLACE_WORD}(?: (?:{_PLACE_WORD}|(?:of|de|la)(?= [A-Z])))*"
+    rf"(?:, {_PLACE_WORD}(?: {_PLACE_WORD})*(?=[,.;!?]|$| (?:and|where|so|but|since)\b))?)"
 )
 _HOME_RES = (
     re.compile(rf"\bI(?:['’]m| am) (?:currently |now |still )?(?:living|based) in {_PLACE}"),
@@ -71,21 +91,36 @@ _MONEY = (
 )
 # The speaker's own: "my income is", "I've got a decent income of", "I earn"; not "the
 # average salary of $35,000" they were told about.
-_KIND_OF_PAY = r"(?:(?:annual|yearly|monthly|current|side|decent|good|steady|fixed) )*"
+_KIND_OF_PAY = r"(?:(?:annual|yearly|monthly|weekly|current|side|decent|good|steady|fixed) )*"
+# "my monthly income is $4,000" is $4,000 a month
+_PERIOD_OF_PAY = {"annual": "a year", "yearly": "a year", "monthly": "a month", "weekly": "a week"}
+_PERIOD_RE = re.compile(r"\b(?:a|an|per) \w+$|\b(?:annually|monthly|yearly)$")
 _INCOME_RE = re.compile(
     rf"\b(?:my {_KIND_OF_PAY}(?:income|salary|pay) (?:is |of )"
     rf"|\bI(?:['’]ve got| have| get| am on|['’]m on|['’]m living on| live on) (?:an? |my )?"
     rf"{_KIND_OF_PAY}(?:income|salary|pay) of "
     rf"|\bI (?:earn|make) |(?:\bI['’]m |\bI am |\bjob,? |\bme,? )earning )"
-    rf"(?:about |around |roughly )?{_MONEY}",
+    rf"(?:about |around |roughly )?{_MONEY}(?![.,]?\d)"
+    # "I make $12 coffee at home", "I earn $10 per referral": a price, not a pay
+    r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|but|so|or|before|after|gross|net|now|at|as|from my|with"
+    r"|which|while|plus|working|doing|pre-tax|after-tax|take-home)\b)",
     re.IGNORECASE,
 )
 _HYPOTHETICAL_RE = re.compile(
-    r"\b(?:if|when|once|unless|whether|suppose|supposing|imagine|pretend|say)\b[^,;]*$",
+    r"\b(?:if|when|once|unless|whether|suppose|supposing|imagine|pretend|say|before|until|till"
+    r"|after|by the time)\b[^,;]*$",
+    re.IGNORECASE,
+)
+# Words that make an "I'm" someone's view or a pretence: "explain it like I'm 5", "as though
+# I'm a programmer", "my mum thinks I'm a lawyer".
+_NOT_SAID_RE = re.compile(
+    r"\b(?:like|as though|assume|assuming|think|thinks|thought|believe|believes|believed"
+    r"|assumed|guess|guessed)\s+(?:that\s+)?$",
     re.IGNORECASE,
 )
 _QUOTES = '"“”‘'
 _FIRST_PERSON_RE = re.compile(r"\b(?:I|me|my)\b", re.IGNORECASE)
+_DIGIT_RE = re.compile(r"\d")
 
 
 def profile_facts(sentence: str, me: str) -> Iterator[tuple[str, str, str, str]]:
@@ -93,31 +128,42 @@ def profile_facts(sentence: str, me: str) -> Iterator[tuple[str, str, str, str]]
     ``age``, ``job``, ``lives in`` and ``income``, each ``medium`` (said once, in passing)."""
     if not _FIRST_PERSON_RE.search(sentence):
         return
-    for pattern in _AGE_RES:
+    # each pattern only where its words are: most sentences say none of this
+    low = sentence.lower().replace("’", "'")
+    who = "i'm " in low or "i am " in low or "like me" in low
+    aged = who or "turned" in low or "my age" in low
+    for pattern in _AGE_RES if aged and _DIGIT_RE.search(sentence) else ():
         for m in pattern.finditer(sentence):
             age = next(a for a in m.groups() if a)
             if _stated(sentence, m.start()) and 0 < int(age) <= 120:
                 yield me, "age", age, "medium"
-    for m in _DESCRIBED_RE.finditer(sentence):
+    for m in _DESCRIBED_RE.finditer(sentence) if who and " a" in low else ():
         if not _stated(sentence, m.start()):
             continue
         if m["age"] and 0 < int(m["age"]) <= 120:
             yield me, "age", m["age"], "medium"
         yield me, "job", " ".join(m["job"].lower().split()), "medium"
-    for pattern in _HOME_RES:
+    for pattern in _HOME_RES if " in " in low and ("liv" in low or "based" in low) else ():
         for m in pattern.finditer(sentence):
             if _stated(sentence, m.start()):
                 yield me, "lives in", m["place"], "medium"
     if "$" in sentence or "£" in sentence or "€" in sentence:
         for m in _INCOME_RE.finditer(sentence):
             if _stated(sentence, m.start()):
-                yield me, "income", m["income"].strip(), "medium"
+                income = m["income"].strip()
+                said = m.group(0).lower().split()
+                period = next((_PERIOD_OF_PAY[w] for w in said if w in _PERIOD_OF_PAY), "")
+                if period and not _PERIOD_RE.search(income):
+                    income = f"{income} {period}"
+                yield me, "income", income, "medium"
 
 
 def _stated(sentence: str, start: int) -> bool:
     """Whether the words at ``start`` are the speaker's own statement: not in a hypothetical
     clause, not after quoted speech."""
     before = sentence[:start]
+    if sentence.startswith("I", start) and _NOT_SAID_RE.search(before):
+        return False
     return not _HYPOTHETICAL_RE.search(before) and not any(q in before for q in _QUOTES)
 
 
