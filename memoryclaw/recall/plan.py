@@ -133,7 +133,7 @@ def plan_query(query: str, index: Index) -> QueryPlan:
         candidates += [f"{first} {second}", f"{first}-{second}"]
     synonyms = index.synonyms(candidates)
     terms = list(keywords)
-    shapes = shape_terms(keywords)
+    shapes = shape_terms(keywords, head)
     expanded = [synonym for synonym_list in synonyms.values() for synonym in synonym_list]
     # a compound is searched as a phrase, and its words too: "basketball-related" finds a
     # line that says "basketball"

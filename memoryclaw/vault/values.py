@@ -159,11 +159,25 @@ def shape_tokens(text: str, field: str = "") -> str:
     return " ".join(SHAPE_PREFIX + kind for kind in kinds)
 
 
-def shape_terms(keywords: Iterable[str]) -> dict[str, str]:
+# Words that name a kind only in a phrase of the question: "how old am I?" asks for an age,
+# "where's my old laptop?" does not; "what do I do for a living?" asks for a job, "what
+# colour is my living room?" does not.
+_SHAPE_PHRASES = {
+    "old": re.compile(r"\bhow old\b|\byears? old\b", re.IGNORECASE),
+    "living": re.compile(r"\bfor a living\b", re.IGNORECASE),
+}
+
+
+def shape_terms(keywords: Iterable[str], query: str | None = None) -> dict[str, str]:
     """The query's ``keywords`` that name a kind of value (a plural read as its singular),
-    each with that kind's token: ``["dentist", "number"]`` -> ``{"number": "shapephone"}``."""
+    each with that kind's token: ``["dentist", "number"]`` -> ``{"number": "shapephone"}``.
+    With the ``query`` they come from, a word that names a kind only in a phrase
+    (``_SHAPE_PHRASES``) names it only there."""
     out = {}
     for keyword in keywords:
+        phrase = _SHAPE_PHRASES.get(keyword)
+        if query is not None and phrase is not None and not phrase.search(query):
+            continue
         for kind, words in _SHAPE_WORDS.items():
             if keyword in words.split() or keyword.removesuffix("s") in words.split():
                 out[keyword] = SHAPE_PREFIX + kind

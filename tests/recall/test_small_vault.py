@@ -231,6 +231,23 @@ def test_a_word_of_a_compound_alone_does_not_bring_a_fact(vaults: dict[str, Vaul
     assert "hand luggage" not in context, context
 
 
+@pytest.mark.parametrize(
+    ("question", "unasked"),
+    [
+        ("where is my old laptop?", "age 34"),
+        ("what's my favourite old movie?", "age 34"),
+        ("what's my living room colour?", "job nurse"),
+    ],
+)
+def test_a_word_that_names_a_kind_only_in_a_phrase_does_not_bring_it_alone(
+    vaults: dict[str, Vault], question: str, unasked: str
+) -> None:
+    """ "old" asks for an age in "how old", not in "my old laptop"; "living" for a job in
+    "for a living", not in "my living room"."""
+    context = vaults["me"].retrieve(question, now=NOW).context
+    assert unasked not in context, context
+
+
 def test_a_question_naming_only_a_busy_entity_does_not_bring_all_its_facts(
     tmp_path: Path,
 ) -> None:
@@ -320,3 +337,8 @@ def test_a_field_names_its_kind_and_a_question_its_kinds() -> None:
         "living": "shapejob",
         "salary": "shapeincome",
     }
+    # in a question, "old" and "living" name them only in a phrase
+    assert shape_terms(["old", "laptop"], "where's my old laptop?") == {}
+    assert shape_terms(["old"], "how old am I?") == {"old": "shapeage"}
+    assert shape_terms(["living", "room"], "paint my living room") == {}
+    assert shape_terms(["living"], "what do I do for a living?") == {"living": "shapejob"}
