@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..vault.factnames import OWNER_ENTITY
-from ..vault.profile import profile_facts
+from ..vault.profile import PLACE_WORD, profile_facts
 from ..vault.redact import redact
 from ..vault.values import value_kind
 from ..vault.words import STOPWORDS, sentences
@@ -95,7 +95,11 @@ _BIRTHDAY_RE = re.compile(
 )
 # Only a clause's own subject: "in my art is ..." or "the things I love makes ..." state nothing.
 _CLAUSE = r"(?:^|[,;:]\s+|\b(?:and|but|so|because|that|since|also|oh|btw|well|now|fyi)\s+)"
-_MY_RE = re.compile(rf"(?i){_CLAUSE}my (?P<field>[a-z][a-z'’ -]{{0,30}}?) is (?P<value>[^,;]+)")
+# the value runs to a comma, but not one of a number's thousands ("$4,000")
+_MY_RE = re.compile(
+    rf"(?i){_CLAUSE}my (?P<field>[a-z][a-z'’ -]{{0,30}}?) is"
+    r" (?P<value>(?:[^,;]|(?<=\d),(?=\d{3}))+)"
+)
 _PREF_RE = re.compile(
     rf"{_CLAUSE}I (?P<mod>(?:really |also |just |absolutely |totally )?(?:don['’]t |do not )?"
     r"(?:really )?)(?P<verb>prefer|like|love|enjoy|hate|dislike|can['’]t stand) (?P<value>[^,;]+)"
@@ -132,7 +136,7 @@ _NAME = r"(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
 _KIN_NAMED_RE = re.compile(rf"(?i:{_KIN}|{_PETS}) (?P<name>[A-Z][a-z]+)")
 _AGE_RE = re.compile(r"(\d{1,3})(?: (?:years?|yrs?) old)?")
 # "Porto", "New York", "Rio de Janeiro"; not the "la" of "Porto last week"
-_PLACE = r"(?P<value>[A-Z][\w'’-]*(?: (?:[A-Z][\w'’-]*|(?:of|de|la)(?![\w'’-])))*)"
+_PLACE = rf"(?P<value>{PLACE_WORD}(?: (?:{PLACE_WORD}|(?:of|de|la)(?![\w'’-])))*)"
 _AFTER_THING = re.compile(
     r"\s+(?:yesterday|today|tonight|tomorrow|last|this|next|recently|lately|\d|on|at|for|with|"
     r"because|and|but|so|from|since|when)\b.*$",

@@ -76,10 +76,10 @@ _AGE_RES = (
     ),
 )
 # A name's word, or an abbreviation written with its dots: "St. Louis", "D.C.", "U.K."
-_PLACE_WORD = r"(?:(?:[A-Z]\.){2,}|St\.(?= [A-Z])|[A-Z][\w'’-]*)"
+PLACE_WORD = r"(?:(?:[A-Z]\.){2,}|St\.(?= [A-Z])|[A-Z][\w'’-]*)"
 _PLACE = (
-    rf"(?P<place>{_PLACE_WORD}(?: (?:{_PLACE_WORD}|(?:of|de|la)(?= [A-Z])))*"
-    rf"(?:, {_PLACE_WORD}(?: {_PLACE_WORD})*(?=[,.;!?]|$| (?:and|where|so|but|since)\b))?)"
+    rf"(?P<place>{PLACE_WORD}(?: (?:{PLACE_WORD}|(?:of|de|la)(?= [A-Z])))*"
+    rf"(?:, {PLACE_WORD}(?: {PLACE_WORD})*(?=[,.;!?]|$| (?:and|where|so|but|since)\b))?)"
 )
 _HOME_RES = (
     re.compile(rf"\bI(?:['’]m| am) (?:currently |now |still )?(?:living|based) in {_PLACE}"),

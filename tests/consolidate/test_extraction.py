@@ -4,12 +4,13 @@ person's turn states, whom a tool call writes to, and what states nothing."""
 from __future__ import annotations
 
 import json
-from datetime import datetime
+from datetime import date, datetime
 
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from memoryclaw.consolidate.extraction import facts_from_turn
 from memoryclaw.consolidate.summarize import summarize_log
 from memoryclaw.vault.logformat import RawLog, Turn
 from memoryclaw.vault.words import sentences
@@ -410,3 +411,16 @@ def test_an_appointment_keeps_its_day_and_time(
     assert _facts_of(("user", text)) == {
         ("Dentist", "appointment", f"2027-{month:02d}-{day:02d} {hour:02d}:{minute:02d}")
     }
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        ("My monthly rent is $1,450.", "monthly rent", "$1,450"),
+        ("I live in St. Louis.", "lives in", "St. Louis"),
+    ],
+    ids=["thousands", "abbreviated-place"],
+)
+def test_a_value_is_not_cut_at_its_own_punctuation(text: str, field: str, value: str) -> None:
+    found = {(f.field, f.value) for f in facts_from_turn(1, text, None, date(2026, 1, 1))}
+    assert (field, value) in found, found
