@@ -17,6 +17,7 @@ the log of an earlier session.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterator
 
@@ -49,30 +50,27 @@ _NOT_A_JOB = (
 _WHO = r"(?:\bI(?:['’]m| am)|\b(?:someone|somebody|people|a person) like me,?)"
 _AGE = r"(?P<age>\d{1,3})"
 # "I'm a 69-year-old science writer", "someone like me, a retired nurse"
-_DESCRIBED_RE = re.compile(
+_DESCRIBED = (
     rf"{_WHO} (?:an? |(?:who|that)['’]s an? )(?:{_AGE}[- ]years?[- ]old )?"
     rf"(?P<job>(?:(?:retired|former|freelance|senior|junior|self-employed|part-time|full-time|"
     rf"(?!(?:{_NOT_A_JOB}) )[a-z]+) )?(?:{_OCCUPATIONS})"
     # "a nurse practitioner", "a physician assistant": the second noun is the job
     rf"(?: (?:assistant|aide|practitioner|apprentice|trainee|intern|technician))?)"
-    rf"\b(?![-'’])(?! than\b)",
-    re.IGNORECASE,
+    rf"\b(?![-'’])(?! than\b)"
 )
-_AGE_RES = (
+_AGES = (
     # "I'm 60 years old", "I am 34, and", "I just turned 40"
-    re.compile(
+    (
         r"\bI(?:['’]m| am) (?:now |only |already )?(\d{1,3})(?: years? old\b|(?=[,.;!?]|$| and\b))"
         r"|\bI (?:just |recently )?turned (\d{1,3})"
         # "turned 40 last week", not "turned 30 pages"
         r"(?= years? old\b|[,.;:!?)]|$| (?:and|but|so|last|this|on|in|at|today|yesterday"
-        r"|recently|earlier|over|during|back|with|the|a)\b)",
-        re.IGNORECASE,
+        r"|recently|earlier|over|during|back|with|the|a)\b)"
     ),
     # "someone like me, who's 23", "people my age, 55"
-    re.compile(
+    (
         rf"{_WHO} who['’]s (\d{{1,3}})\b(?![.,]?\d|%| ?per ?cent)"
-        rf"|\bmy age,? (\d{{1,3}})\b(?![.,]?\d|%| ?per ?cent| ?(?:to|-|–) ?\d)",
-        re.IGNORECASE,
+        rf"|\bmy age,? (\d{{1,3}})\b(?![.,]?\d|%| ?per ?cent| ?(?:to|-|–) ?\d)"
     ),
 )
 # A name's word, or an abbreviation written with its dots: "St. Louis", "D.C.", "U.K."
@@ -81,9 +79,9 @@ _PLACE = (
     rf"(?P<place>{PLACE_WORD}(?: (?:{PLACE_WORD}|(?:of|de|la)(?= [A-Z])))*"
     rf"(?:, {PLACE_WORD}(?: {PLACE_WORD})*(?=[,.;!?]|$| (?:and|where|so|but|since)\b))?)"
 )
-_HOME_RES = (
-    re.compile(rf"\bI(?:['’]m| am) (?:currently |now |still )?(?:living|based) in {_PLACE}"),
-    re.compile(rf"\bin {_PLACE},? where I (?:currently |now )?live\b"),
+_HOMES = (
+    rf"\bI(?:['’]m| am) (?:currently |now |still )?(?:living|based) in {_PLACE}",
+    rf"\bin {_PLACE},? where I (?:currently |now )?live\b",
 )
 _MONEY = (
     r"(?P<income>[$£€]\s?\d(?:[\d,.]*\d)?(?:k\b| ?(?:thousand|million)\b)?"
@@ -95,7 +93,7 @@ _KIND_OF_PAY = r"(?:(?:annual|yearly|monthly|weekly|current|side|decent|good|ste
 # "my monthly income is $4,000" is $4,000 a month
 _PERIOD_OF_PAY = {"annual": "a year", "yearly": "a year", "monthly": "a month", "weekly": "a week"}
 _PERIOD_RE = re.compile(r"\b(?:a|an|per) \w+$|\b(?:annually|monthly|yearly)$")
-_INCOME_RE = re.compile(
+_INCOME = (
     rf"\b(?:my {_KIND_OF_PAY}(?:income|salary|pay) (?:is |of )"
     rf"|\bI(?:['’]ve got| have| get| am on|['’]m on|['’]m living on| live on) (?:an? |my )?"
     rf"{_KIND_OF_PAY}(?:income|salary|pay) of "
@@ -103,9 +101,25 @@ _INCOME_RE = re.compile(
     rf"(?:about |around |roughly )?{_MONEY}(?![.,]?\d)"
     # "I make $12 coffee at home", "I earn $10 per referral": a price, not a pay
     r"(?=\s*(?:[,.;:!?)]|$)|\s+(?:and|but|so|or|before|after|gross|net|now|at|as|from my|with"
-    r"|which|while|plus|working|doing|pre-tax|after-tax|take-home)\b)",
-    re.IGNORECASE,
+    r"|which|while|plus|working|doing|pre-tax|after-tax|take-home)\b)"
 )
+
+
+# Compiled on first use, as the other patterns marked so: a logged turn that says nothing of
+# its speaker (most of them) pays for none of these.
+@functools.cache
+def _patterns() -> tuple[
+    re.Pattern[str], tuple[re.Pattern[str], ...], tuple[re.Pattern[str], ...], re.Pattern[str]
+]:
+    """The occupation, age, home and income patterns."""
+    return (
+        re.compile(_DESCRIBED, re.IGNORECASE),
+        tuple(re.compile(p, re.IGNORECASE) for p in _AGES),
+        tuple(re.compile(p) for p in _HOMES),
+        re.compile(_INCOME, re.IGNORECASE),
+    )
+
+
 _HYPOTHETICAL_RE = re.compile(
     r"\b(?:if|when|once|unless|whether|suppose|supposing|imagine|pretend|say|before|until|till"
     r"|after|by the time)\b[^,;]*$",
@@ -132,23 +146,23 @@ def profile_facts(sentence: str, me: str) -> Iterator[tuple[str, str, str, str]]
     low = sentence.lower().replace("’", "'")
     who = "i'm " in low or "i am " in low or "like me" in low
     aged = who or "turned" in low or "my age" in low
-    for pattern in _AGE_RES if aged and _DIGIT_RE.search(sentence) else ():
+    for pattern in _patterns()[1] if aged and _DIGIT_RE.search(sentence) else ():
         for m in pattern.finditer(sentence):
             age = next(a for a in m.groups() if a)
             if _stated(sentence, m.start()) and 0 < int(age) <= 120:
                 yield me, "age", age, "medium"
-    for m in _DESCRIBED_RE.finditer(sentence) if who and " a" in low else ():
+    for m in _patterns()[0].finditer(sentence) if who and " a" in low else ():
         if not _stated(sentence, m.start()):
             continue
         if m["age"] and 0 < int(m["age"]) <= 120:
             yield me, "age", m["age"], "medium"
         yield me, "job", " ".join(m["job"].lower().split()), "medium"
-    for pattern in _HOME_RES if " in " in low and ("liv" in low or "based" in low) else ():
+    for pattern in _patterns()[2] if " in " in low and ("liv" in low or "based" in low) else ():
         for m in pattern.finditer(sentence):
             if _stated(sentence, m.start()):
                 yield me, "lives in", m["place"], "medium"
     if "$" in sentence or "£" in sentence or "€" in sentence:
-        for m in _INCOME_RE.finditer(sentence):
+        for m in _patterns()[3].finditer(sentence):
             if _stated(sentence, m.start()):
                 income = m["income"].strip()
                 said = m.group(0).lower().split()
