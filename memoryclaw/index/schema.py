@@ -260,7 +260,7 @@ class IndexDatabase:
                 "superseded": int,  # 1: kept in its file, not current (notes.SUPERSEDED_KEY)
                 "superseded_on": str,
                 "superseded_by": str,
-                "shape": str,  # values.shape_tokens of the value and field
+                "shape": str,  # values.shape_tokens of the value and field (or label)
             },
             pk="rowid",
         )

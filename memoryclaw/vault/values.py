@@ -98,7 +98,8 @@ _SHAPE_WORDS = {
     "allergy": "allergy allergies allergic intolerance intolerances intolerant",
 }
 SHAPE_PREFIX = "shape"
-# The tokens of those kinds: no line of an episode holds one (see shape_tokens).
+# The tokens of those kinds: no line of an episode holds one (see shape_tokens), only a
+# raw log's turn (every one of which a search reads) that says who its speaker is.
 FIELD_SHAPES = frozenset(SHAPE_PREFIX + kind for kind in ("age", "job", "income", "allergy"))
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # Sept.
 
