@@ -290,7 +290,7 @@ class IndexDatabase:
                 "source": str,  # an episode's source log
                 "agent": str,
                 "scope": str,
-                "shape": str,  # values.shape_tokens of the text
+                "shape": str,  # values.shape_tokens of the text (a log turn: also profile_kinds)
                 "embed_sha": str,  # an episode's line: text_hash(passage_text(...)), its vector
             },
             pk="rowid",
