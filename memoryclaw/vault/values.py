@@ -98,9 +98,6 @@ _SHAPE_WORDS = {
     "allergy": "allergy allergies allergic intolerance intolerances intolerant",
 }
 SHAPE_PREFIX = "shape"
-# The tokens of those kinds: no line of an episode holds one (see shape_tokens), only a
-# raw log's turn (every one of which a search reads) that says who its speaker is.
-FIELD_SHAPES = frozenset(SHAPE_PREFIX + kind for kind in ("age", "job", "income", "allergy"))
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # Sept.
 
 
@@ -136,6 +133,10 @@ def _value_hint_re() -> re.Pattern[str]:
 
 
 _HINT_OF_KIND = {"email": "@", "url": "web", "phone": "digit", "date": "digit", "address": "digit"}
+# The tokens of the kinds only a field names (no look of a value, so no hint): no line of an
+# episode holds one (see shape_tokens), only a raw log's turn (every one of which a search
+# reads) that says who its speaker is.
+FIELD_SHAPES = frozenset(SHAPE_PREFIX + kind for kind in _SHAPE_WORDS if kind not in _HINT_OF_KIND)
 
 
 def shape_tokens(text: str, field: str = "") -> str:
