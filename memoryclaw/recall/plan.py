@@ -114,6 +114,11 @@ class QueryPlan:
         return _FIRST_PERSON_RE.search(_REQUEST_RE.sub(" ", self.query)) is not None
 
     @cached_property
+    def compounds(self) -> dict[str, list[str]]:
+        """Each compound keyword with its words (:func:`compound_parts`)."""
+        return compound_parts(self.keywords)
+
+    @cached_property
     def ranked_phrases(self) -> frozenset[str]:
         """The phrases of ``episode_match``."""
         common = set(self.common)

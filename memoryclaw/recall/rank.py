@@ -16,7 +16,7 @@ from ..vault.scopes import Policy
 from ..vault.timestamps import parse_timestamp
 from ..vault.values import value_key
 from ..vault.words import extract_keywords
-from .plan import QueryPlan, compound_parts
+from .plan import QueryPlan
 from .recency import Recency
 from .results import EpisodeResult, FactResult, _evolve
 
@@ -378,8 +378,10 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int, own: bool = T
     # "trips of up to two nights" says nothing of the phase-two kickoff
     lone = {
         part
-        for compound, parts in compound_parts(topic).items()
-        if compound not in fact.matched and not all(p in fact.matched for p in parts)
+        for compound, parts in plan.compounds.items()
+        if compound in topic
+        and compound not in fact.matched
+        and not all(p in fact.matched for p in parts)
         for part in parts
         if part not in topic
     }
