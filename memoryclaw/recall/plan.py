@@ -75,8 +75,11 @@ def _or_expression(terms: Sequence[str]) -> str | None:
     return " OR ".join(phrases) if phrases else None
 
 
-# A question in the first person is about the owner ("what's my coffee order?").
-_FIRST_PERSON_RE = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi'", re.IGNORECASE)
+# A question in the first person is about the owner ("what's my coffee order?"), in the plural
+# too: "where should we eat?" asks with the owner's allergy in mind.
+_FIRST_PERSON_RE = re.compile(
+    r"\b(?:i|me|my|mine|myself|we|us|our|ours|ourselves)\b|\bi'", re.IGNORECASE
+)
 # ... but not for the words that only frame a request ("can you tell me Dana's email?", "I need
 # the plumber's number"), which are about somebody else.
 _REQUEST_RE = re.compile(

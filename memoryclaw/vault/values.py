@@ -95,6 +95,13 @@ _SHAPE_WORDS = {
     "age": "age old aged",
     "job": "job occupation profession career living",
     "income": "income salary earn earns earning earnings wage wages",
+    # what a fact's field files it under, where a question names the category, not the
+    # thing: "what do I like to drink?" asks for "- Coffee: flat white", "what can't I
+    # eat?" for "- Allergy: cashews" (a field of a later kind as well: the keyword's kind is
+    # the last it names, the most particular)
+    "food": "food foods eat eating diet dietary meal meals cuisine allergy allergies",
+    "drink": "drink drinks drinking beverage beverages coffee tea beer wine",
+    "pet": "pet pets dog dogs cat cats puppy kitten",
     "allergy": "allergy allergies allergic intolerance intolerances intolerant",
 }
 SHAPE_PREFIX = "shape"
@@ -133,6 +140,8 @@ def _value_hint_re() -> re.Pattern[str]:
 
 
 _HINT_OF_KIND = {"email": "@", "url": "web", "phone": "digit", "date": "digit", "address": "digit"}
+# Every kind's token: what a fact matches besides the words of a query.
+SHAPE_TOKENS = frozenset(SHAPE_PREFIX + kind for kind in _SHAPE_WORDS)
 # The tokens of the kinds only a field names (no look of a value, so no hint): no line of an
 # episode holds one (see shape_tokens), only a raw log's turn (every one of which a search
 # reads) that says who its speaker is.
@@ -143,8 +152,9 @@ def shape_tokens(text: str, field: str = "") -> str:
     """The tokens of the kinds of value in ``text`` (a phone number, an email, a URL, a date,
     an address) or that its ``field`` names: ``"Dr. Lena Hoffman, 020 7946 0321"`` ->
     ``"shapephone"``; "" when there is none."""
-    named = field.lower()
-    kinds = [kind for kind, words in _SHAPE_WORDS.items() if named and named in words.split()]
+    # a field names its kind by its last word, as "Favourite coffee" or "Work email" does
+    named = field.lower().split()[-1:]
+    kinds = [kind for kind, words in _SHAPE_WORDS.items() if named and named[0] in words.split()]
     hints = {
         "@" if hint == "@" else "digit" if hint.isdigit() else "web"
         for hint in _value_hint_re().findall(text)

@@ -105,6 +105,10 @@ ME = """\
 MINE = """\
 # Food
 - Allergy: cashews
+- Favourite coffee: flat white with oat milk
+
+# Home
+- Dog: Biscuit, a beagle
 
 # Travel
 - Travels with hand luggage only for trips of up to two nights
@@ -156,6 +160,11 @@ CASES = [
     ("me", "how much do I earn?", "£41,000 a year"),
     ("me", "what's my salary?", "£41,000 a year"),
     ("me", "am I allergic to anything?", "cashews"),
+    # a question names the category a field files under, not the thing
+    ("me", "what do I like to drink?", "flat white"),
+    ("me", "what can't I eat?", "cashews"),
+    ("me", "where should we eat tonight?", "cashews"),
+    ("me", "what's my pet called?", "Biscuit"),
 ]
 
 
@@ -342,3 +351,19 @@ def test_a_field_names_its_kind_and_a_question_its_kinds() -> None:
     assert shape_terms(["old"], "how old am I?") == {"old": "shapeage"}
     assert shape_terms(["living", "room"], "paint my living room") == {}
     assert shape_terms(["living"], "what do I do for a living?") == {"living": "shapejob"}
+
+
+def test_a_field_names_its_category_by_its_last_word() -> None:
+    """ "Favourite coffee" is filed under drinks, "Work email" under emails; an allergy is
+    food too, while a question about allergies asks for allergies only."""
+    assert shape_tokens("flat white", "Favourite coffee") == "shapedrink"
+    assert shape_tokens("Dana", "Work email") == "shapeemail"
+    assert shape_tokens("cashews", "Allergy") == "shapefood shapeallergy"
+    assert shape_tokens("Rex", "Dogs") == "shapepet"
+    assert shape_tokens("nurse", "Coffee shop job") == "shapejob"
+    assert shape_tokens("short", "Email style") == ""
+    assert shape_terms(["eat", "allergies", "drinking"]) == {
+        "eat": "shapefood",
+        "allergies": "shapeallergy",
+        "drinking": "shapedrink",
+    }
