@@ -26,6 +26,7 @@ from .opening import writable
 
 if TYPE_CHECKING:
     from ..recall.payload import RetrievePayload
+    from ..recall.results import FactResult
     from ..recall.standing import StandingFact
     from .vault import Vault
 
@@ -266,6 +267,16 @@ def standing_in_force(vault: Vault, context: RecallContext | None) -> list[Stand
     from ..consolidate.standing import with_recent
 
     return with_recent(found, turns)
+
+
+def about_owner(vault: Vault, context: RecallContext | None) -> list[FactResult]:
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.about_owner`."""
+    from ..recall.aboutowner import owner_facts
+    from ..vault.factnames import STANDING_FIELDS
+
+    standing = {f.id for f in standing_in_force(vault, context)}
+    facts = owner_facts(vault.index, vault.policy(context), now_utc())
+    return [f for f in facts if f.field not in STANDING_FIELDS and f.id not in standing]
 
 
 def _record(vault: Vault, payload: RetrievePayload, now: datetime) -> None:

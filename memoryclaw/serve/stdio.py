@@ -210,8 +210,12 @@ def _fact_history(vault: Vault, params: Mapping[str, Any]) -> Any:
 
 
 def _profile(vault: Vault, params: Mapping[str, Any]) -> Any:
-    """The standing instructions and preferences in force for the context asking."""
-    return {"standing": [f.as_dict() for f in vault.profile(context=_context(params))]}
+    """What the owner said of themselves, and the standing instructions and preferences in
+    force, for the context asking (the ``profile --json`` document)."""
+    context = _context(params)
+    about = vault.about_owner(context=context)
+    standing = vault.profile(context=context)
+    return {"about": [f.as_dict() for f in about], "standing": [f.as_dict() for f in standing]}
 
 
 def _working_memory(vault: Vault, params: Mapping[str, Any]) -> Any:
