@@ -188,7 +188,7 @@ def _facts(
     seen: set[tuple[str, str, str]] = set()
     found = index.search_facts(plan.match, plan.match, limit * 2, visible)
     # about the owner: their own files' fields too (a team vault's are somebody else's)
-    if own and plan.first_person:
+    if own and plan.with_owner:
         found += index.search_facts_in(OWNER_FILES, plan.match, limit * 2, visible, OWNER_ENTITY)
     for row in found:
         # near-duplicates (the same value spelled differently) are one fact
