@@ -67,9 +67,10 @@ _EMAIL_RE = re.compile(EMAIL_PATTERN)
 _URL_RE = re.compile(r"https?://[^\s<>()\"']+")
 _PHONE_RE = re.compile(r"(?<![\w+])\+?\d[\d \t().-]{5,18}\d(?!\w)")
 _PHONE_CONTEXT_RE = re.compile(r"(?i)\b(?:phone|mobile|cell|number|call|tel|whatsapp|text)\b")
+# A file's extension has a letter: "f/2.8" is an aperture, "1/2.5" a fraction.
 _PATH_RE = re.compile(
     r"(?<![\w:/.@])(?:~|\.{1,2})?/(?:[\w.-]+/)*[\w.-]*[A-Za-z][\w.-]*"
-    r"|(?<![\w:/.@-])[\w.-]+/(?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,6}\b"
+    r"|(?<![\w:/.@-])[\w.-]+/(?:[\w.-]+/)*[\w-]+\.(?=[A-Za-z0-9]{0,5}[A-Za-z])[A-Za-z0-9]{1,6}\b"
 )
 _BACKTICK_RE = re.compile(r"`([^`\n]{2,200})`")
 _RUN_RE = re.compile(r"\brun\s+(?P<cmd>[a-z][\w.+-]*(?:\s+[^\s,;!?`]+){0,12})")
@@ -138,7 +139,7 @@ _AGE_RE = re.compile(r"(\d{1,3})(?: (?:years?|yrs?) old)?")
 # "Porto", "New York", "Rio de Janeiro"; not the "la" of "Porto last week"
 _PLACE = rf"(?P<value>{PLACE_WORD}(?: (?:{PLACE_WORD}|(?:of|de|la)(?![\w'’-])))*)"
 _AFTER_THING = re.compile(
-    r"\s+(?:yesterday|today|tonight|tomorrow|last|this|next|recently|lately|\d|on|at|for|with|"
+    r"(?:^|\s+)(?:yesterday|today|tonight|tomorrow|last|this|next|recently|lately|\d|on|at|for|with|"
     r"because|and|but|so|from|since|when)\b.*$",
     re.IGNORECASE,
 )
@@ -302,6 +303,15 @@ def _norm_date(
         return match.group(0).strip(), "low"
 
 
+_ARTICLES = frozenset({"a", "an", "the", "some", "my", "new", "first"})
+
+
+def _cut_inside_word(text: str, end: int) -> bool:
+    """Whether a match ending at ``end`` stops inside a word of ``text`` ("f" of "f/1.8",
+    "$" of "$250")."""
+    return end < len(text) and text[end] in "/.$'’-" and text[end + 1 : end + 2].isalnum()
+
+
 def _clean_value(text: str) -> str:
     value = _VALUE_END_RE.sub("", text.strip()).strip(" \"'“”")
     return value if 0 < len(value) <= 60 and len(value.split()) <= 8 else ""
@@ -419,8 +429,15 @@ def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None
                 )
                 continue
             value = m["value"]
-            if field in {"bought", "hobby"}:  # "a new guitar last week": the thing, not when
+            if field in {"bought", "hobby"}:
+                # cut inside a word ("a Canon EF 85mm f/1.8"): the word is not the thing
+                if _cut_inside_word(sentence, m.end("value")):
+                    value = value.rstrip().rpartition(" ")[0]
+                # "a new guitar last week": the thing, not when; "the lamp I bought on
+                # Monday", "I bought from Home Depot": no thing at all
                 value = _AFTER_THING.sub("", value)
+                if not set(value.lower().split()) - _ARTICLES:  # "I bought a $250 monitor"
+                    continue
             value = _clean_value(value)
             named = field in {"lives in", "moved", "employer"}  # "New York" is a name
             if not value or (not named and value.lower().split()[0] in GENERIC):
