@@ -514,6 +514,10 @@ def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] 
     return (me, field, value, "medium")
 
 
+# A word pointing back to what was said before: a taste that holds one means nothing alone.
+_BACK_REFERENCE_RE = re.compile(r"\b(?:it|its|them|they|their|this|these|those)\b", re.IGNORECASE)
+
+
 def _preference(m: re.Match[str], me: str) -> tuple[str, str, str, str] | None:
     """``I prefer / like / love / hate Z``; "don't" turns a like into a dislike."""
     value = _clean_value(m["value"])
@@ -521,6 +525,8 @@ def _preference(m: re.Match[str], me: str) -> tuple[str, str, str, str] | None:
         return None
     head = re.sub(r"^(?:the|a|an)\s+", "", value.lower()).split(" ", 1)[0] if value else ""
     if not head or head in STOPWORDS or head in GENERIC:  # "I love it", "I like that"
+        return None
+    if _BACK_REFERENCE_RE.search(value):  # "the shot power it offers": of what, unsaid
         return None
     negated = re.search(r"not|n['’]t", m["mod"]) is not None
     if m["verb"] in {"like", "love", "enjoy"}:

@@ -224,6 +224,8 @@ def test_a_date_without_a_year_is_the_next_one() -> None:
         pytest.param("It works 24/7, and/or on weekends", id="slashes-not-paths"),
         pytest.param("Give me 3-4 options between 1200 and 1500", id="numbers-not-phones"),
         pytest.param("I shot the portraits at f/2.8 and 1/250.", id="aperture-not-a-path"),
+        pytest.param("I'll take the stick since I prefer the shot power it offers.", id="back-ref"),
+        pytest.param("I love their wood-fired pizza", id="back-ref-their"),
         pytest.param("The monitor I bought on December 2 is great.", id="bought-relative"),
         pytest.param("I bought from Home Depot on May 9.", id="bought-no-thing"),
         pytest.param("I just purchased a $250 glucose monitor.", id="bought-article-only"),
