@@ -30,8 +30,7 @@ if TYPE_CHECKING:
     from ..index.update import Progress, SyncReport
     from ..recall.metrics import Metrics
     from ..recall.payload import RetrievePayload
-    from ..recall.results import FactResult, SearchResult
-    from ..recall.standing import StandingFact
+    from ..recall.results import SearchResult
     from ..share.history import Commit
     from ..share.sync import RemoteSyncReport
     from ..share.teams import TeamVault
@@ -328,24 +327,6 @@ class Vault(CuratingVerbs):
         yield
         if use_git:
             commit_changes(self.root, before, message)
-
-    def profile(self, *, context: RecallContext | None = None) -> list[StandingFact]:
-        """The standing instructions and preferences in force for ``context`` (None: the owner
-        at the terminal), newest first (:mod:`memoryclaw.recall.standing`)."""
-        from .recalling import standing_in_force
-
-        self.refresh()
-        return standing_in_force(self, context)
-
-    def about_owner(self, *, context: RecallContext | None = None) -> list[FactResult]:
-        """What the owner's own files and turns say of them ("- User (job): nurse", "- Coffee:
-        flat white"), current values only, in file order, as ``context`` may see them (none
-        where other people read); their standing instructions and preferences are
-        :meth:`profile`'s."""
-        from .recalling import about_owner
-
-        self.refresh()
-        return about_owner(self, context)
 
     def sync_remote(self, *, setup: bool = False) -> RemoteSyncReport:
         """Sync the vault's git repository with ``sync.remote`` (commit, fetch, merge, push)

@@ -36,7 +36,12 @@ def profile(
     for fact in about:
         head = fact.entity if fact.field in {"value", "note"} else f"{fact.entity} ({fact.field})"
         click.echo(_one_line(f"- {head}: {fact.value}"))
-        click.echo(f"    {fact.updated or '-'}  {fact.path}:{fact.line}  ({fact.id})")
+        if fact.pending:  # its line is to come, when the log is consolidated
+            click.echo(
+                f"    {fact.updated or '-'}  {fact.path}, turn {fact.line}, not yet consolidated"
+            )
+        else:
+            click.echo(f"    {fact.updated or '-'}  {fact.path}:{fact.line}  ({fact.id})")
     for kind_name in ("instruction", "preference"):
         rows = [f for f in found if f.kind == kind_name]
         if rows:

@@ -143,6 +143,11 @@ _AFTER_THING = re.compile(
     r"because|and|but|so|from|since|when)\b.*$",
     re.IGNORECASE,
 )
+# A thing bought is no article alone, nor a word cut at its slash ("f" of "f/1.8")
+_ARTICLES = frozenset({"a", "an", "the", "some", "my", "new", "first"})
+_CUT_WORD_RE = re.compile(r"[/.$'’-][^\W_]")
+# A word pointing back to what was said before: a taste holding one means nothing alone.
+_BACK_REFERENCE_RE = re.compile(r"\b(?:it|its|them|they|their|this|these|those)\b", re.IGNORECASE)
 _TRAILING_WHEN = re.compile(
     r"\s+(?:the day before yesterday|yesterday|today|tonight|tomorrow"
     r"|(?:last|this|next|this past|this coming) \w+|\S+ (?:days?|weeks?|months?|years?) ago"
@@ -303,15 +308,6 @@ def _norm_date(
         return match.group(0).strip(), "low"
 
 
-_ARTICLES = frozenset({"a", "an", "the", "some", "my", "new", "first"})
-
-
-def _cut_inside_word(text: str, end: int) -> bool:
-    """Whether a match ending at ``end`` stops inside a word of ``text`` ("f" of "f/1.8",
-    "$" of "$250")."""
-    return end < len(text) and text[end] in "/.$'’-" and text[end + 1 : end + 2].isalnum()
-
-
 def _clean_value(text: str) -> str:
     value = _VALUE_END_RE.sub("", text.strip()).strip(" \"'“”")
     return value if 0 < len(value) <= 60 and len(value.split()) <= 8 else ""
@@ -430,8 +426,7 @@ def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None
                 continue
             value = m["value"]
             if field in {"bought", "hobby"}:
-                # cut inside a word ("a Canon EF 85mm f/1.8"): the word is not the thing
-                if _cut_inside_word(sentence, m.end("value")):
+                if _CUT_WORD_RE.match(sentence, m.end("value")):
                     value = value.rstrip().rpartition(" ")[0]
                 # "a new guitar last week": the thing, not when; "the lamp I bought on
                 # Monday", "I bought from Home Depot": no thing at all
@@ -512,10 +507,6 @@ def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] 
         when = _DATE_RE.match(value)
         return (me, field, *(_norm_date(when, ref, yearly=True) if when else (value, "low")))
     return (me, field, value, "medium")
-
-
-# A word pointing back to what was said before: a taste that holds one means nothing alone.
-_BACK_REFERENCE_RE = re.compile(r"\b(?:it|its|them|they|their|this|these|those)\b", re.IGNORECASE)
 
 
 def _preference(m: re.Match[str], me: str) -> tuple[str, str, str, str] | None:

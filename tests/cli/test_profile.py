@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+from memoryclaw import Vault
+
 
 def _run(vault: Path, *args: str) -> subprocess.CompletedProcess[str]:
     command = [sys.executable, "-m", "memoryclaw", "--vault", str(vault), "profile", *args]
@@ -68,3 +70,12 @@ def test_profile_lists_what_the_owner_said_of_themselves(vault_dir: Path) -> Non
         _run(vault_dir, "--json", "--session", "agent:main:telegram:group:-100").stdout
     )
     assert group["about"] == []
+
+
+def test_profile_marks_what_is_not_yet_consolidated(vault_dir: Path) -> None:
+    with Vault(vault_dir, env={}) as vault:
+        vault.log_turn("agent:main:first", "user", "I'm 34 now, and I work as a nurse.")
+        vault.log_turn("agent:main:first", "assistant", "Noted!")
+    text = _run(vault_dir).stdout
+    assert "- User (age): 34\n    " in text
+    assert ", turn 1, not yet consolidated\n- User (job): nurse" in text
