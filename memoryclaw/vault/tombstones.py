@@ -185,6 +185,15 @@ def load(root: Path) -> Tombstones:
     return out
 
 
+def forgets_so_far(root: Path) -> frozenset[str]:
+    """The names of the vault's tombstone files: one more with every forget, here or synced
+    from another device (what a process holding memories in memory checks them against)."""
+    try:
+        return frozenset(n for n in os.listdir(root / TOMBSTONE_DIR) if n.endswith(".txt"))
+    except OSError:
+        return frozenset()
+
+
 def tombstone_path(now: datetime | None = None) -> str:
     """A new tombstone file's vault path (one per forget: two devices never edit one file)."""
     import secrets
