@@ -202,6 +202,19 @@ def test_a_forget_travels_by_sync_and_the_merge_is_scrubbed(tmp_path: Path) -> N
     assert b"oat milk" in everything(b)
 
 
+def test_importing_an_export_made_before_a_forget_does_not_bring_it_back(
+    session_vault: Path, tmp_path: Path
+) -> None:
+    archive = tmp_path / "before.tar.gz"
+    assert mc(session_vault, "export", str(archive)).returncode == 0
+    ok(session_vault, "forget", "Lindqvist", "--yes")
+    ok(session_vault, "import", str(archive))
+    assert b"lindqvist" not in everything(session_vault)
+    assert b"oat milk" in everything(session_vault)
+    assert git(session_vault, "status", "--porcelain", "--", "episodes", "semantic", "logs") == ""
+    assert ok(session_vault, "search", "Lindqvist")["results"] == []
+
+
 def test_reimporting_notes_after_a_forget_does_not_bring_it_back(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v")
     notes = tmp_path / "notes"
