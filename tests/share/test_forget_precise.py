@@ -487,6 +487,33 @@ def test_a_forgotten_fact_is_not_filed_again_from_a_new_log(tmp_path: Path) -> N
     assert "1990-04-12" not in semantic
 
 
+@pytest.mark.parametrize(
+    "filed",
+    [
+        "- Wren:\n    birthday: 1990-04-12\n",
+        "| Entity | Birthday |\n|---|---|\n| Wren | 1990-04-12 |\n",
+    ],
+    ids=["nested", "table"],
+)
+def test_a_forgotten_nested_or_table_fact_is_not_filed_again_from_a_new_log(
+    tmp_path: Path, filed: str
+) -> None:
+    """A fact written by hand under its entity, or in a table, is said again the way
+    consolidation files it: it stays forgotten all the same."""
+    vault = make_vault(tmp_path / "v")
+    (vault / "semantic" / "people.md").write_text(f"# People\n\n{filed}\n- Ana: likes kites\n")
+    from memoryclaw.api import Vault
+
+    with Vault(vault, env={}) as opened:
+        opened.refresh()
+        [row] = opened.index.fact_rows("value = ?", ["1990-04-12"])
+    ok(vault, "forget", "--fact", str(row["id"]), "--yes")
+    log_session(vault, ["Wren's birthday is 1990-04-12", "Wren likes sailing"], session="b")
+    ok(vault, "consolidate", "--all")
+    semantic = "".join(p.read_text() for p in (vault / "semantic").glob("*.md"))
+    assert "1990-04-12" not in semantic and "likes kites" in semantic
+
+
 def test_openclaw_import_after_a_purge_commits_no_forgotten_line(tmp_path: Path) -> None:
     from ..openclaw_state import T0, append_event, make_state, message
 
