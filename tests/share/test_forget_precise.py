@@ -450,6 +450,29 @@ def test_a_live_log_turn_repeating_a_forgotten_one_is_logged_blanked(
     assert "[forgotten]" in "".join(p.read_text() for p in (vault / "logs").glob("*.md"))
 
 
+@pytest.mark.parametrize(
+    "again",
+    [
+        "In\u00eas's alarm code is Zephyr-5521",
+        "In\u00eas\u2019s alarm code is Zephyr-5521",
+        "Ine\u0302s's alarm code is Zephyr-5521",
+        "In\u00eas's alarm code is Zephyr\u20115521",
+    ],
+    ids=["same", "curly-apostrophe", "decomposed-accent", "non-breaking-hyphen"],
+)
+def test_a_forgotten_turn_typed_again_with_other_quotes_or_accents_is_logged_blanked(
+    tmp_path: Path, again: str
+) -> None:
+    """A phone's keyboard curls an apostrophe, another system decomposes an accent: the same
+    words said again that way are still forgotten."""
+    vault = make_vault(tmp_path / "v")
+    log_session(vault, ["In\u00eas's alarm code is Zephyr-5521", "Lunch was pasta"])
+    ok(vault, "forget", "Zephyr", "--yes")
+    proc = mc(vault, "log", "--session", "s2", "--role", "user", "--", again)
+    assert proc.returncode == 0, proc.stderr
+    assert b"zephyr" not in everything(vault)
+
+
 def test_consolidation_leaves_out_a_forgotten_turn_a_raw_log_brought_in(tmp_path: Path) -> None:
     """A raw log that no writer of this device checked (copied in, or synced from a device
     that had not heard of the forget yet) is checked by consolidation itself."""
