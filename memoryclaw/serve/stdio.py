@@ -38,6 +38,7 @@ from ..vault.logformat import Turn
 from ..vault.rawlogs import LoggedTurn, session_turns
 from ..vault.scopes import RecallContext
 from ..vault.timestamps import now_utc
+from ..vault.tombstones import forgets_so_far
 
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
     -32700,
@@ -274,7 +275,9 @@ class StdioServer:
         self.env = env
         self._vault: Vault | None = None
         # Each live session's working memory: this process's, kept across vault reopens.
-        self.working = WorkingMemories(restore=self._session_turns)
+        self.working = WorkingMemories(
+            restore=self._session_turns, forgets=lambda: forgets_so_far(self._open().root)
+        )
         self._stateful: dict[str, _Handler] = {
             "end_session": self._end_session,
             "log_turn": self._log_turn,
