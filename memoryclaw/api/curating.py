@@ -1,6 +1,7 @@
 """The facade's verbs that review and state memories: facts waiting for review, a fact set by
-hand and its history, and skills.  :class:`~memoryclaw.api.vault.Vault` takes them from here;
-each imports what it runs when it is called."""
+hand and its history, skills, and what is on file about the owner.
+:class:`~memoryclaw.api.vault.Vault` takes them from here; each imports what it runs when it
+is called."""
 
 from __future__ import annotations
 
@@ -9,6 +10,8 @@ from typing import TYPE_CHECKING, Any, cast
 
 if TYPE_CHECKING:
     from ..consolidate.supersede import SupersedeReport
+    from ..recall.results import FactResult
+    from ..recall.standing import StandingFact
     from ..vault.pending import PendingFact
     from ..vault.scopes import RecallContext
     from ..vault.skillfiles import SkillInfo
@@ -16,7 +19,8 @@ if TYPE_CHECKING:
 
 
 class CuratingVerbs:
-    """Pending facts, facts and skills: a part of :class:`~memoryclaw.api.vault.Vault`."""
+    """Pending facts, facts, skills and the owner's profile: a part of
+    :class:`~memoryclaw.api.vault.Vault`."""
 
     @property
     def _vault(self) -> Vault:
@@ -81,3 +85,21 @@ class CuratingVerbs:
 
         refuse(self._vault.teams, "skills reject", name)
         return reject_skill(self._vault.root, name)
+
+    def profile(self, *, context: RecallContext | None = None) -> list[StandingFact]:
+        """The standing instructions and preferences in force for ``context`` (None: the owner
+        at the terminal), newest first (:mod:`memoryclaw.recall.standing`)."""
+        from .recalling import standing_in_force
+
+        self._vault.refresh()
+        return standing_in_force(self._vault, context)
+
+    def about_owner(self, *, context: RecallContext | None = None) -> list[FactResult]:
+        """What the owner's own files and turns say of them ("- User (job): nurse", "- Coffee:
+        flat white"), current values only, in file order, as ``context`` may see them (none
+        where other people read); their standing instructions and preferences are
+        :meth:`profile`'s."""
+        from .recalling import about_owner
+
+        self._vault.refresh()
+        return about_owner(self._vault, context)

@@ -4,6 +4,7 @@ reading one memory or file, as the requester may see them."""
 from __future__ import annotations
 
 import dataclasses
+import functools
 from collections.abc import Iterable, Mapping
 from datetime import datetime
 from pathlib import Path
@@ -26,6 +27,7 @@ from .opening import writable
 
 if TYPE_CHECKING:
     from ..recall.payload import RetrievePayload
+    from ..recall.results import FactResult
     from ..recall.standing import StandingFact
     from .vault import Vault
 
@@ -188,7 +190,7 @@ def retrieve(
     working: Mapping[str, Any] | None = None,
 ) -> RetrievePayload:
     """``vault``'s :meth:`~memoryclaw.api.vault.Vault.retrieve`."""
-    from ..recall.aboutowner import is_about_owner, owner_facts
+    from ..recall.aboutowner import is_about_owner
     from ..recall.longview import LONG_VIEW_EPISODES, STANDING_SHARE, long_view
     from ..recall.payload import render_payload
     from ..recall.standing import BUDGET_SHARE, with_standing
@@ -212,7 +214,7 @@ def retrieve(
     if context is not None and context.session:
         result = _without_live_turns(vault.root, result, context.session)
     if view is None and is_about_owner(query):  # no topic to search: the owner's own facts
-        mine = owner_facts(vault.index, vault.policy(context), now or now_utc())
+        mine = _owner_facts(vault, context, now or now_utc())
         ids = {f.id for f in mine}
         result = dataclasses.replace(
             result, facts=(*mine, *(f for f in result.facts if f.id not in ids))
@@ -266,6 +268,28 @@ def standing_in_force(vault: Vault, context: RecallContext | None) -> list[Stand
     from ..consolidate.standing import with_recent
 
     return with_recent(found, turns)
+
+
+def about_owner(vault: Vault, context: RecallContext | None) -> list[FactResult]:
+    """``vault``'s :meth:`~memoryclaw.api.vault.Vault.about_owner`."""
+    from ..vault.factnames import STANDING_FIELDS
+
+    standing = {f.id for f in standing_in_force(vault, context)}
+    facts = _owner_facts(vault, context, now_utc())
+    return [f for f in facts if f.field not in STANDING_FIELDS and f.id not in standing]
+
+
+def _owner_facts(vault: Vault, context: RecallContext | None, now: datetime) -> list[FactResult]:
+    """The facts about the owner ``context`` may see (:func:`~memoryclaw.recall.aboutowner.
+    owner_facts`), with what they said of themselves since, not yet consolidated."""
+    from ..consolidate.pending import pending_owner_facts, with_pending
+    from ..recall.aboutowner import owner_facts
+    from ..vault.rawlogs import is_open_log
+
+    policy = vault.policy(context)
+    live = functools.partial(is_open_log, vault.root) if context and context.session else None
+    pending = pending_owner_facts(vault.index, policy, now, live)
+    return with_pending(owner_facts(vault.index, policy, now), pending)
 
 
 def _record(vault: Vault, payload: RetrievePayload, now: datetime) -> None:

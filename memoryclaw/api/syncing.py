@@ -53,4 +53,7 @@ def import_archive(vault: Vault, source: str | Path) -> RemoteSyncReport:
     memory = [p for p in report.files_changed if p.endswith(".md")]
     if memory:
         vault.reindex_paths(memory)
+    if any(p.startswith("semantic/_forgotten/") for p in report.files_changed):
+        vault.refresh()  # a forget the archive brought may have scrubbed raw logs too
+        vault.index.forget_deleted()
     return report

@@ -31,7 +31,6 @@ if TYPE_CHECKING:
     from ..recall.metrics import Metrics
     from ..recall.payload import RetrievePayload
     from ..recall.results import SearchResult
-    from ..recall.standing import StandingFact
     from ..share.history import Commit
     from ..share.sync import RemoteSyncReport
     from ..share.teams import TeamVault
@@ -328,14 +327,6 @@ class Vault(CuratingVerbs):
         yield
         if use_git:
             commit_changes(self.root, before, message)
-
-    def profile(self, *, context: RecallContext | None = None) -> list[StandingFact]:
-        """The standing instructions and preferences in force for ``context`` (None: the owner
-        at the terminal), newest first (:mod:`memoryclaw.recall.standing`)."""
-        from .recalling import standing_in_force
-
-        self.refresh()
-        return standing_in_force(self, context)
 
     def sync_remote(self, *, setup: bool = False) -> RemoteSyncReport:
         """Sync the vault's git repository with ``sync.remote`` (commit, fetch, merge, push)

@@ -1,4 +1,5 @@
-"""``memoryclaw profile``: the standing instructions and preferences in force."""
+"""``memoryclaw profile``: what the owner said of themselves, and the standing instructions and
+preferences in force."""
 
 from __future__ import annotations
 
@@ -18,23 +19,39 @@ def profile(
     session_key: str | None,
     kind: str | None,
 ) -> None:
-    """The standing instructions and preferences in force (as that context would see them)."""
-    found = _vault(ctx).profile(context=_context(agent, session_key, kind))
+    """What the owner said of themselves, and the standing instructions and preferences in
+    force (as that context would see them)."""
+    vault = _vault(ctx)
+    context = _context(agent, session_key, kind)
+    about = vault.about_owner(context=context)
+    found = vault.profile(context=context)
     if as_json:
-        _emit({"standing": [f.as_dict() for f in found]})
+        _emit({"about": [f.as_dict() for f in about], "standing": [f.as_dict() for f in found]})
         return
-    if not found:
-        click.echo("no standing instructions or preferences")
+    if not found and not about:
+        click.echo("nothing about you, no standing instructions or preferences")
         return
+    if about:
+        click.echo("about you:")
+    for fact in about:
+        head = fact.entity if fact.field in {"value", "note"} else f"{fact.entity} ({fact.field})"
+        click.echo(_one_line(f"- {head}: {fact.value}"))
+        if fact.pending:  # its line is to come, when the log is consolidated
+            click.echo(
+                f"    {fact.updated or '-'}  {fact.path}, turn {fact.line}, not yet consolidated"
+            )
+        else:
+            click.echo(f"    {fact.updated or '-'}  {fact.path}:{fact.line}  ({fact.id})")
     for kind_name in ("instruction", "preference"):
         rows = [f for f in found if f.kind == kind_name]
         if rows:
             click.echo(f"{kind_name}s:")
-        for fact in rows:
-            topic = f" [about {fact.topic}]" if fact.topic else ""
-            click.echo(_one_line(f"- {fact.value}{topic}"))
-            if fact.pending:  # its line is to come, when the log is consolidated
-                where = f"{fact.path}, turn {fact.line}, not yet consolidated"
-                click.echo(f"    {fact.updated or '-'}  {where}")
+        for standing in rows:
+            topic = f" [about {standing.topic}]" if standing.topic else ""
+            click.echo(_one_line(f"- {standing.value}{topic}"))
+            if standing.pending:  # its line is to come, when the log is consolidated
+                where = f"{standing.path}, turn {standing.line}, not yet consolidated"
+                click.echo(f"    {standing.updated or '-'}  {where}")
             else:
-                click.echo(f"    {fact.updated or '-'}  {fact.path}:{fact.line}  ({fact.id})")
+                where = f"{standing.path}:{standing.line}  ({standing.id})"
+                click.echo(f"    {standing.updated or '-'}  {where}")

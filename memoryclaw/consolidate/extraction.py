@@ -67,9 +67,10 @@ _EMAIL_RE = re.compile(EMAIL_PATTERN)
 _URL_RE = re.compile(r"https?://[^\s<>()\"']+")
 _PHONE_RE = re.compile(r"(?<![\w+])\+?\d[\d \t().-]{5,18}\d(?!\w)")
 _PHONE_CONTEXT_RE = re.compile(r"(?i)\b(?:phone|mobile|cell|number|call|tel|whatsapp|text)\b")
+# A file's extension has a letter: "f/2.8" is an aperture, "1/2.5" a fraction.
 _PATH_RE = re.compile(
     r"(?<![\w:/.@])(?:~|\.{1,2})?/(?:[\w.-]+/)*[\w.-]*[A-Za-z][\w.-]*"
-    r"|(?<![\w:/.@-])[\w.-]+/(?:[\w.-]+/)*[\w-]+\.[A-Za-z0-9]{1,6}\b"
+    r"|(?<![\w:/.@-])[\w.-]+/(?:[\w.-]+/)*[\w-]+\.(?=[A-Za-z0-9]{0,5}[A-Za-z])[A-Za-z0-9]{1,6}\b"
 )
 _BACKTICK_RE = re.compile(r"`([^`\n]{2,200})`")
 _RUN_RE = re.compile(r"\brun\s+(?P<cmd>[a-z][\w.+-]*(?:\s+[^\s,;!?`]+){0,12})")
@@ -138,10 +139,15 @@ _AGE_RE = re.compile(r"(\d{1,3})(?: (?:years?|yrs?) old)?")
 # "Porto", "New York", "Rio de Janeiro"; not the "la" of "Porto last week"
 _PLACE = rf"(?P<value>{PLACE_WORD}(?: (?:{PLACE_WORD}|(?:of|de|la)(?![\w'’-])))*)"
 _AFTER_THING = re.compile(
-    r"\s+(?:yesterday|today|tonight|tomorrow|last|this|next|recently|lately|\d|on|at|for|with|"
+    r"(?:^|\s+)(?:yesterday|today|tonight|tomorrow|last|this|next|recently|lately|\d|on|at|for|with|"
     r"because|and|but|so|from|since|when)\b.*$",
     re.IGNORECASE,
 )
+# A thing bought is no article alone, nor a word cut at its slash ("f" of "f/1.8")
+_ARTICLES = frozenset({"a", "an", "the", "some", "my", "new", "first"})
+_CUT_WORD_RE = re.compile(r"[/.$'’-][^\W_]")
+# A word pointing back to what was said before: a taste holding one means nothing alone.
+_BACK_REFERENCE_RE = re.compile(r"\b(?:it|its|them|they|their|this|these|those)\b", re.IGNORECASE)
 _TRAILING_WHEN = re.compile(
     r"\s+(?:the day before yesterday|yesterday|today|tonight|tomorrow"
     r"|(?:last|this|next|this past|this coming) \w+|\S+ (?:days?|weeks?|months?|years?) ago"
@@ -419,8 +425,14 @@ def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None
                 )
                 continue
             value = m["value"]
-            if field in {"bought", "hobby"}:  # "a new guitar last week": the thing, not when
+            if field in {"bought", "hobby"}:
+                if _CUT_WORD_RE.match(sentence, m.end("value")):
+                    value = value.rstrip().rpartition(" ")[0]
+                # "a new guitar last week": the thing, not when; "the lamp I bought on
+                # Monday", "I bought from Home Depot": no thing at all
                 value = _AFTER_THING.sub("", value)
+                if not set(value.lower().split()) - _ARTICLES:  # "I bought a $250 monitor"
+                    continue
             value = _clean_value(value)
             named = field in {"lives in", "moved", "employer"}  # "New York" is a name
             if not value or (not named and value.lower().split()[0] in GENERIC):
@@ -504,6 +516,8 @@ def _preference(m: re.Match[str], me: str) -> tuple[str, str, str, str] | None:
         return None
     head = re.sub(r"^(?:the|a|an)\s+", "", value.lower()).split(" ", 1)[0] if value else ""
     if not head or head in STOPWORDS or head in GENERIC:  # "I love it", "I like that"
+        return None
+    if _BACK_REFERENCE_RE.search(value):  # "the shot power it offers": of what, unsaid
         return None
     negated = re.search(r"not|n['’]t", m["mod"]) is not None
     if m["verb"] in {"like", "love", "enjoy"}:

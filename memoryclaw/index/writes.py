@@ -95,9 +95,12 @@ class IndexWrites(IndexDatabase):
     def forget_deleted(self) -> None:
         """Leave no deleted text in the index file's bytes: FTS5 keeps a deleted row's terms
         in its segments until they are merged, so merge them (``secure_delete`` zeroes what
-        the merge frees), then move the write-ahead log into the file and truncate it."""
+        the merge frees), then move the write-ahead log into the file and truncate it.  The
+        vectors of texts nothing has go too, whichever embedder made them (the fallback may be
+        off here and on in another process): a vector is its text's embedding."""
         if self.path is None:
             return
+        self.prune_vectors(None)
         self.optimize()
         for _ in range(50):
             busy = self.execute("PRAGMA wal_checkpoint(TRUNCATE)").fetchone()[0]
@@ -350,8 +353,9 @@ class IndexWrites(IndexDatabase):
                 [(sha, embedder, rows.shape[1], row.tobytes()) for sha, row in zip(shas, rows)],
             )
 
-    def prune_vectors(self, embedder: str) -> int:
-        """Drop vectors of other embedders and of texts no episode or line has; how many."""
+    def prune_vectors(self, embedder: str | None) -> int:
+        """Drop vectors of texts no episode or line has and, given an ``embedder``, those
+        of other embedders; how many."""
         where = (
             "embedder != ? OR (sha NOT IN (SELECT embed_sha FROM episodes"
             " WHERE embed_sha IS NOT NULL) AND sha NOT IN (SELECT embed_sha FROM passages"

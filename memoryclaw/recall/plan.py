@@ -77,11 +77,14 @@ def _or_expression(terms: Sequence[str]) -> str | None:
 
 # A question in the first person is about the owner ("what's my coffee order?").
 _FIRST_PERSON_RE = re.compile(r"\b(?:i|me|my|mine|myself)\b|\bi'", re.IGNORECASE)
+# One in the plural asks with the owner in mind ("where should we eat?": their allergy), not
+# about them ("what's our budget?" is no "- Budget: …" of theirs); "US" is a country.
+_PLURAL_RE = re.compile(r"\b(?:[Ww]e|[Oo]urs?|[Oo]urselves|us)\b")
 # ... but not for the words that only frame a request ("can you tell me Dana's email?", "I need
 # the plumber's number"), which are about somebody else.
 _REQUEST_RE = re.compile(
     r"\b(?:(?:tell|remind|show|give|send|help|find|let|get|ask|text|email|call|teach|bring"
-    r"|fetch|pass) me|I (?:need|want|wonder|was wondering|would like)|I['’]d like)\b",
+    r"|fetch|pass) (?:me|us)|I (?:need|want|wonder|was wondering|would like)|I['’]d like)\b",
     re.IGNORECASE,
 )
 
@@ -111,7 +114,17 @@ class QueryPlan:
     def first_person(self) -> bool:
         """Whether the query is about the owner: in the first person beyond a request's frame
         ("what's my job?", not "can you tell me Dana's email?")."""
-        return _FIRST_PERSON_RE.search(_REQUEST_RE.sub(" ", self.query)) is not None
+        return _FIRST_PERSON_RE.search(self._beyond_request) is not None
+
+    @cached_property
+    def with_owner(self) -> bool:
+        """Whether the query asks as the owner, in the first person or with them among others
+        ("where should we eat tonight?"): their own files' facts may answer it."""
+        return self.first_person or _PLURAL_RE.search(self._beyond_request) is not None
+
+    @cached_property
+    def _beyond_request(self) -> str:
+        return _REQUEST_RE.sub(" ", self.query)
 
     @cached_property
     def compounds(self) -> dict[str, list[str]]:

@@ -14,7 +14,7 @@ from ..index.store import Index
 from ..vault.factnames import OWNER_ENTITY, OWNER_FILES, UNNAMED_FIELDS
 from ..vault.scopes import Policy
 from ..vault.timestamps import parse_timestamp
-from ..vault.values import value_key
+from ..vault.values import SHAPE_TOKENS, value_key
 from ..vault.words import extract_keywords
 from .plan import QueryPlan
 from .recency import Recency
@@ -188,7 +188,7 @@ def _facts(
     seen: set[tuple[str, str, str]] = set()
     found = index.search_facts(plan.match, plan.match, limit * 2, visible)
     # about the owner: their own files' fields too (a team vault's are somebody else's)
-    if own and plan.first_person:
+    if own and plan.with_owner:
         found += index.search_facts_in(OWNER_FILES, plan.match, limit * 2, visible, OWNER_ENTITY)
     for row in found:
         # near-duplicates (the same value spelled differently) are one fact
@@ -372,8 +372,8 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int, own: bool = T
     topic = [k for k in plan.keywords if k not in entity]
     if not topic:
         return 1.0 if fact.matched and found <= ENTITY_FACTS else 0.0
-    # a kind of value counts once, for every keyword naming it ("phone number", one phone)
-    kinds = {plan.shapes[k] for k in topic if k in plan.shapes}
+    # a kind of value counts once, for every keyword of the topic naming it ("phone number",
+    # one phone), never for the entity's name: "John's coffee" asks for no drink of the owner's
     # a word of a compound ("two" of "phase-two") is no hit of its own without the rest:
     # "trips of up to two nights" says nothing of the phase-two kickoff
     lone = {
@@ -385,6 +385,6 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int, own: bool = T
         for part in parts
         if part not in topic
     }
-    hits = [t for t in fact.matched if t not in entity and t not in kinds and t not in lone]
+    hits = [t for t in fact.matched if t not in entity and t not in SHAPE_TOKENS and t not in lone]
     hits += [k for k in topic if plan.shapes.get(k) in fact.matched and k not in hits]
     return min(1.0, len(hits) / len(topic))

@@ -148,11 +148,14 @@ class FactResult:
     newer_since: str = ""  # when that value was said
     relevance: float = 1.0  # 0..1: the share of the query's topic words it matched
     vault: str | None = None  # the team vault it is from (memoryclaw.share.teams); None: this one
+    # said in a turn not yet consolidated: ``path`` is its raw log and ``line`` the turn
+    pending: bool = False
 
     def as_dict(self) -> dict[str, Any]:
         """The ``search --json`` shape."""
         return {
             **({"vault": self.vault} if self.vault else {}),
+            **({"pending": True} if self.pending else {}),
             "id": self.id,
             "entity": self.entity,
             "field": self.field,

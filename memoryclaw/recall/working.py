@@ -18,7 +18,8 @@ written to the vault.  It is updated deterministically:
 It is capped at ``workingMemory.maxTokens`` estimated tokens (characters / 4, as the payload
 counts): the oldest observations go first, then the oldest facts, then the last plan steps,
 then the goal is shortened.  The store holds at most ``workingMemory.maxSessions`` sessions,
-dropping the least recently used; ``end_session`` clears a session's memory.
+dropping the least recently used; ``end_session`` clears a session's memory, and a forget
+(in this process or any other) drops every session's, rebuilt then from its scrubbed log.
 
 A process that meets a session it has not seen (a restarted server; OpenClaw's
 ``agent --local``, which runs every turn in a new process) rebuilds the session's goal, stated
@@ -44,6 +45,7 @@ from ..errors import MemoryclawError
 from ..vault.config import WorkingMemorySettings
 from ..vault.logformat import Turn
 from ..vault.recalled import strip_recalled
+from ..vault.scrub import FORGOTTEN
 from ..vault.skillfiles import skill_steps
 from .lines import shorten
 from .payload import RetrievePayload, estimate_tokens
@@ -170,7 +172,9 @@ class WorkingMemory:
             self.goal = goal
 
     def observe(self, role: str, text: str, tool: str | None = None) -> None:
-        """Take in one logged turn of this session."""
+        """Take in one logged turn of this session (a forgotten one says nothing)."""
+        if text == FORGOTTEN:
+            return
         if role in _REQUEST_ROLES:
             self.set_goal(text)
             return
@@ -241,10 +245,16 @@ class WorkingMemories:
         settings: WorkingMemorySettings | None = None,
         *,
         restore: Callable[[str], Iterable[Turn]] | None = None,
+        forgets: Callable[[], object] | None = None,
     ) -> None:
         self.settings = settings or WorkingMemorySettings()
         # The logged turns of a session this store has not seen (its open raw log), if any.
         self.restore = restore
+        # What changes with every forget of the vault (its tombstone files): when it does,
+        # every session is rebuilt from its open log, which the forget scrubbed, and the
+        # facts recalled before it are dropped (the next retrieve recalls what is left).
+        self.forgets = forgets
+        self._forgets_seen: object = None
         self._sessions: OrderedDict[str, WorkingMemory] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -269,10 +279,20 @@ class WorkingMemories:
         memory.fit(self.settings.max_tokens)
         return memory
 
+    def _drop_if_forgotten(self) -> None:
+        """Drop every session's memory when the vault forgot something since the last look."""
+        if self.forgets is None:
+            return
+        seen = self.forgets()
+        if self._forgets_seen is not None and seen != self._forgets_seen:
+            self._sessions.clear()
+        self._forgets_seen = seen
+
     def _touch(
         self, session: str, settings: WorkingMemorySettings | None
     ) -> tuple[WorkingMemory, bool]:
         """The session's memory, now the most recently used, and whether it was rebuilt."""
+        self._drop_if_forgotten()
         if settings is not None:
             self.settings = settings  # the vault's, which may have been edited since
         memory = self._sessions.pop(session, None)
@@ -290,6 +310,7 @@ class WorkingMemories:
         """The session's working memory as an object (rebuilt from its open log when this
         store has not seen it; empty when there is none)."""
         with self._lock:
+            self._drop_if_forgotten()
             if session not in self._sessions and (self.restore is None or not session):
                 return WorkingMemory().as_dict()  # nothing to rebuild: keep no empty entry
             return self._touch(session, settings)[0].as_dict()

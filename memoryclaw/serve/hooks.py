@@ -33,6 +33,7 @@ from ..recall.working import WorkingMemories, with_session
 from ..vault.config import resolve_vault_path
 from ..vault.rawlogs import session_turns
 from ..vault.scopes import RecallContext, check_kind
+from ..vault.tombstones import forgets_so_far
 
 DEFAULT_TIMEOUT = 2.0
 LOG = logging.getLogger("memoryclaw.hooks")
@@ -62,7 +63,10 @@ class MemoryHooks:
         self._worker = ThreadPoolExecutor(max_workers=1, thread_name_prefix="memoryclaw")
         # Each live session's working memory (memoryclaw.recall.working): this hook object's own,
         # rebuilt from a session's open log when it meets one it has not seen.
-        self.working = WorkingMemories(restore=partial(session_turns, self.vault_path))
+        self.working = WorkingMemories(
+            restore=partial(session_turns, self.vault_path),
+            forgets=partial(forgets_so_far, self.vault_path),
+        )
 
     # ------------------------------------------------------------------ plumbing
 

@@ -2,10 +2,11 @@
 
 Five tools, each a thin call into the handler ``serve --stdio`` uses for the same request
 (:data:`memoryclaw.serve.stdio.METHODS`), so arguments are checked and answered exactly as there:
-``memory_search``, ``memory_get``, ``memory_profile`` (the standing instructions and
-preferences in force), ``memory_log`` and ``memory_forget``.  A memoryclaw error
-comes back as a tool error (``isError``) carrying the one-line message the command line would
-print (after the SDK's ``Error executing tool NAME:``), and the server keeps serving.
+``memory_search``, ``memory_get``, ``memory_profile`` (what the user said of themselves,
+and the standing instructions and preferences in force), ``memory_log`` and
+``memory_forget``.  A memoryclaw error comes back as a tool error (``isError``) carrying
+the one-line message the command line would print (after the SDK's ``Error executing tool
+NAME:``), and the server keeps serving.
 
 A server may be started for one conversation (``memoryclaw mcp --agent A --session KEY
 --kind K``; see :mod:`memoryclaw.vault.scopes`): then memory_search and memory_get answer only what
@@ -51,8 +52,8 @@ INSTRUCTIONS = (
     "Long-term memory kept as markdown files: episodes (summaries of past conversations) and "
     "facts (contacts, preferences, projects). Call memory_search before answering anything "
     "that may depend on earlier conversations, memory_get for an episode's full details, "
-    "memory_profile for the user's standing instructions and preferences (follow them in "
-    "every answer), and memory_log to record a turn worth remembering."
+    "memory_profile for what the user said of themselves and their standing instructions and "
+    "preferences (follow those in every answer), and memory_log to record a turn worth remembering."
 )
 
 
@@ -152,12 +153,14 @@ def build_server(vault: Vault, context: RecallContext | None = None) -> "MCPServ
 
     @server.tool(
         name="memory_profile",
-        title="Standing instructions and preferences",
+        title="Who the user is, their standing instructions and preferences",
         annotations=ToolAnnotations(read_only_hint=True, open_world_hint=False),
     )
     async def memory_profile() -> dict[str, Any]:
-        """The user's standing instructions ("always ...", "never ...", "whenever I ask about
-        X, ...") and preferences in force, newest first, each with its topic and date.
+        """What the user said of themselves ("about": their age, job, home, allergies, coffee
+        order ...) and their standing instructions ("always ...", "never ...", "whenever I ask
+        about X, ...") and preferences in force ("standing", newest first, each with its topic
+        and date).
 
         Read it at the start of a conversation and follow them in every answer: they apply
         whether or not a question mentions them.

@@ -38,6 +38,7 @@ from ..vault.logformat import Turn
 from ..vault.rawlogs import LoggedTurn, session_turns
 from ..vault.scopes import RecallContext
 from ..vault.timestamps import now_utc
+from ..vault.tombstones import forgets_so_far
 
 PARSE_ERROR, INVALID_REQUEST, NO_METHOD, BAD_PARAMS, INTERNAL = (
     -32700,
@@ -210,8 +211,12 @@ def _fact_history(vault: Vault, params: Mapping[str, Any]) -> Any:
 
 
 def _profile(vault: Vault, params: Mapping[str, Any]) -> Any:
-    """The standing instructions and preferences in force for the context asking."""
-    return {"standing": [f.as_dict() for f in vault.profile(context=_context(params))]}
+    """What the owner said of themselves, and the standing instructions and preferences in
+    force, for the context asking (the ``profile --json`` document)."""
+    context = _context(params)
+    about = vault.about_owner(context=context)
+    standing = vault.profile(context=context)
+    return {"about": [f.as_dict() for f in about], "standing": [f.as_dict() for f in standing]}
 
 
 def _working_memory(vault: Vault, params: Mapping[str, Any]) -> Any:
@@ -270,7 +275,9 @@ class StdioServer:
         self.env = env
         self._vault: Vault | None = None
         # Each live session's working memory: this process's, kept across vault reopens.
-        self.working = WorkingMemories(restore=self._session_turns)
+        self.working = WorkingMemories(
+            restore=self._session_turns, forgets=lambda: forgets_so_far(self._open().root)
+        )
         self._stateful: dict[str, _Handler] = {
             "end_session": self._end_session,
             "log_turn": self._log_turn,

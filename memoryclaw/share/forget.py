@@ -26,7 +26,7 @@ from typing import Any
 
 from ..errors import MemoryclawError
 from ..index.store import Index
-from ..vault.facts import TRAILING_COMMENT_RE, parse_facts, parse_provenance
+from ..vault.facts import TRAILING_COMMENT_RE, format_fact_line, parse_facts, parse_provenance
 from ..vault.files import (
     EPISODES_DIR,
     LOGS_DIR,
@@ -201,7 +201,9 @@ def _facts_holding(index: Index, terms: set[str]) -> list[dict[str, Any]]:
 
 
 def _stone_fact(root: Path, stone: Stone, row: Mapping[str, Any]) -> None:
-    """Tombstone one fact (index row) by its line, a table fact by its row's cell."""
+    """Tombstone one fact (index row) by its line, a table fact by its row's cell, and
+    either by the line consolidation would file it as (said again, it is filed so)."""
+    stone.add_line(format_fact_line(str(row["entity"]), str(row["field"]), str(row["value"])))
     if row["form"] == "table":
         stone.add_line(f"{row['entity']} | {row['value']}")
         return
@@ -317,6 +319,7 @@ def _drawn_facts(root: Path, said: Mapping[str, str], stone: Stone) -> list[str]
             heard = said.get(fact.source)
             if heard and len(fact.value) >= 3 and fact.value.casefold() in heard:
                 stone.add_line(TRAILING_COMMENT_RE.sub("", lines[fact.line - 1]))
+                stone.add_line(format_fact_line(fact.entity, fact.field, fact.value))
                 files.add(rel)
     for entry in pending_facts(root) if (root / PENDING_FILE).exists() else []:
         comment = TRAILING_COMMENT_RE.search(entry.line)

@@ -10,7 +10,9 @@ commit's tree and refuses, path by path:
 - a ``.gitignore`` or ``.gitattributes`` that would change how git treats memory files (ignore
   them, or track ``.memoryclaw/``, or merge, filter or re-encode them differently: see
   :mod:`memoryclaw.share.gitrules`), and one nested in a memory folder;
-- a ``memoryclaw.yaml`` that is not a valid configuration.
+- a ``memoryclaw.yaml`` that is not a valid configuration;
+- a tombstone file (``semantic/_forgotten/``) this device holds, removed or with a line
+  taken out: what a forget left keeps what it forgot forgotten, on every device.
 
 A refused path keeps this device's version (or stays absent).  The sync then merges, in place
 of the remote's commit, a child of it whose tree is the screened one
@@ -32,6 +34,7 @@ from ..vault.config import CONFIG_FILE, Settings, flatten
 from ..vault.configcheck import settings_from_mapping
 from ..vault.files import STATE_DIR, atomic_write
 from ..vault.safeyaml import load_yaml
+from ..vault.tombstones import TOMBSTONE_DIR
 from .git import run_git_bytes
 from .gitrules import (
     _GIT_FILES,
@@ -94,6 +97,20 @@ def _state(path: str) -> bool:
     return _top(path) == STATE_DIR
 
 
+def _tombstone(path: str) -> bool:
+    return path.startswith(TOMBSTONE_DIR + "/")
+
+
+def _drops_tombstones(root: Path, ours: _Entry | None, theirs: _Entry | None) -> bool:
+    """Whether the remote's version of a tombstone file lacks a key or hash this device's
+    has (a file removed or emptied; one that only adds, as a repaired one does, is taken)."""
+    if ours is None:
+        return False
+    kept = set(_blob(root, theirs).splitlines()) if theirs is not None else set()
+    said = [line for line in _blob(root, ours).splitlines() if line.strip() and line[:1] != b"#"]
+    return any(line not in kept for line in said)
+
+
 def _git_file(path: str) -> bool:
     return path.rpartition("/")[2].lower() in _GIT_FILES
 
@@ -114,7 +131,9 @@ def _deletions_only_from_base(
 ) -> dict[str, _Entry]:
     """``theirs``, where a guarded file only this side ever had counts as kept: a remote that
     never had our .gitignore (an imported archive, a new remote) does not delete it."""
-    absent = [p for p in ours if p not in theirs and (_state(p) or p in _GIT_FILES)]
+    absent = [
+        p for p in ours if p not in theirs and (_state(p) or p in _GIT_FILES or _tombstone(p))
+    ]
     if not absent or head is None:
         return theirs
     found = _run_ok(root, "merge-base", head, upstream)
@@ -141,6 +160,8 @@ def _refusals(root: Path, theirs: dict[str, _Entry], ours: dict[str, _Entry]) ->
             refused[path] = f"a remote never changes {STATE_DIR}/ (this device's state)"
         elif entry is not None and entry.mode not in REGULAR_MODES:
             refused[path] = _kind(entry) + "; never followed nor checked out"
+        elif _tombstone(path) and _drops_tombstones(root, ours.get(path), entry):
+            refused[path] = "a remote never takes out what a forget left"
         elif _git_file(path) and _in_memory(path):
             refused[path] = "a .gitignore or .gitattributes inside a memory folder"
         elif _git_file(path) and "/" not in path and path not in _GIT_FILES:

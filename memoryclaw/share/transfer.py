@@ -2,7 +2,8 @@
 
 An import merges by the rules of a sync (:mod:`memoryclaw.share.sync`): the archive's files become
 a commit of their own, merged into the vault's history as if fetched from another device, so
-its facts join by union and what conflicts goes to review.  An archive is checked before
+its facts join by union and what conflicts goes to review, and what the vault forgot since the
+archive was made is taken out again at once, in a commit of its own.  An archive is checked before
 anything is written: a member with an absolute path, a ``..`` part, a link or a device is
 refused with an error naming it.  Every other member goes into the merged commit and is
 screened as a remote's commit is (:mod:`memoryclaw.share.incoming`): what the vault does not take
@@ -24,7 +25,7 @@ from ..vault.files import CONSOLIDATE_LOCK, SEMANTIC_LOCK, file_lock
 from .git import run_git
 from .history import AUTHOR, MEMORY_FOLDERS, _live_log
 from .incoming import config_changes, repair_local
-from .sync import RemoteSyncReport, _merge, commit_local, config_held
+from .sync import RemoteSyncReport, _forget_again, _merge, commit_local, config_held
 
 _SHARED = ("memoryclaw.yaml", ".gitattributes")
 
@@ -119,6 +120,7 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
         commit = run("commit-tree", tree, "-m", f"memoryclaw: import {source.name}")
     with file_lock(root, SEMANTIC_LOCK):
         _merge(root, commit, report)
+    _forget_again(root, before)  # an archive made before a forget still holds what it took
     after = run_git(root, "rev-parse", "HEAD").stdout.strip()
     if after != before:
         out = run_git(root, "diff", "--name-only", "-z", before, after).stdout

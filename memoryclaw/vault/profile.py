@@ -61,7 +61,8 @@ _DESCRIBED = (
 _AGES = (
     # "I'm 60 years old", "I am 34, and", "I just turned 40"
     (
-        r"\bI(?:['’]m| am) (?:now |only |already )?(\d{1,3})(?: years? old\b|(?=[,.;!?]|$| and\b))"
+        r"\bI(?:['’]m| am) (?:now |only |already )?(\d{1,3})(?: now)?"
+        r"(?: years? old\b|(?=[,.;!?]|$| and\b))"
         r"|\bI (?:just |recently )?turned (\d{1,3})"
         # "turned 40 last week", not "turned 30 pages"
         r"(?= years? old\b|[,.;:!?)]|$| (?:and|but|so|last|this|on|in|at|today|yesterday"

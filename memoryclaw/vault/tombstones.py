@@ -42,17 +42,40 @@ _REVIEW_MARK_RE = re.compile(
 )
 
 
+# Typographic quotes and hyphens as a keyboard or an editor turns them, to their plain letter.
+_PLAIN = str.maketrans(
+    {
+        **dict.fromkeys("\u2018\u2019\u201a\u201b\u2032", "'"),
+        **dict.fromkeys("\u201c\u201d\u201e\u201f\u2033", '"'),
+        **dict.fromkeys("\u2010\u2011\u2012\u2013\u2212", "-"),
+    }
+)
+
+
+def _forms(norm: str) -> set[str]:
+    """A normalised line, and the same with its accents composed and its quotes and hyphens
+    plain (the same words typed on another keyboard); both, so tombstones written before
+    the plain form was compared still match."""
+    if norm.isascii():
+        return {norm}
+    import unicodedata  # here: most lines are ASCII
+
+    return {norm, unicodedata.normalize("NFC", norm).translate(_PLAIN)}
+
+
 def line_forms(text: str) -> set[str]:
     """The forms a line is compared in: normalised, and for an episode's detail line quoting
-    a turn (``- #3 Caroline: text``) also the turn's own text."""
+    a turn (``- #3 Caroline: text``) also the turn's own text; each also with its accents
+    composed and its quotes and hyphens plain."""
     norm = normalise(text)
     if not norm:
         return set()
     marked = _REVIEW_MARK_RE.match(text)  # a line waiting for review quotes what was said
     if marked:
-        return {norm, *line_forms("- " + text[marked.end() :])} - {""}
+        return {*_forms(norm), *line_forms("- " + text[marked.end() :])} - {""}
     quoted = _TURN_LINE_RE.match(text)
-    return {norm, normalise(text[quoted.end() :])} - {""} if quoted else {norm}
+    said = _forms(normalise(text[quoted.end() :])) if quoted else set()
+    return {*_forms(norm), *said} - {""}
 
 
 def _stem(word: str) -> str:
@@ -183,6 +206,15 @@ def load(root: Path) -> Tombstones:
         if stone is not None:
             out.stones.append(stone)
     return out
+
+
+def forgets_so_far(root: Path) -> frozenset[str]:
+    """The names of the vault's tombstone files: one more with every forget, here or synced
+    from another device (what a process holding memories in memory checks them against)."""
+    try:
+        return frozenset(n for n in os.listdir(root / TOMBSTONE_DIR) if n.endswith(".txt"))
+    except OSError:
+        return frozenset()
 
 
 def tombstone_path(now: datetime | None = None) -> str:

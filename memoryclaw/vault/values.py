@@ -95,8 +95,21 @@ _SHAPE_WORDS = {
     "age": "age old aged",
     "job": "job occupation profession career living",
     "income": "income salary earn earns earning earnings wage wages",
+    # what a fact's field files it under, where a question names the category, not the
+    # thing: "what do I like to drink?" asks for "- Coffee: flat white", "what can't I
+    # eat?" for "- Allergy: cashews" (a field of a later kind as well: the keyword's kind is
+    # the last it names, the most particular)
+    "food": "food foods eat eating diet dietary meal meals cuisine allergy allergies",
+    "drink": "drink drinks drinking beverage beverages",
+    "pet": "pet pets",
     "allergy": "allergy allergies allergic intolerance intolerances intolerant",
 }
+# The things a field files under a category, which a question names for itself alone: "what
+# wine do I like?" asks for the wine, not for every drink.
+_FIELD_WORDS = {"drink": "coffee tea beer wine", "pet": "dog dogs cat cats puppy kitten"}
+# A field's last word that names a kind only after a word of it ("Phone number", "Email
+# address") or alone ("Number"): a "Passport number" is no phone number.
+_QUALIFIED_HEADS = {"number": False, "numbers": False, "address": True}  # head: kind alone?
 SHAPE_PREFIX = "shape"
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # Sept.
 
@@ -133,6 +146,8 @@ def _value_hint_re() -> re.Pattern[str]:
 
 
 _HINT_OF_KIND = {"email": "@", "url": "web", "phone": "digit", "date": "digit", "address": "digit"}
+# Every kind's token: what a fact matches besides the words of a query.
+SHAPE_TOKENS = frozenset(SHAPE_PREFIX + kind for kind in _SHAPE_WORDS)
 # The tokens of the kinds only a field names (no look of a value, so no hint): no line of an
 # episode holds one (see shape_tokens), only a raw log's turn (every one of which a search
 # reads) that says who its speaker is.
@@ -143,8 +158,7 @@ def shape_tokens(text: str, field: str = "") -> str:
     """The tokens of the kinds of value in ``text`` (a phone number, an email, a URL, a date,
     an address) or that its ``field`` names: ``"Dr. Lena Hoffman, 020 7946 0321"`` ->
     ``"shapephone"``; "" when there is none."""
-    named = field.lower()
-    kinds = [kind for kind, words in _SHAPE_WORDS.items() if named and named in words.split()]
+    kinds = _field_kinds(field)
     hints = {
         "@" if hint == "@" else "digit" if hint.isdigit() else "web"
         for hint in _value_hint_re().findall(text)
@@ -159,6 +173,32 @@ def shape_tokens(text: str, field: str = "") -> str:
         if found and kind not in kinds:
             kinds.append(kind)
     return " ".join(SHAPE_PREFIX + kind for kind in kinds)
+
+
+def _field_kinds(field: str) -> list[str]:
+    """The kinds a fact's field (or label) names by its head, its last word ("Favourite
+    coffee", "Work email"; "Date of birth" before its "of"); a word before a head such as
+    "number" or "address" names it first ("Email address"); none for somebody's field ("Dog's
+    age" answers no "how old am I?")."""
+    words = field.lower().partition(" of ")[0].split()
+    if not words or any(w.endswith(("'s", "’s")) for w in words):
+        return []
+    head = words[-1]
+    alone = _QUALIFIED_HEADS.get(head)
+    if alone is not None and len(words) > 1:
+        before = _word_kinds(words[-2])
+        if before or not alone:
+            return before
+    return _word_kinds(head)
+
+
+def _word_kinds(word: str) -> list[str]:
+    """The kinds one word of a field names."""
+    return [
+        kind
+        for kind, words in _SHAPE_WORDS.items()
+        if word in words.split() or word in _FIELD_WORDS.get(kind, "").split()
+    ]
 
 
 # Words that name a kind only in a phrase of the question: "how old am I?" asks for an age,

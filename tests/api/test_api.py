@@ -148,15 +148,19 @@ def test_forget_fact_removes_only_its_line(vault: Vault) -> None:
 
 
 def test_forget_table_fact_blanks_only_its_cell(vault: Vault) -> None:
+    """The row keeps its other cells; the same fact written as a line of the file
+    (``- Ana: ana@example.com``) goes with it, as a forgotten line's twin does."""
     contacts = vault.root / "semantic" / "contacts.md"
     vault.refresh()
     [fact] = vault.index.fact_rows("entity = 'Ana' AND form = 'table' AND field = 'email'", [])
     row_before = contacts.read_text().split("\n")[fact["line"] - 1]
+    assert "- Ana: ana@example.com" in contacts.read_text()
     vault.forget(fact_id=fact["id"])
-    row_after = contacts.read_text().split("\n")[fact["line"] - 1]
+    [row_after] = [r for r in contacts.read_text().split("\n") if r.startswith("| Ana |")]
     assert fact["value"] in row_before and fact["value"] not in row_after
-    assert row_after.split("|")[1].strip() == "Ana"
-    remaining = vault.index.fact_rows("line = ?", [fact["line"]])
+    assert row_after.split("|")[:3] == row_before.split("|")[:3]  # entity and role stay
+    assert "ana@example.com" not in contacts.read_text()
+    remaining = vault.index.fact_rows("entity = 'Ana' AND form = 'table'", [])
     assert remaining and all(f["field"] != "email" for f in remaining)
 
 

@@ -223,6 +223,12 @@ def test_a_date_without_a_year_is_the_next_one() -> None:
         pytest.param("I run for office", id="run-not-a-command"),
         pytest.param("It works 24/7, and/or on weekends", id="slashes-not-paths"),
         pytest.param("Give me 3-4 options between 1200 and 1500", id="numbers-not-phones"),
+        pytest.param("I shot the portraits at f/2.8 and 1/250.", id="aperture-not-a-path"),
+        pytest.param("I'll take the stick since I prefer the shot power it offers.", id="back-ref"),
+        pytest.param("I love their wood-fired pizza", id="back-ref-their"),
+        pytest.param("The monitor I bought on December 2 is great.", id="bought-relative"),
+        pytest.param("I bought from Home Depot on May 9.", id="bought-no-thing"),
+        pytest.param("I just purchased a $250 glucose monitor.", id="bought-article-only"),
     ],
 )
 def test_no_fact_from_what_is_not_stated(text: str) -> None:
@@ -418,8 +424,9 @@ def test_an_appointment_keeps_its_day_and_time(
     [
         ("My monthly rent is $1,450.", "monthly rent", "$1,450"),
         ("I live in St. Louis.", "lives in", "St. Louis"),
+        ("I just bought a Canon EF 85mm f/1.8 lens.", "bought", "a Canon EF 85mm"),
     ],
-    ids=["thousands", "abbreviated-place"],
+    ids=["thousands", "abbreviated-place", "thing-before-a-cut-word"],
 )
 def test_a_value_is_not_cut_at_its_own_punctuation(text: str, field: str, value: str) -> None:
     found = {(f.field, f.value) for f in facts_from_turn(1, text, None, date(2026, 1, 1))}

@@ -444,6 +444,27 @@ def test_forget_by_query_never_uses_vectors(vault_dir: Path, minilm: Embedder) -
         assert report.episodes == ()  # ... but forgetting goes by keywords only
 
 
+def test_a_forget_leaves_no_vector_of_what_it_removed_even_with_the_fallback_off(
+    vault: Vault,
+) -> None:
+    """Vectors made while the fallback was on (another process's settings, or before it was
+    turned off) are the forgotten texts' embeddings: a forget drops them all the same."""
+    vault.reindex()
+    update_vectors(vault.index, "test:fixed", lambda: Fixed())
+    assert vault.settings.retrieval.fallback != "vector"
+    piano = vault.index.episode_rows("path = ?", [PIANO])[0]
+    assert vault.forget(episode_id=piano["id"]).removed
+    assert vault.forget("Hackney").removed
+    orphans = vault.index.execute(
+        "SELECT count(*) FROM episode_vectors WHERE sha NOT IN (SELECT embed_sha FROM episodes"
+        " WHERE embed_sha IS NOT NULL) AND sha NOT IN (SELECT embed_sha FROM passages"
+        " WHERE embed_sha IS NOT NULL)"
+    ).fetchone()[0]
+    assert orphans == 0
+    kept = vault.index.execute("SELECT count(*) FROM episode_vectors").fetchone()[0]
+    assert 0 < kept < TEXTS
+
+
 # ------------------------------------------------------------------------------ quality
 
 

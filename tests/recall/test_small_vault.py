@@ -105,6 +105,13 @@ ME = """\
 MINE = """\
 # Food
 - Allergy: cashews
+- Favourite coffee: flat white with oat milk
+- Wine: Rioja
+- Budget: under £50 a week on takeaways
+
+# Home
+- Dog: Biscuit, a beagle
+- Dog's age: 3
 
 # Travel
 - Travels with hand luggage only for trips of up to two nights
@@ -156,6 +163,12 @@ CASES = [
     ("me", "how much do I earn?", "£41,000 a year"),
     ("me", "what's my salary?", "£41,000 a year"),
     ("me", "am I allergic to anything?", "cashews"),
+    # a question names the category a field files under, not the thing
+    ("me", "what do I like to drink?", "flat white"),
+    ("me", "what can't I eat?", "cashews"),
+    ("me", "where should we eat tonight?", "cashews"),
+    ("me", "what's my pet called?", "Biscuit"),
+    ("me", "what wine do I like?", "Rioja"),
 ]
 
 
@@ -237,13 +250,21 @@ def test_a_word_of_a_compound_alone_does_not_bring_a_fact(vaults: dict[str, Vaul
         ("where is my old laptop?", "age 34"),
         ("what's my favourite old movie?", "age 34"),
         ("what's my living room colour?", "job nurse"),
+        # a thing of a category names itself, not the category
+        ("what wine do I like?", "flat white"),
+        # somebody's field is no answer about the owner
+        ("how old am I?", "Dog's age"),
+        # "we" asks with the owner in mind, not about them; "US" is a country
+        ("what's our budget for the Q3 launch?", "£50 a week"),
+        ("what did the US team say about the budget?", "£50 a week"),
     ],
 )
-def test_a_word_that_names_a_kind_only_in_a_phrase_does_not_bring_it_alone(
+def test_a_fact_the_question_does_not_ask_for_is_not_brought(
     vaults: dict[str, Vault], question: str, unasked: str
 ) -> None:
     """ "old" asks for an age in "how old", not in "my old laptop"; "living" for a job in
-    "for a living", not in "my living room"."""
+    "for a living", not in "my living room"; "wine" for the wine, not every drink; "Dog's
+    age" is not the owner's; "our budget" is not the owner's own."""
     context = vaults["me"].retrieve(question, now=NOW).context
     assert unasked not in context, context
 
@@ -342,3 +363,27 @@ def test_a_field_names_its_kind_and_a_question_its_kinds() -> None:
     assert shape_terms(["old"], "how old am I?") == {"old": "shapeage"}
     assert shape_terms(["living", "room"], "paint my living room") == {}
     assert shape_terms(["living"], "what do I do for a living?") == {"living": "shapejob"}
+
+
+def test_a_field_names_its_category_by_its_last_word() -> None:
+    """ "Favourite coffee" is filed under drinks, "Work email" under emails; an allergy is
+    food too, while a question about allergies asks for allergies only."""
+    assert shape_tokens("flat white", "Favourite coffee") == "shapedrink"
+    assert shape_tokens("Dana", "Work email") == "shapeemail"
+    assert shape_tokens("cashews", "Allergy") == "shapefood shapeallergy"
+    assert shape_tokens("Rex", "Dogs") == "shapepet"
+    assert shape_tokens("nurse", "Coffee shop job") == "shapejob"
+    assert shape_tokens("short", "Email style") == ""
+    # a head that names its kind only after a word of it, or alone
+    assert shape_tokens("533112984", "Passport number") == ""
+    assert shape_tokens("x", "Mobile number") == shape_tokens("x", "Number") == "shapephone"
+    assert shape_tokens("me@example.com", "Email address") == "shapeemail"
+    assert shape_tokens("x", "Home address") == "shapeaddress"
+    assert shape_tokens("1990", "Date of birth") == "shapedate"
+    assert shape_tokens("Leeds", "Place of birth") == ""
+    assert shape_tokens("3", "Dog's age") == ""
+    assert shape_terms(["eat", "allergies", "drinking", "wine", "dog"]) == {
+        "eat": "shapefood",
+        "allergies": "shapeallergy",
+        "drinking": "shapedrink",
+    }

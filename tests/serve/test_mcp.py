@@ -173,10 +173,14 @@ def test_profile_lists_the_standing_instructions_the_conversation_may_see(
         assert ("preference", "Prefers window seats on flights") in {
             (f["kind"], f["value"]) for f in found
         }
+        about = ok(await session.call_tool("memory_profile", {}))["about"]
+        assert ("Allergy", "cashews") in {(f["entity"], f["value"]) for f in about}
 
     async def group(session: ClientSession) -> None:
-        found = ok(await session.call_tool("memory_profile", {}))["standing"]
+        profile = ok(await session.call_tool("memory_profile", {}))
+        found = profile["standing"]
         assert [(f["kind"], f["value"]) for f in found] == [("instruction", "Never use emojis.")]
+        assert profile["about"] == []  # in a group, "me" is whoever asks
 
     with_server(vault_dir, tmp_path, owner)
     with_server(vault_dir, tmp_path, group, "--session", "agent:main:telegram:group:-100")

@@ -670,6 +670,34 @@ def test_working_memory_follows_the_session(bridge: StdioServer) -> None:
     assert call(bridge, "working_memory", session=WM_SESSION)["result"] == empty
 
 
+def test_a_forget_leaves_no_trace_in_a_live_sessions_working_memory(
+    bridge: StdioServer, vault_dir: Path
+) -> None:
+    """Working memory keeps the facts a session recalled and its logged turns: a forget,
+    through this server or by another process, takes them out of it too."""
+    call(bridge, "retrieve", query="email John the projectX update", session=WM_SESSION)
+    call(
+        bridge,
+        "log_turn",
+        session=WM_SESSION,
+        role="tool_result",
+        content="Ana Kowalczyk",
+        tool="t",
+    )
+    call(bridge, "log_turn", session=WM_SESSION, role="assistant", content="Next I will call Ana")
+    memory = call(bridge, "working_memory", session=WM_SESSION)["result"]
+    assert memory["facts"]["John email"] == "john@example.com" and "Kowalczyk" in json.dumps(memory)
+    assert call(bridge, "forget", query="john@example.com", confirm=True)["result"]["removed"]
+    payload = call(bridge, "retrieve", query="and cc Sarah", session=WM_SESSION)["result"]
+    assert "john@example.com" not in json.dumps(payload)
+    assert payload["working_memory"]["recent_observations"][0] == "assistant: Next I will call Ana"
+    with Vault(vault_dir, env={}) as other:  # another process forgets
+        assert other.forget("Kowalczyk").removed
+    memory = call(bridge, "working_memory", session=WM_SESSION)["result"]
+    assert "Kowalczyk" not in json.dumps(memory)
+    assert memory["recent_observations"] == ["assistant: Next I will call Ana"]
+
+
 def test_retrieve_without_a_session_keeps_the_query_alone(bridge: StdioServer) -> None:
     call(bridge, "log_turn", session=WM_SESSION, role="tool_result", content="done", tool="t")
     memory = call(bridge, "retrieve", query="email John")["result"]["working_memory"]

@@ -202,6 +202,19 @@ def test_a_forget_travels_by_sync_and_the_merge_is_scrubbed(tmp_path: Path) -> N
     assert b"oat milk" in everything(b)
 
 
+def test_importing_an_export_made_before_a_forget_does_not_bring_it_back(
+    session_vault: Path, tmp_path: Path
+) -> None:
+    archive = tmp_path / "before.tar.gz"
+    assert mc(session_vault, "export", str(archive)).returncode == 0
+    ok(session_vault, "forget", "Lindqvist", "--yes")
+    ok(session_vault, "import", str(archive))
+    assert b"lindqvist" not in everything(session_vault)
+    assert b"oat milk" in everything(session_vault)
+    assert git(session_vault, "status", "--porcelain", "--", "episodes", "semantic", "logs") == ""
+    assert ok(session_vault, "search", "Lindqvist")["results"] == []
+
+
 def test_reimporting_notes_after_a_forget_does_not_bring_it_back(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v")
     notes = tmp_path / "notes"
@@ -437,6 +450,29 @@ def test_a_live_log_turn_repeating_a_forgotten_one_is_logged_blanked(
     assert "[forgotten]" in "".join(p.read_text() for p in (vault / "logs").glob("*.md"))
 
 
+@pytest.mark.parametrize(
+    "again",
+    [
+        "In\u00eas's alarm code is Zephyr-5521",
+        "In\u00eas\u2019s alarm code is Zephyr-5521",
+        "Ine\u0302s's alarm code is Zephyr-5521",
+        "In\u00eas's alarm code is Zephyr\u20115521",
+    ],
+    ids=["same", "curly-apostrophe", "decomposed-accent", "non-breaking-hyphen"],
+)
+def test_a_forgotten_turn_typed_again_with_other_quotes_or_accents_is_logged_blanked(
+    tmp_path: Path, again: str
+) -> None:
+    """A phone's keyboard curls an apostrophe, another system decomposes an accent: the same
+    words said again that way are still forgotten."""
+    vault = make_vault(tmp_path / "v")
+    log_session(vault, ["In\u00eas's alarm code is Zephyr-5521", "Lunch was pasta"])
+    ok(vault, "forget", "Zephyr", "--yes")
+    proc = mc(vault, "log", "--session", "s2", "--role", "user", "--", again)
+    assert proc.returncode == 0, proc.stderr
+    assert b"zephyr" not in everything(vault)
+
+
 def test_consolidation_leaves_out_a_forgotten_turn_a_raw_log_brought_in(tmp_path: Path) -> None:
     """A raw log that no writer of this device checked (copied in, or synced from a device
     that had not heard of the forget yet) is checked by consolidation itself."""
@@ -472,6 +508,33 @@ def test_a_forgotten_fact_is_not_filed_again_from_a_new_log(tmp_path: Path) -> N
     ok(vault, "consolidate", "--all")
     semantic = "".join(p.read_text() for p in (vault / "semantic").glob("*.md"))
     assert "1990-04-12" not in semantic
+
+
+@pytest.mark.parametrize(
+    "filed",
+    [
+        "- Wren:\n    birthday: 1990-04-12\n",
+        "| Entity | Birthday |\n|---|---|\n| Wren | 1990-04-12 |\n",
+    ],
+    ids=["nested", "table"],
+)
+def test_a_forgotten_nested_or_table_fact_is_not_filed_again_from_a_new_log(
+    tmp_path: Path, filed: str
+) -> None:
+    """A fact written by hand under its entity, or in a table, is said again the way
+    consolidation files it: it stays forgotten all the same."""
+    vault = make_vault(tmp_path / "v")
+    (vault / "semantic" / "people.md").write_text(f"# People\n\n{filed}\n- Ana: likes kites\n")
+    from memoryclaw.api import Vault
+
+    with Vault(vault, env={}) as opened:
+        opened.refresh()
+        [row] = opened.index.fact_rows("value = ?", ["1990-04-12"])
+    ok(vault, "forget", "--fact", str(row["id"]), "--yes")
+    log_session(vault, ["Wren's birthday is 1990-04-12", "Wren likes sailing"], session="b")
+    ok(vault, "consolidate", "--all")
+    semantic = "".join(p.read_text() for p in (vault / "semantic").glob("*.md"))
+    assert "1990-04-12" not in semantic and "likes kites" in semantic
 
 
 def test_openclaw_import_after_a_purge_commits_no_forgotten_line(tmp_path: Path) -> None:

@@ -166,6 +166,36 @@ def test_a_symlink_from_the_remote_is_never_checked_out(
     assert "Kilkenny" in (a / "semantic" / "own.md").read_text()
 
 
+def test_a_remote_never_removes_nor_changes_what_a_forget_left(tmp_path: Path) -> None:
+    """Another device deleting the tombstones (or emptying one) does not make this device
+    forget that it forgot: what it left out stays out of a later import."""
+    from tests.share.test_forget_precise import everything, two_devices_sharing_the_session
+
+    a, b, _ = two_devices_sharing_the_session(tmp_path)
+    archive = tmp_path / "old.tar.gz"
+    assert _cli(b, "export", str(archive)).returncode == 0
+    assert _cli(a, "forget", "Lindqvist", "--yes").returncode == 0
+    for device in (a, b):
+        assert _cli(device, "sync").returncode == 0
+    stones = sorted((b / "semantic" / "_forgotten").glob("*.txt"))
+    assert stones and b"lindqvist" not in everything(b)
+    stones[0].write_text("# emptied\n")
+    for stone in stones[1:]:
+        stone.unlink()
+    _git(b, "add", "-A")
+    _git(b, *GIT_ID, "commit", "-qm", "tidy up")
+    assert _cli(b, "sync").returncode == 0
+    done = _cli(a, "sync", "--json")
+    assert done.returncode == 0, done.stderr
+    refused = {r["path"] for r in json.loads(done.stdout)["refused"]}
+    assert refused == {s.relative_to(b).as_posix() for s in stones}
+    assert _cli(a, "import", str(archive)).returncode == 0
+    assert b"lindqvist" not in everything(a)
+    assert _cli(b, "sync").returncode == 0  # the repaired tree came back to b too
+    assert sorted((b / "semantic" / "_forgotten").glob("*.txt")) == stones
+    assert b"emptied" not in everything(b)
+
+
 def test_a_remote_cannot_replace_the_state_folder_with_a_symlink(tmp_path: Path) -> None:
     bare = _remote(tmp_path)
     a = _device(tmp_path, bare, "a")

@@ -17,6 +17,7 @@ from memoryclaw.vault.profile import profile_facts
     [
         ("I'm 60 years old and I don't know where to start", [("age", "60")]),
         ("I am 34, and I work nights.", [("age", "34")]),
+        ("I'm 35 now and still running.", [("age", "35")]),
         ("I just turned 40!", [("age", "40")]),
         ("how can someone like me, who's 23, start investing", [("age", "23")]),
         ("what should people my age, 55, watch out for", [("age", "55")]),
@@ -54,6 +55,7 @@ from memoryclaw.vault.profile import profile_facts
     ids=[
         "years-old",
         "am-34",
+        "am-35-now",
         "turned",
         "like-me-who-is",
         "my-age",
