@@ -429,6 +429,14 @@ def test_ingesting_a_file_again_after_a_forget_does_not_bring_the_turn_back(
     assert found["results"] == [] and found["recent"] == []
 
 
+def _forget_and_log_again(vault: Path, said: str, forget: str, again: str) -> None:
+    """Log ``said``, forget ``forget``, then log ``again`` in a new session, which succeeds."""
+    log_session(vault, [said, "Lunch was pasta"])
+    ok(vault, "forget", forget, "--yes")
+    proc = mc(vault, "log", "--session", "s2", "--role", "user", "--", again)
+    assert proc.returncode == 0, proc.stderr
+
+
 @pytest.mark.parametrize(
     "again",
     [
@@ -442,10 +450,7 @@ def test_a_live_log_turn_repeating_a_forgotten_one_is_logged_blanked(
     tmp_path: Path, again: str
 ) -> None:
     vault = make_vault(tmp_path / "v")
-    log_session(vault, ["The alarm code is Zephyr-5521", "Lunch was pasta"])
-    ok(vault, "forget", "Zephyr-5521", "--yes")
-    proc = mc(vault, "log", "--session", "s2", "--role", "user", "--", again)
-    assert proc.returncode == 0, proc.stderr
+    _forget_and_log_again(vault, "The alarm code is Zephyr-5521", "Zephyr-5521", again)
     assert b"zephyr" not in everything(vault)
     assert "[forgotten]" in "".join(p.read_text() for p in (vault / "logs").glob("*.md"))
 
@@ -466,10 +471,7 @@ def test_a_forgotten_turn_typed_again_with_other_quotes_or_accents_is_logged_bla
     """A phone's keyboard curls an apostrophe, another system decomposes an accent: the same
     words said again that way are still forgotten."""
     vault = make_vault(tmp_path / "v")
-    log_session(vault, ["In\u00eas's alarm code is Zephyr-5521", "Lunch was pasta"])
-    ok(vault, "forget", "Zephyr", "--yes")
-    proc = mc(vault, "log", "--session", "s2", "--role", "user", "--", again)
-    assert proc.returncode == 0, proc.stderr
+    _forget_and_log_again(vault, "In\u00eas's alarm code is Zephyr-5521", "Zephyr", again)
     assert b"zephyr" not in everything(vault)
 
 
@@ -494,16 +496,21 @@ def test_consolidation_leaves_out_a_forgotten_turn_a_raw_log_brought_in(tmp_path
     assert "zephyr" not in git(vault, "show", "HEAD").lower()
 
 
-def test_a_forgotten_fact_is_not_filed_again_from_a_new_log(tmp_path: Path) -> None:
-    vault = make_vault(tmp_path / "v")
-    log_session(vault, ["Wren's birthday is 1990-04-12"], session="a")
-    ok(vault, "consolidate", "--all")
+def _forget_fact_valued(vault: Path, value: str) -> None:
+    """Forget, by its id, the one fact of ``vault`` whose value is ``value``."""
     from memoryclaw.api import Vault
 
     with Vault(vault, env={}) as opened:
         opened.refresh()
-        [row] = opened.index.fact_rows("value = ?", ["1990-04-12"])
+        [row] = opened.index.fact_rows("value = ?", [value])
     ok(vault, "forget", "--fact", str(row["id"]), "--yes")
+
+
+def test_a_forgotten_fact_is_not_filed_again_from_a_new_log(tmp_path: Path) -> None:
+    vault = make_vault(tmp_path / "v")
+    log_session(vault, ["Wren's birthday is 1990-04-12"], session="a")
+    ok(vault, "consolidate", "--all")
+    _forget_fact_valued(vault, "1990-04-12")
     log_session(vault, ["Wren's birthday is 1990-04-12", "Wren likes kites"], session="b")
     ok(vault, "consolidate", "--all")
     semantic = "".join(p.read_text() for p in (vault / "semantic").glob("*.md"))
@@ -525,12 +532,7 @@ def test_a_forgotten_nested_or_table_fact_is_not_filed_again_from_a_new_log(
     consolidation files it: it stays forgotten all the same."""
     vault = make_vault(tmp_path / "v")
     (vault / "semantic" / "people.md").write_text(f"# People\n\n{filed}\n- Ana: likes kites\n")
-    from memoryclaw.api import Vault
-
-    with Vault(vault, env={}) as opened:
-        opened.refresh()
-        [row] = opened.index.fact_rows("value = ?", ["1990-04-12"])
-    ok(vault, "forget", "--fact", str(row["id"]), "--yes")
+    _forget_fact_valued(vault, "1990-04-12")
     log_session(vault, ["Wren's birthday is 1990-04-12", "Wren likes sailing"], session="b")
     ok(vault, "consolidate", "--all")
     semantic = "".join(p.read_text() for p in (vault / "semantic").glob("*.md"))
