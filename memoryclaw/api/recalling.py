@@ -272,9 +272,11 @@ def standing_in_force(vault: Vault, context: RecallContext | None) -> list[Stand
 
 def about_owner(vault: Vault, context: RecallContext | None) -> list[FactResult]:
     """``vault``'s :meth:`~memoryclaw.api.vault.Vault.about_owner`."""
+    from ..recall.standing import in_force
     from ..vault.factnames import STANDING_FIELDS
 
-    standing = {f.id for f in standing_in_force(vault, context)}
+    # those said since are no line of a file: only those in force there share a fact's id
+    standing = {f.id for f in in_force(vault.index, vault.policy(context))}
     facts = _owner_facts(vault, context, now_utc())
     return [f for f in facts if f.field not in STANDING_FIELDS and f.id not in standing]
 

@@ -3,9 +3,16 @@ preferences in force."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import click
 
+from ..vault.factnames import UNNAMED_FIELDS
 from ._common import _context, _context_options, _emit, _one_line, _vault
+
+if TYPE_CHECKING:
+    from ..recall.results import FactResult
+    from ..recall.standing import StandingFact
 
 
 @click.command()
@@ -34,14 +41,9 @@ def profile(
     if about:
         click.echo("about you:")
     for fact in about:
-        head = fact.entity if fact.field in {"value", "note"} else f"{fact.entity} ({fact.field})"
+        head = fact.entity if fact.field in UNNAMED_FIELDS else f"{fact.entity} ({fact.field})"
         click.echo(_one_line(f"- {head}: {fact.value}"))
-        if fact.pending:  # its line is to come, when the log is consolidated
-            click.echo(
-                f"    {fact.updated or '-'}  {fact.path}, turn {fact.line}, not yet consolidated"
-            )
-        else:
-            click.echo(f"    {fact.updated or '-'}  {fact.path}:{fact.line}  ({fact.id})")
+        click.echo(_where(fact))
     for kind_name in ("instruction", "preference"):
         rows = [f for f in found if f.kind == kind_name]
         if rows:
@@ -49,9 +51,11 @@ def profile(
         for standing in rows:
             topic = f" [about {standing.topic}]" if standing.topic else ""
             click.echo(_one_line(f"- {standing.value}{topic}"))
-            if standing.pending:  # its line is to come, when the log is consolidated
-                where = f"{standing.path}, turn {standing.line}, not yet consolidated"
-                click.echo(f"    {standing.updated or '-'}  {where}")
-            else:
-                where = f"{standing.path}:{standing.line}  ({standing.id})"
-                click.echo(f"    {standing.updated or '-'}  {where}")
+            click.echo(_where(standing))
+
+
+def _where(item: FactResult | StandingFact) -> str:
+    """The line under a listed item: its date and where it is said."""
+    if item.pending:  # its line is to come, when the log is consolidated
+        return f"    {item.updated or '-'}  {item.path}, turn {item.line}, not yet consolidated"
+    return f"    {item.updated or '-'}  {item.path}:{item.line}  ({item.id})"

@@ -12,10 +12,11 @@ from collections.abc import Callable, Sequence
 from datetime import datetime
 
 from ..index.store import Index
+from ..recall.aboutowner import owner_asks
 from ..recall.results import FactResult
-from ..recall.standing import NEAR_TURNS, RECENT_TURNS
-from ..vault.factnames import AGENT_LABEL, OWNER_ENTITY, OWNER_LABEL
-from ..vault.scopes import DIRECT, Policy
+from ..recall.standing import owner_turns
+from ..vault.factnames import OWNER_ENTITY
+from ..vault.scopes import Policy
 from ..vault.timestamps import parse_timestamp
 from ..vault.values import value_key
 from .extraction import facts_from_turn
@@ -24,23 +25,18 @@ from .extraction import facts_from_turn
 def pending_owner_facts(
     index: Index, policy: Policy, now: datetime, live: Callable[[str], bool] | None = None
 ) -> list[FactResult]:
-    """What the owner said of themselves in turns not yet consolidated, as consolidation
-    will file it: said to the agent (who answers within ``NEAR_TURNS``), in a log that
-    records its scope, admitted by ``policy``; each value once, newest first.
-    None where other people read, and none from the asking session's raw logs that ``live``
-    (given a path) says are open: its host sends those as the conversation."""
-    context = policy.context
-    if not context.is_terminal and context.scope(policy.owner_ids) != DIRECT:
+    """What the owner said of themselves in the turns consolidation will read as theirs
+    (:func:`~memoryclaw.recall.standing.owner_turns`), as it will file it; each value once,
+    newest first.  None where other people read, and none from the asking session's raw logs
+    that ``live`` (given a path) says are open: its host sends those as the conversation."""
+    if not owner_asks(policy):
         return []
     found: dict[tuple[str, str], FactResult] = {}
-    for row in index.newest_log_turns(OWNER_LABEL, RECENT_TURNS, AGENT_LABEL, NEAR_TURNS):
-        if not row["answered"] or not row["scope"]:
-            continue
-        if live is not None and row["session"] == context.session and live(row["path"]):
-            continue
-        admitted, why = policy.admit(row["agent"], row["scope"])
+    for row in owner_turns(index, policy):
         stamp = str(row["timestamp"] or "")
-        if not admitted or not stamp:
+        if not stamp:
+            continue
+        if live is not None and row["session"] == policy.context.session and live(row["path"]):
             continue
         said_at = parse_timestamp(stamp)
         drafts = facts_from_turn(
@@ -64,7 +60,7 @@ def pending_owner_facts(
                 matched=(),
                 agent=row["agent"] or None,
                 scope=row["scope"] or None,
-                admitted_by=why,
+                admitted_by=policy.admit(row["agent"], row["scope"])[1],
                 pending=True,
             )
     return list(found.values())

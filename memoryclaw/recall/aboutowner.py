@@ -52,14 +52,20 @@ def is_about_owner(query: str) -> bool:
     return len(query) < 120 and _question_re().match(query.strip()) is not None
 
 
+def owner_asks(policy: Policy) -> bool:
+    """Whether the one asking under ``policy`` is the owner: at the terminal or in a direct
+    conversation (in a group, "me" is whoever asks)."""
+    context = policy.context
+    return context.is_terminal or context.scope(policy.owner_ids) == DIRECT
+
+
 def owner_facts(index: Index, policy: Policy, now: datetime) -> list[FactResult]:
     """The current facts about the owner ``policy`` admits, in file order: the lines of
     ``OWNER_FILES`` in any fact folder that name no field (written about the owner), those of
     ``OWNER_ENTITY``, and every standing instruction and preference; not what consolidation
     filed there of somebody else ("- Bo (likes): pottery"); none where other people read (in
     a group, "me" is whoever asks, not the owner)."""
-    context = policy.context
-    if not context.is_terminal and context.scope(policy.owner_ids) != DIRECT:
+    if not owner_asks(policy):
         return []
     files, params = owner_files_clause(OWNER_FILES)
     unnamed = ", ".join(f"'{field}'" for field in UNNAMED_FIELDS)

@@ -241,13 +241,18 @@ def recent_turns(index: Index, policy: Policy) -> list[dict[str, Any]]:
     consolidation files them: said to the agent, which answers within :data:`NEAR_TURNS`.  A
     log without a scope (written by hand, or before scopes) waits for consolidation, which
     reads its scope from its session key and kind."""
+    return [row for row in owner_turns(index, policy) if _cue_re().search(row["text"] or "")]
+
+
+def owner_turns(index: Index, policy: Policy) -> list[dict[str, Any]]:
+    """The owner's turns in raw logs not yet consolidated (of the newest
+    :data:`RECENT_TURNS`), newest first, that consolidation will read as the owner's: said to
+    the agent (which answers within :data:`NEAR_TURNS`), in a log that records its scope,
+    admitted by ``policy``."""
     return [
         row
         for row in index.newest_log_turns(OWNER_LABEL, RECENT_TURNS, AGENT_LABEL, NEAR_TURNS)
-        if row["answered"]
-        and row["scope"]
-        and _cue_re().search(row["text"] or "")
-        and policy.admit(row["agent"], row["scope"])[0]
+        if row["answered"] and row["scope"] and policy.admit(row["agent"], row["scope"])[0]
     ]
 
 
