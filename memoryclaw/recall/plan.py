@@ -38,6 +38,15 @@ COMMON_SHARE = 0.05
 _PHRASE_TOKEN_RE = re.compile(r"\w+", re.UNICODE)
 # A compound of words ("basketball-related", "self-care"), not a code or a date ("covid-19").
 _COMPOUND_RE = re.compile(r"[^\W\d_]+(?:-[^\W\d_]+)+")
+# The words of a compound that count rather than name ("phase-two", "first-time",
+# "three-day"): alone they find lines about anything ("booked two rooms" for "phase-two").
+# The compound itself is still searched as a phrase.
+_FILLER_PARTS = frozenset(
+    """
+    one two three four five six seven eight nine ten eleven twelve twenty hundred thousand
+    first second third fourth fifth sixth seventh eighth ninth tenth half single double triple
+    """.split()
+)
 
 
 def check_query(query: str, *, source: str | None = None, line: int | None = None) -> None:
@@ -175,8 +184,13 @@ def plan_query(query: str, index: Index) -> QueryPlan:
 
 
 def compound_parts(keywords: Sequence[str]) -> dict[str, list[str]]:
-    """Each compound keyword ("phase-two", "basketball-related") with its words."""
-    return {k: extract_keywords(k.replace("-", " ")) for k in keywords if _COMPOUND_RE.fullmatch(k)}
+    """Each compound keyword ("phase-two", "basketball-related") with its words that name
+    what it is about (``_FILLER_PARTS`` left out: "phase", "basketball")."""
+    return {
+        k: [w for w in extract_keywords(k.replace("-", " ")) if w not in _FILLER_PARTS]
+        for k in keywords
+        if _COMPOUND_RE.fullmatch(k)
+    }
 
 
 def _common_terms(index: Index, terms: Sequence[str], keywords: Sequence[str]) -> tuple[str, ...]:

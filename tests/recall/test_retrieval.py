@@ -21,6 +21,7 @@ from memoryclaw.recall.plan import (
     MAX_QUERY_BYTES,
     MAX_QUERY_TERMS,
     check_query,
+    compound_parts,
     fts_phrase,
     plan_query,
     query_head,
@@ -339,6 +340,30 @@ def test_a_compound_word_finds_the_lines_that_say_its_words(empty_vault: Vault) 
     assert plan_query("my covid-19 test", empty_vault.index).terms == ("covid-19", "test")
     found = empty_vault.search("What were my basketball-related plans?", now=NOW)
     assert [p.text for p in found.passages] == ["I coached the basketball team on Saturday"]
+
+
+@pytest.mark.parametrize(
+    ("compound", "parts"),
+    [
+        ("phase-two", ["phase"]),
+        ("first-time", ["time"]),
+        ("three-day", ["day"]),
+        ("basketball-related", ["basketball", "related"]),
+    ],
+    ids=["number", "ordinal", "count", "words"],
+)
+def test_a_compound_is_searched_by_its_words_that_name_something(
+    compound: str, parts: list[str]
+) -> None:
+    assert compound_parts([compound]) == {compound: parts}
+
+
+def test_a_number_of_a_compound_alone_finds_no_episode(vault: Vault) -> None:
+    """ "two" of "phase-two" is no reason to recall the hotel booked for two people."""
+    found = vault.search("what's the status of phase-two?", now=NOW)
+    assert found.results, "the retrospective that names phase-two is found"
+    assert all(set(e.matched) - {"two"} for e in found.results), found.results
+    assert "booked two rooms" not in " ".join(e.summary for e in found.results)
 
 
 def _crowd(episodes: Path, summary: str, line: str) -> None:
