@@ -52,6 +52,7 @@ from ..vault.tombstones import (
     TOMBSTONE_DIR,
     Stone,
     Tombstones,
+    composed,
     holds_terms,
     line_forms,
     load,
@@ -171,7 +172,7 @@ def plan_query(root: Path, index: Index, keywords: Sequence[str]) -> Plan:
     candidates = []
     for rel in memory_files(root):
         text = _read(root, rel)
-        if text is not None and all(t in text.casefold() for t in terms):
+        if text is not None and all(t in composed(text).casefold() for t in terms):
             candidates.append(rel)
     # A nested or table fact spreads entity, field and value over lines: match it as a whole,
     # and take the values it replaced with it (search finds only current values).

@@ -58,9 +58,7 @@ def _forms(norm: str) -> set[str]:
     the plain form was compared still match."""
     if norm.isascii():
         return {norm}
-    import unicodedata  # here: most lines are ASCII
-
-    return {norm, unicodedata.normalize("NFC", norm).translate(_PLAIN)}
+    return {norm, composed(norm).translate(_PLAIN)}
 
 
 def line_forms(text: str) -> set[str]:
@@ -88,8 +86,18 @@ def _stem(word: str) -> str:
 
 
 def words(text: str) -> set[str]:
-    """The stemmed, case-folded words of ``text``."""
-    return {_stem(w) for w in _WORD_RE.findall(text.casefold())}
+    """The stemmed, case-folded words of ``text``, its accents composed: "café" typed as "e"
+    and a combining accent is the same word (and the accent alone no word break)."""
+    return {_stem(w) for w in _WORD_RE.findall(composed(text).casefold())}
+
+
+def composed(text: str) -> str:
+    """``text`` with its accents composed (NFC)."""
+    if text.isascii():
+        return text
+    import unicodedata  # here: most texts are ASCII
+
+    return unicodedata.normalize("NFC", text)
 
 
 def query_terms(keywords: Iterable[str]) -> set[str]:

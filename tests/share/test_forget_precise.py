@@ -475,6 +475,27 @@ def test_a_forgotten_turn_typed_again_with_other_quotes_or_accents_is_logged_bla
     assert b"zephyr" not in everything(vault)
 
 
+@pytest.mark.parametrize(
+    ("said", "asked"),
+    [
+        ("Our caf\u00e9 is Zo\u00eb's on Main Street", "Cafe\u0301 Zoe\u0308"),
+        ("Our cafe\u0301 is Zoe\u0308's on Main Street", "Caf\u00e9 Zo\u00eb"),
+    ],
+    ids=["query-decomposed", "turn-decomposed"],
+)
+def test_a_forget_typed_with_its_accents_decomposed_forgets_the_same_words(
+    tmp_path: Path, said: str, asked: str
+) -> None:
+    """One system composes "é", another types "e" and a combining accent: a forget query
+    matches the words however either side spelled them."""
+    vault = make_vault(tmp_path / "v")
+    log_session(vault, [said, "Lunch was pasta"])
+    report = ok(vault, "forget", asked, "--yes")
+    assert report["removed"] >= 1, report
+    data = everything(vault)
+    assert b"Main Street" not in data and b"pasta" in data
+
+
 def test_consolidation_leaves_out_a_forgotten_turn_a_raw_log_brought_in(tmp_path: Path) -> None:
     """A raw log that no writer of this device checked (copied in, or synced from a device
     that had not heard of the forget yet) is checked by consolidation itself."""
