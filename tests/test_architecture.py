@@ -8,6 +8,7 @@ an import under ``if TYPE_CHECKING:`` does not (it never runs).
 from __future__ import annotations
 
 import ast
+import re
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -226,3 +227,21 @@ def test_the_graph_sees_every_form_of_import(
     }
     is_package = importer == "cli"
     assert set(_imported(ast.parse(source), importer, is_package, modules)) == expected
+
+
+def test_the_readme_names_every_module_of_each_stage() -> None:
+    """The README's table of stages lists each stage's modules: a module added to a stage
+    is added to the map a reader learns the package from."""
+    readme = (PACKAGE.parent / "README.md").read_text(encoding="utf-8")
+    rows = {
+        row.group(1): set(re.findall(r"`(\w+)`", row.group(2)))
+        for row in re.finditer(r"^\| `(\w+)/` \|[^|]*\|(.*)\|$", readme, re.MULTILINE)
+    }
+    for stage in STAGE_ORDER:
+        folder = PACKAGE / stage
+        if not folder.is_dir():
+            continue
+        modules = {p.stem for p in folder.glob("*.py") if not p.stem.startswith("_")}
+        assert stage in rows, f"README.md has no row for {stage}/"
+        assert modules - rows[stage] == set(), f"README.md's {stage}/ row misses them"
+        assert rows[stage] - modules - {"Vault", "cli"} == set(), f"{stage}/ has no such modules"
