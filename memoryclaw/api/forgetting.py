@@ -38,6 +38,9 @@ class ForgetReport:
     removed: int = 0  # whole episodes, lines, turns and facts
     turns: int = 0  # log turns blanked (raw logs not yet consolidated included)
     tombstones: str | None = None  # the file keeping what was forgotten forgotten
+    # team vaults (read-only here) holding what a query matches: each one's name, folder,
+    # count and files; recall still finds those memories until they are forgotten there
+    elsewhere: tuple[dict[str, Any], ...] = ()
 
     def as_dict(self) -> dict[str, Any]:
         """A JSON-ready summary."""
@@ -53,6 +56,7 @@ class ForgetReport:
             "removed": self.removed,
             "turns": self.turns,
             "tombstones": self.tombstones,
+            "elsewhere": list(self.elsewhere),
         }
 
 
@@ -83,6 +87,7 @@ def _forget(
 ) -> ForgetReport:
     from ..share import forget as share_forget
 
+    elsewhere: tuple[dict[str, Any], ...] = ()
     if episode_id is not None:
         episode_rows = vault.index.episode_rows("id = ?", [episode_id])
         if not episode_rows:
@@ -101,7 +106,9 @@ def _forget(
         from ..vault.words import extract_keywords
 
         # Keywords only: forgetting must never reach what merely resembles the query.
-        todo = share_forget.plan_query(vault.root, vault.index, extract_keywords(query))
+        keywords = extract_keywords(query)
+        todo = share_forget.plan_query(vault.root, vault.index, keywords)
+        elsewhere = _in_team_vaults(vault, keywords)
     commit = stone = None
     if not dry_run and todo.edits:
         use_git = vault.settings.git.auto_commit and is_repository(vault.root)
@@ -121,7 +128,25 @@ def _forget(
         removed=todo.count(),
         turns=turns,
         tombstones=stone,
+        elsewhere=elsewhere,
     )
+
+
+def _in_team_vaults(vault: Vault, keywords: Sequence[str]) -> tuple[dict[str, Any], ...]:
+    """What of ``keywords`` each readable team vault holds: a forget changes only this
+    vault, so the user is told where the rest still is (nothing there is written)."""
+    from ..share import forget as share_forget
+    from ..share.teams import readable
+
+    found = []
+    for team in readable(vault.teams):
+        there = share_forget.plan_query(team.root, team.index, keywords)
+        if there.count():
+            files = sorted({*there.deleted(), *there.edited()})
+            found.append(
+                {"vault": team.name, "root": str(team.root), "count": there.count(), "files": files}
+            )
+    return tuple(found)
 
 
 def _forget_message(todo: Any) -> str:

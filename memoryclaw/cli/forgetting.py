@@ -103,6 +103,12 @@ def forget(
         click.echo(f"  {'would delete' if report.dry_run else 'deleted'} {path}")
     for path in report.files_edited:
         click.echo(f"  {'would edit' if report.dry_run else 'edited'} {path}")
+    for team in report.elsewhere:
+        click.echo(
+            f"still in the team vault '{team['vault']}' ({team['root']}), read-only here:"
+            f" {plural(team['count'], 'line, turn and fact', _ALL_KINDS)} in"
+            f" {', '.join(team['files'])}; recall finds them until they are forgotten there"
+        )
     if report.commit:
         click.echo(f"committed the removal as {report.commit[:12]}")
     if report.tombstones:

@@ -381,3 +381,23 @@ def test_a_question_in_the_first_person_is_not_answered_with_the_team_owners_fac
     with Vault(vault_dir, env={}) as vault:
         found = vault.search("what is my job?")
     assert [(f.value, f.vault) for f in found.facts] == [("nurse", None)]
+
+
+def test_a_forget_says_which_team_vault_still_holds_what_it_matched(
+    shared: Path, team: Path
+) -> None:
+    """A forget changes only this vault; what a team vault holds of it is named, with its
+    files, since recall still finds it there."""
+    before = _tree(team)
+    report = run_json(shared, "forget", "zebrafish pager rota", "--yes")
+    assert report["removed"] == 0
+    [there] = report["elsewhere"]
+    assert there["vault"] == "team" and there["root"] == str(team.resolve())
+    assert there["count"] >= 1 and there["files"] == [OPS_FILE]
+    told = run(shared, "forget", "zebrafish pager rota", "--yes")
+    assert told.returncode == 0, told.stderr
+    assert f"still in the team vault 'team' ({team.resolve()})" in told.stdout
+    assert OPS_FILE in told.stdout
+    own = run_json(shared, "forget", "Falcon beta", "--dry-run")
+    assert own["removed"] >= 1 and own["elsewhere"] == []
+    assert _tree(team) == before
