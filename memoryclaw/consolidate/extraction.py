@@ -49,6 +49,7 @@ from .names import (
     MONTHS,
     NOT_NAMES,
     VERBS,
+    describes_a_state,
     local_name,
     name_ok,
     name_runs,
@@ -210,9 +211,8 @@ _LIFE_RES = (
         ),
     ),
 )
-# The speaker's name: "Hi! I'm Priya", "call me Sam", "my name's Ana Lima" ("my name is" is
-# read by _MY_RE).  "I'm" only after a greeting, which may end a sentence of its own: "I'm
-# British" or "I'm Catholic" names no one.
+# The speaker's name: "Hi! I'm Priya", "call me Sam", "my name's Ana" ("my name is": _MY_RE).
+# "I'm" only after a greeting, which may end a sentence: "I'm British" names no one.
 _NAME_RE = re.compile(
     # the cue opens a clause of the speaker's own: "never call me Bob", "she said call me Tom"
     # and a quoted "hi, I'm Bob" name no one
@@ -493,8 +493,8 @@ def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] 
         return None
     if re.search(r"\b(?:appointment|appt)$", field):  # read with its time by _appointment
         return None
-    if value.split()[0].lower() in STOPWORDS | GENERIC:  # "my sister is a doctor": no field
-        return None
+    if value.split()[0].lower() in STOPWORDS | GENERIC or describes_a_state(value):
+        return None  # "my sister is a doctor": no field; "my work is paying off": no value
     named = _KIN_NAMED_RE.fullmatch(" ".join(m["field"].split()))
     if named:  # "my daughter Mia is 6": who Mia is comes from the kin rule, her age from here
         age = _AGE_RE.fullmatch(value)

@@ -123,3 +123,19 @@ def name_spans(text: str, *, sentence: bool = False) -> list[tuple[int, int, str
         if words := titled(words):
             out.append((match.start(), match.end(), " ".join(words)))
     return out
+
+
+# What follows a verb in "-ing" when it says how something goes, not what it is: "my writing
+# is consuming me", "my hard work is paying off"; and the adjectives before "of" that
+# describe: "my cork board is full of quotes".  ("my hobby is painting landscapes" names one.)
+_GOING = _words("me us him her them it off up out well better worse away on over down along")
+_DESCRIBING = _words("full proud tired sick afraid scared fond aware capable short")
+
+
+def describes_a_state(value: str) -> bool:
+    """Whether the value of "my X is VALUE" says how X is or goes rather than what it is."""
+    words = value.lower().split()
+    if len(words) < 2:
+        return False
+    going = words[0].endswith("ing") and len(words[0]) > 4 and words[1] in _GOING
+    return going or (words[0] in _DESCRIBING and words[1] == "of")

@@ -200,6 +200,20 @@ def test_a_name_the_speaker_does_not_give_as_theirs_is_no_fact(text: str) -> Non
     assert [f.value for f in episode.facts if f.field == "name"] == []
 
 
+@pytest.mark.parametrize(
+    ("text", "fact"),
+    [
+        ("my hobby is painting landscapes", ("hobby", "painting landscapes")),
+        ("my job is head of marketing", ("job", "head of marketing")),
+        ("my favourite food is fishing pie", ("favourite food", "fishing pie")),
+    ],
+    ids=["gerund-object", "noun-of", "ing-noun"],
+)
+def test_my_x_is_y_keeps_a_value_that_names_something(text: str, fact: tuple[str, str]) -> None:
+    (episode,) = summarize_log(make_log(("user", text)))
+    assert [(f.field, f.value) for f in episode.facts] == [fact]
+
+
 def test_a_date_without_a_year_is_the_next_one() -> None:
     december = Turn("user", datetime(2025, 12, 20, 9, 0, tzinfo=UTC), "the deadline is 3rd of Jan")
     (episode,) = summarize_log(RawLog("logs/x.md", {}, (december,)))
@@ -229,6 +243,9 @@ def test_a_date_without_a_year_is_the_next_one() -> None:
         pytest.param("The monitor I bought on December 2 is great.", id="bought-relative"),
         pytest.param("I bought from Home Depot on May 9.", id="bought-no-thing"),
         pytest.param("I just purchased a $250 glucose monitor.", id="bought-article-only"),
+        pytest.param("Lately my writing is consuming me.", id="how-it-goes"),
+        pytest.param("All my hard work is paying off!", id="how-it-goes-particle"),
+        pytest.param("My cork board is full of inspiring quotes.", id="describing-of"),
     ],
 )
 def test_no_fact_from_what_is_not_stated(text: str) -> None:
