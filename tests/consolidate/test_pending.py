@@ -154,3 +154,32 @@ def test_a_log_dated_in_the_first_centuries_is_listed_not_a_crash(tmp_path: Path
         about = _about(vault, RecallContext(session="agent:main:other"))
         assert ("job", "chef", True) in about
         assert "chef" in vault.retrieve("what do you know about me?").context
+
+
+def test_a_secret_phrase_answering_the_turn_before_is_no_fact(tmp_path: Path) -> None:
+    """With ``privacy.redactSecrets`` off a log keeps what was said, and consolidation
+    redacts it, a phrase answering "my recovery phrase is" included: what is listed before
+    consolidation is read from text redacted the same way."""
+    root = tmp_path / "v"
+    Vault.init(root, env={}).close()
+    (root / "memoryclaw.yaml").write_text("privacy:\n  redactSecrets: false\n", encoding="utf-8")
+    with Vault(root, env={}) as vault:
+        vault.log_turn("agent:main:first", "user", "Keep this safe, my recovery phrase is:")
+        _said(vault, "agent:main:first", "call me Orbit Tiger Nebula Kettle")
+        assert not any("Orbit" in f.value for f in vault.about_owner())
+        found = vault.search("Orbit Tiger Nebula")
+        assert not any("Orbit" in p.text for p in found.passages)
+
+
+def test_a_secret_phrase_in_a_log_written_elsewhere_is_not_indexed(tmp_path: Path) -> None:
+    """The same for a log another writer made, which the index reads whole."""
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        (vault.root / "logs" / "2025-05-01_10-00-00_cli_raw.md").write_text(
+            "---\nid: elsewhere\nsession: agent:main:x\nscope: direct\nagent: main\n---\n\n"
+            "### user · 2025-05-01T10:00:00Z\nKeep this safe, my recovery phrase is:\n\n"
+            "### user · 2025-05-01T10:00:05Z\ncall me Orbit Tiger Nebula Kettle\n\n"
+            "### assistant · 2025-05-01T10:00:09Z\nNoted that for the plan.\n",
+            encoding="utf-8",
+        )
+        assert not any("Orbit" in f.value for f in vault.about_owner())
+        assert not any("Orbit" in p.text for p in vault.search("Orbit Tiger Nebula").passages)
