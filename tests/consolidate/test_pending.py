@@ -183,3 +183,11 @@ def test_a_secret_phrase_in_a_log_written_elsewhere_is_not_indexed(tmp_path: Pat
         )
         assert not any("Orbit" in f.value for f in vault.about_owner())
         assert not any("Orbit" in p.text for p in vault.search("Orbit Tiger Nebula").passages)
+
+
+def test_what_the_owner_quotes_somebody_else_saying_is_not_about_them(tmp_path: Path) -> None:
+    with Vault.init(tmp_path / "v", env={}) as vault:
+        _said(vault, "agent:main:first", 'My friend said "I\'m 45 and I work as a pilot."')
+        assert vault.about_owner() == []
+        vault.consolidate(all_logs=True)
+        assert vault.about_owner() == []
