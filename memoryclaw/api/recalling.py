@@ -253,7 +253,9 @@ def standing_in_force(vault: Vault, context: RecallContext | None) -> list[Stand
     """The standing instructions and preferences in force for ``context``, newest first:
     those consolidated (:func:`~memoryclaw.recall.standing.in_force`) and those the owner
     said in turns not yet consolidated, but for the turns of ``context``'s open log: its
-    host sends those as the conversation itself (see :func:`_without_live_turns`)."""
+    host sends those as the conversation itself (see :func:`_without_live_turns`), and
+    for what was forgotten, which consolidation will not file (``forget`` of a fact
+    tombstones its line, not the turns that said it)."""
     from ..recall.standing import in_force, recent_turns
 
     policy = vault.policy(context)
@@ -266,8 +268,18 @@ def standing_in_force(vault: Vault, context: RecallContext | None) -> list[Stand
     if not turns:
         return found
     from ..consolidate.standing import with_recent
+    from ..vault.facts import format_fact_line
+    from ..vault.tombstones import load
 
-    return with_recent(found, turns)
+    forgotten = load(vault.root)
+    if not forgotten:
+        return with_recent(found, turns)
+    turns = [t for t in turns if not forgotten.line(str(t["text"] or ""))]
+    return [
+        f
+        for f in with_recent(found, turns)
+        if not (f.pending and forgotten.line(format_fact_line(f.entity, f.kind, f.value)))
+    ]
 
 
 def about_owner(vault: Vault, context: RecallContext | None) -> list[FactResult]:
@@ -287,10 +299,14 @@ def _owner_facts(vault: Vault, context: RecallContext | None, now: datetime) -> 
     from ..consolidate.pending import pending_owner_facts, with_pending
     from ..recall.aboutowner import owner_facts
     from ..vault.rawlogs import is_open_log
+    from ..vault.tombstones import load
 
     policy = vault.policy(context)
     live = functools.partial(is_open_log, vault.root) if context and context.session else None
-    pending = pending_owner_facts(vault.index, policy, now, live)
+    rules = vault.settings.consolidation
+    pending = pending_owner_facts(
+        vault.index, policy, now, live, forgotten=load(vault.root), rules=rules
+    )
     return with_pending(owner_facts(vault.index, policy, now), pending)
 
 

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..vault.factnames import OWNER_ENTITY
-from ..vault.profile import PLACE_WORD, profile_facts
+from ..vault.profile import PLACE_WORD, profile_facts, without_quoted_speech
 from ..vault.redact import redact
 from ..vault.values import value_kind
 from ..vault.words import STOPWORDS, sentences
@@ -144,8 +144,9 @@ _AFTER_THING = re.compile(
     r"because|and|but|so|from|since|when)\b.*$",
     re.IGNORECASE,
 )
-# A thing bought is no article alone, nor a word cut at its slash ("f" of "f/1.8")
-_ARTICLES = frozenset({"a", "an", "the", "some", "my", "new", "first"})
+# A thing bought is no article alone, nor a word pointing back ("I bought it", "signed up
+# for it"), nor a word cut at its slash ("f" of "f/1.8")
+_ARTICLES = frozenset("a an the some my new first it them this that these those".split())
 _CUT_WORD_RE = re.compile(r"[/.$'’-][^\W_]")
 # A word pointing back to what was said before: a taste holding one means nothing alone.
 _BACK_REFERENCE_RE = re.compile(r"\b(?:it|its|them|they|their|this|these|those)\b", re.IGNORECASE)
@@ -167,12 +168,15 @@ _LIFE_RES = (
     ),
     # "my sister Anna", "my husband, Tom,"
     ("kin", re.compile(rf"\b[Mm]y (?P<kind>{_KIN})(?:,)? (?:(?:named|called) )?" + _NAME + r"\b")),
-    # "I work as a nurse at St Mary's", "I'm working at Google", "I got a job at the bank"
+    # "I work as a nurse at St Mary's", "I'm working at Google", "I got a job at the bank";
+    # not how one works: "as a team" (together), "as fast as I can" (a comparison, no article)
     (
         "job",
         re.compile(
             r"(?i)\bI(?:['’]m| am)? (?:now |currently |still |just )?(?:work(?:ing|ed)?|got a job|"
-            r"started (?:a new job|working)) as (?:an? |the )?(?P<value>[a-z][\w -]{2,40}?)"
+            r"started (?:a new job|working)) as (?!(?:an? |the )?(?:team|group|unit|pair|couple"
+            r"|family|whole)\b(?! (?!(?:at|for|and|but|so|on|in|with|to)\b)[a-z]))"
+            r"(?:an? |the |(?!\w+ as\b))(?P<value>[a-z][\w -]{2,40}?)"
             r"(?= (?:at|for|and|but|since|so) |[.,;!]|$)"
         ),
     ),
@@ -319,7 +323,7 @@ def facts_from_turn(
     """Facts a human turn states; questions state nothing.  ``turn`` is its number in the log,
     ``text`` its redacted content, ``speaker`` the name "my" stands for (``OWNER_ENTITY``
     without one) and ``said_on`` its day, which completes a date written without a year."""
-    me, ref = speaker or OWNER_ENTITY, said_on
+    me, ref, text = speaker or OWNER_ENTITY, said_on, without_quoted_speech(text)
     found: list[tuple[str, str, str, str] | None] = [
         (me, "name", m["name"], "medium")
         for m in _NAME_RE.finditer(text)
@@ -415,14 +419,8 @@ def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None
                 if not name_ok(name.split()[0]) or name.split()[0].lower() in NOT_NAMES:
                     continue
                 kind = " ".join(m["kind"].lower().split())
-                out.append(
-                    (
-                        me,
-                        "pet" if field == "pet" else kind,
-                        f"{name} ({kind})" if field == "pet" else name,
-                        "medium",
-                    )
-                )
+                said = ("pet", f"{name} ({kind})") if field == "pet" else (kind, name)
+                out.append((me, *said, "medium"))
                 continue
             value = m["value"]
             if field in {"bought", "hobby"}:
@@ -495,6 +493,8 @@ def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] 
         return None
     if value.split()[0].lower() in STOPWORDS | GENERIC or describes_a_state(value):
         return None  # "my sister is a doctor": no field; "my work is paying off": no value
+    if re.fullmatch(rf"{_KIN}|{_PETS}", field) and _AGE_RE.fullmatch(value):
+        return None  # "my sister is 12": her age, and not who she is
     named = _KIN_NAMED_RE.fullmatch(" ".join(m["field"].split()))
     if named:  # "my daughter Mia is 6": who Mia is comes from the kin rule, her age from here
         age = _AGE_RE.fullmatch(value)

@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import Any
 
 from ..index.store import Index
-from ..vault.config import Settings
+from ..vault.config import ConsolidationSettings, Settings
 from ..vault.facts import format_fact_line, format_provenance
 from ..vault.files import PENDING_FILE, atomic_write, read_text, resolve_inside
 from ..vault.logformat import RawLog
@@ -41,6 +41,13 @@ def _valid(fact: FactDraft) -> bool:
     if fact.field == "url":
         return kind == "url"
     return bool(fact.value.strip()) and "\n" not in fact.value
+
+
+def doubtful(fact: FactDraft, rules: ConsolidationSettings) -> bool:
+    """Whether ``fact`` is doubtful: of low confidence, or not what its field says (when
+    ``consolidation.factValidation`` is on).  With ``consolidation.pendingReview`` such a fact
+    waits in ``_pending.md`` until the owner approves it or a second interaction says it."""
+    return (rules.fact_validation and not _valid(fact)) or fact.confidence == "low"
 
 
 def file_fact(
@@ -89,14 +96,14 @@ def file_fact(
             )
             report.conflicts += 1
         return
-    doubtful = (rules.fact_validation and not _valid(fact)) or fact.confidence == "low"
+    held = doubtful(fact, rules)
     if earlier and all(source not in p and log.path not in p for p in earlier):
         remove_lines(root, PENDING_FILE, set(earlier))  # a second interaction corroborates
         report.promoted += 1
-        doubtful = False
+        held = False
     elif earlier:
         return  # already waiting for review from this same interaction
-    if doubtful and rules.pending_review:
+    if held and rules.pending_review:
         mark = "INVALID" if rules.fact_validation and not _valid(fact) else "LOW"
         append_line(root, PENDING_FILE, "Pending", f"- {mark} {line[2:]}")
         report.pending += 1

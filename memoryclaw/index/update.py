@@ -352,7 +352,7 @@ def index_logged_turn(root: Path, index: Index, logged: LoggedTurn) -> SyncRepor
                 incremental = False
         if incremental:
             assert logged.entry is not None
-            line = turn_line(logged.turn, logged.entry)
+            line = turn_line(logged.turn, logged.entry, logged.before)
             with index.transaction():
                 lines = [line] if line is not None else []
                 index.put_log_turns(

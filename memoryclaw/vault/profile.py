@@ -8,7 +8,10 @@ declarative words ("I'm 60 years old", "I live in", "I work as", "someone like m
 which an actual question about them does not use ("am I too old?", "do I live in…?").  A
 clause opened by "if", "when", "unless", "before" and the like is a hypothetical: it states
 nothing, nor does an "I'm" someone else thinks ("he thinks I'm a doctor") or a pretence
-("explain it like I'm 5"), nor a sentence with quoted speech before the match.
+("explain it like I'm 5"), nor a sentence with quoted speech before the match.  What
+somebody else said, quoted after a word of saying ("my friend said “I'm 45 and I live in
+Oslo”", "he told me: I work as a pilot"), is theirs: :func:`without_quoted_speech` takes it
+out of a turn before any fact is read from it.
 
 Consolidation files what they find as facts; until it runs, the index marks a logged turn
 that says one with its kind (:func:`profile_kinds`), so "how old am I?" finds "I'm 34" in
@@ -59,10 +62,11 @@ _DESCRIBED = (
     rf"\b(?![-'’])(?! than\b)"
 )
 _AGES = (
-    # "I'm 60 years old", "I am 34, and", "I just turned 40"
+    # "I'm 60 years old", "I am 34, and", "I just turned 40"; not "I'm 20, 30 minutes
+    # away", where the number is one of two guesses at something else
     (
         r"\bI(?:['’]m| am) (?:now |only |already )?(\d{1,3})(?: now)?"
-        r"(?: years? old\b|(?=[,.;!?]|$| and\b))"
+        r"(?: years? old\b|(?=,(?! ?\d)|[.;!?]|$| and\b))"
         r"|\bI (?:just |recently )?turned (\d{1,3})"
         # "turned 40 last week", not "turned 30 pages"
         r"(?= years? old\b|[,.;:!?)]|$| (?:and|but|so|last|this|on|in|at|today|yesterday"
@@ -134,6 +138,19 @@ _NOT_SAID_RE = re.compile(
     re.IGNORECASE,
 )
 _QUOTES = '"“”‘'
+# A word of saying, then what was said: in quotes (to the closing one, else the line's end;
+# a closing ’ is one no letter follows, as an apostrophe's is) or after a colon (to the
+# sentence's end).  "I said" is quoted speech too: the owner's own words then, mostly
+# not about themselves.
+_SAID = (
+    r"said|says|say|tells? (?:me|us|him|her|them)|told (?:me|us|him|her|them)|wrote|writes"
+    r"|asked|asks|replied|replies|texted|messaged|yelled|shouted|added|explained|claimed"
+)
+_QUOTED_SPEECH_RE = re.compile(
+    rf"(?i)\b(?:{_SAID})[,:]?[^\S\n]*(?:(?P<quote>\"[^\"\n]*(?:\"|$)|“[^”\n]*(?:”|$)"
+    r"|‘[^\n]*?(?:’(?![^\W\d_])|$))|(?<=:)(?P<plain>[^.!?\n]+)|(?<=: )(?P<spaced>[^.!?\n]+))",
+    re.MULTILINE,
+)
 _FIRST_PERSON_RE = re.compile(r"\b(?:I|me|my)\b", re.IGNORECASE)
 _DIGIT_RE = re.compile(r"\d")
 
@@ -171,6 +188,19 @@ def profile_facts(sentence: str, me: str) -> Iterator[tuple[str, str, str, str]]
                 if period and not _PERIOD_RE.search(income):
                     income = f"{income} {period}"
                 yield me, "income", income, "medium"
+
+
+def without_quoted_speech(text: str) -> str:
+    """``text`` with what it quotes others as saying after a word of saying replaced by an
+    ellipsis: a fact read there would be the quoted person's, filed as the speaker's."""
+    if not _QUOTED_SPEECH_RE.search(text):
+        return text
+
+    def cut(m: re.Match[str]) -> str:
+        said = next(name for name in ("quote", "plain", "spaced") if m.group(name) is not None)
+        return m.group(0)[: m.start(said) - m.start()] + "…"
+
+    return _QUOTED_SPEECH_RE.sub(cut, text)
 
 
 def _stated(sentence: str, start: int) -> bool:

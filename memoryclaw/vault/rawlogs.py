@@ -78,6 +78,7 @@ class LoggedTurn:
     previous_size: int | None = None
     agent: str | None = None  # the log's agent and scope, as its frontmatter has them
     scope: str | None = None
+    before: tuple[str, ...] = ()  # how the turns before it end: what it may answer
 
 
 def _redact(text: str, previous: Sequence[str] = ()) -> str:
@@ -429,8 +430,8 @@ def append_turns(
                 tool = unwrapped_tool("tool_result", content, tool)[1]
                 if tool in RECALL_TOOLS:
                     content = RECALLED_RESULT  # the same: what memory's own tools found is memory
+            before = _last_turns(segment.text) if segment and segment.count else []
             if settings.privacy.redact_secrets:
-                before = _last_turns(segment.text) if segment and segment.count else []
                 content = _redact(content, before)
             content = _clip(content)
             speaker = new.name
@@ -443,7 +444,7 @@ def append_turns(
                 closed = replace_log_meta(segment.text, segment.path, _closed(segment.meta))
                 atomic_write(resolve_inside(root, segment.path), closed)
                 touched.pop(new.session, None)
-                segment = None
+                segment, before = None, []
             if segment is None:
                 meta = _new_log_meta(new, settings.scopes.owner_ids)
                 # The device's id keeps two devices syncing one vault from making one file.
@@ -480,6 +481,7 @@ def append_turns(
                     previous,
                     _meta_text(segment.meta, "agent"),
                     _meta_text(segment.meta, "scope"),
+                    tuple(before),
                 )
             )
         for segment in touched.values():

@@ -12,7 +12,8 @@ def utc_iso(moment: datetime) -> str:
     """Format a datetime as ``YYYY-MM-DDTHH:MM:SSZ`` in UTC (naive values are taken as UTC)."""
     if moment.tzinfo is None:
         moment = moment.replace(tzinfo=timezone.utc)
-    return moment.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    # not strftime: its %Y gives year 1 as "1", which no ISO reader takes back
+    return moment.astimezone(timezone.utc).replace(tzinfo=None).isoformat("T", "seconds") + "Z"
 
 
 def parse_timestamp(value: Any) -> datetime:

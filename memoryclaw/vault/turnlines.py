@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Sequence
 from contextlib import suppress
 from dataclasses import dataclass, replace
 from datetime import datetime, timezone
@@ -63,10 +64,13 @@ class TurnView:
 TurnLine = tuple[int, str | None, str, datetime]  # (number, speaker, line, time)
 
 
-def turn_line(number: int, turn: Turn) -> TurnLine | None:
+def turn_line(number: int, turn: Turn, previous: Sequence[str] = ()) -> TurnLine | None:
     """One turn of a log as its episode will quote it (None for small talk): without a
-    recalled block, as consolidation reads it (a log written elsewhere may hold one)."""
-    line = detail_line(turn_view(number, replace(turn, content=strip_recalled(turn.content))))
+    recalled block, and redacted as an answer to the ``previous`` turns (the two before it),
+    as consolidation reads it (a log written elsewhere, or with ``privacy.redactSecrets``
+    off, may hold a recalled block, or a phrase answering "my recovery phrase is")."""
+    bare = replace(turn, content=strip_recalled(turn.content))
+    line = detail_line(turn_view(number, bare, previous))
     if line is None:
         return None
     label, _, said = line.split(" ", 1)[1].partition(": ")  # without the turn mark
@@ -75,13 +79,19 @@ def turn_line(number: int, turn: Turn) -> TurnLine | None:
 
 def turn_lines(log: RawLog) -> list[TurnLine]:
     """Each turn of a log as its episode will quote it."""
-    lines = (turn_line(number, turn) for number, turn in enumerate(log.turns, start=1))
+    turns = log.turns
+    lines = (
+        turn_line(n, turn, [t.content for t in turns[max(0, n - 3) : n - 1]])
+        for n, turn in enumerate(turns, start=1)
+    )
     return [line for line in lines if line is not None]
 
 
-def turn_view(number: int, turn: Turn) -> TurnView:
-    """The turn as the summarizer and the index read it (see :class:`TurnView`)."""
-    text, name, tool = redact(turn.content), clean_label(turn.name), turn.role in _TOOL_ROLES
+def turn_view(number: int, turn: Turn, previous: Sequence[str] = ()) -> TurnView:
+    """The turn as the summarizer and the index read it (see :class:`TurnView`), redacted
+    as an answer to the ``previous`` turns."""
+    text, name = redact(turn.content, previous), clean_label(turn.name)
+    tool = turn.role in _TOOL_ROLES
     human = not tool and (
         turn.role in ("user", "participant")
         or (name is not None and turn.role not in _MACHINE_ROLES)

@@ -246,6 +246,13 @@ def test_a_date_without_a_year_is_the_next_one() -> None:
         pytest.param("Lately my writing is consuming me.", id="how-it-goes"),
         pytest.param("All my hard work is paying off!", id="how-it-goes-particle"),
         pytest.param("My cork board is full of inspiring quotes.", id="describing-of"),
+        pytest.param("I bought it yesterday.", id="bought-back-ref"),
+        pytest.param("I signed up for them.", id="hobby-back-ref"),
+        pytest.param("I'm 20, 30 minutes out.", id="two-guesses-not-an-age"),
+        pytest.param("We work as a team.", id="as-a-team"),
+        pytest.param("I work as a team on this.", id="as-a-team-on"),
+        pytest.param("I'm working as fast as I can.", id="as-fast-as"),
+        pytest.param("My sister is 12.", id="an-unnamed-relative-s-age"),
     ],
 )
 def test_no_fact_from_what_is_not_stated(text: str) -> None:
@@ -448,3 +455,35 @@ def test_an_appointment_keeps_its_day_and_time(
 def test_a_value_is_not_cut_at_its_own_punctuation(text: str, field: str, value: str) -> None:
     found = {(f.field, f.value) for f in facts_from_turn(1, text, None, date(2026, 1, 1))}
     assert (field, value) in found, found
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        pytest.param('My friend said "I\'m 45 and I work as a pilot."', id="quoted"),
+        pytest.param("She told me, “I live in Paris and my name is Claire.”", id="curly"),
+        pytest.param("He said: “I'm 45. I work as a pilot.”", id="two-sentences"),
+        pytest.param("He told me: I work as a pilot", id="after-a-colon"),
+        pytest.param("Mum texted ‘I’m moving to Leeds, call me Ma’", id="single-curly"),
+    ],
+)
+def test_what_somebody_else_is_quoted_saying_is_not_the_speaker_s(text: str) -> None:
+    """A quote's "I" and "my" are the quoted person's: filed under the speaker's name, they
+    would be facts about the wrong person."""
+    assert list(facts_from_turn(1, text, None, date(2025, 5, 1))) == []
+
+
+@pytest.mark.parametrize(
+    ("text", "field", "value"),
+    [
+        ('He said "hi" and I work as a nurse.', "job", "nurse"),
+        ('My nickname is "Bear".', "nickname", "Bear"),
+        ("I work as a team lead at Acme.", "job", "team lead"),
+        ("I'm 34, and I live in Leeds.", "age", "34"),
+    ],
+)
+def test_what_the_speaker_says_beside_a_quote_is_still_theirs(
+    text: str, field: str, value: str
+) -> None:
+    said = {(f.field, f.value) for f in facts_from_turn(1, text, None, date(2025, 5, 1))}
+    assert (field, value) in said

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 import yaml
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from memoryclaw.errors import ParseError
@@ -200,13 +200,17 @@ def _plain_documents(draw: st.DrawFn) -> str:
 
 
 @given(_plain_documents())
+@example("id: [0?]")
 @settings(max_examples=3000, deadline=None)
 def test_flat_yaml_reads_sections_as_pyyaml_does(text: str) -> None:
     fast = safeyaml.flat_yaml(text)
     if fast is None:
         return  # PyYAML decides
     assert _typed(fast) == _typed(yaml.load(text, Loader=safeyaml._loader()))
-    safe = _typed(yaml.safe_load(text))
+    try:
+        safe = _typed(yaml.safe_load(text))
+    except yaml.YAMLError:
+        return  # "[0?]": libyaml, which the vault's loader uses, reads what PyYAML's own refuses
     if "datetime" not in repr(safe):  # the vault's loader alone leaves dates as text
         assert _typed(fast) == safe
 
