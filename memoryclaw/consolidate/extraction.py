@@ -38,10 +38,11 @@ from dataclasses import dataclass
 from datetime import date
 
 from ..vault.factnames import OWNER_ENTITY
-from ..vault.profile import PLACE_WORD, profile_facts, without_quoted_speech
+from ..vault.profile import profile_facts, without_quoted_speech
 from ..vault.redact import redact
 from ..vault.values import value_kind
 from ..vault.words import STOPWORDS, sentences
+from .lifefacts import KIN, PETS, clean_value, life_facts
 from .names import (
     CODE_PATTERN,
     EMAIL_PATTERN,
@@ -127,94 +128,11 @@ _TIME_RE = re.compile(
     r"(?i)(?<![\d:.-])(?P<h>[01]?\d|2[0-3])"
     r"(?::(?P<m>[0-5]\d)(?!\d)(?:\s*(?P<ap>[ap])\.?m\b\.?)?|\s*(?P<ap2>[ap])\.?m\b\.?)"
 )
-_PETS = "dog|cat|puppy|kitten|pup|bird|parrot|hamster|rabbit|bunny|horse|turtle|fish|snake"
-_KIN = (
-    "wife|husband|partner|boyfriend|girlfriend|fianc[eé]e?|son|daughter|mother|mom|mum|father"
-    "|dad|brother|sister|grandma|grandmother|grandpa|grandfather|aunt|uncle|cousin|niece|nephew"
-    "|best friend|roommate|boss"
-)
-_NAME = r"(?P<name>[A-Z][a-z]+(?: [A-Z][a-z]+)?)"
 # "my daughter Mia is …", a relative or pet named in the field of "my X is Y"; and an age
-_KIN_NAMED_RE = re.compile(rf"(?i:{_KIN}|{_PETS}) (?P<name>[A-Z][a-z]+)")
+_KIN_NAMED_RE = re.compile(rf"(?i:{KIN}|{PETS}) (?P<name>[A-Z][a-z]+)")
 _AGE_RE = re.compile(r"(\d{1,3})(?: (?:years?|yrs?) old)?")
-# "Porto", "New York", "Rio de Janeiro"; not the "la" of "Porto last week"
-_PLACE = rf"(?P<value>{PLACE_WORD}(?: (?:{PLACE_WORD}|(?:of|de|la)(?![\w'’-])))*)"
-_AFTER_THING = re.compile(
-    r"(?:^|\s+)(?:yesterday|today|tonight|tomorrow|last|this|next|recently|lately|\d|on|at|for|with|"
-    r"because|and|but|so|from|since|when)\b.*$",
-    re.IGNORECASE,
-)
-# A thing bought is no article alone, nor a word pointing back ("I bought it", "signed up
-# for it"), nor a word cut at its slash ("f" of "f/1.8")
-_ARTICLES = frozenset("a an the some my new first it them this that these those".split())
-_CUT_WORD_RE = re.compile(r"[/.$'’-][^\W_]")
 # A word pointing back to what was said before: a taste holding one means nothing alone.
 _BACK_REFERENCE_RE = re.compile(r"\b(?:it|its|them|they|their|this|these|those)\b", re.IGNORECASE)
-_TRAILING_WHEN = re.compile(
-    r"\s+(?:the day before yesterday|yesterday|today|tonight|tomorrow"
-    r"|(?:last|this|next|this past|this coming) \w+|\S+ (?:days?|weeks?|months?|years?) ago"
-    r"|in \S+ (?:days?|weeks?|months?|years?))\s*$",
-    re.IGNORECASE,
-)
-_LIFE_RES = (
-    # "my dog Max", "our cat named Bailey", "a puppy called Luna"
-    (
-        "pet",
-        re.compile(
-            rf"\b(?:[Mm]y|[Oo]ur|[Aa]n?|new|another) (?P<kind>{_PETS})(?:,)? (?:(?:named|called) )?"
-            + _NAME
-            + r"\b"
-        ),
-    ),
-    # "my sister Anna", "my husband, Tom,"
-    ("kin", re.compile(rf"\b[Mm]y (?P<kind>{_KIN})(?:,)? (?:(?:named|called) )?" + _NAME + r"\b")),
-    # "I work as a nurse at St Mary's", "I'm working at Google", "I got a job at the bank";
-    # not how one works: "as a team" (together), "as fast as I can" (a comparison, no article)
-    (
-        "job",
-        re.compile(
-            r"(?i)\bI(?:['’]m| am)? (?:now |currently |still |just )?(?:work(?:ing|ed)?|got a job|"
-            r"started (?:a new job|working)) as (?!(?:an? |the )?(?:team|group|unit|pair|couple"
-            r"|family|whole)\b(?! (?!(?:at|for|and|but|so|on|in|with|to)\b)[a-z]))"
-            r"(?:an? |the |(?!\w+ as\b))(?P<value>[a-z][\w -]{2,40}?)"
-            r"(?= (?:at|for|and|but|since|so) |[.,;!]|$)"
-        ),
-    ),
-    (
-        "employer",
-        re.compile(
-            r"\bI(?:['’]m| am|['’]ve been| have been)? (?:now |currently |still |just )?"
-            r"(?:work(?:ing|ed)?(?: as [\w -]+?)?|"
-            r"got a job|started (?:a new job|working)) (?:at|for) (?P<value>[A-Z][\w&'’.-]*"
-            r"(?: [A-Z][\w&'’.-]*){0,3})"
-        ),
-    ),
-    # "I live in Boston", "we moved to Denver", "I moved here from Sweden"
-    ("lives in", re.compile(r"\b(?:I|[Ww]e) (?:still |now )?live in " + _PLACE)),
-    (
-        "moved",
-        re.compile(
-            r"\b(?:I|[Ww]e) (?:just |recently )?(?:moved|relocated) (?:here )?"
-            r"(?P<dir>to|from) " + _PLACE
-        ),
-    ),
-    # "I bought a new guitar", "I just got a Kindle"
-    (
-        "bought",
-        re.compile(
-            r"(?i)\bI (?:just |finally |recently )?(?:bought|purchased|got myself) "
-            r"(?P<value>(?:an? |a new |some |my first )?[\w -]{2,40})"
-        ),
-    ),
-    # "I took up pottery", "I started learning the violin", "my hobby is painting" (via _MY_RE)
-    (
-        "hobby",
-        re.compile(
-            r"(?i)\bI (?:just |recently )?(?:took up|picked up|started learning|"
-            r"signed up for) (?P<value>(?:an? |the )?[\w -]{2,40})"
-        ),
-    ),
-)
 # The speaker's name: "Hi! I'm Priya", "call me Sam", "my name's Ana" ("my name is": _MY_RE).
 # "I'm" only after a greeting, which may end a sentence: "I'm British" names no one.
 _NAME_RE = re.compile(
@@ -226,30 +144,9 @@ _NAME_RE = re.compile(
     # nor does a possessive name the speaker: "I'm Alice's mom", "I'm Sam Lee's brother"
     r"(?P<name>[A-Z][a-z'’-]+(?: [A-Z][a-z'’-]+)?)(?<!['’]s)(?![\w'’-]| [A-Z]\w*['’]s\b)"
 )
-# A dated event: "I went to a support group yesterday (2023-05-07)": the annotation
-# the summarizer adds after resolving a relative date (memoryclaw.vault.dates).
-# A word each of _LIFE_RES needs, as lower() makes it (for a pattern that ignores case, one
-# without "i" or "s", which other letters match then): most sentences have none
-_LIFE_HINTS = {
-    "pet": tuple(_PETS.split("|")),
-    "kin": ("my ",),
-    "job": ("work", "job"),
-    "employer": ("work", "got a job", "started"),
-    "lives in": ("live in ",),
-    "moved": ("moved", "relocated"),
-    "bought": ("bought", "purcha", "got my"),
-    "hobby": ("took up", "cked up", "tarted", "gned up"),
-}
-_EVENT_RE = re.compile(
-    r"(?i)\b(?:I|[Ww]e) (?:just |finally )?(?P<what>(?:went|ran|visited|attended|joined|"
-    r"finished|started|signed up|volunteered|adopted|painted|hiked|traveled|travelled|"
-    r"camped|gave|had|took|won|met|celebrated)\b[^.!?;()]{3,80}?)\s*"
-    r"\((?P<when>(?:week of )?\d{4}-\d{2}(?:-\d{2})?)\)"
-)
 # A relative date the summarizer resolved, right after the words it stands for.
 _RESOLVED_RE = re.compile(r"[^,;()\n]{0,40}\((?P<iso>\d{4}-\d{2}-\d{2})\)")
 _DIGIT_RE = re.compile(r"\d")
-_VALUE_END_RE = re.compile(r"\s+(?:and|but|because|so|which|who|since|when|if)\s.*$|[.!?:]+$")
 
 
 @dataclass(frozen=True)
@@ -312,11 +209,6 @@ def _norm_date(
         return match.group(0).strip(), "low"
 
 
-def _clean_value(text: str) -> str:
-    value = _VALUE_END_RE.sub("", text.strip()).strip(" \"'“”")
-    return value if 0 < len(value) <= 60 and len(value.split()) <= 8 else ""
-
-
 def facts_from_turn(
     turn: int, text: str, speaker: str | None, said_on: date
 ) -> Iterator[FactDraft]:
@@ -368,7 +260,7 @@ def facts_from_turn(
             elif resolved := _RESOLVED_RE.match(rest):  # "next Friday (2025-04-18)"
                 found.append((owner, "deadline", resolved["iso"], "medium"))
             elif not rest.lower().startswith("to ") and (vague := _VAGUE_DATE_RE.match(rest)):
-                found.append((owner, "deadline", _clean_value(vague.group(0)), "low"))
+                found.append((owner, "deadline", clean_value(vague.group(0)), "low"))
         birthday = "s birthday is " in sentence or " turns " in sentence
         for m in _BIRTHDAY_RE.finditer(sentence) if birthday else ():
             who = m["who"] or m["who2"]
@@ -379,7 +271,7 @@ def facts_from_turn(
         if "app" in low:
             booked = _APPOINTMENT_RE.finditer(sentence)
             found += [_appointment(m, sentence, me, ref) for m in booked]
-        found += _life_facts(sentence, me)
+        found += life_facts(sentence, me)
         if "I " in sentence:
             found += [_preference(m, me) for m in _PREF_RE.finditer(sentence)]
         for m in _BACKTICK_RE.finditer(sentence) if backtick else ():
@@ -403,48 +295,6 @@ def facts_from_turn(
             and (kind is None or value_kind(value) == kind)
         ):
             yield FactDraft(entity, field, value, confidence, turn)
-
-
-def _life_facts(sentence: str, me: str) -> list[tuple[str, str, str, str] | None]:
-    """What a speaker says of their own life: pets, family, job, home, purchases, hobbies and
-    dated events, all ``medium`` (stated once, in passing)."""
-    out: list[tuple[str, str, str, str] | None] = []
-    low = sentence.lower()
-    for field, pattern in _LIFE_RES:
-        if not any(hint in low for hint in _LIFE_HINTS[field]):
-            continue
-        for m in pattern.finditer(sentence):
-            if field in {"pet", "kin"}:
-                name = m["name"]
-                if not name_ok(name.split()[0]) or name.split()[0].lower() in NOT_NAMES:
-                    continue
-                kind = " ".join(m["kind"].lower().split())
-                said = ("pet", f"{name} ({kind})") if field == "pet" else (kind, name)
-                out.append((me, *said, "medium"))
-                continue
-            value = m["value"]
-            if field in {"bought", "hobby"}:
-                if _CUT_WORD_RE.match(sentence, m.end("value")):
-                    value = value.rstrip().rpartition(" ")[0]
-                # "a new guitar last week": the thing, not when; "the lamp I bought on
-                # Monday", "I bought from Home Depot": no thing at all
-                value = _AFTER_THING.sub("", value)
-                if not set(value.lower().split()) - _ARTICLES:  # "I bought a $250 monitor"
-                    continue
-            value = _clean_value(value)
-            named = field in {"lives in", "moved", "employer"}  # "New York" is a name
-            if not value or (not named and value.lower().split()[0] in GENERIC):
-                continue
-            if field == "moved":
-                field_name = "moved to" if m["dir"] == "to" else "moved from"
-                out.append((me, field_name, value, "medium"))
-            else:
-                out.append((me, field, value, "medium"))
-    for m in _EVENT_RE.finditer(sentence) if "(" in sentence else ():
-        what = _clean_value(_TRAILING_WHEN.sub("", m["what"]))
-        if what:
-            out.append((me, "event", f"{what} ({m['when']})", "medium"))
-    return out
 
 
 def _appointment(
@@ -486,14 +336,14 @@ def _appointment(
 def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] | None:
     """``my X is Y``: X names the field; a well-known field is validated."""
     field = " ".join(m["field"].lower().replace("’", "'").split())
-    value = _clean_value(m["value"])
+    value = clean_value(m["value"])
     if not value or len(field.split()) > 3 or SECRET_FIELD_RE.search(field):
         return None
     if re.search(r"\b(?:appointment|appt)$", field):  # read with its time by _appointment
         return None
     if value.split()[0].lower() in STOPWORDS | GENERIC or describes_a_state(value):
         return None  # "my sister is a doctor": no field; "my work is paying off": no value
-    if re.fullmatch(rf"{_KIN}|{_PETS}", field) and _AGE_RE.fullmatch(value):
+    if re.fullmatch(rf"{KIN}|{PETS}", field) and _AGE_RE.fullmatch(value):
         return None  # "my sister is 12": her age, and not who she is
     named = _KIN_NAMED_RE.fullmatch(" ".join(m["field"].split()))
     if named:  # "my daughter Mia is 6": who Mia is comes from the kin rule, her age from here
@@ -511,7 +361,7 @@ def _my_fact(m: re.Match[str], me: str, ref: date) -> tuple[str, str, str, str] 
 
 def _preference(m: re.Match[str], me: str) -> tuple[str, str, str, str] | None:
     """``I prefer / like / love / hate Z``; "don't" turns a like into a dislike."""
-    value = _clean_value(m["value"])
+    value = clean_value(m["value"])
     if value.startswith("to "):  # "I'd love to help" is a wish, not a taste
         return None
     head = re.sub(r"^(?:the|a|an)\s+", "", value.lower()).split(" ", 1)[0] if value else ""

@@ -139,3 +139,19 @@ def describes_a_state(value: str) -> bool:
         return False
     going = words[0].endswith("ing") and len(words[0]) > 4 and words[1] in _GOING
     return going or (words[0] in _DESCRIBING and words[1] == "of")
+
+
+_POINTING = _words("it them this these those that him her")
+# How an event went, not what it was: "had a great time", "had a blast", "met up again".
+_HOW_IT_WENT = _words(
+    "great good nice fun amazing awesome wonderful fantastic lovely blast time times together"
+)
+
+
+def names_something(words: str) -> bool:
+    """Whether what follows an event's verb names what happened: "met up" and "had a great
+    time" do not, nor "painted it" (what "it" was is in an earlier sentence)."""
+    said = words.lower().split()
+    if not said or said[0] in _POINTING:
+        return False
+    return any(w.strip(".,!?'’\"") not in STOPWORDS | _HOW_IT_WENT for w in said)

@@ -214,6 +214,27 @@ def test_my_x_is_y_keeps_a_value_that_names_something(text: str, fact: tuple[str
     assert [(f.field, f.value) for f in episode.facts] == [fact]
 
 
+@pytest.mark.parametrize(
+    ("text", "events"),
+    [
+        ("I went to a pottery class yesterday.", ["went to a pottery class"]),
+        ("I gave a talk yesterday.", ["gave a talk"]),
+        ("I met Sarah yesterday.", ["met Sarah"]),
+        ("We met up yesterday!", []),
+        ("I had a great time yesterday.", []),
+        ("I had a blast yesterday.", []),
+        ("I painted it after I visited the beach yesterday.", []),
+    ],
+    ids=["place", "thing", "person", "met-up", "great-time", "blast", "points-back"],
+)
+def test_a_dated_event_says_what_happened(text: str, events: list[str]) -> None:
+    """An event is kept for what happened, not for how it went or for a word pointing back
+    to a sentence before."""
+    (episode,) = summarize_log(make_log(("user", text)))
+    found = [f.value.rpartition(" (")[0] for f in episode.facts if f.field == "event"]
+    assert found == events
+
+
 def test_a_date_without_a_year_is_the_next_one() -> None:
     december = Turn("user", datetime(2025, 12, 20, 9, 0, tzinfo=UTC), "the deadline is 3rd of Jan")
     (episode,) = summarize_log(RawLog("logs/x.md", {}, (december,)))
