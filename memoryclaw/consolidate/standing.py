@@ -136,8 +136,10 @@ _THEN_ASK_RE = re.compile(
     r"|why|which|where|is|are|any|please)\b.*$"
 )
 # Where the sentence goes on to something else: "I love pottery, and my dog is Oscar."
+# "… and my PIN is 4512" says something else even without a comma, when "my …" has a verb.
 _NEXT_CLAUSE_RE = re.compile(
     r"(?i)(?:[,;]\s+(?:and|but|so|plus|also)\s+(?=(?:I|I['’]\w+|my|we|it|this|that|he|she|they)\b)"
+    r"|\s+and\s+(?=my\s+(?:[\w'’]+\s+){1,2}(?:is|are|was|were|loves?|likes?|hates?|prefers?)\b)"
     r"|\s[-–—]\s)"
 )
 # An instruction to the agent names the speaker ("when I ask", "for me") or what the agent

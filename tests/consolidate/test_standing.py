@@ -137,6 +137,12 @@ def test_questions_hypotheticals_quotes_and_other_people_state_nothing(text: str
         ),
         ("I love pottery, and my dog is Oscar.", "I love pottery"),
         (
+            "I love the Café Zoë on Main Street and my PIN is 4512.",
+            "I love the Café Zoë on Main Street",
+        ),
+        ("I prefer tea and my husband prefers coffee.", "I prefer tea"),
+        ("I like pasta and my mom's lasagna.", "I like pasta and my mom's lasagna."),
+        (
             "Given my preference for index funds over stocks, how should I invest?",
             "Given my preference for index funds over stocks, how should I invest?",
         ),
@@ -150,6 +156,9 @@ def test_questions_hypotheticals_quotes_and_other_people_state_nothing(text: str
         "preference-with-its-request",
         "preference-with-its-reason",
         "preference-without-the-next-subject",
+        "next-subject-without-a-comma",
+        "next-subject-with-its-verb",
+        "my-as-an-object",
         "given-my-preference",
         "my-preference-in-a-question",
     ],
