@@ -333,6 +333,19 @@ def reverses(new: str, old: str) -> bool:
     return _takes_back(_reading(new), _reading(old))
 
 
+def restates(new: str, old: str) -> bool:
+    """Whether standing statement ``new`` says again what ``old`` says: the same stance
+    (negating or not) about the same words for the same topic, however the sentence around
+    it asks ("I prefer quick recipes, what can I cook?" and "I'm busy, so I prefer quick
+    recipes")."""
+    said = _reading(new)
+    return bool(said[1]) and said == _reading(old) and _topic(new) == _topic(old)
+
+
+def _topic(statement: str) -> frozenset[str]:
+    return frozenset(content_words(topic_of(statement)))
+
+
 _Reading = tuple[bool, frozenset[str]]  # whether a statement negates, and what it is about
 
 

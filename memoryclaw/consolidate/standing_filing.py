@@ -1,7 +1,7 @@
 """What consolidation does after it files a standing instruction or preference
 (:mod:`memoryclaw.consolidate.standing`): the line is given the turn it was said in and the
-topic it applies to, and the earlier statements of the same speaker that it takes back are
-marked superseded by it, kept in their file as history (the marker of
+topic it applies to, and the earlier statements of the same speaker that it takes back or
+says again are marked superseded by it, kept in their file as history (the marker of
 :mod:`memoryclaw.consolidate.supersede`)."""
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from ..vault.files import atomic_write, is_staged, read_text, resolve_inside
 from ..vault.values import value_key
 from .extraction import FactDraft
 from .review import target_file
-from .standing import reverses
+from .standing import restates, reverses
 
 
 def after_filing(root: Path, fact: FactDraft, today: str) -> list[str]:
@@ -41,7 +41,13 @@ def after_filing(root: Path, fact: FactDraft, today: str) -> list[str]:
     if not mine:
         return []
     changed = _with_keys(lines, mine[-1].line, fact.turn, topic_of(fact.value))
-    taken_back = [f for f in current if value_key(f.value) != key and reverses(fact.value, f.value)]
+    # what it takes back, and what it says again (the newest wording stands; the older is history)
+    taken_back = [
+        f
+        for f in current
+        if value_key(f.value) != key
+        and (reverses(fact.value, f.value) or restates(fact.value, f.value))
+    ]
     for old in taken_back:
         lines[old.line - 1] = mark_superseded(lines[old.line - 1], today, fact.value)
     if changed or taken_back:

@@ -11,7 +11,12 @@ from pathlib import Path
 import pytest
 
 from memoryclaw import Vault
-from memoryclaw.consolidate.standing import reverses, standing_facts, standing_statements
+from memoryclaw.consolidate.standing import (
+    restates,
+    reverses,
+    standing_facts,
+    standing_statements,
+)
 from memoryclaw.recall.standing import LABEL, topic_of
 from memoryclaw.vault.facts import parse_facts
 
@@ -224,6 +229,33 @@ def test_what_a_contrary_statement_takes_back(new: str, old: str, taken_back: bo
     assert reverses(new, old) is taken_back
 
 
+@pytest.mark.parametrize(
+    ("new", "old", "said_again"),
+    [
+        (
+            "I'm busy, so I prefer quick recipes, can you suggest one?",
+            "I prefer quick recipes, what can I cook tonight?",
+            True,
+        ),
+        (
+            "Always include yields when I ask about ETFs!",
+            "Always include yields when I ask about ETFs.",
+            True,
+        ),
+        (
+            "Always include yields when I ask about bonds.",
+            "Always include yields when I ask about ETFs.",
+            False,
+        ),
+        ("I prefer evening runs.", "I prefer morning runs.", False),
+        ("I don't like jazz anymore.", "I like jazz.", False),
+    ],
+    ids=["same-stance-other-request", "same-words", "other-topic", "other-thing", "reversed"],
+)
+def test_what_says_a_standing_statement_again(new: str, old: str, said_again: bool) -> None:
+    assert restates(new, old) is said_again
+
+
 # ------------------------------------------------------------------------ filed as facts
 
 
@@ -260,6 +292,22 @@ def test_an_instruction_is_filed_with_its_source_turn_scope_and_topic(
     assert (fact.agent, fact.scope) == ("main", "direct")
     line = (empty_vault.root / "semantic" / "instructions.md").read_text().splitlines()[-1]
     assert "turn: 1" in line and "topic: ETFs" in line
+
+
+def test_a_preference_said_again_stands_once_in_its_newest_words(empty_vault: Vault) -> None:
+    """The same preference asked around twice is one preference in force: the newest
+    wording, the older kept as its history."""
+    _say(empty_vault, "agent:main:main", "I prefer quick recipes, what can I cook tonight?")
+    _say(empty_vault, "agent:main:main", "I'm busy, so I prefer quick recipes, any idea?", 1)
+    facts = _facts(empty_vault.root, "preferences.md")
+    assert [f.value for f in facts if not f.superseded] == [
+        "I'm busy, so I prefer quick recipes, any idea?"
+    ]
+    [old] = [f for f in facts if f.superseded]
+    assert old.value == "I prefer quick recipes, what can I cook tonight?"
+    asked = empty_vault.retrieve("What should I cook for dinner this week?", now=NOW + timedelta(2))
+    section = standing_section(asked.context)
+    assert sum("quick recipes" in line for line in section) == 1, section
 
 
 def test_a_contrary_statement_supersedes_an_instruction_and_keeps_its_history(
