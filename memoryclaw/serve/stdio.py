@@ -20,7 +20,9 @@ ignore them.  A yes/no param (``confirm``, ``dry_run``, ``all``...) is a JSON bo
 
 from __future__ import annotations
 
+import io
 import json
+import os
 import sqlite3
 from collections.abc import Callable, Mapping
 from functools import partial
@@ -379,7 +381,10 @@ class StdioServer:
             return _error(ident, INTERNAL, f"{type(exc).__name__}: {exc}")
 
     def serve(self, stdin: IO[bytes], stdout: IO[bytes]) -> None:
-        """Read requests until end of input, answering each on its own line."""
+        """Read requests until end of input, answering each on its own line.  A reader gone
+        before its answers (an agent process that exited) stops the answers, not the work:
+        the turns it sent are still logged, the recall failure it reported still counted."""
+        answering = True
         try:
             for line in bounded_lines(stdin, MAX_REQUEST_BYTES):
                 if line is None:
@@ -388,10 +393,26 @@ class StdioServer:
                     continue
                 else:
                     response = self.handle(line)
-                stdout.write(encode_reply(response))
-                stdout.flush()
+                if answering:
+                    try:
+                        stdout.write(encode_reply(response))
+                        stdout.flush()
+                    except (BrokenPipeError, ValueError):  # closed by the other end, or here
+                        answering = False
+                        _discard(stdout)
         finally:
             self.close()
+
+
+def _discard(stream: IO[bytes]) -> None:
+    """Point ``stream``'s descriptor at the null device, so what is still buffered for a
+    reader that is gone is dropped at exit instead of failing it."""
+    try:
+        null = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(null, stream.fileno())
+        os.close(null)
+    except (OSError, ValueError, io.UnsupportedOperation):
+        pass  # not a file (a test's buffer): nothing is flushed at exit
 
 
 def encode_reply(response: Mapping[str, Any]) -> bytes:

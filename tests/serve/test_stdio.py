@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import os
 import shutil
 import subprocess
 import sys
@@ -333,6 +334,44 @@ def test_real_process_round_trips(vault_dir: Path) -> None:
     assert [r.get("id") for r in responses] == [1, 2, None, 4]
     assert "error" in responses[2] and responses[3]["result"]["turn"] == 1
     assert proc.stderr == ""
+
+
+def test_a_reader_gone_before_its_answers_still_has_its_requests_carried_out(
+    vault_dir: Path,
+) -> None:
+    """An agent process that exits before the server answers (a slow start, a recall that
+    timed out) has still sent its turn and its recall failure: both are carried out, and the
+    server ends cleanly at the end of its input."""
+    read_end, write_end = os.pipe()
+    os.close(read_end)  # the reader is gone before the first answer
+    requests = [
+        {"id": 1, "method": "retrieve", "params": {"query": "email John"}},
+        {"id": 2, "method": "recall_failed", "params": {"reason": "timeout"}},
+        {
+            "id": 3,
+            "method": "log_turn",
+            "params": {"session": "gone", "role": "user", "content": "Ship the zephyr crate"},
+        },
+    ]
+    payload = "".join(json.dumps(r) + "\n" for r in requests).encode()
+    try:
+        proc = subprocess.run(
+            [*SERVE, str(vault_dir), "serve", "--stdio"],
+            input=payload,
+            stdout=write_end,
+            stderr=subprocess.PIPE,
+            timeout=120,
+            check=False,
+        )
+    finally:
+        os.close(write_end)
+    assert proc.returncode == 0 and proc.stderr == b"", proc.stderr.decode(errors="replace")
+    logs = "".join(p.read_text(encoding="utf-8") for p in (vault_dir / "logs").glob("*.md"))
+    assert "Ship the zephyr crate" in logs
+    stats = subprocess.run(
+        [*SERVE, str(vault_dir), "stats", "--json"], capture_output=True, timeout=120, check=True
+    )
+    assert json.loads(stats.stdout)["metrics"]["recall_failures"] == 1
 
 
 # ------------------------------------------------------------- the real process, bad input
