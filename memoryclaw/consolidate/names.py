@@ -142,8 +142,9 @@ def describes_a_state(value: str) -> bool:
 
 
 _POINTING = _words("it them this these those that him her")
-# How an event went, not what it was: "had a great time", "had a blast", "met up again".
-_HOW_IT_WENT = _words(
+# How an event went, not what it was (and the words around): "had a great time", "had a
+# blast", "met up again".
+_HOW_IT_WENT = STOPWORDS | _words(
     "great good nice fun amazing awesome wonderful fantastic lovely blast time times together"
 )
 
@@ -154,4 +155,4 @@ def names_something(words: str) -> bool:
     said = words.lower().split()
     if not said or said[0] in _POINTING:
         return False
-    return any(w.strip(".,!?'’\"") not in STOPWORDS | _HOW_IT_WENT for w in said)
+    return any(w.strip(".,!?'’\"") not in _HOW_IT_WENT for w in said)

@@ -52,7 +52,6 @@ from ..vault.tombstones import (
     TOMBSTONE_DIR,
     Stone,
     Tombstones,
-    composed,
     holds_terms,
     line_forms,
     load,
@@ -61,6 +60,7 @@ from ..vault.tombstones import (
     words,
 )
 from ..vault.tombstones import write as write_stone
+from ..vault.words import composed
 
 __all__ = ["FORGOTTEN", "Plan", "apply", "finish", "plan_facts", "plan_ids", "plan_query"]
 
@@ -172,7 +172,10 @@ def plan_query(root: Path, index: Index, keywords: Sequence[str]) -> Plan:
     candidates = []
     for rel in memory_files(root):
         text = _read(root, rel)
-        if text is not None and all(t in composed(text).casefold() for t in terms):
+        if text is None:
+            continue
+        folded = composed(text).casefold()  # once per file, not once per term
+        if all(t in folded for t in terms):
             candidates.append(rel)
     # A nested or table fact spreads entity, field and value over lines: match it as a whole,
     # and take the values it replaced with it (search finds only current values).

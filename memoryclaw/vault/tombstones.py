@@ -18,6 +18,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 
 from .files import SEMANTIC_DIR, atomic_write, ensure_dir, resolve_inside
+from .words import composed
 
 TOMBSTONE_DIR = f"{SEMANTIC_DIR}/_forgotten"
 MAX_STONE_BYTES = 8 * 1024 * 1024
@@ -89,15 +90,6 @@ def words(text: str) -> set[str]:
     """The stemmed, case-folded words of ``text``, its accents composed: "café" typed as "e"
     and a combining accent is the same word (and the accent alone no word break)."""
     return {_stem(w) for w in _WORD_RE.findall(composed(text).casefold())}
-
-
-def composed(text: str) -> str:
-    """``text`` with its accents composed (NFC)."""
-    if text.isascii():
-        return text
-    import unicodedata  # here: most texts are ASCII
-
-    return unicodedata.normalize("NFC", text)
 
 
 def query_terms(keywords: Iterable[str]) -> set[str]:

@@ -89,15 +89,20 @@ def _sentence_split_re() -> re.Pattern[str]:
     return re.compile(rf"(?<=[.!?]){_NO_STOP}\s+|\s*\n\s*")
 
 
+def composed(text: str) -> str:
+    """``text`` with its accents composed (NFC)."""
+    if text.isascii():
+        return text
+    import unicodedata  # here: most texts are ASCII
+
+    return unicodedata.normalize("NFC", text)
+
+
 def extract_keywords(query: str) -> list[str]:
     """The query's keywords in order of appearance, without duplicates; accents composed
     ("café" typed as "e" and a combining accent is "café", not "cafe")."""
     seen: dict[str, None] = {}  # ordered, with O(1) membership: turns can be long
-    text = query.lower()
-    if not text.isascii():
-        import unicodedata  # here: most texts are ASCII
-
-        text = unicodedata.normalize("NFC", text)
+    text = composed(query.lower())
     tokens = (_WHOLE_TOKEN_RE if _NOT_WORD_RE.search(text) else _WORD_RE).findall(text)
     for token in tokens:
         token = token.rstrip(".,;:!?)'’")
