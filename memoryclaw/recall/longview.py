@@ -104,7 +104,10 @@ def _framing_re() -> re.Pattern[str]:
     return re.compile(
         r"\((?:\s*(?:mention|list|name|give)\s+)?\d+\s+\w+\s*\)"  # "(mention 10 items)"
         r"|\b(?:in (?:what|which) order|the order in which|in (?:chronological |the )?order"
-        r"|chronologically|over (?:the )?(?:time|years|months|weeks)|over the course of"
+        r"|chronologically|over the course of"
+        r"|over (?:the )?(?:(?:past|last) (?:few |several |couple of )?)?"
+        r"(?:time|years|months|weeks)"
+        r"|based on (?:our|these|all|the) (?:conversations?|discussions?|chats?|sessions?)"
         r"|(?:throughout|across|during|in|over) (?:all )?(?:of )?(?:our|my|the|these) "
         r"(?:conversations?|discussions?|chats?|sessions?|talks?)"
         r"|(?:our|these|all) (?:conversations?|discussions?|chats?|sessions?)"

@@ -66,10 +66,21 @@ def test_questions_about_a_moment_or_a_text_at_hand_do_not(question: str) -> Non
             "you I garden ?",
         ),
         ("Give me a comprehensive summary of my garden", "me a of my garden"),
+        (
+            "How has my garden developed over time based on our conversations?",
+            "How has my garden ?",
+        ),
+        ("Summarize how my garden changed over the past few weeks", "how my garden changed"),
         # nothing of its own is left: the question is its own topic
         ("How has my progress been so far?", "How has my progress been so far?"),
     ],
-    ids=["framing-dropped", "summary-words-dropped", "nothing-left"],
+    ids=[
+        "framing-dropped",
+        "summary-words-dropped",
+        "based-on-chats",
+        "past-weeks",
+        "nothing-left",
+    ],
 )
 def test_the_topic_is_the_question_without_its_framing(question: str, topic: str) -> None:
     view = long_view(question)
