@@ -141,10 +141,10 @@ def _in_team_vaults(vault: Vault, keywords: Sequence[str]) -> tuple[dict[str, An
     found = []
     for team in readable(vault.teams):
         there = share_forget.plan_query(team.root, team.index, keywords)
-        if there.count():
+        if count := there.count():
             files = sorted({*there.deleted(), *there.edited()})
             found.append(
-                {"vault": team.name, "root": str(team.root), "count": there.count(), "files": files}
+                {"vault": team.name, "root": str(team.root), "count": count, "files": files}
             )
     return tuple(found)
 

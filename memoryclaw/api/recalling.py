@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from ..recall.payload import RetrievePayload
     from ..recall.results import FactResult
     from ..recall.standing import StandingFact
+    from ..vault.tombstones import Tombstones
     from .vault import Vault
 
 _NEIGHBOURS_OF = 20  # the best passages whose neighbouring lines may come along
@@ -269,9 +270,8 @@ def standing_in_force(vault: Vault, context: RecallContext | None) -> list[Stand
         return found
     from ..consolidate.standing import with_recent
     from ..vault.facts import format_fact_line
-    from ..vault.tombstones import load
 
-    forgotten = load(vault.root)
+    forgotten = forgotten_so_far(vault)
     if not forgotten:
         return with_recent(found, turns)
     turns = [t for t in turns if not forgotten.line(str(t["text"] or ""))]
@@ -299,15 +299,25 @@ def _owner_facts(vault: Vault, context: RecallContext | None, now: datetime) -> 
     from ..consolidate.pending import pending_owner_facts, with_pending
     from ..recall.aboutowner import owner_facts
     from ..vault.rawlogs import is_open_log
-    from ..vault.tombstones import load
 
     policy = vault.policy(context)
     live = functools.partial(is_open_log, vault.root) if context and context.session else None
     rules = vault.settings.consolidation
     pending = pending_owner_facts(
-        vault.index, policy, now, live, forgotten=load(vault.root), rules=rules
+        vault.index, policy, now, live, forgotten=forgotten_so_far(vault), rules=rules
     )
     return with_pending(owner_facts(vault.index, policy, now), pending)
+
+
+def forgotten_so_far(vault: Vault) -> Tombstones:
+    """``vault``'s tombstones, read again only when a forget (here, or synced from another
+    device) has added a file: each forget writes a file of its own, never edited after."""
+    from ..vault.tombstones import forgets_so_far, load
+
+    names = forgets_so_far(vault.root)
+    if vault._forgotten is None or vault._forgotten[0] != names:
+        vault._forgotten = (names, load(vault.root))
+    return vault._forgotten[1]
 
 
 def _record(vault: Vault, payload: RetrievePayload, now: datetime) -> None:

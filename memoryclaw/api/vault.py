@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from ..share.sync import RemoteSyncReport
     from ..share.teams import TeamVault
     from ..vault.rawlogs import LoggedTurn
+    from ..vault.tombstones import Tombstones
     from .forgetting import ForgetReport
     from .importing import IngestReport
 
@@ -69,6 +70,8 @@ class Vault(CuratingVerbs):
         # writes the recall log at most once a day per episode.
         self._noted: dict[str, str] = {}
         self._teams: list[TeamVault] | None = None
+        # the tombstones as last read, with the names of the files they were read from
+        self._forgotten: tuple[frozenset[str], Tombstones] | None = None
         self.init_commit: str | None = None  # the first commit ``init(git=True)`` made
 
     @classmethod

@@ -125,6 +125,8 @@ def test_a_forgotten_turn_a_log_still_holds_states_nothing(tmp_path: Path) -> No
 
     with Vault.init(tmp_path / "v", env={}) as vault:
         _said(vault, "agent:main:first", "I'm 52 and I live in Lisbon.")
+        # read before the tombstone came: a long-lived process sees the new one all the same
+        assert any(f.value == "52" for f in vault.about_owner())
         stone = new_stone()
         stone.add_line("I'm 52 and I live in Lisbon.")
         write(vault.root, tombstone_path(), stone)
