@@ -244,30 +244,37 @@ export function provenanceOf(origin, session, when) {
   };
 }
 
-/** memoryclaw's search JSON as OpenClaw's memory_search result. */
+/**
+ * memoryclaw's search JSON as OpenClaw's memory_search result: facts first, then episodes and
+ * the turns of raw logs not yet consolidated (`recent`: what was said in the last sessions,
+ * before the daemon made episodes of it), by relevance.
+ */
 export function searchResult(found, { maxResults, minScore } = {}) {
+  // minScore is on memoryclaw's relevance scale (0-1 for every blend), as retrieval.minScore is
+  const kept = (hit) => typeof minScore !== "number" || (hit.relevance ?? 1) >= minScore;
   const results = [];
-  for (const fact of found.facts ?? []) {
-    if (typeof minScore === "number" && (fact.relevance ?? 1) < minScore) continue;
+  for (const fact of (found.facts ?? []).filter(kept)) {
+    // a fact said in a turn not yet consolidated is in its raw log, and its line is the turn
+    const line = fact.pending ? 1 : fact.line;
     results.push({
       path: fact.path,
-      startLine: fact.line,
-      endLine: fact.line,
+      startLine: line,
+      endLine: line,
       score: 1,
       snippet: fact.field === "value" ? `${fact.entity}: ${fact.value}` : `${fact.entity} ${fact.field}: ${fact.value}`,
       source: "memory",
-      citation: `${fact.path}#L${fact.line}`,
+      citation: fact.pending ? fact.path : `${fact.path}#L${fact.line}`,
       kind: "fact",
       id: fact.id,
       updated: fact.updated,
       ageDays: fact.age_days,
+      ...(fact.pending ? { turn: fact.line } : {}),
       provenance: provenanceOf(fact.origin, undefined, fact.updated),
     });
   }
-  for (const episode of found.results ?? []) {
-    // minScore is on memoryclaw's relevance scale (0-1 for every blend), as retrieval.minScore is
-    if (typeof minScore === "number" && (episode.relevance ?? 1) < minScore) continue;
-    results.push({
+  const ranked = [];
+  for (const episode of (found.results ?? []).filter(kept)) {
+    ranked.push([episode.relevance ?? 1, {
       path: episode.path,
       startLine: 1,
       endLine: 1,
@@ -282,8 +289,29 @@ export function searchResult(found, { maxResults, minScore } = {}) {
       matched: episode.matched,
       via: episode.via,
       provenance: provenanceOf(episode.origin, episode.session, episode.timestamp),
-    });
+    }]);
   }
+  for (const turn of (found.recent ?? []).filter(kept)) {
+    // a turn of a raw log: memory_get of its path reads the log from its start
+    ranked.push([turn.relevance ?? 1, {
+      path: turn.path,
+      startLine: 1,
+      endLine: 1,
+      score: turn.score,
+      snippet: turn.speaker ? `${turn.speaker}: ${turn.text}` : turn.text,
+      source: "memory",
+      citation: turn.path,
+      kind: "turn",
+      turn: turn.turn,
+      timestamp: turn.timestamp,
+      matched: turn.matched,
+      via: turn.via,
+      provenance: provenanceOf(turn.origin, turn.session, turn.timestamp),
+    }]);
+  }
+  // stable: an episode comes before a turn as relevant
+  ranked.sort((a, b) => b[0] - a[0]);
+  results.push(...ranked.map(([, hit]) => hit));
   const limit = Number.isInteger(maxResults) && maxResults > 0 ? maxResults : results.length;
   return {
     results: results.slice(0, limit),

@@ -209,6 +209,25 @@ test("searchResult honours maxResults and minScore on memoryclaw's 0-1 relevance
   assert.deepEqual(searchResult(found, { maxResults: 1 }).results.map((r) => r.id), ["f1"]);
 });
 
+test("searchResult keeps the turns of logs not yet consolidated, by relevance among episodes", () => {
+  const found = {
+    results: [
+      { id: "e1", path: "episodes/1.md", summary: "one", score: 9, relevance: 1 },
+      { id: "e2", path: "episodes/2.md", summary: "two", score: 3, relevance: 0.3 },
+    ],
+    recent: [
+      { path: "logs/a_raw.md", turn: 2, speaker: "User", text: "the key is under the planter",
+        score: 5, relevance: 0.8, origin: "owner", session: "agent:main:main", via: "log" },
+    ],
+  };
+  const hits = searchResult(found).results;
+  assert.deepEqual(hits.map((r) => r.id ?? r.path), ["e1", "logs/a_raw.md", "e2"]);
+  assert.equal(hits[1].kind, "turn");
+  assert.equal(hits[1].snippet, "User: the key is under the planter");
+  assert.equal(hits[1].provenance.sessionKind, "interactive");
+  assert.deepEqual(searchResult(found, { minScore: 0.9 }).results.map((r) => r.id), ["e1"]);
+});
+
 test("a trivial message gets no recall: thanks carries no memoryclaw block", async () => {
   const api = fakeApi({ vaultPath: vault, pythonCommand: python });
   const asked = await api.hooks.before_prompt_build({ prompt: "What is John's email?" }, MAIN);
