@@ -355,6 +355,19 @@ def test_an_instruction_reaches_the_next_session_before_any_consolidation(
     assert f"- {said}" in _memory_block(prompt), prompt
 
 
+def test_an_order_ending_in_from_now_on_reaches_the_next_session(openclaw: OpenClaw) -> None:
+    """The standing cue at the end of the order, after another remark in the same turn: the
+    next session's model request leads with it, as with "From now on, …" at the start."""
+    openclaw.agent(
+        "Quick note: my partner Jamie is allergic to peanuts."
+        " Also, please call me Sam from now on.",
+        "trailing-cue-1",
+    )
+    _, prompt = openclaw.agent("Which bicycle suits a hilly commute?", "trailing-cue-2")
+    block = _memory_block(prompt)
+    assert "- Also, please call me Sam from now on." in block, prompt
+
+
 def test_a_group_session_gets_no_direct_memories(openclaw: OpenClaw) -> None:
     """A group conversation driven through OpenClaw itself: ``openclaw agent --session-key
     agent:main:telegram:group:-100123`` runs a real turn under a Telegram group's session key
