@@ -195,6 +195,36 @@ export function turnsOf(messages) {
   return turns;
 }
 
+// What each recent run logged already (run id -> "role\0text" of its turns, in order).
+// OpenClaw retries a run whose model call failed, and ends each attempt with agent_end and the
+// same user message: it is logged once, and a later attempt adds only the turns after it.
+const RUNS_KEPT = 200;
+const loggedRuns = (globalThis[Symbol.for("memoryclaw.openclaw.loggedRuns")] ??= new Map());
+
+function turnKey(turn) {
+  return `${turn.role}\0${turn.tool ?? ""}\0${turn.content}`;
+}
+
+/** `turns` of run `run` without those an earlier attempt of the run logged (a prefix). */
+export function unloggedTurns(run, turns) {
+  const logged = run ? loggedRuns.get(run) : undefined;
+  if (!logged) return turns;
+  let same = 0;
+  while (same < turns.length && same < logged.length && turnKey(turns[same]) === logged[same]) same++;
+  if (same < logged.length) logged.length = same; // the attempt went another way from there
+  return turns.slice(same);
+}
+
+/** Remember that `turn` of `run` is logged. */
+export function markLogged(run, turn) {
+  if (!run) return;
+  if (!loggedRuns.has(run)) {
+    loggedRuns.set(run, []);
+    if (loggedRuns.size > RUNS_KEPT) loggedRuns.delete(loggedRuns.keys().next().value);
+  }
+  loggedRuns.get(run).push(turnKey(turn));
+}
+
 /**
  * Who asks, from an OpenClaw hook or tool context, as memoryclaw's `agent` and `session`.
  *
@@ -396,11 +426,13 @@ export default {
           if (channel) shared.channel = String(channel);
           // Who wrote the user turn decides, in a group, whether it is the owner's words.
           const sender = senderOf(ctx);
+          const run = event?.runId ?? ctx?.runId;
           try {
-            for (const turn of turnsOf(event?.messages)) {
+            for (const turn of unloggedTurns(run, turnsOf(event?.messages))) {
               const params = { ...shared, ...turn };
               if (turn.role === "user" && sender) params.sender = sender;
               await bridge().request("log_turn", params, options.captureTimeoutMs);
+              markLogged(run, turn);
             }
           } catch (err) {
             warn(logger, "logging the turn", err);

@@ -288,6 +288,21 @@ def test_memory_search_finds_what_an_earlier_session_said_before_consolidation(
     assert turns[0]["provenance"]["sessionKind"] == "interactive"
 
 
+def test_a_turn_retried_after_model_errors_is_logged_once(openclaw: OpenClaw) -> None:
+    """The model server fails twice (503) before it answers: OpenClaw retries the run and ends
+    each attempt with agent_end and the same user message; the log holds the turn once."""
+    said = "The boiler engineer comes on Thursday at eight."
+    openclaw.model.fail_next = 2
+    done, _ = openclaw.agent(said, "retried-1")
+    assert REPLY in done.stdout
+    assert openclaw.model.fail_next == 0  # both failures were met
+    logs = [g for g in unprocessed_logs(openclaw.vault) if g.session.endswith(":retried-1")]
+    assert [(t.role, t.content) for g in logs for t in g.turns] == [
+        ("user", said),
+        ("assistant", REPLY),
+    ]
+
+
 def test_the_next_turn_is_not_shown_its_own_history_again(openclaw: OpenClaw) -> None:
     """OpenClaw sends a session's earlier turns, tool results too, as the next turn's history
     (each ``agent --local`` turn in a new process): that turn's recalled block repeats none of

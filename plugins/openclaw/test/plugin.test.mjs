@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import plugin, { bridgeFor, resolveOptions, searchResult, serverArgs, turnsOf, workspaceOrigin } from "../index.js";
+import plugin, { bridgeFor, markLogged, resolveOptions, searchResult, serverArgs, turnsOf, unloggedTurns, workspaceOrigin } from "../index.js";
 import { MemoryclawBridge } from "../bridge.js";
 
 const python = process.env.MEMORYCLAW_PYTHON;
@@ -159,6 +159,17 @@ test("an error response rejects only its own request", async () => {
   await assert.rejects(bridge.request("no_such_method", {}, 10000), /unknown method/);
   const status = await bridge.request("status", {}, 10000);
   assert.ok(status.episodes > 0);
+});
+
+test("a run's later attempt logs only the turns its earlier attempts did not", () => {
+  const user = { role: "user", content: "the engineer comes Thursday" };
+  const reply = { role: "assistant", content: "Noted." };
+  assert.deepEqual(unloggedTurns("run-a", [user]), [user]);
+  markLogged("run-a", user);
+  assert.deepEqual(unloggedTurns("run-a", [user]), []); // a failed attempt again
+  assert.deepEqual(unloggedTurns("run-a", [user, reply]), [reply]);
+  assert.deepEqual(unloggedTurns("run-b", [user]), [user]); // another run says it again
+  assert.deepEqual(unloggedTurns(undefined, [user]), [user]);
 });
 
 test("turnsOf keeps only the last exchange and clips huge tool output", () => {
