@@ -34,6 +34,8 @@ class LoopbackModel:
         self.record_to = record_to
         # (function name, arguments): the next chat request is answered with this tool call
         self.next_tool_call: tuple[str, dict[str, Any]] | None = None
+        # this many next chat requests are answered 503, as by a provider briefly down
+        self.fail_next = 0
         self.requests: list[dict[str, Any]] = []
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", port), _handler_for(self))
@@ -64,6 +66,14 @@ class LoopbackModel:
             if self.record_to:
                 with open(self.record_to, "a", encoding="utf-8") as out:
                     out.write(json.dumps(body) + "\n")
+
+    def take_failure(self) -> bool:
+        """Whether this chat request fails (one of :attr:`fail_next`)."""
+        with self._lock:
+            if self.fail_next <= 0:
+                return False
+            self.fail_next -= 1
+            return True
 
     def take_tool_call(self) -> tuple[str, dict[str, Any]] | None:
         """The queued tool call, once."""
@@ -121,6 +131,9 @@ def _handler_for(model: LoopbackModel) -> type[BaseHTTPRequestHandler]:
             model.record(body)
             if not self.path.rstrip("/").endswith("/chat/completions"):
                 self._send_json(404, {"error": {"message": f"no route {self.path}"}})
+                return
+            if model.take_failure():
+                self._send_json(503, {"error": {"message": "overloaded", "type": "server_error"}})
                 return
             call = model.take_tool_call()
             if body.get("stream"):

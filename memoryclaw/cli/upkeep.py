@@ -248,7 +248,8 @@ def doctor(ctx: click.Context, as_json: bool) -> None:
     """Configuration, dependency and index checks (exit 1 when one fails)."""
     from ..serve.openclaw import doctor_checks
 
-    checks = _vault(ctx).doctor() + doctor_checks()
+    vault = _vault(ctx)
+    checks = vault.doctor() + doctor_checks(vault_root=vault.root)
     if as_json:
         _emit({"checks": checks, "ok": all(c["status"] != "error" for c in checks)})
     else:

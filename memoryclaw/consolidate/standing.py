@@ -1,23 +1,23 @@
 """Standing instructions and preferences: what the owner asks of every later answer.
 
-No model is involved.  A sentence of a human turn is a standing **instruction** when it opens
+No model is involved. A sentence of a human turn is a standing **instruction** when it opens
 (after a word like "also", "please" or "actually") with "always …", "never …", "from now on …",
-"going forward …", "whenever I ask about X, …", "make sure to …", "please keep … short",
-"stop …ing" or "don't ever …", and a standing **preference** when it opens with "I prefer …",
-"I'd rather …", "I love / like / enjoy / hate / can't stand …", "I prioritize …", "my
-favourite … is …", "I'm more of a … person", "I'm (not) a big fan of …", or states what the
-speaker cannot or will not eat ("I'm allergic to …", "I have a … allergy", "I'm vegetarian",
-"I don't eat …"; a diet or allergy ending its clause, a food and not a place or a time, so
-"a vegan cookbook author" and "I don't eat there anymore" are none, while "I'm not vegetarian
-anymore" is one, which takes the earlier one back), or opens a clause
-after what leads to it ("I'm short on time, so I prefer …"), unless what leads to it is a
-name ("Anna - I'm vegetarian" is Anna's); "my preference for …" holds one
-as given wherever it stands, in a question too.  The cue must open the sentence (a
-preference's, its clause), so "if I always …", "she prefers …", "my boss said: always …" and
-"I'll make sure to …" are none; nor is a question ("do I prefer …?"), text in quotes, or a
-wish ("I'd love to …").  An instruction followed by a request in the same sentence keeps the
-instruction only; a preference keeps the sentence, its reason and request included ("I prefer
-ETFs for the fees, can you compare two?"): they say what the taste is for.
+"going forward …", "whenever I ask about X, …", "make sure to …", "please keep … short" (or "…
+to two sentences max"), "stop …ing", "don't ever …" or "I'd like you to always …", or is an
+order that ends so ("call me Sam from now on"), and a standing **preference** when it opens with
+"I prefer …", "I'd rather …", "I love / like / enjoy / hate / can't stand …", "I prioritize …",
+"my favourite … is …", "I'm more of a … person", "I'm (not) a big fan of …", or states what the
+speaker cannot or will not eat ("I'm allergic to …", "I have a … allergy", "I'm vegetarian", "I
+don't eat …"; a diet or allergy ending its clause, a food and not a place or a time, so "a vegan
+cookbook author" and "I don't eat there anymore" are none, while "I'm not vegetarian anymore" is
+one, which takes the earlier one back), or opens a clause after what leads to it ("I'm short on
+time, so I prefer …"), unless what leads to it is a name ("Anna - I'm vegetarian" is Anna's);
+"my preference for …" holds one as given wherever it stands, in a question too. The cue must
+open the sentence (a preference's, its clause), so "if I always …", "she prefers …", "my boss
+said: always …" and "I'll make sure to …" are none; nor is a question ("do I prefer …?"), text
+in quotes, or a wish ("I'd love to …"). An instruction followed by a request in the same
+sentence keeps the instruction only; a preference keeps the sentence, its reason and request
+included ("I prefer ETFs for the fees, can you compare two?"): they say what the taste is for.
 
 Each is filed as a fact (:class:`~memoryclaw.consolidate.extraction.FactDraft`) of the
 speaker, field ``instruction`` or ``preference``, whose value is the speaker's own (redacted)
@@ -61,6 +61,15 @@ _LEAD = (
     r"|(?:a )?quick note|note|(?:a )?heads[- ]up|just so you know|for your info\w*)"
     r"[,:;!]?\s+)*"
 )
+# Where an order says it stands from now on, it may end with that: "Reply in Spanish from now on."
+_FROM_NOW_ON = r"(?:from now on|going forward|moving forward|from here on(?: out)?|henceforth)"
+# The verbs such an order opens with: what the agent does when it answers.
+_IMPERATIVE = (
+    r"(?:answer|reply|respond|use|call|address|write|keep|include|add|avoid|give|show|list"
+    r"|provide|explain|cite|mention|format|put|send|tell|say|ask|remind|check|double-check"
+    r"|confirm|suggest|recommend|speak|talk|spell|translate|round|convert|assume|refer|sign"
+    r"|end|start|begin|skip|leave|treat|quote|label|highlight|summari[sz]e|remember|stop|be)"
+)
 # Each lead is read one way only ("just a heads up" is "just" and "a heads up"): a lead that
 # could also be read as two others makes the repeat try every split of a long run of them.
 _INSTRUCTION_RES = tuple(
@@ -77,10 +86,14 @@ _INSTRUCTION_RES = tuple(
         r"(?:please )?make sure (?:to|that you|you|that) \S",
         r"(?:please )?keep (?:your |the |all |my )?(?:answers?|responses?|replies|reply|it|things"
         r"|explanations?|summaries|messages?|them)\b[^.?!]{0,40}\b(?:short|brief|concise|simple"
-        r"|under|to the point|plain|casual|formal)\b",
+        r"|under|to the point|plain|casual|formal|max(?:imum)?|at most"
+        r"|(?:one|two|three|four|five|\d+) (?:sentences?|lines?|paragraphs?|words|bullet"
+        r"(?: point)?s?))\b",
+        # the cue at the end of an order: "Please call me Sam from now on."
+        rf"(?:please )?(?:(?:don['’]t|do not) )?{_IMPERATIVE}\b[^.?!;]*?\b{_FROM_NOW_ON}\b",
         r"(?:please )?(?P<stop>stop|quit) (?P<what>[a-z]+ing)\b",
         r"(?:please )?(?:no more|don['’]t|do not) (?P<what2>[a-z]+) (?:any ?more|any longer)\b",
-        r"I (?:want|need|would like|['’]d like) you to (?P<neg2>always|never|stop) \S",
+        r"I(?: want| need| would like|['’]d like) you to (?P<neg2>always|never|stop) \S",
     )
 )
 # Where a diet or an allergy ends its clause: "I'm vegan.", "I'm vegan, so …", "I'm vegan and …"

@@ -115,6 +115,7 @@ class PassageHit:
             "agent": self.agent,
             "scope": self.scope or OWNER,
             "admitted_by": self.admitted_by,
+            "session": self.session,
             # a line that quotes no turn is the episode's own text: the episode's origin
             "origin": None
             if self.turn is None

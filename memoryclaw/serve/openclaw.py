@@ -190,9 +190,13 @@ def _status_version(shown: str, done: subprocess.CompletedProcess[str]) -> str:
     )
 
 
-def doctor_checks(env: Mapping[str, str] | None = None) -> list[dict[str, str]]:
+def doctor_checks(
+    env: Mapping[str, str] | None = None, vault_root: Path | None = None
+) -> list[dict[str, str]]:
     """``doctor``'s check of the OpenClaw plugin (none when this HOME's OpenClaw does not
-    have it): the server the plugin would start answers, from the current directory."""
+    have it): the server the plugin would start answers, from the current directory, and
+    serves ``vault_root`` (the vault doctor checks): the turns OpenClaw logs go to the plugin's
+    vault, which the daemon and the command line of another vault never see."""
     state = state_dir(env)
     plugins = load_config(state, env).get("plugins")
     entry = plugins.get("entries", {}).get(PLUGIN_ID) if isinstance(plugins, dict) else None
@@ -210,7 +214,22 @@ def doctor_checks(env: Mapping[str, str] | None = None) -> list[dict[str, str]]:
         return [{"check": "openclaw plugin", "status": "error", "detail": f"{exc} ({fix})"}]
     where = f"vault {vault}" if vault else "the default vault"
     detail = f"memoryclaw {version} answers through {python}, {where}"
+    if vault and vault_root is not None and not _same_folder(Path(vault), vault_root):
+        detail = (
+            f"OpenClaw's memoryclaw plugin uses vault {vault}, not this one ({vault_root}):"
+            " its turns are logged and recalled there, and this vault's daemon and commands"
+            " never see them; run `memoryclaw openclaw install` with this vault to point it"
+            " here, or use --vault / MEMORYCLAW_VAULT to work on that one"
+        )
+        return [{"check": "openclaw plugin", "status": "warn", "detail": detail}]
     return [{"check": "openclaw plugin", "status": "ok", "detail": detail}]
+
+
+def _same_folder(a: Path, b: Path) -> bool:
+    try:
+        return a.expanduser().resolve() == b.expanduser().resolve()
+    except OSError:
+        return False
 
 
 def install(vault_root: Path, *, run: Runner, python: str = sys.executable) -> list[Change]:

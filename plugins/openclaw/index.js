@@ -195,6 +195,36 @@ export function turnsOf(messages) {
   return turns;
 }
 
+// What each recent run logged already (run id -> "role\0text" of its turns, in order).
+// OpenClaw retries a run whose model call failed, and ends each attempt with agent_end and the
+// same user message: it is logged once, and a later attempt adds only the turns after it.
+const RUNS_KEPT = 200;
+const loggedRuns = (globalThis[Symbol.for("memoryclaw.openclaw.loggedRuns")] ??= new Map());
+
+function turnKey(turn) {
+  return `${turn.role}\0${turn.tool ?? ""}\0${turn.content}`;
+}
+
+/** `turns` of run `run` without those an earlier attempt of the run logged (a prefix). */
+export function unloggedTurns(run, turns) {
+  const logged = run ? loggedRuns.get(run) : undefined;
+  if (!logged) return turns;
+  let same = 0;
+  while (same < turns.length && same < logged.length && turnKey(turns[same]) === logged[same]) same++;
+  if (same < logged.length) logged.length = same; // the attempt went another way from there
+  return turns.slice(same);
+}
+
+/** Remember that `turn` of `run` is logged. */
+export function markLogged(run, turn) {
+  if (!run) return;
+  if (!loggedRuns.has(run)) {
+    loggedRuns.set(run, []);
+    if (loggedRuns.size > RUNS_KEPT) loggedRuns.delete(loggedRuns.keys().next().value);
+  }
+  loggedRuns.get(run).push(turnKey(turn));
+}
+
 /**
  * Who asks, from an OpenClaw hook or tool context, as memoryclaw's `agent` and `session`.
  *
@@ -244,30 +274,37 @@ export function provenanceOf(origin, session, when) {
   };
 }
 
-/** memoryclaw's search JSON as OpenClaw's memory_search result. */
+/**
+ * memoryclaw's search JSON as OpenClaw's memory_search result: facts first, then episodes and
+ * the turns of raw logs not yet consolidated (`recent`: what was said in the last sessions,
+ * before the daemon made episodes of it), by relevance.
+ */
 export function searchResult(found, { maxResults, minScore } = {}) {
+  // minScore is on memoryclaw's relevance scale (0-1 for every blend), as retrieval.minScore is
+  const kept = (hit) => typeof minScore !== "number" || (hit.relevance ?? 1) >= minScore;
   const results = [];
-  for (const fact of found.facts ?? []) {
-    if (typeof minScore === "number" && (fact.relevance ?? 1) < minScore) continue;
+  for (const fact of (found.facts ?? []).filter(kept)) {
+    // a fact said in a turn not yet consolidated is in its raw log, and its line is the turn
+    const line = fact.pending ? 1 : fact.line;
     results.push({
       path: fact.path,
-      startLine: fact.line,
-      endLine: fact.line,
+      startLine: line,
+      endLine: line,
       score: 1,
       snippet: fact.field === "value" ? `${fact.entity}: ${fact.value}` : `${fact.entity} ${fact.field}: ${fact.value}`,
       source: "memory",
-      citation: `${fact.path}#L${fact.line}`,
+      citation: fact.pending ? fact.path : `${fact.path}#L${fact.line}`,
       kind: "fact",
       id: fact.id,
       updated: fact.updated,
       ageDays: fact.age_days,
+      ...(fact.pending ? { turn: fact.line } : {}),
       provenance: provenanceOf(fact.origin, undefined, fact.updated),
     });
   }
-  for (const episode of found.results ?? []) {
-    // minScore is on memoryclaw's relevance scale (0-1 for every blend), as retrieval.minScore is
-    if (typeof minScore === "number" && (episode.relevance ?? 1) < minScore) continue;
-    results.push({
+  const ranked = [];
+  for (const episode of (found.results ?? []).filter(kept)) {
+    ranked.push([episode.relevance ?? 1, {
       path: episode.path,
       startLine: 1,
       endLine: 1,
@@ -282,8 +319,29 @@ export function searchResult(found, { maxResults, minScore } = {}) {
       matched: episode.matched,
       via: episode.via,
       provenance: provenanceOf(episode.origin, episode.session, episode.timestamp),
-    });
+    }]);
   }
+  for (const turn of (found.recent ?? []).filter(kept)) {
+    // a turn of a raw log: memory_get of its path reads the log from its start
+    ranked.push([turn.relevance ?? 1, {
+      path: turn.path,
+      startLine: 1,
+      endLine: 1,
+      score: turn.score,
+      snippet: turn.speaker ? `${turn.speaker}: ${turn.text}` : turn.text,
+      source: "memory",
+      citation: turn.path,
+      kind: "turn",
+      turn: turn.turn,
+      timestamp: turn.timestamp,
+      matched: turn.matched,
+      via: turn.via,
+      provenance: provenanceOf(turn.origin, turn.session, turn.timestamp),
+    }]);
+  }
+  // stable: an episode comes before a turn as relevant
+  ranked.sort((a, b) => b[0] - a[0]);
+  results.push(...ranked.map(([, hit]) => hit));
   const limit = Number.isInteger(maxResults) && maxResults > 0 ? maxResults : results.length;
   return {
     results: results.slice(0, limit),
@@ -368,11 +426,13 @@ export default {
           if (channel) shared.channel = String(channel);
           // Who wrote the user turn decides, in a group, whether it is the owner's words.
           const sender = senderOf(ctx);
+          const run = event?.runId ?? ctx?.runId;
           try {
-            for (const turn of turnsOf(event?.messages)) {
+            for (const turn of unloggedTurns(run, turnsOf(event?.messages))) {
               const params = { ...shared, ...turn };
               if (turn.role === "user" && sender) params.sender = sender;
               await bridge().request("log_turn", params, options.captureTimeoutMs);
+              markLogged(run, turn);
             }
           } catch (err) {
             warn(logger, "logging the turn", err);

@@ -34,6 +34,11 @@ INSTRUCTIONS = {
     "stop": "Actually, stop adding yields.",
     "dont-ever": "Don't ever book red-eye flights for me.",
     "want-you-to": "I want you to always mention the fees.",
+    "id-like-you-to": "I'd like you to always ask before booking anything.",
+    "from-now-on-at-the-end": "Please call me Sam from now on.",
+    "going-forward-at-the-end": "Use metric units going forward, please.",
+    "dont-from-now-on": "Don't use emojis in replies from now on.",
+    "keep-to-a-count": "Also, keep your answers to two sentences max.",
 }
 PREFERENCES = {
     "prefer": "I prefer ETFs over individual stocks for lower fees.",
@@ -81,6 +86,8 @@ NOT_STANDING = {
     "irregular-past": "Never saw this coming.",
     "remark": "Always good to hear!",
     "own-plan-going-forward": "Moving forward, I think I'll focus on interval training.",
+    "own-plan-from-now-on": "I'll cook at home from now on.",
+    "a-remark-from-now-on": "Things will be different from now on.",
     "advice-to-a-person": "Don't ever quit on what you love.",
     "advice-about-respondents": "Always thank the respondents to the survey.",
     "advice-about-being-answerable": "Never forget you're answerable to the team.",

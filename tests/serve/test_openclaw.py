@@ -301,3 +301,27 @@ def test_doctor_checks_that_the_plugins_python_answers(vault_dir: Path, tmp_path
         returncode, check = _doctor(vault_dir, state, cwd)
         assert (returncode, check["status"]) == (code, status), check
         assert said in check["detail"]
+
+
+def test_doctor_warns_when_the_plugin_uses_another_vault(vault_dir: Path, tmp_path: Path) -> None:
+    """MEMORYCLAW_VAULT set after `openclaw install`: the command line and the daemon work on
+    one vault, the plugin logs and recalls in another; doctor names both."""
+    state = tmp_path / "state"
+    state.mkdir()
+    other = tmp_path / "other-vault"
+    done = subprocess.run(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(other), "init"],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    cwd = _shadowing_folder(tmp_path, "empty")
+    for vault, status in [(vault_dir, "ok"), (other, "warn")]:
+        config = {"pythonCommand": sys.executable, "vaultPath": str(vault)}
+        plugins = {"plugins": {"entries": {"memoryclaw": {"enabled": True, "config": config}}}}
+        (state / "openclaw.json").write_text(json.dumps(plugins))
+        returncode, check = _doctor(vault_dir, state, cwd)
+        assert (returncode, check["status"]) == (0, status), check
+    assert f"uses vault {other}, not this one ({vault_dir})" in check["detail"], check
+    assert "memoryclaw openclaw install" in check["detail"]

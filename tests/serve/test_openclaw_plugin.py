@@ -258,6 +258,51 @@ def test_memory_search_tool_call_returns_openclaw_shaped_results(openclaw: OpenC
     assert "Brightsmile Dental phone: 020 7946 0321" not in (openclaw.vault / log.path).read_text()
 
 
+def test_memory_search_finds_what_an_earlier_session_said_before_consolidation(
+    openclaw: OpenClaw,
+) -> None:
+    """No daemon has run: what the owner said a session ago is only in its raw log, and the
+    model's memory_search (through OpenClaw's tool_call) still finds that turn, with the log's
+    path that memory_get reads."""
+    said = "The spare key is under the blue heron planter by the shed."
+    openclaw.agent(said, "unconsolidated-search-1")
+    search = {"id": "memory_search", "args": {"query": "spare key heron planter"}}
+    openclaw.model.next_tool_call = ("tool_call", search)
+    seen = len(openclaw.model.chat_requests())
+    openclaw.agent("Where did I say the spare key is?", "unconsolidated-search-2")
+    requests = openclaw.model.chat_requests()[seen:]
+    assert len(requests) >= 2, "the tool result never went back to the model"
+    tool_messages = [m for m in requests[1]["messages"] if m.get("role") == "tool"]
+    content = tool_messages[-1]["content"]
+    text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+    result = json.loads(text[text.index("{") :])["result"]["details"]
+    turns = [hit for hit in result["results"] if hit["kind"] == "turn"]
+    assert [hit["snippet"] for hit in turns] == [f"User: {said}"], result
+    [log] = [
+        g
+        for g in unprocessed_logs(openclaw.vault)
+        if g.session.endswith(":unconsolidated-search-1")
+    ]
+    assert turns[0]["path"] == log.path and turns[0]["turn"] == 1
+    assert turns[0]["provenance"]["originClass"] == "owner"
+    assert turns[0]["provenance"]["sessionKind"] == "interactive"
+
+
+def test_a_turn_retried_after_model_errors_is_logged_once(openclaw: OpenClaw) -> None:
+    """The model server fails twice (503) before it answers: OpenClaw retries the run and ends
+    each attempt with agent_end and the same user message; the log holds the turn once."""
+    said = "The boiler engineer comes on Thursday at eight."
+    openclaw.model.fail_next = 2
+    done, _ = openclaw.agent(said, "retried-1")
+    assert REPLY in done.stdout
+    assert openclaw.model.fail_next == 0  # both failures were met
+    logs = [g for g in unprocessed_logs(openclaw.vault) if g.session.endswith(":retried-1")]
+    assert [(t.role, t.content) for g in logs for t in g.turns] == [
+        ("user", said),
+        ("assistant", REPLY),
+    ]
+
+
 def test_the_next_turn_is_not_shown_its_own_history_again(openclaw: OpenClaw) -> None:
     """OpenClaw sends a session's earlier turns, tool results too, as the next turn's history
     (each ``agent --local`` turn in a new process): that turn's recalled block repeats none of
@@ -323,6 +368,19 @@ def test_an_instruction_reaches_the_next_session_before_any_consolidation(
     assert logged, "the plugin did not log the turn"
     _, prompt = openclaw.agent("Which bicycle suits a hilly commute?", "unconsolidated-2")
     assert f"- {said}" in _memory_block(prompt), prompt
+
+
+def test_an_order_ending_in_from_now_on_reaches_the_next_session(openclaw: OpenClaw) -> None:
+    """The standing cue at the end of the order, after another remark in the same turn: the
+    next session's model request leads with it, as with "From now on, …" at the start."""
+    openclaw.agent(
+        "Quick note: my partner Jamie is allergic to peanuts."
+        " Also, please call me Sam from now on.",
+        "trailing-cue-1",
+    )
+    _, prompt = openclaw.agent("Which bicycle suits a hilly commute?", "trailing-cue-2")
+    block = _memory_block(prompt)
+    assert "- Also, please call me Sam from now on." in block, prompt
 
 
 def test_a_group_session_gets_no_direct_memories(openclaw: OpenClaw) -> None:

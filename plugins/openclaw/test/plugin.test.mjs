@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-import plugin, { bridgeFor, resolveOptions, searchResult, serverArgs, turnsOf, workspaceOrigin } from "../index.js";
+import plugin, { bridgeFor, markLogged, resolveOptions, searchResult, serverArgs, turnsOf, unloggedTurns, workspaceOrigin } from "../index.js";
 import { MemoryclawBridge } from "../bridge.js";
 
 const python = process.env.MEMORYCLAW_PYTHON;
@@ -161,6 +161,17 @@ test("an error response rejects only its own request", async () => {
   assert.ok(status.episodes > 0);
 });
 
+test("a run's later attempt logs only the turns its earlier attempts did not", () => {
+  const user = { role: "user", content: "the engineer comes Thursday" };
+  const reply = { role: "assistant", content: "Noted." };
+  assert.deepEqual(unloggedTurns("run-a", [user]), [user]);
+  markLogged("run-a", user);
+  assert.deepEqual(unloggedTurns("run-a", [user]), []); // a failed attempt again
+  assert.deepEqual(unloggedTurns("run-a", [user, reply]), [reply]);
+  assert.deepEqual(unloggedTurns("run-b", [user]), [user]); // another run says it again
+  assert.deepEqual(unloggedTurns(undefined, [user]), [user]);
+});
+
 test("turnsOf keeps only the last exchange and clips huge tool output", () => {
   const turns = turnsOf([
     { role: "user", content: "hi" },
@@ -207,6 +218,25 @@ test("searchResult honours maxResults and minScore on memoryclaw's 0-1 relevance
   };
   assert.deepEqual(searchResult(found, { minScore: 0.5 }).results.map((r) => r.id), ["f1", "e1"]);
   assert.deepEqual(searchResult(found, { maxResults: 1 }).results.map((r) => r.id), ["f1"]);
+});
+
+test("searchResult keeps the turns of logs not yet consolidated, by relevance among episodes", () => {
+  const found = {
+    results: [
+      { id: "e1", path: "episodes/1.md", summary: "one", score: 9, relevance: 1 },
+      { id: "e2", path: "episodes/2.md", summary: "two", score: 3, relevance: 0.3 },
+    ],
+    recent: [
+      { path: "logs/a_raw.md", turn: 2, speaker: "User", text: "the key is under the planter",
+        score: 5, relevance: 0.8, origin: "owner", session: "agent:main:main", via: "log" },
+    ],
+  };
+  const hits = searchResult(found).results;
+  assert.deepEqual(hits.map((r) => r.id ?? r.path), ["e1", "logs/a_raw.md", "e2"]);
+  assert.equal(hits[1].kind, "turn");
+  assert.equal(hits[1].snippet, "User: the key is under the planter");
+  assert.equal(hits[1].provenance.sessionKind, "interactive");
+  assert.deepEqual(searchResult(found, { minScore: 0.9 }).results.map((r) => r.id), ["e1"]);
 });
 
 test("a trivial message gets no recall: thanks carries no memoryclaw block", async () => {
