@@ -140,6 +140,10 @@ CASES = [
     ("people", "Lena Hoffman's phone", "020 7946 0321"),
     ("people", "What's Ana's email address?", "ana.ruiz@example.com"),
     ("people", "how do I mail Ana?", "ana.ruiz@example.com"),
+    # asking how to reach someone names no kind: any way of reaching them on file answers
+    ("people", "how do I reach Ana?", "ana.ruiz@example.com"),
+    ("people", "how do I reach Mum?", "14 Elm Grove"),
+    ("people", "how can I get in touch with Erik?", "+46 70 123 45 67"),
     ("people", "plumber email", "ruth@adeyemi-plumbing.example"),
     ("people", "When is Mum's birthday?", "14 March 1961"),
     ("people", "When was Mum born?", "14 March 1961"),
@@ -267,6 +271,14 @@ def test_a_fact_the_question_does_not_ask_for_is_not_brought(
     age" is not the owner's; "our budget" is not the owner's own."""
     context = vaults["me"].retrieve(question, now=NOW).context
     assert unasked not in context, context
+
+
+def test_asking_how_to_reach_someone_brings_no_other_fact_of_theirs(
+    vaults: dict[str, Vault],
+) -> None:
+    """Mum's address answers "how do I reach Mum?"; her birthday does not."""
+    context = vaults["people"].retrieve("how do I reach Mum?", now=NOW).context
+    assert "14 Elm Grove" in context and "14 March 1961" not in context, context
 
 
 def test_a_question_naming_only_a_busy_entity_does_not_bring_all_its_facts(
