@@ -399,3 +399,26 @@ def test_a_field_names_its_category_by_its_last_word() -> None:
         "allergies": "shapeallergy",
         "drinking": "shapedrink",
     }
+
+
+def test_a_vault_typed_without_bullets_is_recalled(tmp_path: Path) -> None:
+    """Facts and an instruction written as plain lines, the way a person types notes (no
+    "- " in front, one bullet indented by a tab): each is recalled, the instruction in every
+    payload."""
+    files = {
+        "semantic/notes.md": (
+            "Ana's email is ana@example.org\n"
+            "Our wifi password is in the blue notebook\n"
+            "\t- Bin day: Thursday\n"
+        ),
+        "semantic/instructions.md": "Always answer in British English\r\n",
+    }
+    with _make(tmp_path / "v", files) as vault:
+        for question, answer in [
+            ("where is the wifi password?", "blue notebook"),
+            ("how do I reach Ana?", "ana@example.org"),
+            ("when is bin day?", "Thursday"),
+            ("what's the capital of France?", "Always answer in British English"),
+        ]:
+            context = vault.retrieve(question, now=NOW).context
+            assert answer in context and "British English" in context, (question, context)
