@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import ParseError
 from .episodes import CONFIDENCE_LEVELS
-from .factnames import INSTRUCTION, INSTRUCTIONS_FILE
+from .factnames import INSTRUCTION, INSTRUCTIONS_FILE, UNNAMED_ENTITY
 from .frontmatter import body_lines, meta_scope, optional_str, split_frontmatter
 from .naming import short_hash
 from .values import DATE_RE, value_kind
@@ -315,7 +315,7 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
         if kv and said:
             entity, field = _field_for(kv.group("key"), said)
             if instructions and field != INSTRUCTION:  # "- When I ask about X: do Y"
-                entity, field, said = section or "note", INSTRUCTION, content.strip()
+                entity, field, said = section or UNNAMED_ENTITY, INSTRUCTION, content.strip()
             else:
                 above = entity
             out.add(lineno, section, entity, field, said, "bullet", provenance)
@@ -323,5 +323,5 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
             parent, parent_provenance = kv.group("key").strip(), provenance
         else:
             field = INSTRUCTION if instructions else "note"
-            out.add(lineno, section, section or "note", field, content, "note", provenance)
+            out.add(lineno, section, section or UNNAMED_ENTITY, field, content, "note", provenance)
     return out.facts
