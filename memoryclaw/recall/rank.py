@@ -14,7 +14,7 @@ from ..index.store import Index
 from ..vault.factnames import OWNER_ENTITY, OWNER_FILES, UNNAMED_FIELDS
 from ..vault.scopes import Policy
 from ..vault.timestamps import parse_timestamp
-from ..vault.values import SHAPE_TOKENS, reaches, value_key
+from ..vault.values import SHAPE_TOKENS, value_key
 from ..vault.words import extract_keywords
 from .plan import QueryPlan
 from .recency import Recency
@@ -360,8 +360,7 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int, own: bool = T
     ("- Coffee: flat white"), so naming it is asking about it: "what's my coffee order?" ->
     1/2 for it, when the question is in the first person ("what is Dana's email?" is not
     about "- Email style: short"), and not in a team vault (not ``own``), whose owner is
-    somebody else.  A word asking how to get hold of someone ("reach", "contact") is matched
-    by a phone number, an email or an address."""
+    somebody else."""
     owners = (
         own
         and plan.first_person
@@ -388,6 +387,4 @@ def _fact_relevance(fact: FactResult, plan: QueryPlan, found: int, own: bool = T
     }
     hits = [t for t in fact.matched if t not in entity and t not in SHAPE_TOKENS and t not in lone]
     hits += [k for k in topic if plan.shapes.get(k) in fact.matched and k not in hits]
-    # "how do I reach Ana?" is answered by any way of reaching her on file
-    hits += [k for k in topic if k not in hits and reaches(k, fact.value, fact.field)]
     return min(1.0, len(hits) / len(topic))

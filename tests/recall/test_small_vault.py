@@ -279,6 +279,10 @@ def test_asking_how_to_reach_someone_brings_no_other_fact_of_theirs(
     """Mum's address answers "how do I reach Mum?"; her birthday does not."""
     context = vaults["people"].retrieve("how do I reach Mum?", now=NOW).context
     assert "14 Elm Grove" in context and "14 March 1961" not in context, context
+    # and the search says why: the address matched "reach"
+    found = vaults["people"].search("how do I reach Mum?", now=NOW)
+    why = {f.field: ("reach" in f.matched, f.relevance) for f in found.facts}
+    assert why["address"] == (True, 1.0) and why["birthday"] == (False, 0.0), why
 
 
 def test_a_question_naming_only_a_busy_entity_does_not_bring_all_its_facts(
