@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from ..vault.dates import human_date
+from ..vault.factnames import UNNAMED_ENTITY, UNNAMED_FIELDS
 from ..vault.scopes import OWNER, RecallContext
 from .origins import UNTRUSTED, episode_origin, fact_origin, line_origin
 from .plan import QueryPlan
@@ -193,8 +194,9 @@ class FactResult:
             age = f"{age} (newer value waiting for review: {self.newer}{since})"
         # a team vault's fact says whose it is: ``[team] John email …``
         whose = f"[{self.vault}] " if self.vault else ""
-        if self.field in {"value", "note"}:
-            return f"{whose}{self.entity}: {self.value}{age}"
+        if self.field in UNNAMED_FIELDS:  # a line before any heading names nobody: its text
+            named = "" if self.entity == UNNAMED_ENTITY else f"{self.entity}: "
+            return f"{whose}{named}{self.value}{age}"
         return f"{whose}{self.entity} {self.field} {self.value}{age}"
 
 

@@ -40,9 +40,10 @@ from ..index.store import Index
 from ..vault.config import RecencySettings
 from ..vault.files import is_archived
 from ..vault.scopes import Policy, RecallContext
+from ..vault.values import reaches
 from .explain import _explain
 from .passages import PASSAGE_SOURCES, LineHits, _passages_by_recency, _rank_passages
-from .plan import plan_query, query_head
+from .plan import QueryPlan, plan_query, query_head
 from .rank import (
     WEIGHTED_DEPTH,
     _blend,
@@ -210,6 +211,7 @@ def search(
         for e in episodes
     ]
     of_entity = Counter(f.entity.lower() for f in facts)
+    facts = [_reached(f, plan) for f in facts]
     facts = [
         _evolve(
             f,
@@ -229,6 +231,16 @@ def search(
         passages=tuple(passages),
         context=policy.context,
     )
+
+
+def _reached(fact: FactResult, plan: QueryPlan) -> FactResult:
+    """``fact`` with the query's words asking how to get hold of someone ("how do I reach
+    Ana?") among those it matched when its value is a way to: a phone number, an email or an
+    address (``values.reaches``)."""
+    words = [
+        k for k in plan.keywords if k not in fact.matched and reaches(k, fact.value, fact.field)
+    ]
+    return _evolve(fact, matched=(*fact.matched, *words)) if words else fact
 
 
 def _near_lines(

@@ -18,6 +18,8 @@ STANDING_FIELDS = (INSTRUCTION, PREFERENCE)
 # where one that does ("- Joanna (likes): reading") is about whoever it names.
 OWNER_FILES = (PREFERENCES_FILE, INSTRUCTIONS_FILE)
 UNNAMED_FIELDS = ("value", "note")
+# The entity of a plain line written before any heading of its file: it names nobody.
+UNNAMED_ENTITY = "note"
 # The entity of the facts consolidation reads from the owner's own turns (what "my" stands for
 # in a turn without a speaker's name).
 OWNER_ENTITY = "User"

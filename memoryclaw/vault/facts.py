@@ -13,7 +13,7 @@ from dataclasses import dataclass
 
 from ..errors import ParseError
 from .episodes import CONFIDENCE_LEVELS
-from .factnames import INSTRUCTION, INSTRUCTIONS_FILE
+from .factnames import INSTRUCTION, INSTRUCTIONS_FILE, UNNAMED_ENTITY
 from .frontmatter import body_lines, meta_scope, optional_str, split_frontmatter
 from .naming import short_hash
 from .values import DATE_RE, value_kind
@@ -43,7 +43,9 @@ class Fact:
 
 
 _HEADING_RE = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_BULLET_RE = re.compile(r"^(?P<indent>\s*)[-*+]\s+(?P<text>.*?)\s*$")
+_BULLET_RE = re.compile(r"^(?P<indent>\s*)(?:[-*+]|\d{1,3}[.)])\s+(?P<text>.*?)\s*$")
+# a thematic break ("---", "***", "___") or a line of no words: no fact
+_BREAK_RE = re.compile(r"^\W*$|^\s*([-*_])(?:\s*\1){2,}\s*$")
 _KEY_VALUE_RE = re.compile(r"^(?P<key>[^:|]{1,120}?)\s*:(?:\s+(?P<value>.*?)|\s*)$")
 TRAILING_COMMENT_RE = re.compile(r"\s*<!--(?P<body>.*?)-->\s*$")
 _COMMENT_LINE_RE = re.compile(r"^\s*<!--.*-->\s*$")
@@ -249,6 +251,7 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
     instructions = name == INSTRUCTIONS_FILE and folder.split("/")[0] == "semantic"
     section = ""
     parent: str | None = None
+    above: str | None = None  # the entity of the last "- key: value" line, for lines under it
     parent_provenance: dict[str, str] = {}
     header: list[str] | None = None
     in_fence = False
@@ -269,10 +272,10 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
             continue
         heading = _HEADING_RE.match(raw)
         if heading:
-            section, parent, header = heading.group(2), None, None
+            section, parent, header, above = heading.group(2), None, None, None
             continue
         if raw.lstrip().startswith("|"):
-            parent = None
+            parent = above = None
             content, provenance = _split_trailing_comment(raw)
             if _TABLE_SEP_RE.match(content):
                 continue
@@ -286,32 +289,39 @@ def parse_facts(text: str, path: str, default_updated: str) -> list[Fact]:
             continue
         header = None
         bullet = _BULLET_RE.match(raw)
-        if bullet and len(bullet.group("indent").expandtabs(4)) < 2:
-            content, provenance = _split_trailing_comment(bullet.group("text"))
-            kv = _KEY_VALUE_RE.match(content)
-            parent = None
-            if kv and kv.group("value"):
-                entity, field = _field_for(kv.group("key"), kv.group("value"))
-                if instructions and field != INSTRUCTION:  # "- When I ask about X: do Y"
-                    entity, field, kv_value = section or "note", INSTRUCTION, content.strip()
-                else:
-                    kv_value = kv.group("value")
-                out.add(lineno, section, entity, field, kv_value, "bullet", provenance)
-            elif kv:
-                parent, parent_provenance = kv.group("key").strip(), provenance
+        if bullet is None and _BREAK_RE.match(raw):
+            continue
+        text = bullet.group("text") if bullet else raw.strip()
+        content, provenance = _split_trailing_comment(text)
+        kv = _KEY_VALUE_RE.match(content)
+        said = kv.group("value") if kv else None
+        indented = raw[:1].isspace()
+        if bullet is None or len(bullet.group("indent").expandtabs(4)) >= 2:
+            # a line under "- Falcon:" is Falcon's, and so is one indented under
+            # "- Tom: tom@example.org" Tom's: a "key: value" line a field, any other a note
+            owner, meta = None, provenance
+            if parent is not None and (said or bullet or indented):
+                owner, meta = parent, {**parent_provenance, **provenance}
+            elif above is not None and indented:
+                owner = above
+            if owner is not None:
+                field, form = (kv.group("key"), "nested") if kv and said else ("note", "note")
+                out.add(lineno, section, owner, field, said or content, form, meta)
+                continue
+        # Any other line is a fact of its own, as a bullet is: one written without a bullet,
+        # one indented under no key (a slip of the tab key), a wrapped line.  A hand-made file
+        # need not follow the accepted forms to the letter: none of it is left unread.
+        parent = above = None
+        if kv and said:
+            entity, field = _field_for(kv.group("key"), said)
+            if instructions and field != INSTRUCTION:  # "- When I ask about X: do Y"
+                entity, field, said = section or UNNAMED_ENTITY, INSTRUCTION, content.strip()
             else:
-                field = INSTRUCTION if instructions else "note"
-                out.add(lineno, section, section or "note", field, content, "note", provenance)
-            continue
-        if parent is not None:
-            nested_text = bullet.group("text") if bullet else raw.strip()
-            content, provenance = _split_trailing_comment(nested_text)
-            kv = _KEY_VALUE_RE.match(content)
-            if kv and kv.group("value"):
-                merged = {**parent_provenance, **provenance}
-                out.add(
-                    lineno, section, parent, kv.group("key"), kv.group("value"), "nested", merged
-                )
-            continue
-        parent = None
+                above = entity
+            out.add(lineno, section, entity, field, said, "bullet", provenance)
+        elif kv:
+            parent, parent_provenance = kv.group("key").strip(), provenance
+        else:
+            field = INSTRUCTION if instructions else "note"
+            out.add(lineno, section, section or UNNAMED_ENTITY, field, content, "note", provenance)
     return out.facts

@@ -168,6 +168,8 @@ def load_yaml(text: str, path: str, first_line: int = 1, what: str = "YAML") -> 
     except yaml.YAMLError as exc:
         problem = getattr(exc, "problem", None) or "cannot be parsed"
         line = _yaml_line(exc, first_line, last_line)
+        if _tab_indented(text, line - first_line) and "tab" not in problem:
+            problem += " (the line is indented with a tab: YAML indents with spaces)"
         raise ParseError(path, f"invalid {what}: {problem}", line) from None
     except (ValueError, OverflowError) as exc:
         raise ParseError(path, f"invalid value in {what}: {exc}") from None
@@ -176,6 +178,15 @@ def load_yaml(text: str, path: str, first_line: int = 1, what: str = "YAML") -> 
     if "*" in text:  # only an alias can make a value larger than its text
         _check_alias_expansion(value, path, what)
     return value
+
+
+def _tab_indented(text: str, index: int) -> bool:
+    """Whether line ``index`` (0-based) of ``text`` starts with a tab among its indentation."""
+    lines = text.split("\n")
+    if not 0 <= index < len(lines):
+        return False
+    line = lines[index]
+    return "\t" in line[: len(line) - len(line.lstrip())]
 
 
 _FLAT_LINE_RE = re.compile(r"^([A-Za-z_][\w-]*):(?: (.*))?$")

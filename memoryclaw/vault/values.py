@@ -111,6 +111,11 @@ _FIELD_WORDS = {"drink": "coffee tea beer wine", "pet": "dog dogs cat cats puppy
 # address") or alone ("Number"): a "Passport number" is no phone number.
 _QUALIFIED_HEADS = {"number": False, "numbers": False, "address": True}  # head: kind alone?
 SHAPE_PREFIX = "shape"
+# Words that ask how to get hold of someone, which any way of reaching them on file answers:
+# "how do I reach Ana?" asks for "- Ana: ana@example.org", "how can I contact Erik?" for his
+# phone number, whichever is written down (a kind's own word, "Ana's email", asks for that one).
+_CONTACT_WORDS = frozenset("contact contacting reach reaching touch".split())
+_CONTACT_KINDS = frozenset(SHAPE_PREFIX + kind for kind in ("phone", "email", "address"))
 _MONTH = r"(?:jan|feb|mar|apr|may|jun|jul|aug|sep|sept|oct|nov|dec)[a-z]*\.?"  # Sept.
 
 
@@ -224,6 +229,14 @@ def shape_terms(keywords: Iterable[str], query: str | None = None) -> dict[str, 
             if keyword in words.split() or keyword.removesuffix("s") in words.split():
                 out[keyword] = SHAPE_PREFIX + kind
     return out
+
+
+def reaches(keyword: str, value: str, field: str = "") -> bool:
+    """Whether ``keyword`` asks how to get hold of someone (``_CONTACT_WORDS``) and ``value``
+    (or its ``field``) is a way to: a phone number, an email or an address."""
+    return keyword in _CONTACT_WORDS and not _CONTACT_KINDS.isdisjoint(
+        shape_tokens(value, field).split()
+    )
 
 
 def _is_phone(text: str) -> bool:

@@ -111,3 +111,22 @@ def test_a_newer_value_waiting_for_review_is_shown_beside_the_fact(empty_vault: 
     empty_vault.approve_pending(entry.id)
     [fact] = [f for f in empty_vault.search("where do I live").facts if f.field == "lives in"]
     assert (fact.value, fact.newer, fact.was) == ("Porto", None, "Lisbon")
+
+
+@pytest.mark.parametrize(
+    ("entity", "field", "value", "shown"),
+    [
+        ("note", "note", "Our wifi password is in the blue notebook", "Our wifi password is"),
+        ("Home", "note", "Boiler serviced in May", "Home: Boiler serviced in May"),
+        ("Bin day", "value", "Thursday", "Bin day: Thursday"),
+        ("Ann", "phone", "+1 555 0100", "Ann phone +1 555 0100"),
+    ],
+    ids=["before-any-heading", "under-a-heading", "key-and-value", "field"],
+)
+def test_a_fact_renders_with_the_name_it_was_written_under(
+    entity: str, field: str, value: str, shown: str
+) -> None:
+    """A line written before any heading names nobody: it is shown as written, without the
+    parser's placeholder ("note: …")."""
+    rendered = dataclasses.replace(FACT, entity=entity, field=field, value=value).render()
+    assert rendered.startswith(shown), rendered

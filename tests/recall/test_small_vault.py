@@ -140,6 +140,10 @@ CASES = [
     ("people", "Lena Hoffman's phone", "020 7946 0321"),
     ("people", "What's Ana's email address?", "ana.ruiz@example.com"),
     ("people", "how do I mail Ana?", "ana.ruiz@example.com"),
+    # asking how to reach someone names no kind: any way of reaching them on file answers
+    ("people", "how do I reach Ana?", "ana.ruiz@example.com"),
+    ("people", "how do I reach Mum?", "14 Elm Grove"),
+    ("people", "how can I get in touch with Erik?", "+46 70 123 45 67"),
     ("people", "plumber email", "ruth@adeyemi-plumbing.example"),
     ("people", "When is Mum's birthday?", "14 March 1961"),
     ("people", "When was Mum born?", "14 March 1961"),
@@ -269,6 +273,18 @@ def test_a_fact_the_question_does_not_ask_for_is_not_brought(
     assert unasked not in context, context
 
 
+def test_asking_how_to_reach_someone_brings_no_other_fact_of_theirs(
+    vaults: dict[str, Vault],
+) -> None:
+    """Mum's address answers "how do I reach Mum?"; her birthday does not."""
+    context = vaults["people"].retrieve("how do I reach Mum?", now=NOW).context
+    assert "14 Elm Grove" in context and "14 March 1961" not in context, context
+    # and the search says why: the address matched "reach"
+    found = vaults["people"].search("how do I reach Mum?", now=NOW)
+    why = {f.field: ("reach" in f.matched, f.relevance) for f in found.facts}
+    assert why["address"] == (True, 1.0) and why["birthday"] == (False, 0.0), why
+
+
 def test_a_question_naming_only_a_busy_entity_does_not_bring_all_its_facts(
     tmp_path: Path,
 ) -> None:
@@ -387,3 +403,26 @@ def test_a_field_names_its_category_by_its_last_word() -> None:
         "allergies": "shapeallergy",
         "drinking": "shapedrink",
     }
+
+
+def test_a_vault_typed_without_bullets_is_recalled(tmp_path: Path) -> None:
+    """Facts and an instruction written as plain lines, the way a person types notes (no
+    "- " in front, one bullet indented by a tab): each is recalled, the instruction in every
+    payload."""
+    files = {
+        "semantic/notes.md": (
+            "Ana's email is ana@example.org\n"
+            "Our wifi password is in the blue notebook\n"
+            "\t- Bin day: Thursday\n"
+        ),
+        "semantic/instructions.md": "Always answer in British English\r\n",
+    }
+    with _make(tmp_path / "v", files) as vault:
+        for question, answer in [
+            ("where is the wifi password?", "blue notebook"),
+            ("how do I reach Ana?", "ana@example.org"),
+            ("when is bin day?", "Thursday"),
+            ("what's the capital of France?", "Always answer in British English"),
+        ]:
+            context = vault.retrieve(question, now=NOW).context
+            assert answer in context and "British English" in context, (question, context)

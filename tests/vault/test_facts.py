@@ -174,7 +174,9 @@ def test_nested_facts_inherit_parent_provenance_and_stop_at_next_bullet() -> Non
         ),
     ]
     assert rows[3][:6] == (6, "Projects", "Projects", "note", "plain note line", "note")
-    assert len(rows) == 4
+    # a line indented under no "key:" is read on its own, never as Falcon's
+    assert rows[4][:6] == (7, "Projects", "orphan", "value", "not nested", "bullet")
+    assert len(rows) == 5
 
 
 def test_table_header_gives_fields_and_blank_line_ends_table() -> None:
@@ -207,6 +209,76 @@ def test_plain_bullets_become_note_facts_of_their_section() -> None:
         (1, "", "note", "note", "Before any heading", "note"),
         (3, "Travel", "Travel", "note", "Prefers window seats", "note"),
         (5, "Food & drink", "Food & drink", "note", "Vegetarian", "note"),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        (
+            "Our wifi password is in the blue notebook\n",
+            [(1, "note", "note", "Our wifi password is in the blue notebook")],
+        ),
+        ("# Contacts\nAna: ana@example.org\n", [(2, "Ana", "email", "ana@example.org")]),
+        ("# Home\n\t- Landlord: Mr Jones\n", [(2, "Landlord", "value", "Mr Jones")]),
+        ("# Home\n  - Boiler serviced in May\n", [(2, "Home", "note", "Boiler serviced in May")]),
+        (
+            "- Tom: tom@example.org\n  - works at Acme\n",
+            [(1, "Tom", "email", "tom@example.org"), (2, "Tom", "note", "works at Acme")],
+        ),
+        (
+            "- Ana: ana@example.org\n\t- phone: 07700 900123\nBo: bo@example.org\n",
+            [
+                (1, "Ana", "email", "ana@example.org"),
+                (2, "Ana", "phone", "07700 900123"),
+                (3, "Bo", "email", "bo@example.org"),
+            ],
+        ),
+        (
+            "- Falcon:\n    beta: 2025-06-30\n    - slipped twice\n",
+            [(2, "Falcon", "beta", "2025-06-30"), (3, "Falcon", "note", "slipped twice")],
+        ),
+        (
+            "- Bin day is Thursday, and the recycling\n  goes out every other week\n",
+            [
+                (1, "note", "note", "Bin day is Thursday, and the recycling"),
+                (2, "note", "note", "goes out every other week"),
+            ],
+        ),
+        (
+            "1. Ana: ana@example.org\n2) Call Mum on Sundays\n",
+            [(1, "Ana", "email", "ana@example.org"), (2, "note", "note", "Call Mum on Sundays")],
+        ),
+        ("- Ana: ana@example.org\n---\n***\n-\n- \n", [(1, "Ana", "email", "ana@example.org")]),
+    ],
+    ids=[
+        "a-line-without-a-bullet",
+        "key-and-value-without-a-bullet",
+        "a-tab-indented-bullet",
+        "an-indented-bullet-under-no-key",
+        "a-sub-bullet-of-a-fact",
+        "a-field-under-a-fact",
+        "a-sub-bullet-of-a-key-that-is-no-key-value",
+        "a-wrapped-line",
+        "numbered-list",
+        "breaks-and-empty-bullets",
+    ],
+)
+def test_a_hand_written_line_off_the_accepted_forms_is_still_a_fact(
+    text: str, expected: list[tuple[int, str, str, str]]
+) -> None:
+    """What a person types in an editor is read, not dropped without a word: lines without a
+    bullet, bullets indented by a slip of the tab key, a wrapped line, a numbered list."""
+    facts = parse_facts(text, "semantic/notes.md", DEFAULT_UPDATED)
+    assert [(f.line, f.entity, f.field, f.value) for f in facts] == expected
+
+
+def test_plain_lines_of_the_instructions_file_are_instructions() -> None:
+    text = "Always answer in British English\r\nNever use emojis\r\n"
+    facts = parse_facts(text, "semantic/instructions.md", DEFAULT_UPDATED)
+    assert [(f.field, f.value) for f in facts] == [
+        ("instruction", "Always answer in British English"),
+        ("instruction", "Never use emojis"),
     ]
 
 
@@ -464,7 +536,7 @@ def _opens_frontmatter(text: str) -> bool:
 @given(_FACT_TEXT.filter(lambda text: not _opens_frontmatter(text)))
 def test_property_parse_facts_never_raises(text: str) -> None:
     facts = parse_facts(text, "semantic/random.md", DEFAULT_UPDATED)
-    lines = text.splitlines()
+    lines = text.split("\n")  # as editors count lines (frontmatter.body_lines)
     for fact in facts:
         assert fact.entity.strip() and fact.value.strip()
         assert fact.entity == fact.entity.strip() and fact.value == fact.value.strip()

@@ -366,3 +366,22 @@ def test_any_mix_of_indentation_and_indicators_parses_or_is_refused(parts: list[
     text = "".join(parts) * 100  # up to ~40,000 levels: would crash libyaml unguarded
     with contextlib.suppress(ParseError):
         safeyaml.load_yaml(text, "x.yaml")
+
+
+@pytest.mark.parametrize(
+    ("text", "line"),
+    [("summary: s\ntags:\n\t- sofa\n", 4), ("\tsummary: s\n", 2)],
+    ids=["list-item", "key"],
+)
+def test_a_line_indented_with_a_tab_is_named_as_such(text: str, line: int) -> None:
+    """YAML refuses a tab where it indents; the error says that is the slip, at its line."""
+    with pytest.raises(ParseError) as caught:
+        safeyaml.load_yaml(text, "episodes/sofa.md", first_line=2, what="YAML frontmatter")
+    assert caught.value.line == line
+    assert "indented with a tab" in str(caught.value), caught.value
+
+
+def test_a_yaml_error_on_a_line_without_a_tab_says_nothing_of_tabs() -> None:
+    with pytest.raises(ParseError) as caught:
+        safeyaml.load_yaml("tags: [a\n", "episodes/x.md", first_line=2)
+    assert "tab" not in str(caught.value)
