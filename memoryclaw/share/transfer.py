@@ -25,7 +25,13 @@ from ..vault.files import CONSOLIDATE_LOCK, SEMANTIC_LOCK, file_lock
 from .git import run_git
 from .history import AUTHOR, MEMORY_FOLDERS, _live_log
 from .incoming import config_changes, repair_local
-from .sync import RemoteSyncReport, _forget_again, _merge, commit_local, config_held
+from .sync import (
+    RemoteSyncReport,
+    commit_local,
+    config_held,
+    finish_forgetting_again,
+    merge_and_forget_again,
+)
 
 _SHARED = ("memoryclaw.yaml", ".gitattributes")
 
@@ -88,6 +94,8 @@ def import_archive(root: Path, source: Path) -> RemoteSyncReport:
 
 def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteSyncReport:
     report = RemoteSyncReport(str(source))
+    # a sync or import stopped before it scrubbed its merge
+    unfinished = finish_forgetting_again(root)
     with file_lock(root, SEMANTIC_LOCK):
         report.repaired = repair_local(root)  # as a sync does before it merges
         commit_local(root)
@@ -118,9 +126,8 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
         env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email)
         env.update(GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
         commit = run("commit-tree", tree, "-m", f"memoryclaw: import {source.name}")
-    with file_lock(root, SEMANTIC_LOCK):
-        _merge(root, commit, report)
-    _forget_again(root, before)  # an archive made before a forget still holds what it took
+    # an archive made before a forget still holds what it took
+    merge_and_forget_again(root, commit, before, report)
     after = run_git(root, "rev-parse", "HEAD").stdout.strip()
     if after != before:
         out = run_git(root, "diff", "--name-only", "-z", before, after).stdout
@@ -131,5 +138,6 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
                 for sha in (before, after)
             )
             report.config_changed = config_changes(old.encode(), new.encode())
+    report.files_changed = sorted({*report.files_changed, *unfinished})
     report.config_held = config_held(root)
     return report
