@@ -214,6 +214,11 @@ class Tombstones:
             return False
         return any(s.digest("id:" + ident.strip()) in s.ids for s in self.stones if s.ids)
 
+    def speaker(self, name: str) -> bool:
+        """Never: a tombstone keeps what was said forgotten, not who said it (a forgotten
+        speaker's turns are tombstoned as turns)."""
+        return False
+
 
 def load(root: Path) -> Tombstones:
     """The vault's tombstones (an unreadable file is skipped)."""
