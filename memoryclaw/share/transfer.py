@@ -21,7 +21,7 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import InvalidInputError
 from ..vault.config import CONFIG_FILE
-from ..vault.files import CONSOLIDATE_LOCK, SEMANTIC_LOCK, file_lock
+from ..vault.files import CONSOLIDATE_LOCK, LOGS_DIR, SEMANTIC_LOCK, file_lock
 from .git import run_git
 from .history import AUTHOR, MEMORY_FOLDERS, _live_log
 from .incoming import config_changes, repair_local
@@ -84,6 +84,31 @@ def check_archive(source: Path) -> list[tarfile.TarInfo]:
     return members
 
 
+def _redact_logs(tree: Path) -> None:
+    """Redact the logs an archive holds before they become a commit: ``export`` writes only
+    redacted (processed) logs, so a raw log in an archive was put there by hand, possibly
+    verbatim (``privacy.redactSecrets: false``), and git must only ever see the redacted
+    copy.  A file that is not a log is redacted as plain text."""
+    from ..errors import MemoryclawError
+    from ..vault.logformat import dump_log, parse_log
+    from ..vault.rawlogs import redacted_log
+    from ..vault.redact import redact
+
+    for path in sorted((tree / LOGS_DIR).rglob("*.md")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
+        try:
+            log = parse_log(text, path.relative_to(tree).as_posix())
+            clean = redacted_log(log)
+            changed = clean != log
+            new = dump_log(clean.meta, clean.turns) if changed else text
+        except MemoryclawError:
+            new = redact(text)
+        if new != text:
+            path.write_bytes(new.encode("utf-8", "surrogateescape"))
+
+
 def import_archive(root: Path, source: Path) -> RemoteSyncReport:
     """Merge an exported archive into the vault's git history as a sync would merge another
     device's; the report names the files that changed here."""
@@ -105,6 +130,7 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
         tree_dir.mkdir()
         with tarfile.open(source, "r:gz") as archive:
             archive.extractall(tree_dir, members=members, filter="data")
+        _redact_logs(tree_dir)
         index = Path(tmp) / "index"
         env = {**os.environ, "GIT_INDEX_FILE": str(index), "GIT_WORK_TREE": str(tree_dir)}
         git_dir = str(root / ".git")

@@ -556,3 +556,42 @@ def test_a_sync_stopped_between_its_merge_and_its_scrub_never_pushes_what_was_fo
     assert "left 32 right 11" not in _all_text(b)
     assert "left 32 right 11" not in _all_text(_clone(tmp_path, bare, "c"))
     assert "weather" in _all_text(b)
+
+
+_VERBATIM_LOG = (
+    "---\nid: log-x\ntimestamp: 2025-01-01T10:00:00Z\nchannel: cli\nsession: s9\n"
+    "processed: false\n---\n### user · 2025-01-01T10:00:00Z\n"
+    "my aws key is AKIAIOSFODNN7EXAMPLE,"
+    " AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+)
+ARCHIVED_LOGS = {
+    "raw-log": ("logs/2025-01-01_10-00-00_cli_raw.md", _VERBATIM_LOG),
+    "processed-log": ("logs/processed/2025-01-01_10-00-00_cli_raw.md", _VERBATIM_LOG),
+    "not-a-log": (
+        "logs/notes.md",
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(("rel", "text"), ARCHIVED_LOGS.values(), ids=ARCHIVED_LOGS.keys())
+def test_an_imported_archive_s_logs_reach_git_redacted(tmp_path: Path, rel: str, text: str) -> None:
+    """``export`` writes only redacted logs; a log put into an archive by hand (verbatim, as
+    a vault with redaction off keeps it) is redacted before it becomes a commit, so the
+    secret reaches neither the vault nor its history, and the rest of the log is kept."""
+    archive = tmp_path / "crafted.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        data = text.encode("utf-8")
+        member = tarfile.TarInfo(rel)
+        member.size = len(data)
+        tar.addfile(member, io.BytesIO(data))
+    vault = tmp_path / "v"
+    Vault.init(vault, git=True, env={}).close()
+    with Vault(vault, env={}) as v:
+        v.import_archive(archive)
+        v.consolidate(all_logs=True)
+    history = _git(vault, "log", "--all", "-p")
+    files = "\n".join(p.read_text() for p in vault.rglob("*.md") if ".git" not in p.parts)
+    for secret in ("AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI"):
+        assert secret not in history and secret not in files
+    assert "[REDACTED:" in history and "AWS_SECRET_ACCESS_KEY" in history
