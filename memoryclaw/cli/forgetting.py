@@ -92,32 +92,32 @@ def forget(
         return
     verb = "would remove" if report.dry_run else "removed"
     whole = sum(1 for c in report.changes if c.get("whole_episode"))
-    click.echo(
+    _say(
         f"{verb} {plural(report.removed, 'line, turn and fact', _ALL_KINDS)}"
         f" ({plural(report.turns, 'log turn')}, {plural(len(report.facts), 'fact')},"
         f" {plural(whole, 'whole episode')}; {plural(len(report.episodes), 'episode')} touched)"
     )
     for line in _change_lines(report.changes):
-        click.echo(f"  {line}")
+        _say(f"  {line}")
     for path in report.files_deleted:
-        click.echo(f"  {'would delete' if report.dry_run else 'deleted'} {path}")
+        _say(f"  {'would delete' if report.dry_run else 'deleted'} {path}")
     for path in report.files_edited:
-        click.echo(f"  {'would edit' if report.dry_run else 'edited'} {path}")
+        _say(f"  {'would edit' if report.dry_run else 'edited'} {path}")
     for team in report.elsewhere:
-        click.echo(
+        _say(
             f"still in the team vault '{team['vault']}' ({team['root']}), read-only here:"
             f" {plural(team['count'], 'line, turn and fact', _ALL_KINDS)} in"
             f" {', '.join(team['files'])}; recall finds them until they are forgotten there"
         )
     if report.commit:
-        click.echo(f"committed the removal as {report.commit[:12]}")
+        _say(f"committed the removal as {report.commit[:12]}")
     if report.tombstones:
-        click.echo(f"kept its tombstones (hashes, no text) in {report.tombstones}")
+        _say(f"kept its tombstones (hashes, no text) in {report.tombstones}")
     if purged is not None:
         for line in purged.lines():
-            click.echo(line)
+            _say(line)
     elif report.in_history and not report.dry_run and report.files_deleted + report.files_edited:
-        click.echo(
+        _say(
             "git history still holds the removed text in earlier commits of these files; to"
             " purge it, forget with --purge-history next time, or rewrite their history"
             " yourself (git filter-repo) and run `git gc --prune=now`"
@@ -125,6 +125,12 @@ def forget(
 
 
 _ALL_KINDS = "lines, turns and facts"
+
+
+def _say(line: str) -> None:
+    """Print one line of the report; a file name or a text from the vault (which another
+    device may have named with a newline or an escape sequence) cannot break it."""
+    click.echo(_one_line(line))
 
 
 def _change_lines(changes: Sequence[dict[str, Any]]) -> list[str]:

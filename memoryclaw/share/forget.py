@@ -85,6 +85,10 @@ class _QueryMatch:
         """Whether this episode id (or source key) was forgotten."""
         return self.stones.ident(ident)
 
+    def speaker(self, name: str) -> bool:
+        """Whether this speaker's name holds every word of the query."""
+        return holds_terms(name, self.terms)
+
 
 @dataclass
 class Plan:

@@ -11,8 +11,9 @@ commit's tree and refuses, path by path:
   them, or track ``.memoryclaw/``, or merge, filter or re-encode them differently: see
   :mod:`memoryclaw.share.gitrules`), and one nested in a memory folder;
 - a ``memoryclaw.yaml`` that is not a valid configuration;
-- a tombstone file (``semantic/_forgotten/``) this device holds, removed or with a line
-  taken out: what a forget left keeps what it forgot forgotten, on every device.
+- a tombstone file (``semantic/_forgotten/``) this device holds, removed or changed so that
+  it forgets less (a hash taken out, a ``key`` line moved or spoilt, the file grown past
+  what is read): what a forget left keeps what it forgot forgotten, on every device.
 
 A refused path keeps this device's version (or stays absent).  The sync then merges, in place
 of the remote's commit, a child of it whose tree is the screened one
@@ -34,7 +35,7 @@ from ..vault.config import CONFIG_FILE, Settings, flatten
 from ..vault.configcheck import settings_from_mapping
 from ..vault.files import STATE_DIR, atomic_write
 from ..vault.safeyaml import load_yaml
-from ..vault.tombstones import TOMBSTONE_DIR
+from ..vault.tombstones import TOMBSTONE_DIR, keeps_every_stone
 from .git import run_git_bytes
 from .gitrules import (
     _GIT_FILES,
@@ -102,13 +103,15 @@ def _tombstone(path: str) -> bool:
 
 
 def _drops_tombstones(root: Path, ours: _Entry | None, theirs: _Entry | None) -> bool:
-    """Whether the remote's version of a tombstone file lacks a key or hash this device's
-    has (a file removed or emptied; one that only adds, as a repaired one does, is taken)."""
+    """Whether the remote's version of a tombstone file forgets less than this device's: the
+    file removed or emptied, a hash taken out or put under another key (a ``key`` line moved,
+    added or spoilt), or the file grown past what is read.  One that only adds, as a repaired
+    one does, is taken."""
     if ours is None:
         return False
-    kept = set(_blob(root, theirs).splitlines()) if theirs is not None else set()
-    said = [line for line in _blob(root, ours).splitlines() if line.strip() and line[:1] != b"#"]
-    return any(line not in kept for line in said)
+    if theirs is None or theirs.mode not in REGULAR_MODES:
+        return True
+    return not keeps_every_stone(_blob(root, ours), _blob(root, theirs))
 
 
 def _git_file(path: str) -> bool:

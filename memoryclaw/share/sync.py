@@ -16,6 +16,7 @@ redone, a stale ``.git/index.lock`` (no git running on the vault) is removed.
 
 from __future__ import annotations
 
+import json
 import os
 import time
 from dataclasses import dataclass, field
@@ -34,6 +35,7 @@ from ..vault.files import (
     SEMANTIC_LOCK,
     STATE_DIR,
     atomic_write,
+    ensure_dir,
     file_lock,
 )
 from .conflicts import _normalise, _regular_text, _resolve_conflicts, _show
@@ -43,6 +45,8 @@ from .history import AUTHOR, MEMORY_FOLDERS, VAULT_FILES, _dirty, _live_log, com
 from .incoming import Refusal, config_changes, config_problem, repair_local, screen
 from .recovery import _recover
 
+# a merge committed and not yet scrubbed of what was forgotten (see merge_and_forget_again)
+SCRUB_JOURNAL = f"{STATE_DIR}/sync-scrub.json"
 _PUSH_TRIES = 4
 _ADD_BATCH = 500
 SYNC_WAIT_SECONDS = 120.0  # how long a sync waits for a running consolidation to finish
@@ -265,12 +269,51 @@ def _purge_as_asked(root: Path, upstream: str) -> None:
     follow(root, upstream)
 
 
-def _forget_again(root: Path, before: str | None) -> None:
+def merge_and_forget_again(
+    root: Path, upstream: str, head: str | None, report: RemoteSyncReport
+) -> None:
+    """Merge ``upstream`` into ``head`` (:func:`_merge`), then take out and commit what the
+    merge brought back that was forgotten (:func:`_forget_again`).
+
+    Between the two the merge is committed but not yet scrubbed, so the vault notes it
+    (:data:`SCRUB_JOURNAL`) first: a sync killed or failed in between (a writer holding the
+    logs lock too long) is scrubbed by the next sync or import before it pushes, instead of
+    pushing what was forgotten back to every device."""
+    ensure_dir(root / STATE_DIR)
+    atomic_write(root / SCRUB_JOURNAL, json.dumps({"before": head}))
+    with file_lock(root, SEMANTIC_LOCK):
+        _merge(root, upstream, report)
+    _forget_again(root, head)
+    (root / SCRUB_JOURNAL).unlink(missing_ok=True)
+
+
+def finish_forgetting_again(root: Path) -> list[str]:
+    """Scrub what an interrupted :func:`merge_and_forget_again` merged (from the commit it
+    noted, or every file when that commit is gone or unreadable); the files its merge and
+    this scrub changed since (for the caller to re-index)."""
+    try:
+        doc = json.loads((root / SCRUB_JOURNAL).read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        return []
+    except (OSError, ValueError):
+        doc = None
+    noted = doc.get("before") if isinstance(doc, dict) else None
+    before = _rev(root, noted) if isinstance(noted, str) and noted else None
+    _forget_again(root, before, everything=before is None)
+    (root / SCRUB_JOURNAL).unlink(missing_ok=True)
+    spec = ["diff", "--name-only", "-z", before, "HEAD"] if before else ["ls-files", "-z"]
+    return [p for p in run_git(root, *spec, check=False).stdout.split("\0") if p]
+
+
+def _forget_again(root: Path, before: str | None, everything: bool = False) -> None:
     """Take out of what a merge brought whatever was forgotten (the tombstones of every
-    device's forgets), and commit that before anything is pushed."""
+    device's forgets), and commit that before anything is pushed (``everything``: out of
+    every tracked file)."""
     from .forget import reapply
 
     after = _rev(root, "HEAD")
+    if everything and after is not None:
+        before = None
     if before == after or after is None:
         return
     spec = ["diff", "--name-only", "-z", before, after] if before else ["ls-files", "-z"]
@@ -284,6 +327,7 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
     try:
         with file_lock(root, SEMANTIC_LOCK):
             _recover(root)
+        unfinished = finish_forgetting_again(root)
         if run_git(root, "remote", "get-url", remote, check=False).returncode != 0:
             raise SyncError(remote, "no such remote (git remote add origin URL)")
         device_id(root, settings)  # from now on this device's logs carry its id
@@ -304,9 +348,7 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
             if upstream is not None:
                 head = _rev(root, "HEAD")
                 report.pulled += _count(root, f"{head}..{upstream}") if head else 0
-                with file_lock(root, SEMANTIC_LOCK):
-                    _merge(root, upstream, report)
-                _forget_again(root, head)
+                merge_and_forget_again(root, upstream, head, report)
                 _purge_as_asked(root, upstream)
             if _rev(root, "HEAD") is None:
                 break  # nothing here nor there yet
@@ -331,6 +373,7 @@ def _sync(root: Path, remote: str, settings: Settings, report: RemoteSyncReport)
         elif after and not before:
             out = run_git(root, "ls-files", "-z").stdout
             report.files_changed = sorted(p for p in out.split("\0") if p)
+        report.files_changed = sorted({*report.files_changed, *unfinished})
         report.config_held = config_held(root)
     except ExternalToolError as exc:
         raise SyncError(remote, exc.problem) from exc

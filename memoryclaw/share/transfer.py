@@ -21,11 +21,17 @@ from pathlib import Path, PurePosixPath
 
 from ..errors import InvalidInputError
 from ..vault.config import CONFIG_FILE
-from ..vault.files import CONSOLIDATE_LOCK, SEMANTIC_LOCK, file_lock
+from ..vault.files import CONSOLIDATE_LOCK, LOGS_DIR, SEMANTIC_LOCK, file_lock
 from .git import run_git
 from .history import AUTHOR, MEMORY_FOLDERS, _live_log
 from .incoming import config_changes, repair_local
-from .sync import RemoteSyncReport, _forget_again, _merge, commit_local, config_held
+from .sync import (
+    RemoteSyncReport,
+    commit_local,
+    config_held,
+    finish_forgetting_again,
+    merge_and_forget_again,
+)
 
 _SHARED = ("memoryclaw.yaml", ".gitattributes")
 
@@ -78,6 +84,31 @@ def check_archive(source: Path) -> list[tarfile.TarInfo]:
     return members
 
 
+def _redact_logs(tree: Path) -> None:
+    """Redact the logs an archive holds before they become a commit: ``export`` writes only
+    redacted (processed) logs, so a raw log in an archive was put there by hand, possibly
+    verbatim (``privacy.redactSecrets: false``), and git must only ever see the redacted
+    copy.  A file that is not a log is redacted as plain text."""
+    from ..errors import MemoryclawError
+    from ..vault.logformat import dump_log, parse_log
+    from ..vault.rawlogs import redacted_log
+    from ..vault.redact import redact
+
+    for path in sorted((tree / LOGS_DIR).rglob("*.md")):
+        if path.is_symlink() or not path.is_file():
+            continue
+        text = path.read_bytes().decode("utf-8", "surrogateescape")
+        try:
+            log = parse_log(text, path.relative_to(tree).as_posix())
+            clean = redacted_log(log)
+            changed = clean != log
+            new = dump_log(clean.meta, clean.turns) if changed else text
+        except MemoryclawError:
+            new = redact(text)
+        if new != text:
+            path.write_bytes(new.encode("utf-8", "surrogateescape"))
+
+
 def import_archive(root: Path, source: Path) -> RemoteSyncReport:
     """Merge an exported archive into the vault's git history as a sync would merge another
     device's; the report names the files that changed here."""
@@ -88,6 +119,8 @@ def import_archive(root: Path, source: Path) -> RemoteSyncReport:
 
 def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteSyncReport:
     report = RemoteSyncReport(str(source))
+    # a sync or import stopped before it scrubbed its merge
+    unfinished = finish_forgetting_again(root)
     with file_lock(root, SEMANTIC_LOCK):
         report.repaired = repair_local(root)  # as a sync does before it merges
         commit_local(root)
@@ -97,6 +130,7 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
         tree_dir.mkdir()
         with tarfile.open(source, "r:gz") as archive:
             archive.extractall(tree_dir, members=members, filter="data")
+        _redact_logs(tree_dir)
         index = Path(tmp) / "index"
         env = {**os.environ, "GIT_INDEX_FILE": str(index), "GIT_WORK_TREE": str(tree_dir)}
         git_dir = str(root / ".git")
@@ -118,9 +152,8 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
         env.update(GIT_AUTHOR_NAME=name, GIT_AUTHOR_EMAIL=email)
         env.update(GIT_COMMITTER_NAME=name, GIT_COMMITTER_EMAIL=email)
         commit = run("commit-tree", tree, "-m", f"memoryclaw: import {source.name}")
-    with file_lock(root, SEMANTIC_LOCK):
-        _merge(root, commit, report)
-    _forget_again(root, before)  # an archive made before a forget still holds what it took
+    # an archive made before a forget still holds what it took
+    merge_and_forget_again(root, commit, before, report)
     after = run_git(root, "rev-parse", "HEAD").stdout.strip()
     if after != before:
         out = run_git(root, "diff", "--name-only", "-z", before, after).stdout
@@ -131,5 +164,6 @@ def _import(root: Path, source: Path, members: list[tarfile.TarInfo]) -> RemoteS
                 for sha in (before, after)
             )
             report.config_changed = config_changes(old.encode(), new.encode())
+    report.files_changed = sorted({*report.files_changed, *unfinished})
     report.config_held = config_held(root)
     return report

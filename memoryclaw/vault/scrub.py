@@ -44,6 +44,10 @@ class Matcher(Protocol):
     def ident(self, ident: str | None) -> bool:
         """Whether this episode id (or import source key) is forgotten."""
 
+    def speaker(self, name: str) -> bool:
+        """Whether this speaker (a turn's name, an episode's participant) is forgotten: named
+        by a forget query, never by a tombstone (what was said stays forgotten, not who)."""
+
 
 @dataclass
 class Edit:
@@ -153,9 +157,13 @@ def _episode(rel: str, text: str, match: Matcher) -> Edit | None:
         match.line(summary) or (quoted is not None and match.line(quoted.group(1)))
     )
     removed = [line for _, line in gone] + ([summary] if summary_hit else [])
-    lists = {key: meta.get(key) for key in ("tags", "entities")}
+    lists = {key: meta.get(key) for key in ("tags", "entities", "participants")}
     list_hits = {
-        key: [v for v in value if isinstance(v, str) and match.line(v)]
+        key: [
+            v
+            for v in value
+            if isinstance(v, str) and (match.speaker(v) if key == "participants" else match.line(v))
+        ]
         for key, value in lists.items()
         if isinstance(value, list)
     }
@@ -178,11 +186,17 @@ def _episode(rel: str, text: str, match: Matcher) -> Edit | None:
     left = words(summary + "\n" + "\n".join(kept))
     for key, value in lists.items():
         if isinstance(value, list):
+            # a tag or entity goes with the text it came from; a participant only when named
+            # (taking part is not what a forget of their words removes)
             meta[key] = [
                 v
                 for v in value
                 if not (
-                    isinstance(v, str) and (v in list_hits[key] or _only_in(v, gone_words, left))
+                    isinstance(v, str)
+                    and (
+                        v in list_hits[key]
+                        or (key != "participants" and _only_in(v, gone_words, left))
+                    )
                 )
             ]
     for key in [k for k, v in meta.items() if k not in _KEPT_KEYS and isinstance(v, str)]:
@@ -238,7 +252,9 @@ def _log(rel: str, text: str, match: Matcher) -> Edit | None:
     turns = list(log.turns)
     edit = Edit(rel, "log", None)
     for n, turn in enumerate(turns, 1):
-        if forgotten_turn(turn.content, match):
+        # a forgotten speaker's turns go whole, as the episode lines naming them do
+        named = turn.content != FORGOTTEN and bool(turn.name) and match.speaker(turn.name or "")
+        if named or forgotten_turn(turn.content, match):
             edit.turns.append((n, turn.content))
             edit.removed_text.append(turn.content)
             turns[n - 1] = replace(turn, content=FORGOTTEN, name=None, tool=None)

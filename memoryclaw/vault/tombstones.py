@@ -148,7 +148,11 @@ def new_stone() -> Stone:
     return Stone(secrets.token_bytes(16))
 
 
-def _parse(text: str) -> Stone | None:
+def parse(text: str) -> list[Stone]:
+    """The stones of one tombstone file: each ``key`` line starts one, and the ``line`` and
+    ``id`` hashes after it are its own (hashes before any key, or after a key that is not
+    hex, belong to no stone)."""
+    stones: list[Stone] = []
     stone: Stone | None = None
     for raw in text.splitlines():
         kind, _, value = raw.strip().partition(" ")
@@ -156,14 +160,35 @@ def _parse(text: str) -> Stone | None:
             try:
                 stone = Stone(bytes.fromhex(value.strip()))
             except ValueError:
-                return None
+                stone = None
+                continue
+            stones.append(stone)
         elif stone is None:
             continue
         elif kind == "line":
             stone.lines.add(value.strip())
         elif kind == "id":
             stone.ids.add(value.strip())
-    return stone
+    return stones
+
+
+def _hashes(data: bytes) -> set[tuple[bytes, str, str]]:
+    return {
+        (stone.key, kind, digest)
+        for stone in parse(data.decode("utf-8", errors="replace"))
+        for kind, digests in (("line", stone.lines), ("id", stone.ids))
+        for digest in digests
+    }
+
+
+def keeps_every_stone(old: bytes, new: bytes) -> bool:
+    """Whether a tombstone file's ``new`` content still forgets all that its ``old`` one did:
+    every hash under the same key, and small enough to be read (:data:`MAX_STONE_BYTES`)."""
+    if new == old:
+        return True
+    if len(new) > MAX_STONE_BYTES:
+        return False
+    return _hashes(old) <= _hashes(new)
 
 
 @dataclass
@@ -189,6 +214,11 @@ class Tombstones:
             return False
         return any(s.digest("id:" + ident.strip()) in s.ids for s in self.stones if s.ids)
 
+    def speaker(self, name: str) -> bool:
+        """Never: a tombstone keeps what was said forgotten, not who said it (a forgotten
+        speaker's turns are tombstoned as turns)."""
+        return False
+
 
 def load(root: Path) -> Tombstones:
     """The vault's tombstones (an unreadable file is skipped)."""
@@ -200,11 +230,9 @@ def load(root: Path) -> Tombstones:
         if path.is_symlink() or not path.is_file() or path.stat().st_size > MAX_STONE_BYTES:
             continue  # a huge one (from a remote) is not read whole on every check
         try:
-            stone = _parse(path.read_text(encoding="utf-8", errors="replace"))
+            out.stones += parse(path.read_text(encoding="utf-8", errors="replace"))
         except OSError:
             continue
-        if stone is not None:
-            out.stones.append(stone)
     return out
 
 

@@ -1138,6 +1138,30 @@ def test_an_error_quoting_an_outside_value_is_one_escaped_line(
     assert proc.stderr.startswith(f"memoryclaw: error: {tmp_path}/{shown}: no such folder")
 
 
+@pytest.mark.parametrize(
+    ("name", "shown"),
+    [("ev\nil.md", "ev\\nil.md"), ("red\x1b[31m.md", "red\\x1b[31m.md")],
+    ids=["newline", "escape-sequence"],
+)
+def test_forget_shows_a_file_name_from_elsewhere_on_one_escaped_line(
+    tmp_path: Path, name: str, shown: str
+) -> None:
+    """A synced or hand-made episode's file name is an outside value: the forget report names
+    it escaped, so it can neither add a line of its own nor drive the terminal."""
+    vault = tmp_path / "v"
+    run = [sys.executable, "-m", "memoryclaw", "--vault", str(vault)]
+    subprocess.run([*run, "init"], capture_output=True, check=True)
+    (vault / "episodes" / name).write_text(
+        "---\nsummary: Okapi sighting at the zoo\n---\n- We saw an okapi\n- It rained\n"
+    )
+    proc = subprocess.run(
+        [*run, "forget", "okapi", "--yes"], capture_output=True, text=True, check=False
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "\x1b" not in proc.stdout and f"episodes/{shown}" in proc.stdout
+    assert all(line.startswith(("removed ", "  ", "kept ")) for line in proc.stdout.splitlines())
+
+
 # Modules no recall or logged turn runs: an agent's host starts `memoryclaw retrieve` and
 # `memoryclaw log` afresh every turn, and each module imported is start-up paid every turn.
 _NEVER_PER_TURN = {

@@ -119,6 +119,43 @@ def test_forgetting_a_name_keeps_the_rest_of_the_session(session_vault: Path) ->
     assert ok(session_vault, "search", "dentist")["results"]
 
 
+SPEAKERS = {
+    "one-word-name": ("Zorblax", "Zorblax"),
+    "surname-of-a-full-name": ("Marta Kowalczyk", "Kowalczyk"),
+}
+
+
+@pytest.mark.parametrize(("speaker", "query"), SPEAKERS.values(), ids=SPEAKERS.keys())
+def test_forgetting_a_speaker_takes_their_name_out_of_participants_and_turn_headings(
+    tmp_path: Path, speaker: str, query: str
+) -> None:
+    """A group member's name is in the turns' headings and the episode's participants, not
+    in the words they said: forgetting the name takes it out of both (their turns go, as the
+    episode lines naming them do), and the rest of the conversation stays."""
+    vault = make_vault(tmp_path / "v")
+    session = "agent:main:telegram:group:77"
+    turns = [
+        {"role": "user", "name": speaker, "content": "Let's plan the kayak trip next month"},
+        {"role": "assistant", "content": "Sure, what dates work?"},
+        {"role": "user", "name": speaker, "content": "The second week of June works best"},
+        {"role": "user", "content": "I will bring the tent"},
+    ]
+    lines = [json.dumps({"session": session, **turn}) for turn in turns]
+    (tmp_path / "chat.jsonl").write_text("\n".join(lines) + "\n")
+    ok(vault, "ingest", str(tmp_path / "chat.jsonl"))
+    ok(vault, "consolidate", "--all")
+    assert ok(vault, "search", query)["results"]
+    report = ok(vault, "forget", query, "--yes")
+    assert report["turns"] == 2
+    data = everything(vault)
+    for gone in (speaker.lower().encode(), b"kayak", b"second week"):
+        assert gone not in data, gone
+    assert b"bring the tent" in data and b"what dates work" in data
+    assert ok(vault, "search", query)["results"] == []
+    (episode,) = (vault / "episodes").glob("*.md")
+    assert "participants: [assistant, participant]" in episode.read_text()
+
+
 def test_forget_reaches_raw_log_turns_not_yet_consolidated(tmp_path: Path) -> None:
     vault = make_vault(tmp_path / "v")
     log_session(vault, ["We watched a grey Heron at the lake", "Lunch was pasta"])

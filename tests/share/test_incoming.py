@@ -14,6 +14,7 @@ import threading
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -194,6 +195,66 @@ def test_a_remote_never_removes_nor_changes_what_a_forget_left(tmp_path: Path) -
     assert _cli(b, "sync").returncode == 0  # the repaired tree came back to b too
     assert sorted((b / "semantic" / "_forgotten").glob("*.txt")) == stones
     assert b"emptied" not in everything(b)
+
+
+def _key_moved_to_the_end(text: str) -> str:
+    lines = text.splitlines()
+    return "\n".join([x for x in lines if not x.startswith("key ")] + [lines[1]]) + "\n"
+
+
+def _another_key_after_its_own(text: str) -> str:
+    lines = text.splitlines()
+    return "\n".join([*lines[:2], "key " + "ab" * 16, *lines[2:]]) + "\n"
+
+
+def _a_spoilt_key_after_its_own(text: str) -> str:
+    lines = text.splitlines()
+    return "\n".join([*lines[:2], "key not-hex", *lines[2:]]) + "\n"
+
+
+def _grown_past_what_is_read(text: str) -> str:
+    return text + "# padding\n" * (900 * 1024)
+
+
+SPOILT_TOMBSTONES = {
+    "key-moved-to-the-end": _key_moved_to_the_end,
+    "another-key-after-its-own": _another_key_after_its_own,
+    "a-spoilt-key-after-its-own": _a_spoilt_key_after_its_own,
+    "grown-past-what-is-read": _grown_past_what_is_read,
+}
+
+
+@pytest.mark.parametrize("spoil", SPOILT_TOMBSTONES.values(), ids=SPOILT_TOMBSTONES.keys())
+def test_a_remote_cannot_spoil_a_tombstone_while_keeping_its_lines(
+    tmp_path: Path, spoil: Any
+) -> None:
+    """A remote that keeps every line of a tombstone file but rearranges, adds to or pads it
+    so that it no longer forgets (its hashes read under another key, or the file too large
+    to be read) is refused like one that removes it: the forgotten memory stays out."""
+    from tests.share.test_forget_precise import everything, two_devices_sharing_the_session
+
+    a, b, bare = two_devices_sharing_the_session(tmp_path)
+    archive = tmp_path / "old.tar.gz"
+    assert _cli(b, "export", str(archive)).returncode == 0
+    assert _cli(a, "forget", "Lindqvist", "--yes").returncode == 0
+    assert _cli(a, "sync").returncode == 0
+    mallory = tmp_path / "mallory"
+    subprocess.run(["git", "clone", "-q", str(bare), str(mallory)], check=True)
+    (stone,) = sorted((mallory / "semantic" / "_forgotten").glob("*.txt"))
+    kept = stone.read_text()
+    spoilt = spoil(kept)
+    assert set(kept.splitlines()) <= set(spoilt.splitlines())  # no line taken out
+    stone.write_text(spoilt)
+    _git(mallory, "add", "-A")
+    _git(mallory, *GIT_ID, "commit", "-qm", "tidy up")
+    _git(mallory, "push", "-q", "origin", "HEAD")
+    done = _cli(a, "sync", "--json")
+    assert done.returncode == 0, done.stderr
+    rel = stone.relative_to(mallory).as_posix()
+    assert rel in {r["path"] for r in json.loads(done.stdout)["refused"]}
+    assert (a / rel).read_text() == kept
+    assert _cli(a, "import", str(archive)).returncode == 0
+    assert b"lindqvist" not in everything(a)
 
 
 def test_a_remote_cannot_replace_the_state_folder_with_a_symlink(tmp_path: Path) -> None:

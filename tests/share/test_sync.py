@@ -489,3 +489,109 @@ def test_a_recovery_killed_half_way_is_finished_by_the_next(tmp_path: Path) -> N
     assert not held.exists()
     _recover(a)
     assert facts.read_text(encoding="utf-8").count("- Wren: lives in Kilkenny") == 1
+
+
+def _cli_sync(root: Path) -> subprocess.Popen[bytes]:
+    return subprocess.Popen(
+        [sys.executable, "-m", "memoryclaw", "--vault", str(root), "sync"],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        start_new_session=True,
+    )
+
+
+def _stopped_by_a_busy_logs_lock(root: Path) -> None:
+    """The sync merges, then waits for the logs lock to scrub the merge, and gives up."""
+    process = _cli_sync(root)
+    _, stderr = process.communicate(timeout=120)
+    assert process.returncode == 1 and b"logs.lock" in stderr, stderr
+
+
+def _killed_right_after_its_merge(root: Path) -> None:
+    """The sync merges, then waits for the logs lock to scrub the merge, and is killed."""
+    process = _cli_sync(root)
+    deadline = time.monotonic() + 60
+    while _git(root, "log", "-1", "--format=%s").strip() != "memoryclaw: sync merge":
+        assert time.monotonic() < deadline and process.poll() is None
+        time.sleep(0.05)
+    kill_process_group(process)
+    assert process.stderr is not None
+    process.stderr.close()
+
+
+STOPPED_SYNCS = {
+    "stopped-by-a-busy-logs-lock": _stopped_by_a_busy_logs_lock,
+    "killed-right-after-its-merge": _killed_right_after_its_merge,
+}
+
+
+@pytest.mark.parametrize("stop", STOPPED_SYNCS.values(), ids=STOPPED_SYNCS.keys())
+def test_a_sync_stopped_between_its_merge_and_its_scrub_never_pushes_what_was_forgotten(
+    tmp_path: Path, stop: Callable[[Path], None]
+) -> None:
+    """A merge that brings another device's forget is committed before the files it brought
+    are scrubbed against it; a sync stopped in between (killed, or giving up on a writer
+    holding the logs lock) is scrubbed by the next sync before it pushes, so no device gets
+    the forgotten memory back and this device's index drops it."""
+    from memoryclaw.vault.files import file_lock
+    from tests.share.test_forget_precise import log_session
+
+    said = "The locker combination at the Harbor gym is left 32 right 11"
+    bare = _remote(tmp_path)
+    a = _first_device(tmp_path, bare)
+    b = _clone(tmp_path, bare, "b")
+    for device in (a, b):
+        log_session(device, [said, "We also talked about the weather"], session=device.name)
+        with Vault(device, env={}) as vault:
+            vault.consolidate(all_logs=True)  # b said it too, and has not synced since
+    with Vault(a, env={}) as vault:
+        assert vault.forget("locker combination").removed
+        vault.sync_remote()
+    with file_lock(b, "logs"):
+        stop(b)
+    assert "left 32 right 11" in _all_text(b)  # merged, not scrubbed yet
+    with Vault(b, env={}) as vault:
+        vault.sync_remote()
+        assert not vault.search("locker combination").results
+    assert "left 32 right 11" not in _all_text(b)
+    assert "left 32 right 11" not in _all_text(_clone(tmp_path, bare, "c"))
+    assert "weather" in _all_text(b)
+
+
+_VERBATIM_LOG = (
+    "---\nid: log-x\ntimestamp: 2025-01-01T10:00:00Z\nchannel: cli\nsession: s9\n"
+    "processed: false\n---\n### user · 2025-01-01T10:00:00Z\n"
+    "my aws key is AKIAIOSFODNN7EXAMPLE,"
+    " AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n"
+)
+ARCHIVED_LOGS = {
+    "raw-log": ("logs/2025-01-01_10-00-00_cli_raw.md", _VERBATIM_LOG),
+    "processed-log": ("logs/processed/2025-01-01_10-00-00_cli_raw.md", _VERBATIM_LOG),
+    "not-a-log": (
+        "logs/notes.md",
+        "AWS_SECRET_ACCESS_KEY=wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY\n",
+    ),
+}
+
+
+@pytest.mark.parametrize(("rel", "text"), ARCHIVED_LOGS.values(), ids=ARCHIVED_LOGS.keys())
+def test_an_imported_archive_s_logs_reach_git_redacted(tmp_path: Path, rel: str, text: str) -> None:
+    """``export`` writes only redacted logs; a log put into an archive by hand (verbatim, as
+    a vault with redaction off keeps it) is redacted before it becomes a commit, so the
+    secret reaches neither the vault nor its history, and the rest of the log is kept."""
+    archive = tmp_path / "crafted.tar.gz"
+    with tarfile.open(archive, "w:gz") as tar:
+        data = text.encode("utf-8")
+        member = tarfile.TarInfo(rel)
+        member.size = len(data)
+        tar.addfile(member, io.BytesIO(data))
+    vault = tmp_path / "v"
+    Vault.init(vault, git=True, env={}).close()
+    with Vault(vault, env={}) as v:
+        v.import_archive(archive)
+        v.consolidate(all_logs=True)
+    history = _git(vault, "log", "--all", "-p")
+    files = "\n".join(p.read_text() for p in vault.rglob("*.md") if ".git" not in p.parts)
+    for secret in ("AKIAIOSFODNN7EXAMPLE", "wJalrXUtnFEMI"):
+        assert secret not in history and secret not in files
+    assert "[REDACTED:" in history and "AWS_SECRET_ACCESS_KEY" in history
