@@ -225,17 +225,9 @@ def test_thanks_triggers_no_recall(openclaw: OpenClaw) -> None:
 
 
 def test_memory_search_tool_call_returns_openclaw_shaped_results(openclaw: OpenClaw) -> None:
-    search = {"id": "memory_search", "args": {"query": "dentist phone"}}
-    openclaw.model.next_tool_call = ("tool_call", search)
-    seen = len(openclaw.model.chat_requests())
-    openclaw.agent("Search memory for my dentist's phone.", "tool-1")
-    requests = openclaw.model.chat_requests()[seen:]
-    assert len(requests) >= 2, "the tool result never went back to the model"
-    tool_messages = [m for m in requests[1]["messages"] if m.get("role") == "tool"]
-    assert tool_messages, requests[1]["messages"][-2:]
-    content = tool_messages[-1]["content"]
-    text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
-    wrapped = json.loads(text[text.index("{") :])  # tool_call wraps the tool's own result
+    wrapped = _memory_search(
+        openclaw, "dentist phone", "Search memory for my dentist's phone.", "tool-1"
+    )
     assert wrapped["tool"]["id"] == "openclaw:memoryclaw:memory_search"  # ours, not memory-core's
     result = wrapped["result"]["details"]
     assert json.loads(wrapped["result"]["content"][0]["text"]) == result
@@ -266,16 +258,9 @@ def test_memory_search_finds_what_an_earlier_session_said_before_consolidation(
     path that memory_get reads."""
     said = "The spare key is under the blue heron planter by the shed."
     openclaw.agent(said, "unconsolidated-search-1")
-    search = {"id": "memory_search", "args": {"query": "spare key heron planter"}}
-    openclaw.model.next_tool_call = ("tool_call", search)
-    seen = len(openclaw.model.chat_requests())
-    openclaw.agent("Where did I say the spare key is?", "unconsolidated-search-2")
-    requests = openclaw.model.chat_requests()[seen:]
-    assert len(requests) >= 2, "the tool result never went back to the model"
-    tool_messages = [m for m in requests[1]["messages"] if m.get("role") == "tool"]
-    content = tool_messages[-1]["content"]
-    text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
-    result = json.loads(text[text.index("{") :])["result"]["details"]
+    asked = "Where did I say the spare key is?"
+    wrapped = _memory_search(openclaw, "spare key heron planter", asked, "unconsolidated-search-2")
+    result = wrapped["result"]["details"]
     turns = [hit for hit in result["results"] if hit["kind"] == "turn"]
     assert [hit["snippet"] for hit in turns] == [f"User: {said}"], result
     [log] = [
@@ -526,3 +511,19 @@ def test_uninstall_gives_the_slot_back(openclaw: OpenClaw) -> None:
     assert "memoryclaw" not in plugins.get("entries", {})
     again = openclaw.memoryclaw("openclaw", "uninstall")
     assert again.returncode == 1 and "not installed" in again.stderr
+
+
+def _memory_search(openclaw: OpenClaw, query: str, message: str, session: str) -> Any:
+    """What OpenClaw's tool_call sent back to the model for the memory_search of ``query``
+    that the model asked for on receiving ``message``: the tool's result, wrapped."""
+    search = {"id": "memory_search", "args": {"query": query}}
+    openclaw.model.next_tool_call = ("tool_call", search)
+    seen = len(openclaw.model.chat_requests())
+    openclaw.agent(message, session)
+    requests = openclaw.model.chat_requests()[seen:]
+    assert len(requests) >= 2, "the tool result never went back to the model"
+    tool_messages = [m for m in requests[1]["messages"] if m.get("role") == "tool"]
+    assert tool_messages, requests[1]["messages"][-2:]
+    content = tool_messages[-1]["content"]
+    text = content if isinstance(content, str) else "".join(b.get("text", "") for b in content)
+    return json.loads(text[text.index("{") :])  # tool_call wraps the tool's own result
