@@ -220,6 +220,9 @@ def search(
         )
         for f in facts
     ]
+    if plan.shapes:  # ranked: the matched words as the query said them, for the explanation
+        facts = [_evolve(f, matched=_as_asked(f.matched, plan)) for f in facts]
+        episodes = [_evolve(e, matched=_as_asked(e.matched, plan)) for e in episodes]
     took = (time.perf_counter() - started) * 1000
     return SearchResult(
         plan,
@@ -231,6 +234,15 @@ def search(
         passages=tuple(passages),
         context=policy.context,
     )
+
+
+def _as_asked(matched: Sequence[str], plan: QueryPlan) -> tuple[str, ...]:
+    """``matched`` with each kind-of-value token (``shapephone``) given as the query's word
+    that asked for it ("number"), once."""
+    named: dict[str, list[str]] = {}
+    for keyword, token in plan.shapes.items():
+        named.setdefault(token, []).append(keyword)
+    return tuple(dict.fromkeys(w for t in matched for w in named.get(t, [t])))
 
 
 def _reached(fact: FactResult, plan: QueryPlan) -> FactResult:

@@ -8,6 +8,7 @@ would ask of a three-file vault, with what the ``retrieve`` payload must quote t
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 import textwrap
@@ -334,6 +335,9 @@ def test_the_readme_dentist_example_from_the_command_line(tmp_path: Path) -> Non
     for question in ("What's my dentist's number?", "who is my dentist?", "dentist"):
         out = memoryclaw("retrieve", question)
         assert "020 7946 0321" in out, textwrap.shorten(out, 300)
+    # the explanation names the words the user typed, not the kind of value they asked for
+    [fact] = json.loads(memoryclaw("search", "--json", "What's my dentist's number?"))["facts"]
+    assert fact["matched"] == ["dentist", "number"], fact
 
 
 @pytest.mark.parametrize(
