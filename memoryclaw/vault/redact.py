@@ -35,6 +35,7 @@ from .secretpatterns import (
     MIN_ENTROPY,
     NOT_VALUES,
     PASSWORD_ASSIGNMENT_RE,
+    PASSWORD_WORD_RE,
     PATTERNS,
     PHRASE_ASKED_RE,
     PHRASE_IS_RE,
@@ -256,6 +257,7 @@ _CALLBACKS: tuple[tuple[str, re.Pattern[str], Callable[[re.Match[str]], str]], .
     ("password", PASSWORD_ASSIGNMENT_RE, _replace_value),
     ("key-value", KEY_ASSIGNMENT_RE, _replace_value),
     ("key-value", IS_RE, _replace_value),
+    ("key-value", PASSWORD_WORD_RE, _replace_value),
     ("key-value", ENTROPY_RE, _replace_random),
 )
 

@@ -172,6 +172,13 @@ IS_RE = _lazy(
     rf"(?i)(?P<key>\b(?:{_PASSWORD_WORDS}|{_KEY_WORDS}){_FOR}\s+is\s+)"
     r"(?P<bare>[^\s\"',;]{4,}?)(?=[.!?]*(?:[\s\"',;)]|$))"
 )
+# A password typed right after its name, with no ":" or "is" ("wifi password hunter2hunter2"):
+# only a word of six or more with a digit in it, so "password manager" and "password reset" stay.
+PASSWORD_WORD_RE = _lazy(
+    r"(?i)(?P<key>\b(?:password|passwd|pwd)\s+)"
+    r"(?P<bare>(?=[^\s\"',;]*\d)[^\s\"',;]{6,64}?)"
+    r"(?=[.!?]*(?:[\s\"',;)]|$))"
+)
 # A phrase said in prose is words: "the passphrase for the vault is correct horse battery
 # staple" is secret to the end of the line, unless it goes on as prose ("… is in the safe").
 PHRASE_IS_RE = _lazy(

@@ -82,6 +82,8 @@ PEM_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
         ("auth-token: 9f8e7d6c5b4a", "9f8e7d6c5b4a", "secret"),
         ("token: 9f8e7d6c", "9f8e7d6c", "secret"),
         ("secret is opensesame", "opensesame", "secret"),
+        ("Wifi: password hunter2hunter2", "hunter2hunter2", "secret"),
+        ("enter the password 48213377 at the gate", "48213377", "secret"),
     ],
     ids=[
         "openai-project",
@@ -113,6 +115,8 @@ PEM_BODY = "MIIEowIBAAKCAQEAu1SU1LfVLPHCozMxH2Mo4lgOEePzNm0tRgeLezV6ffAt0gun"
         "auth-token",
         "token-colon",
         "secret-is",
+        "password-then-word-with-a-digit",
+        "password-then-digits",
     ],
 )
 def test_secret_is_redacted(text: str, secret: str, kind: str) -> None:
@@ -177,6 +181,9 @@ def test_every_occurrence_is_redacted() -> None:
         "released 2025-04-08T12:00:00Z",
         "the token count was 12345678901234567890",
         "the key to the house is internationalization",
+        "I keep it in a password manager",
+        "the password 2024 rotation",
+        "my boarding pass AB12345 is on my phone",
     ],
     ids=[
         "password-policy",
@@ -200,6 +207,9 @@ def test_every_occurrence_is_redacted() -> None:
         "timestamp",
         "digits-after-token",
         "long-word-after-key",
+        "password-manager",
+        "password-then-a-year",
+        "boarding-pass",
     ],
 )
 def test_harmless_text_is_unchanged(text: str) -> None:
