@@ -221,8 +221,9 @@ def search(
         for f in facts
     ]
     if plan.shapes:  # ranked: the matched words as the query said them, for the explanation
-        facts = [_evolve(f, matched=_as_asked(f.matched, plan)) for f in facts]
-        episodes = [_evolve(e, matched=_as_asked(e.matched, plan)) for e in episodes]
+        asked = _asked_by(plan)
+        facts = [_evolve(f, matched=_as_asked(f.matched, asked)) for f in facts]
+        episodes = [_evolve(e, matched=_as_asked(e.matched, asked)) for e in episodes]
     took = (time.perf_counter() - started) * 1000
     return SearchResult(
         plan,
@@ -236,13 +237,19 @@ def search(
     )
 
 
-def _as_asked(matched: Sequence[str], plan: QueryPlan) -> tuple[str, ...]:
-    """``matched`` with each kind-of-value token (``shapephone``) given as the query's word
-    that asked for it ("number"), once."""
+def _asked_by(plan: QueryPlan) -> dict[str, list[str]]:
+    """Each kind-of-value token of ``plan`` (``shapephone``) with the query's words that asked
+    for it ("number")."""
     named: dict[str, list[str]] = {}
     for keyword, token in plan.shapes.items():
         named.setdefault(token, []).append(keyword)
-    return tuple(dict.fromkeys(w for t in matched for w in named.get(t, [t])))
+    return named
+
+
+def _as_asked(matched: Sequence[str], asked: Mapping[str, list[str]]) -> tuple[str, ...]:
+    """``matched`` with each kind-of-value token given as the words that asked for it
+    (:func:`_asked_by`), once."""
+    return tuple(dict.fromkeys(w for t in matched for w in asked.get(t, [t])))
 
 
 def _reached(fact: FactResult, plan: QueryPlan) -> FactResult:

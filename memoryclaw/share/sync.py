@@ -299,21 +299,19 @@ def finish_forgetting_again(root: Path) -> list[str]:
         doc = None
     noted = doc.get("before") if isinstance(doc, dict) else None
     before = _rev(root, noted) if isinstance(noted, str) and noted else None
-    _forget_again(root, before, everything=before is None)
+    _forget_again(root, before)  # without a commit to start from: every tracked file
     (root / SCRUB_JOURNAL).unlink(missing_ok=True)
     spec = ["diff", "--name-only", "-z", before, "HEAD"] if before else ["ls-files", "-z"]
     return [p for p in run_git(root, *spec, check=False).stdout.split("\0") if p]
 
 
-def _forget_again(root: Path, before: str | None, everything: bool = False) -> None:
+def _forget_again(root: Path, before: str | None) -> None:
     """Take out of what a merge brought whatever was forgotten (the tombstones of every
-    device's forgets), and commit that before anything is pushed (``everything``: out of
+    device's forgets), and commit that before anything is pushed (with no ``before``: out of
     every tracked file)."""
     from .forget import reapply
 
     after = _rev(root, "HEAD")
-    if everything and after is not None:
-        before = None
     if before == after or after is None:
         return
     spec = ["diff", "--name-only", "-z", before, after] if before else ["ls-files", "-z"]
